@@ -1,0 +1,51 @@
+/*
+ * base_internal.h — cross-file helpers of libveil that are not public: error recording, the
+ * logger, assertions on internal invariants, aligned allocation and wiping. Never installed.
+ */
+#ifndef VEIL_BASE_INTERNAL_H
+#define VEIL_BASE_INTERNAL_H
+
+#include "veil.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#if defined(__GNUC__)
+#define VEIL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define VEIL_PRINTF(a, b)
+#endif
+
+/** Records status and a formatted message as this thread's last error; returns status. */
+int veil_error(int status, const char *fmt, ...) VEIL_PRINTF(2, 3);
+/** Clears this thread's last error. */
+void veil_error_clear(void);
+
+/** Prints a log line if level is enabled. Never pass secret values. */
+void veil_log(enum veil_log_level level, const char *fmt, ...) VEIL_PRINTF(2, 3);
+/** 1 when level would be printed. */
+int veil_log_enabled(enum veil_log_level level);
+
+#define VEIL_LOG_ERR(...) veil_log(VEIL_LOG_ERROR, __VA_ARGS__)
+#define VEIL_LOG_WARN(...) veil_log(VEIL_LOG_WARN, __VA_ARGS__)
+#define VEIL_LOG_INFO(...) veil_log(VEIL_LOG_INFO, __VA_ARGS__)
+#define VEIL_LOG_DEBUG(...) veil_log(VEIL_LOG_DEBUG, __VA_ARGS__)
+
+/** Aborts with file and line on a broken internal invariant; never for user or peer input. */
+#define VEIL_ASSERT(cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            veil_assert_fail(#cond, __FILE__, __LINE__);                                           \
+    } while (0)
+_Noreturn void veil_assert_fail(const char *expr, const char *file, int line);
+
+/** 64-byte aligned allocation of n bytes (n may be 0); NULL on failure with the error recorded. */
+void *veil_aligned_alloc(size_t n);
+void veil_aligned_free(void *p);
+/** Overwrites n bytes with zeros in a way the compiler may not elide. */
+void veil_wipe(void *p, size_t n);
+/** Monotonic clock in seconds. */
+double veil_now(void);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * harness.h — the multi-process harness (internal; used by tests, the launcher and examples).
+ *
+ * StarPU runs once per process, so each party (and the dealer) is a process. The harness
+ * allocates loopback endpoints on ephemeral ports, forks (or forks and execs) N parties plus an
+ * optional dealer before anyone calls starpu_init, gives each its identity through its
+ * environment, captures their output, enforces a wall-clock bound (killing every process group
+ * it started when it is exceeded) and reports exit statuses with clear messages.
+ *
+ * Environment each child receives (exec mode reads it with veil_harness_party_from_env):
+ *   VEIL_PARTY_ID      0..N-1, or N for the dealer
+ *   VEIL_NPARTIES      N
+ *   VEIL_DEALER        1 when a dealer process runs (it has id N)
+ *   VEIL_ENDPOINTS     comma-separated tcp://127.0.0.1:PORT, parties 0..N-1 then the dealer
+ *   VEIL_SESSION       32 hex digits, random per run
+ *   STARPU_NCPU=1 STARPU_WORKERS_NOBIND=1 STARPU_SILENT=1, a private STARPU_HOME, and
+ *   STARPU_SCHED (the option, else the caller's STARPU_SCHED, else lws) — unless the option
+ *   keep_starpu_env is set, in which case the caller's StarPU variables are left alone.
+ */
+#ifndef VEIL_HARNESS_H
+#define VEIL_HARNESS_H
+
+#include <stddef.h>
+
+#define VEIL_HARNESS_MAX_PROCS 17
+
+struct veil_harness_opts {
+    int nparties;          /* N >= 1 */
+    int dealer;            /* 1: also start a dealer process with id N */
+    double timeout_s;      /* kill everything still running after this; default 120 */
+    double grace_s;        /* after the first failure, kill the rest after this; < 0: never */
+    const char *sched;     /* STARPU_SCHED for the children; NULL: caller's or "lws" */
+    int keep_starpu_env;   /* 1: do not set STARPU_* variables */
+    int forward_output;    /* 1: copy children's output to stderr with a [pN] prefix as it comes */
+    const char *const *extra_env; /* NULL-terminated "NAME=VALUE" list added to every child */
+};
+
+/** Identity of one process of a run. */
+struct veil_harness_party {
+    int id;        /* 0..nparties-1, nparties for the dealer */
+    int nparties;
+    int is_dealer;
+    int has_dealer;
+    char endpoints[VEIL_HARNESS_MAX_PROCS][64];
+    char session[33];
+};
+
+/** Result of one process. */
+struct veil_harness_result {
+    int exit_code;     /* exit status, or 128 + signal, or -1 if it never started */
+    int timed_out;     /* 1: killed by the harness at the time bound */
+    int killed_after_failure; /* 1: killed by the harness after another process failed */
+    double seconds;    /* wall time from start to exit */
+    char *output;      /* everything it wrote to stdout and stderr (NUL-terminated, capped) */
+};
+
+typedef int (*veil_harness_fn)(const struct veil_harness_party *me, void *arg);
+
+/**
+ * Runs fn in nparties (+ dealer) forked processes; a child's return value is its exit code.
+ * results (may be NULL) receives nparties (+1) entries; free them with veil_harness_results_free.
+ * Returns VEIL_OK when every process exited 0, else VEIL_ERR_CHILD / VEIL_ERR_TIMEOUT with
+ * veil_last_error() naming the first process that failed and how.
+ */
+int veil_harness_run(const struct veil_harness_opts *opts, veil_harness_fn fn, void *arg,
+                     struct veil_harness_result *results);
+
+/** As veil_harness_run, but each child execs argv (argv[0] looked up in PATH). */
+int veil_harness_exec(const struct veil_harness_opts *opts, char *const *argv,
+                      struct veil_harness_result *results);
+
+/** Releases the outputs held by n results. */
+void veil_harness_results_free(struct veil_harness_result *results, int n);
+
+/** Reads this process's identity from the VEIL_* environment; VEIL_ERR_INVAL if absent/bad. */
+int veil_harness_party_from_env(struct veil_harness_party *me);
+
+#endif
