@@ -100,6 +100,7 @@ static void req_done(struct veil_net *net, struct veil_net_req *r)
     free(r);
     pthread_mutex_lock(&net->mu);
     net->pending--;
+    net->io_busy = net->outq_total > 0; /* a send's last frames may still be staged */
     pthread_cond_broadcast(&net->cv);
     pthread_mutex_unlock(&net->mu);
 }
