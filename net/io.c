@@ -176,11 +176,14 @@ static int fail(struct veil_net *net, int status, const char *fmt, ...)
     for (int p = 0; p < net->nprocs; p++)
         if (p != net->self && !net->peers[p].bye)
             send_control(net, p, VEIL_FRAME_ABORT, msg, strlen(msg));
-    drop_all(net);
+    /* The state first: a waiter woken by a release below must already see the failure. */
     pthread_mutex_lock(&net->mu);
     net->state = VEIL_NET_FAILED;
     net->status = status;
     memcpy(net->errmsg, msg, sizeof msg);
+    pthread_mutex_unlock(&net->mu);
+    drop_all(net);
+    pthread_mutex_lock(&net->mu);
     net->io_busy = 0;
     pthread_cond_broadcast(&net->cv);
     pthread_mutex_unlock(&net->mu);
@@ -769,7 +772,7 @@ void *veil_net_io_main(void *arg)
         send_control(net, p, VEIL_FRAME_HELLO, hello, sizeof hello);
     }
     int timeout_ms = 0;
-    zmq_pollitem_t items[3 + VEIL_NET_MAX_PROCS];
+    zmq_pollitem_t items[4 + VEIL_NET_MAX_PROCS];
     for (;;) {
         int n = 0;
         items[n++] = (zmq_pollitem_t){.fd = net->efd, .events = ZMQ_POLLIN};
@@ -777,6 +780,7 @@ void *veil_net_io_main(void *arg)
             items[n++] = (zmq_pollitem_t){.socket = net->router, .events = ZMQ_POLLIN};
             if (net->zap)
                 items[n++] = (zmq_pollitem_t){.socket = net->zap, .events = ZMQ_POLLIN};
+            items[n++] = (zmq_pollitem_t){.socket = net->monitor, .events = ZMQ_POLLIN};
             for (int p = 0; p < net->nprocs; p++)
                 if (p != net->self && net->peers[p].out_blocked)
                     items[n++] = (zmq_pollitem_t){.socket = net->peers[p].dealer,
@@ -799,8 +803,10 @@ void *veil_net_io_main(void *arg)
         take_queues(net, &stop);
         if (!failed(net) && net->zap && veil_net_zap_serve(net))
             fail(net, VEIL_ERR_NET, "%s", veil_last_error());
-        if (!failed(net))
+        if (!failed(net)) {
+            veil_net_monitor_serve(net);
             recv_router(net, now);
+        }
         if (!failed(net) && net->state == VEIL_NET_READY)
             pump(net, now);
         timers(net, now, connect_deadline);

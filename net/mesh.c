@@ -158,6 +158,21 @@ int veil_net_mesh_create(struct veil_net *net)
             (rc = zcheck(zmq_setsockopt(net->router, ZMQ_ZAP_DOMAIN, "veil", 4), "ZAP domain")))
             return rc;
     }
+    /* Handshake failures (garbage, wrong keys) are logged from a monitor the I/O thread polls. */
+    char mon[64];
+    snprintf(mon, sizeof mon, "inproc://veil-monitor-%p", (void *)net);
+    if ((rc = zcheck(zmq_socket_monitor(net->router, mon,
+                                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                            ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH),
+                     "monitor")))
+        return rc;
+    net->monitor = zmq_socket(net->ctx, ZMQ_PAIR);
+    if (!net->monitor)
+        return zcheck(-1, "monitor socket");
+    if ((rc = set_int(net->monitor, ZMQ_LINGER, 0, "monitor linger")) ||
+        (rc = zcheck(zmq_connect(net->monitor, mon), "connect monitor")))
+        return rc;
     if (zmq_bind(net->router, c->peers[net->self].endpoint) != 0)
         return veil_error(VEIL_ERR_NET, "net: cannot listen on %s: %s (is the port taken?)",
                           c->peers[net->self].endpoint, zmq_strerror(zmq_errno()));
@@ -209,11 +224,13 @@ void veil_net_mesh_destroy(struct veil_net *net, int linger_ms)
         zmq_close(net->peers[p].dealer);
         net->peers[p].dealer = NULL;
     }
+    if (net->monitor)
+        zmq_close(net->monitor);
     if (net->router)
         zmq_close(net->router);
     if (net->zap)
         zmq_close(net->zap);
-    net->router = net->zap = NULL;
+    net->router = net->zap = net->monitor = NULL;
     if (net->ctx) {
         while (zmq_ctx_term(net->ctx) != 0 && zmq_errno() == EINTR)
             ;
@@ -301,6 +318,37 @@ int veil_net_zap_serve(struct veil_net *net)
             zmq_msg_close(&part[i]);
         if (rc != VEIL_OK)
             return rc;
+    }
+}
+
+void veil_net_monitor_serve(struct veil_net *net)
+{
+    for (;;) {
+        uint8_t ev[6];
+        char addr[128];
+        int n = zmq_recv(net->monitor, ev, sizeof ev, ZMQ_DONTWAIT);
+        if (n < 0)
+            return;
+        int more = 0;
+        size_t ml = sizeof more;
+        zmq_getsockopt(net->monitor, ZMQ_RCVMORE, &more, &ml);
+        int al = more ? zmq_recv(net->monitor, addr, sizeof addr - 1, 0) : 0;
+        addr[al > 0 ? (al < (int)sizeof addr ? al : (int)sizeof addr - 1) : 0] = 0;
+        if (n < 6)
+            continue;
+        uint16_t event;
+        uint32_t value;
+        memcpy(&event, ev, 2);
+        memcpy(&value, ev + 2, 4);
+        net->nhandshake_failures++;
+        if (net->nhandshake_failures <= 10)
+            VEIL_LOG_WARN("net: handshake failed on %s (%s, code %u): not a Veil peer, garbage, "
+                          "or a wrong key%s", addr,
+                          event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH       ? "authentication"
+                          : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "protocol error"
+                                                                         : "no detail",
+                          value, net->nhandshake_failures == 10 ? " (further ones not logged)"
+                                                                : "");
     }
 }
 

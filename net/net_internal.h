@@ -130,6 +130,7 @@ struct veil_net {
     void *ctx;
     void *router;
     void *zap;
+    void *monitor; /* PAIR receiving the ROUTER's handshake-failure events */
     int efd; /* eventfd: wakes the I/O thread */
     uint8_t keys[VEIL_NET_MAX_PROCS][32];
     struct veil_net_pool *pool;
@@ -160,6 +161,7 @@ struct veil_net {
     double close_deadline;
     char refused[8][VEIL_Z85_KEY_CHARS + 1];
     int nrefused;
+    int nhandshake_failures;
 };
 
 /* ---- internal API bound to StarPU handles (comm.c) ------------------------------------------- */
@@ -206,6 +208,8 @@ int veil_net_mesh_create(struct veil_net *net);
 void veil_net_mesh_destroy(struct veil_net *net, int linger_ms);
 /** mesh.c: answers pending ZAP requests (I/O thread). */
 int veil_net_zap_serve(struct veil_net *net);
+/** mesh.c: logs the ROUTER's handshake failures (I/O thread). */
+void veil_net_monitor_serve(struct veil_net *net);
 /** mesh.c: "party 2" or "dealer 3". */
 const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32]);
 
