@@ -152,9 +152,8 @@ static int check_key(const char *name, int line, const char *what, const char *k
 static int once(const char *name, int line, int *seen_at, const char *directive)
 {
     if (*seen_at)
-        return fail_at(name, line,
-                       "duplicate '%s' (first given at line %d); keep only one", directive,
-                       *seen_at);
+        return fail_at(name, line, "duplicate '%s' (first given at line %d); keep only one",
+                       directive, *seen_at);
     *seen_at = line;
     return VEIL_OK;
 }
@@ -199,22 +198,30 @@ static int parse_line(const char *name, int line, char **tok, int ntok, const ch
             (rc = once(name, line, &seen->parties, d)))
             return rc;
         if (parse_uint(tok[1], VEIL_NET_MAX_PARTIES, &v) != 0 || v < 2)
-            return fail_at(name, line, "parties '%.32s' is not a number from 2 to %d; write e.g. "
-                           "'parties 3'", tok[1], VEIL_NET_MAX_PARTIES);
+            return fail_at(name, line,
+                           "parties '%.32s' is not a number from 2 to %d; write e.g. "
+                           "'parties 3'",
+                           tok[1], VEIL_NET_MAX_PARTIES);
         cfg->nparties = (int)v;
     } else if (strcmp(d, "party") == 0) {
         if ((rc = want_args(name, line, ntok, 3, "party <id> tcp://HOST:PORT <public-key>")))
             return rc;
         if (parse_uint(tok[1], VEIL_NET_MAX_PARTIES - 1, &v) != 0)
-            return fail_at(name, line, "party id '%.32s' is not a number from 0 to %d; ids are "
-                           "0..N-1 for 'parties N'", tok[1], VEIL_NET_MAX_PARTIES - 1);
+            return fail_at(name, line,
+                           "party id '%.32s' is not a number from 0 to %d; ids are "
+                           "0..N-1 for 'parties N'",
+                           tok[1], VEIL_NET_MAX_PARTIES - 1);
         if (seen->party[v])
-            return fail_at(name, line, "party %ld is defined twice (first at line %d); keep one "
-                           "line per party", v, seen->party[v]);
+            return fail_at(name, line,
+                           "party %ld is defined twice (first at line %d); keep one "
+                           "line per party",
+                           v, seen->party[v]);
         seen->party[v] = line;
         if (!endpoint_valid(tok[2]))
-            return fail_at(name, line, "endpoint '%.64s' of party %ld is not tcp://HOST:PORT; "
-                           "write e.g. tcp://10.0.0.2:5555 or tcp://[::1]:5555", tok[2], v);
+            return fail_at(name, line,
+                           "endpoint '%.64s' of party %ld is not tcp://HOST:PORT; "
+                           "write e.g. tcp://10.0.0.2:5555 or tcp://[::1]:5555",
+                           tok[2], v);
         if ((rc = check_key(name, line, "party", tok[3])))
             return rc;
         snprintf(cfg->peers[v].endpoint, sizeof cfg->peers[v].endpoint, "%s", tok[2]);
@@ -224,8 +231,10 @@ static int parse_line(const char *name, int line, char **tok, int ntok, const ch
             (rc = once(name, line, &seen->dealer, d)))
             return rc;
         if (!endpoint_valid(tok[1]))
-            return fail_at(name, line, "dealer endpoint '%.64s' is not tcp://HOST:PORT; write "
-                           "e.g. tcp://10.0.0.9:5555", tok[1]);
+            return fail_at(name, line,
+                           "dealer endpoint '%.64s' is not tcp://HOST:PORT; write "
+                           "e.g. tcp://10.0.0.9:5555",
+                           tok[1]);
         if ((rc = check_key(name, line, "dealer", tok[2])))
             return rc;
         cfg->has_dealer = 1;
@@ -238,8 +247,10 @@ static int parse_line(const char *name, int line, char **tok, int ntok, const ch
             (rc = once(name, line, &seen->self, d)))
             return rc;
         if (parse_uint(tok[1], VEIL_NET_MAX_PARTIES, &v) != 0)
-            return fail_at(name, line, "self '%.32s' is not a number from 0 to %d; write this "
-                           "process's party id (N for the dealer)", tok[1], VEIL_NET_MAX_PARTIES);
+            return fail_at(name, line,
+                           "self '%.32s' is not a number from 0 to %d; write this "
+                           "process's party id (N for the dealer)",
+                           tok[1], VEIL_NET_MAX_PARTIES);
         seen->self_value = (int)v;
     } else if (strcmp(d, "secret-key-file") == 0) {
         if ((rc = want_args(name, line, ntok, 1, "secret-key-file <path>")) ||
@@ -250,18 +261,21 @@ static int parse_line(const char *name, int line, char **tok, int ntok, const ch
         snprintf(seen->key_path, sizeof seen->key_path, "%s", tok[1]);
     } else if (strcmp(d, "heartbeat") == 0 || strcmp(d, "timeout") == 0) {
         int hb = d[0] == 'h';
-        if ((rc = want_args(name, line, ntok, 1, hb ? "heartbeat <seconds>" : "timeout <seconds>"))
-            || (rc = once(name, line, hb ? &seen->heartbeat : &seen->timeout, d)))
+        if ((rc = want_args(name, line, ntok, 1,
+                            hb ? "heartbeat <seconds>" : "timeout <seconds>")) ||
+            (rc = once(name, line, hb ? &seen->heartbeat : &seen->timeout, d)))
             return rc;
         if (parse_seconds(tok[1], hb ? &cfg->heartbeat_s : &cfg->timeout_s) != 0)
-            return fail_at(name, line, "%s '%.32s' is not a number of seconds in (0, %.0f]; "
-                           "write e.g. '%s'", d, tok[1], MAX_SECONDS,
-                           hb ? "heartbeat 0.5" : "timeout 10");
+            return fail_at(name, line,
+                           "%s '%.32s' is not a number of seconds in (0, %.0f]; "
+                           "write e.g. '%s'",
+                           d, tok[1], MAX_SECONDS, hb ? "heartbeat 0.5" : "timeout 10");
     } else if (strcmp(d, "link") == 0) {
         if ((rc = once(name, line, &seen->link, d)))
             return rc;
         if (ntok < 2)
-            return fail_at(name, line, "'link' needs a value; write 'link 35ms,100Mbit' or "
+            return fail_at(name, line,
+                           "'link' needs a value; write 'link 35ms,100Mbit' or "
                            "'link none'");
         if (veil_link_parse(rest, &cfg->link) != VEIL_OK) {
             char why[256];
@@ -277,8 +291,10 @@ static int parse_line(const char *name, int line, char **tok, int ntok, const ch
         else if (strcmp(tok[1], "no") == 0)
             cfg->insecure_plaintext = 0;
         else
-            return fail_at(name, line, "insecure-plaintext '%.32s': write 'yes' (debugging "
-                           "only) or remove the line", tok[1]);
+            return fail_at(name, line,
+                           "insecure-plaintext '%.32s': write 'yes' (debugging "
+                           "only) or remove the line",
+                           tok[1]);
     } else {
         return fail_at(name, line, "unknown directive '%.32s'; known: %s", d, known_directives);
     }
@@ -322,26 +338,37 @@ static int finish(const char *name, int last, struct veil_net_config *cfg, struc
 {
     int n = cfg->nparties, rc;
     if (!seen->session)
-        return fail_at(name, last, "end of file and no 'session' line; write 'session <32 hex digits>' (the same "
-                       "on every party, e.g. from 'openssl rand -hex 16')");
+        return fail_at(
+            name, last,
+            "end of file and no 'session' line; write 'session <32 hex digits>' (the same "
+            "on every party, e.g. from 'openssl rand -hex 16')");
     if (!seen->parties)
-        return fail_at(name, last, "end of file and no 'parties' line; write 'parties N' (N computing parties, "
-                       "2..%d)", VEIL_NET_MAX_PARTIES);
+        return fail_at(name, last,
+                       "end of file and no 'parties' line; write 'parties N' (N computing parties, "
+                       "2..%d)",
+                       VEIL_NET_MAX_PARTIES);
     for (int i = n; i < VEIL_NET_MAX_PARTIES; i++)
         if (seen->party[i])
-            return fail_at(name, seen->party[i], "party id %d is out of range: 'parties %d' (line "
-                           "%d) allows ids 0..%d", i, n, seen->parties, n - 1);
+            return fail_at(name, seen->party[i],
+                           "party id %d is out of range: 'parties %d' (line "
+                           "%d) allows ids 0..%d",
+                           i, n, seen->parties, n - 1);
     for (int i = 0; i < n; i++)
         if (!seen->party[i])
-            return fail_at(name, seen->parties, "parties %d, but no line for party %d; write "
-                           "'party %d tcp://HOST:PORT <public-key>'", n, i, i);
+            return fail_at(name, seen->parties,
+                           "parties %d, but no line for party %d; write "
+                           "'party %d tcp://HOST:PORT <public-key>'",
+                           n, i, i);
     if (cfg->has_dealer && n < VEIL_NET_MAX_PARTIES) {
         cfg->peers[n] = cfg->peers[VEIL_NET_MAX_PARTIES];
         memset(&cfg->peers[VEIL_NET_MAX_PARTIES], 0, sizeof cfg->peers[0]);
     }
     if (!seen->self)
-        return fail_at(name, last, "end of file and no 'self' line; write 'self <id>' with this process's party id "
-                       "(%d for the dealer)", n);
+        return fail_at(
+            name, last,
+            "end of file and no 'self' line; write 'self <id>' with this process's party id "
+            "(%d for the dealer)",
+            n);
     if (seen->self_value > n || (seen->self_value == n && !cfg->has_dealer))
         return fail_at(name, seen->self, "self %d is out of range: the ids are 0..%d%s",
                        seen->self_value, n - 1,
@@ -352,13 +379,15 @@ static int finish(const char *name, int last, struct veil_net_config *cfg, struc
         for (int j = 0; j < i; j++) {
             int line = i < n ? seen->party[i] : seen->dealer;
             if (strcmp(cfg->peers[i].endpoint, cfg->peers[j].endpoint) == 0)
-                return fail_at(name, line, "endpoint %s is also given to party %d (line %d); "
+                return fail_at(name, line,
+                               "endpoint %s is also given to party %d (line %d); "
                                "every process needs its own HOST:PORT",
                                cfg->peers[i].endpoint, j, seen->party[j]);
             if (strcmp(cfg->peers[i].public_key, cfg->peers[j].public_key) == 0)
-                return fail_at(name, line, "public key is also given to party %d (line %d); "
-                               "every process needs its own key pair (veil-keygen)", j,
-                               seen->party[j]);
+                return fail_at(name, line,
+                               "public key is also given to party %d (line %d); "
+                               "every process needs its own key pair (veil-keygen)",
+                               j, seen->party[j]);
         }
     if (seen->heartbeat || seen->timeout) {
         if (cfg->timeout_s <= cfg->heartbeat_s)
@@ -374,8 +403,10 @@ static int finish(const char *name, int last, struct veil_net_config *cfg, struc
         return VEIL_OK;
     }
     if (!seen->key_file)
-        return fail_at(name, last, "end of file and no 'secret-key-file' line; write 'secret-key-file NAME.key' "
-                       "(made by 'veil-keygen NAME')");
+        return fail_at(
+            name, last,
+            "end of file and no 'secret-key-file' line; write 'secret-key-file NAME.key' "
+            "(made by 'veil-keygen NAME')");
     if (flags & VEIL_CONFIG_NO_KEY_FILE)
         return VEIL_OK;
     char path[2 * MAX_PATH_CHARS + 2], pub[VEIL_Z85_KEY_CHARS + 1];
@@ -415,7 +446,9 @@ int veil_net_config_parse_text_flags(const char *text, const char *name,
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
         line++;
         if (len > MAX_LINE) {
-            rc = fail_at(name, line, "line is longer than %d characters; write one short directive per line", MAX_LINE);
+            rc = fail_at(name, line,
+                         "line is longer than %d characters; write one short directive per line",
+                         MAX_LINE);
             goto fail;
         }
         memcpy(buf, p, len);
@@ -433,9 +466,11 @@ int veil_net_config_parse_text_flags(const char *text, const char *name,
         snprintf(restbuf, sizeof restbuf, "%s", rest);
         char *tok[MAX_TOKENS], *save = NULL;
         int ntok = 0;
-        for (char *t = strtok_r(buf, " \t\r\v\f", &save); t; t = strtok_r(NULL, " \t\r\v\f", &save)) {
+        for (char *t = strtok_r(buf, " \t\r\v\f", &save); t;
+             t = strtok_r(NULL, " \t\r\v\f", &save)) {
             if (ntok == MAX_TOKENS) {
-                rc = fail_at(name, line, "too many values on one line; write one directive per line");
+                rc = fail_at(name, line,
+                             "too many values on one line; write one directive per line");
                 goto fail;
             }
             tok[ntok++] = t;
@@ -485,8 +520,8 @@ int veil_net_config_load(const char *path, struct veil_net_config *cfg)
     }
     text = malloc((size_t)st.st_size + 2);
     if (!text) {
-        rc = veil_error(VEIL_ERR_NOMEM, "cannot allocate %lld bytes for %s",
-                        (long long)st.st_size, path);
+        rc = veil_error(VEIL_ERR_NOMEM, "cannot allocate %lld bytes for %s", (long long)st.st_size,
+                        path);
         goto fail;
     }
     for (;;) {
@@ -510,8 +545,10 @@ int veil_net_config_load(const char *path, struct veil_net_config *cfg)
         int line = 1;
         for (const char *q = text; q < nul; q++)
             line += *q == '\n';
-        rc = veil_error(VEIL_ERR_FORMAT, "%s:%d: contains a NUL byte; a configuration file is "
-                        "plain text", path, line);
+        rc = veil_error(VEIL_ERR_FORMAT,
+                        "%s:%d: contains a NUL byte; a configuration file is "
+                        "plain text",
+                        path, line);
         goto fail;
     }
     rc = veil_net_config_parse_text(text, path, cfg);

@@ -106,8 +106,8 @@ static int parse_key_text(const char *path, char *buf, char *public_key, char *s
         }
     }
     if (!have_public)
-        return veil_error(VEIL_ERR_FORMAT, "%s: no 'public <key>' line; regenerate with veil-keygen",
-                          path);
+        return veil_error(VEIL_ERR_FORMAT,
+                          "%s: no 'public <key>' line; regenerate with veil-keygen", path);
     if (secret_key && !have_secret)
         return veil_error(VEIL_ERR_FORMAT,
                           "%s: no 'secret <key>' line (is this the .pub file?); give the file "
@@ -277,8 +277,7 @@ static int write_file_atomic(const char *path, const char *data, size_t len, mod
     fd = -1;
     if (overwrite) {
         if (rename(tmp, path) != 0) {
-            rc = veil_error(VEIL_ERR_IO, "cannot rename %s to %s: %s", tmp, path,
-                            strerror(errno));
+            rc = veil_error(VEIL_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
             goto fail;
         }
     } else {

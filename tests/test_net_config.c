@@ -276,8 +276,8 @@ static void expect_error(const char *text, int want, const char *needle, int lin
     struct veil_net_config cfg;
     int rc = load_text("bad.conf", text, &cfg);
     if (rc != want || !strstr(veil_last_error(), needle)) {
-        fprintf(stderr, "%s:%d: load returned %d (%s), wanted %d with \"%s\"\n", __FILE__, line,
-                rc, veil_last_error(), want, needle);
+        fprintf(stderr, "%s:%d: load returned %d (%s), wanted %d with \"%s\"\n", __FILE__, line, rc,
+                veil_last_error(), want, needle);
         failures++;
     } else if (verbose) {
         fprintf(stderr, "ok: %s\n", veil_last_error());
@@ -343,11 +343,10 @@ static void test_errors(void)
                   "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\n", S, k0, k1);
     EXPECT_FORMAT("no 'session' line",
                   "parties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 0\n", k0, k1);
-    EXPECT_FORMAT("no 'parties' line",
-                  "%s\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 0\n", S, k0, k1);
+    EXPECT_FORMAT("no 'parties' line", "%s\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 0\n",
+                  S, k0, k1);
     EXPECT_FORMAT("no 'secret-key-file' line",
-                  "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 0\n", S, k0,
-                  k1);
+                  "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 0\n", S, k0, k1);
     EXPECT_FORMAT("bad.conf:1: end of file and no 'session' line", "%s", "");
 
     /* Session id: bad hex, wrong length. */
@@ -362,8 +361,8 @@ static void test_errors(void)
     EXPECT_FORMAT("bad.conf:3: party public key", "%s\nparties 2\nparty 0 tcp://a:1 %.39s\n", S,
                   k0);
     EXPECT_FORMAT("not a 40-character Z85 key", "%s\nparties 2\nparty 0 tcp://a:1 %s0\n", S, k0);
-    EXPECT_FORMAT("not a 40-character Z85 key",
-                  "%s\nparties 2\nparty 0 tcp://a:1 %.39s\"\n", S, k0);
+    EXPECT_FORMAT("not a 40-character Z85 key", "%s\nparties 2\nparty 0 tcp://a:1 %.39s\"\n", S,
+                  k0);
     EXPECT_FORMAT("dealer public key", "%s\ndealer tcp://a:1 tooshort\n", S);
 
     /* Ids and counts out of range. */
@@ -379,21 +378,21 @@ static void test_errors(void)
     EXPECT_FORMAT("parties 'three'", "parties three\n");
     EXPECT_FORMAT("parties '99999999999999999999'", "parties 99999999999999999999\n");
     EXPECT_FORMAT("bad.conf:5: self 2 is out of range: the ids are 0..1 (no 'dealer' line)",
-                  "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 2\n", S, k0,
-                  k1);
+                  "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 2\n", S, k0, k1);
     EXPECT_FORMAT("self '17'", "self 17\n");
     EXPECT_FORMAT("self ''", "self ''\n");
 
     /* Endpoints. */
     static const char *bad_endpoints[] = {
-        "udp://a:1",      "tcp://a",          "tcp://a:",      "tcp://a:0",     "tcp://a:65536",
-        "tcp://:5555",    "tcp://a:12x",      "tcp://a:-1",    "tcp://[zz]:1",  "tcp://[]:1",
-        "tcp://a/b:1",    "tcp://*:1",        "ipc:///tmp/x",  "tcp://a:1/",    "TCP://a:1",
-        "tcp://a:+1",     "tcp://[::1:1",     "tcp://a;b:1",
+        "udp://a:1",    "tcp://a",    "tcp://a:",     "tcp://a:0",  "tcp://a:65536", "tcp://:5555",
+        "tcp://a:12x",  "tcp://a:-1", "tcp://[zz]:1", "tcp://[]:1", "tcp://a/b:1",   "tcp://*:1",
+        "ipc:///tmp/x", "tcp://a:1/", "TCP://a:1",    "tcp://a:+1", "tcp://[::1:1",  "tcp://a;b:1",
     };
     for (size_t i = 0; i < sizeof bad_endpoints / sizeof bad_endpoints[0]; i++) {
-        snprintf(needle, sizeof needle, "bad.conf:2: endpoint '%s' of party 0 is not "
-                 "tcp://HOST:PORT", bad_endpoints[i]);
+        snprintf(needle, sizeof needle,
+                 "bad.conf:2: endpoint '%s' of party 0 is not "
+                 "tcp://HOST:PORT",
+                 bad_endpoints[i]);
         EXPECT_FORMAT(needle, "%s\nparty 0 %s %s\n", S, bad_endpoints[i], k0);
     }
     char long_host[300];
@@ -422,11 +421,9 @@ static void test_errors(void)
 
     /* Reused endpoint or key. */
     EXPECT_FORMAT("bad.conf:4: endpoint tcp://a:1 is also given to party 0 (line 3)",
-                  "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://a:1 %s\nself 0\n", S, k0,
-                  k1);
+                  "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://a:1 %s\nself 0\n", S, k0, k1);
     EXPECT_FORMAT("bad.conf:4: public key is also given to party 0 (line 3)",
-                  "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 0\n", S, k0,
-                  k0);
+                  "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\nself 0\n", S, k0, k0);
     EXPECT_FORMAT("bad.conf:5: public key is also given to party 1",
                   "%s\nparties 2\nparty 0 tcp://a:1 %s\nparty 1 tcp://b:1 %s\n"
                   "dealer tcp://c:1 %s\nself 0\n",
