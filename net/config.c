@@ -6,7 +6,8 @@
  * "FILE:LINE: what is wrong; what to write". The text parser works on memory so that tests
  * and the fuzzer can feed it directly; veil_net_config_load only reads the file.
  */
-#include "config.h"
+/* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
+#include <config.h>
 #include "net/config_internal.h"
 
 #include "base/base_internal.h"

@@ -7,7 +7,8 @@
  * secret key file that its group or other users may read is refused. Secret bytes are wiped
  * after use and never logged.
  */
-#include "config.h"
+/* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
+#include <config.h>
 #include "net/config_internal.h"
 
 #include "base/base_internal.h"
