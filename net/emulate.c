@@ -5,7 +5,8 @@
  * ready, occupies the wire for bytes / bandwidth, and is visible to the peer one latency after
  * its last byte left. Pure arithmetic on doubles; no clock is read here (the caller passes now).
  */
-#include "config.h"
+/* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
+#include <config.h>
 #include "net/emulate.h"
 
 #include "base/base_internal.h"
@@ -24,7 +25,10 @@ struct unit {
 };
 
 static const struct unit latency_units[] = {
-    {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {NULL, 0},
+    {"s", 1.0},
+    {"ms", 1e-3},
+    {"us", 1e-6},
+    {NULL, 0},
 };
 
 /* Bandwidth units are converted to bytes per second; bit rates are powers of 10 as in tc. */
@@ -67,8 +71,8 @@ static int parse_field(const char *text, const char *field, size_t n, const stru
                           "number; write e.g. %s",
                           text, what, (int)(n > 40 ? 40 : n), field, example);
     if (i > MAX_NUMBER_CHARS)
-        return veil_error(VEIL_ERR_INVAL, "link \"%s\": %s number is too long; write e.g. %s",
-                          text, what, example);
+        return veil_error(VEIL_ERR_INVAL, "link \"%s\": %s number is too long; write e.g. %s", text,
+                          what, example);
     memcpy(num, field, i);
     num[i] = '\0';
     double v = strtod(num, NULL);
@@ -142,8 +146,8 @@ int veil_link_parse(const char *text, struct veil_link_params *out)
     size_t latn = (size_t)(comma - all), bwn = alln - latn - 1;
     trim(&lat, &latn);
     trim(&bw, &bwn);
-    int rc = parse_field(text, lat, latn, latency_units, "latency", "35ms, 100us or 0.1s",
-                         &p.latency_s);
+    int rc =
+        parse_field(text, lat, latn, latency_units, "latency", "35ms, 100us or 0.1s", &p.latency_s);
     if (rc != VEIL_OK)
         return rc;
     rc = parse_field(text, bw, bwn, bandwidth_units, "bandwidth", "100Mbit, 10Gbit or 1GB",

@@ -5,7 +5,8 @@
  * malformed or unexpected bytes from a peer into VEIL_ERR_PROTO / VEIL_ERR_MISMATCH with a
  * message naming the field. Pure code: no ZeroMQ, no allocation, no global state.
  */
-#include "config.h"
+/* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
+#include <config.h>
 #include "net/frame.h"
 
 #include "base/base_internal.h"
@@ -203,8 +204,7 @@ int veil_frame_decode(const uint8_t *buf, size_t buf_len, struct veil_frame_head
     d.flags = get_u32(buf + OFF_FLAGS);
     if (d.flags != 0)
         return veil_error(VEIL_ERR_PROTO,
-                          "frame header: flags are 0x%08" PRIx32 ", must be 0 (reserved)",
-                          d.flags);
+                          "frame header: flags are 0x%08" PRIx32 ", must be 0 (reserved)", d.flags);
     d.tag = get_u64(buf + OFF_TAG);
     d.offset = get_u64(buf + OFF_OFFSET);
     d.total = get_u64(buf + OFF_TOTAL);
@@ -264,8 +264,8 @@ static int bytes_mismatch(int status, const char *who, const char *what, const u
     hex_prefix(b, theirs + start, 4);
     if (start == 0)
         return veil_error(status, "%s: %s differs (ours %s, theirs %s)", who, what, a, b);
-    return veil_error(status, "%s: %s differs at byte %zu of %zu (ours [%zu..] %s, theirs %s)",
-                      who, what, diff, n, start, a, b);
+    return veil_error(status, "%s: %s differs at byte %zu of %zu (ours [%zu..] %s, theirs %s)", who,
+                      what, diff, n, start, a, b);
 }
 
 int veil_frame_check_peer(const struct veil_frame_header *h,
@@ -277,8 +277,9 @@ int veil_frame_check_peer(const struct veil_frame_header *h,
     snprintf(who, sizeof who, "%s frame on the connection of peer %" PRIu32,
              veil_frame_type_name(h->type), expected_sender);
     if (h->sender != expected_sender)
-        return veil_error(VEIL_ERR_PROTO, "%s: sender field says %" PRIu32 " (spoofed or misrouted)",
-                          who, h->sender);
+        return veil_error(VEIL_ERR_PROTO,
+                          "%s: sender field says %" PRIu32 " (spoofed or misrouted)", who,
+                          h->sender);
     size_t diff = first_difference(session, h->session, VEIL_SESSION_BYTES);
     if (diff < VEIL_SESSION_BYTES)
         return bytes_mismatch(VEIL_ERR_PROTO, who, "session id", session, h->session,
@@ -340,8 +341,8 @@ int veil_hello_compare(const struct veil_hello *mine, const struct veil_hello *t
                           who, theirs->protocol_version, mine->protocol_version);
     size_t diff = first_difference(mine->session, theirs->session, VEIL_SESSION_BYTES);
     if (diff < VEIL_SESSION_BYTES)
-        return bytes_mismatch(VEIL_ERR_MISMATCH, who, "session id", mine->session,
-                              theirs->session, VEIL_SESSION_BYTES, diff);
+        return bytes_mismatch(VEIL_ERR_MISMATCH, who, "session id", mine->session, theirs->session,
+                              VEIL_SESSION_BYTES, diff);
     if (theirs->party != expected_party)
         return veil_error(VEIL_ERR_MISMATCH,
                           "%s: says it is party %" PRIu32 " (check its 'self' line and the "
@@ -352,7 +353,7 @@ int veil_hello_compare(const struct veil_hello *mine, const struct veil_hello *t
                           theirs->nparties, mine->nparties);
     if ((theirs->has_dealer != 0) != (mine->has_dealer != 0) || theirs->has_dealer > 1)
         return veil_error(VEIL_ERR_MISMATCH, "%s: %s, we %s", who,
-                          theirs->has_dealer == 0 ? "runs without a dealer"
+                          theirs->has_dealer == 0   ? "runs without a dealer"
                           : theirs->has_dealer == 1 ? "expects a dealer"
                                                     : "sent an invalid dealer flag",
                           mine->has_dealer ? "expect a dealer" : "run without a dealer");

@@ -438,7 +438,8 @@ static void test_hello(void)
 
     veil_hello_encode(&mine, buf);
     CHECK(buf[0] == VEIL_NET_PROTOCOL_VERSION && buf[4] == 1 && buf[8] == 3 && buf[12] == 1);
-    CHECK(buf[16] == 0x01 && buf[31] == 0xf1 && buf[32] == 0x3f && buf[63] == (uint8_t)(0x3f + 7 * 31));
+    CHECK(buf[16] == 0x01 && buf[31] == 0xf1 && buf[32] == 0x3f &&
+          buf[63] == (uint8_t)(0x3f + 7 * 31));
     CHECK(veil_hello_decode(buf, VEIL_HELLO_BYTES, &d) == VEIL_OK);
     CHECK(memcmp(&d, &mine, sizeof d) == 0);
     CHECK_ERR(veil_hello_decode(buf, VEIL_HELLO_BYTES - 1, &d), VEIL_ERR_PROTO, "63 bytes");
