@@ -16,10 +16,11 @@
  *   the peer claims); SNDHWM above the staging window, so EAGAIN means a genuinely stuck peer
  *   (the I/O thread then waits for POLLOUT); IMMEDIATE 0 so the hello queues before the TCP
  *   connection exists; reconnect every 100 ms; LINGER 1 s on an orderly close (our goodbye must
- *   reach the peer), 0 after a failure (never block on a dead peer); RCVHWM 1 and MAXMSGSIZE 256
+ *   reach the peer), 0.5 s after a failure (the abort should reach live peers, a dead one may
+ *   delay the close by that much, never more); RCVHWM 1 and MAXMSGSIZE 256
  *   because nothing legitimate ever arrives on a DEALER.
  */
-#include "config.h"
+#include <config.h>
 #include "base/base_internal.h"
 #include "base/harness.h"
 #include "net/net_internal.h"
@@ -471,7 +472,7 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
         pthread_mutex_unlock(&net->mu);
         veil_net_wake(net);
         pthread_join(net->thread, NULL);
-        destroy(net, 0);
+        destroy(net, 500); /* let our hello and abort reach the peers: they learn why */
         return rc;
     }
     pthread_mutex_unlock(&net->mu);
@@ -528,7 +529,7 @@ void veil_net_close(veil_net_t **pnet)
         veil_net_mesh_destroy(net, 0);
         return;
     }
-    destroy(net, failed ? 0 : 1000);
+    destroy(net, failed ? 500 : 1000);
 }
 
 int veil_net_status(veil_net_t *net)

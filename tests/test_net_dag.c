@@ -6,7 +6,7 @@
  *     handle — the send of 8 MiB is paced through a 100 Mbit/s emulated link in 64 KiB chunks
  *     from a 4-buffer pool (so the handle stays acquired ~0.7 s), and the receiver must get the
  *     pre-write pattern in every byte, never the writer's bytes. */
-#include "config.h"
+#include <config.h>
 #include "net_test_util.h"
 
 #include <starpu.h>

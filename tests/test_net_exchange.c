@@ -4,7 +4,7 @@
  * counting ZeroMQ's buffers) plus 200 small tags interleaved, half the parties posting their
  * receives before their sends and half after (the early-arrival path), and the receivers check
  * every byte against a pattern derived from (sender, receiver, tag). */
-#include "config.h"
+#include <config.h>
 #include "net_test_util.h"
 
 #include <starpu.h>

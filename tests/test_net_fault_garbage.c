@@ -6,8 +6,9 @@
  *     and acknowledgement) and then sends one bad message per run — random header bytes, a
  *     10-byte header, a payload shorter than its header says, a chunk at an offset that starts
  *     no message, a duplicated chunk, a message of four frames, a message larger than the
- *     posted receive — and party 0's veil_net_wait_all must return VEIL_ERR_PROTO each time. */
-#include "config.h"
+ *     posted receive — and party 0's veil_net_wait_all must return VEIL_ERR_PROTO each time (or its open, when the
+ *     bad message overtakes party 0's own start-up). */
+#include <config.h>
 #include "net_test_util.h"
 
 #include <arpa/inet.h>
@@ -139,7 +140,12 @@ static int party(const struct veil_harness_party *me, void *arg)
         return rogue(me, &cfg, a->which);
     if (starpu_init(NULL) != 0)
         return 3;
-    if (veil_net_open(&cfg, NULL, &net) != VEIL_OK) {
+    int orc = veil_net_open(&cfg, NULL, &net);
+    if (orc == VEIL_ERR_PROTO && !curve) { /* the garbage came while party 0 was still opening */
+        starpu_shutdown();
+        return 0;
+    }
+    if (orc != VEIL_OK) {
         fprintf(stderr, "open failed: %s\n", veil_last_error());
         return 4;
     }
