@@ -257,11 +257,14 @@ static void throughput(struct bench *b, int reps)
     printf("|---|---:|---:|---:|---:|---:|\n");
     for (int sec = 0; sec < 2; sec++) {
         for (size_t s = 1024; s <= ((size_t)64 << 20); s *= 4) {
-            *b = (struct bench){.keys = b->keys, .mode = M_STREAM, .insecure = sec, .size = s,
+            *b = (struct bench){.keys = b->keys,
+                                .mode = M_STREAM,
+                                .insecure = sec,
+                                .size = s,
                                 .count = count_for(s, (size_t)256 << 20, 20000)};
             double t = measure(b, reps);
-            printf("| %s | %zu KiB | %d | %.4f | %.0f | %.0f |\n", sec ? "plain" : "CURVE",
-                   s >> 10, b->count, t, (double)s * b->count / t / 1e6, b->count / t);
+            printf("| %s | %zu KiB | %d | %.4f | %.0f | %.0f |\n", sec ? "plain" : "CURVE", s >> 10,
+                   b->count, t, (double)s * b->count / t / 1e6, b->count / t);
             fflush(stdout);
         }
     }
@@ -278,8 +281,11 @@ static void overhead(struct bench *b, int reps)
                                         "plain ZeroMQ PAIR"};
     for (int sec = 0; sec < 2; sec++)
         for (int k = 0; k < 4; k++) {
-            *b = (struct bench){.keys = b->keys, .mode = k < 3 ? M_PINGPONG : M_ZMQ_PINGPONG,
-                                .insecure = sec, .count = 5000, .with_task = k == 1,
+            *b = (struct bench){.keys = b->keys,
+                                .mode = k < 3 ? M_PINGPONG : M_ZMQ_PINGPONG,
+                                .insecure = sec,
+                                .count = 5000,
+                                .with_task = k == 1,
                                 .no_workers = k == 2};
             double t = measure(b, reps);
             printf("| %s | %s | %d | %.1f | %.1f |\n", path[k], sec ? "plain" : "CURVE", b->count,
@@ -293,8 +299,8 @@ static void chunks(struct bench *b, int reps)
     printf("\n## Chunk size sweep: 16 x 64 MiB, CURVE (best of %d)\n\n", reps);
     printf("| chunk | seconds | MB/s |\n|---:|---:|---:|\n");
     for (size_t c = (size_t)256 << 10; c <= ((size_t)8 << 20); c *= 2) {
-        *b = (struct bench){.keys = b->keys, .mode = M_STREAM, .size = (size_t)64 << 20,
-                            .count = 16, .chunk = c};
+        *b = (struct bench){
+            .keys = b->keys, .mode = M_STREAM, .size = (size_t)64 << 20, .count = 16, .chunk = c};
         double t = measure(b, reps);
         printf("| %zu KiB | %.4f | %.0f |\n", c >> 10, t, (double)b->size * b->count / t / 1e6);
         fflush(stdout);
@@ -313,17 +319,25 @@ static void links(struct bench *b, int reps)
         {"1 Gbit/s, 0.1 ms", 1e-4, 1.25e8, (size_t)64 << 20, 4},
         {"WAN 100 Mbit/s, 35 ms", 0.035, 1.25e7, (size_t)16 << 20, 2},
     };
-    printf("\n## Emulated links, plaintext (CURVE caps loopback below 10 Gbit/s; best of %d)\n\n", reps);
+    printf("\n## Emulated links, plaintext (CURVE caps loopback below 10 Gbit/s; best of %d)\n\n",
+           reps);
     printf("| link | one-way latency set / measured (ms) | bandwidth set / measured (MB/s) |\n");
     printf("|---|---:|---:|\n");
     for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
         struct veil_link_params lp = {.latency_s = L[i].lat, .bandwidth_Bps = L[i].bw};
-        *b = (struct bench){.keys = b->keys, .mode = M_PINGPONG, .insecure = 1,
-                            .count = L[i].lat > 0.01 ? 10 : 500, .link = lp};
+        *b = (struct bench){.keys = b->keys,
+                            .mode = M_PINGPONG,
+                            .insecure = 1,
+                            .count = L[i].lat > 0.01 ? 10 : 500,
+                            .link = lp};
         double tp = measure(b, reps);
         double lat = tp / b->count / 2;
-        *b = (struct bench){.keys = b->keys, .mode = M_STREAM, .insecure = 1, .size = L[i].size,
-                            .count = L[i].count, .link = lp};
+        *b = (struct bench){.keys = b->keys,
+                            .mode = M_STREAM,
+                            .insecure = 1,
+                            .size = L[i].size,
+                            .count = L[i].count,
+                            .link = lp};
         double ts = measure(b, reps);
         /* the stream's time includes one latency and the 1-byte acknowledgement's latency */
         double bw = (double)L[i].size * L[i].count / (ts - 2 * L[i].lat);

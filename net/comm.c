@@ -41,12 +41,15 @@ static int check_layout(starpu_data_handle_t h)
         if (starpu_matrix_get_local_ld(h) == starpu_matrix_get_nx(h) ||
             starpu_matrix_get_ny(h) <= 1)
             return VEIL_OK;
-        return veil_error(VEIL_ERR_UNSUPPORTED, "net: matrix handle with ld %u != nx %u is not "
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "net: matrix handle with ld %u != nx %u is not "
                           "contiguous; register tiles with ld == nx",
                           starpu_matrix_get_local_ld(h), starpu_matrix_get_nx(h));
     default:
-        return veil_error(VEIL_ERR_UNSUPPORTED, "net: only vector, variable and matrix handles "
-                          "can be sent (interface id %d)", (int)id);
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "net: only vector, variable and matrix handles "
+                          "can be sent (interface id %d)",
+                          (int)id);
     }
 }
 
@@ -56,8 +59,10 @@ static int post(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag,
     if (!net || !h)
         return veil_error(VEIL_ERR_INVAL, "%s: NULL argument", what);
     if (peer < 0 || peer >= net->nprocs || peer == net->self)
-        return veil_error(VEIL_ERR_INVAL, "%s: peer %d is not another process of this "
-                          "%d-process session (self %d)", what, peer, net->nprocs, net->self);
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: peer %d is not another process of this "
+                          "%d-process session (self %d)",
+                          what, peer, net->nprocs, net->self);
     int rc = check_layout(h);
     if (rc)
         return rc;
@@ -89,9 +94,8 @@ static int post(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag,
     pthread_mutex_unlock(&net->mu);
     veil_net_wake(net);
     /* From here the I/O thread owns r; the callback hands it over again once acquired. */
-    if (starpu_data_acquire_on_node_cb(h, STARPU_MAIN_RAM, kind == VEIL_REQ_SEND ? STARPU_R
-                                                                                 : STARPU_W,
-                                       acquired_cb, r) != 0) {
+    if (starpu_data_acquire_on_node_cb(
+            h, STARPU_MAIN_RAM, kind == VEIL_REQ_SEND ? STARPU_R : STARPU_W, acquired_cb, r) != 0) {
         r->acquire_failed = 1;
         acquired_cb(r);
     }

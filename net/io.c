@@ -221,9 +221,11 @@ static int bind_msg(struct veil_net *net, int p, struct veil_net_inmsg *m, struc
 {
     if (r->size != m->total) {
         char name[32];
-        return fail(net, VEIL_ERR_PROTO, "message from %s with tag %llu has %llu bytes, the "
-                    "posted receive holds %zu", veil_net_peer_name(net, p, name),
-                    (unsigned long long)m->tag, (unsigned long long)m->total, r->size);
+        return fail(net, VEIL_ERR_PROTO,
+                    "message from %s with tag %llu has %llu bytes, the "
+                    "posted receive holds %zu",
+                    veil_net_peer_name(net, p, name), (unsigned long long)m->tag,
+                    (unsigned long long)m->total, r->size);
     }
     m->req = r;
     r->msg = m;
@@ -238,23 +240,27 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
     char name[32];
     veil_net_peer_name(net, p, name);
     if (h->length == 0 && h->total != 0)
-        return fail(net, VEIL_ERR_PROTO, "%s sent an empty chunk of a %llu-byte message (tag "
-                    "%llu)", name, (unsigned long long)h->total, (unsigned long long)h->tag);
+        return fail(net, VEIL_ERR_PROTO,
+                    "%s sent an empty chunk of a %llu-byte message (tag "
+                    "%llu)",
+                    name, (unsigned long long)h->total, (unsigned long long)h->tag);
     struct veil_net_inmsg *m = ps->in;
     while (m && !(m->tag == h->tag && m->got < m->total))
         m = m->next;
     if (m) {
         if (h->offset != m->got || h->total != m->total)
-            return fail(net, VEIL_ERR_PROTO, "%s sent tag %llu chunk at offset %llu of %llu "
+            return fail(net, VEIL_ERR_PROTO,
+                        "%s sent tag %llu chunk at offset %llu of %llu "
                         "bytes, expected offset %llu of %llu (duplicate or reordered chunk)",
                         name, (unsigned long long)h->tag, (unsigned long long)h->offset,
                         (unsigned long long)h->total, (unsigned long long)m->got,
                         (unsigned long long)m->total);
     } else {
         if (h->offset != 0)
-            return fail(net, VEIL_ERR_PROTO, "%s sent tag %llu chunk at offset %llu that starts "
-                        "no message (expected offset 0)", name, (unsigned long long)h->tag,
-                        (unsigned long long)h->offset);
+            return fail(net, VEIL_ERR_PROTO,
+                        "%s sent tag %llu chunk at offset %llu that starts "
+                        "no message (expected offset 0)",
+                        name, (unsigned long long)h->tag, (unsigned long long)h->offset);
         m = calloc(1, sizeof *m);
         if (!m)
             return fail(net, VEIL_ERR_NOMEM, "out of memory for an incoming message");
@@ -294,10 +300,11 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
             m->last = c;
             net->early_bytes += h->length;
             if (net->early_bytes > net->opt.early_cap_bytes)
-                return fail(net, VEIL_ERR_NOMEM, "early-arrival store full: %zu bytes received "
+                return fail(net, VEIL_ERR_NOMEM,
+                            "early-arrival store full: %zu bytes received "
                             "before their irecv was ready, cap %zu (post receives earlier or "
-                            "raise VEIL_NET_EARLY_CAP)", net->early_bytes,
-                            net->opt.early_cap_bytes);
+                            "raise VEIL_NET_EARLY_CAP)",
+                            net->early_bytes, net->opt.early_cap_bytes);
         }
     }
     if (m->req && m->req->msg != m) {
@@ -333,12 +340,14 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
         veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES + h->length, 0, 0);
         if (ps->hello_ok)
             return fail(net, VEIL_ERR_PROTO, "%s sent a second hello", name);
-        struct veil_hello mine = {
-            .protocol_version = VEIL_NET_PROTOCOL_VERSION,
-            .party = (uint32_t)net->self,
-            .nparties = (uint32_t)net->cfg.nparties,
-            .has_dealer = (uint32_t)(net->cfg.has_dealer ? 1 : 0),
-        }, theirs;
+        struct veil_hello mine =
+                              {
+                                  .protocol_version = VEIL_NET_PROTOCOL_VERSION,
+                                  .party = (uint32_t)net->self,
+                                  .nparties = (uint32_t)net->cfg.nparties,
+                                  .has_dealer = (uint32_t)(net->cfg.has_dealer ? 1 : 0),
+                              },
+                          theirs;
         memcpy(mine.session, net->cfg.session, VEIL_SESSION_BYTES);
         memcpy(mine.plan_digest, net->cfg.plan_digest, VEIL_PLAN_DIGEST_BYTES);
         if (veil_hello_decode(zmq_msg_data(payload), zmq_msg_size(payload), &theirs) != VEIL_OK)
@@ -364,8 +373,10 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
         veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES, 0, 0);
         ps->bye = 1;
         if (ps->recvs)
-            return fail(net, VEIL_ERR_PEER_LOST, "%s closed its session while receives from it "
-                        "are pending (first tag %llu)", name, (unsigned long long)ps->recvs->tag);
+            return fail(net, VEIL_ERR_PEER_LOST,
+                        "%s closed its session while receives from it "
+                        "are pending (first tag %llu)",
+                        name, (unsigned long long)ps->recvs->tag);
         return VEIL_OK;
     case VEIL_FRAME_ABORT: {
         char reason[300];
@@ -432,8 +443,10 @@ static int recv_router(struct veil_net *net, double now)
         char name[32];
         if (p < 0) {
             if (net->cfg.insecure_plaintext)
-                rc = fail(net, VEIL_ERR_PROTO, "message from an unknown sender (routing id of "
-                          "%zu bytes, %d frames)", zmq_msg_size(&part[0]), n + extra);
+                rc = fail(net, VEIL_ERR_PROTO,
+                          "message from an unknown sender (routing id of "
+                          "%zu bytes, %d frames)",
+                          zmq_msg_size(&part[0]), n + extra);
             else
                 VEIL_LOG_WARN("net: dropped a message without a known authenticated sender");
         } else if (veil_frame_decode(zmq_msg_data(&part[1]), zmq_msg_size(&part[1]), &h) ||
@@ -441,8 +454,10 @@ static int recv_router(struct veil_net *net, double now)
             rc = fail(net, VEIL_ERR_PROTO, "bad frame from %s: %s",
                       veil_net_peer_name(net, p, name), veil_last_error());
         } else if (extra || (h.length ? n != 3 || zmq_msg_size(&part[2]) != h.length : n != 2)) {
-            rc = fail(net, VEIL_ERR_PROTO, "%s sent %d frames with a %zu-byte payload, the header "
-                      "announces %u bytes", veil_net_peer_name(net, p, name), n + extra,
+            rc = fail(net, VEIL_ERR_PROTO,
+                      "%s sent %d frames with a %zu-byte payload, the header "
+                      "announces %u bytes",
+                      veil_net_peer_name(net, p, name), n + extra,
                       n == 3 ? zmq_msg_size(&part[2]) : (size_t)0, h.length);
         } else {
             rc = on_frame(net, p, &h, n == 3 ? &part[2] : NULL, now);
@@ -496,9 +511,9 @@ static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, doub
     f->total = r->size;
     r->off += len;
     f->ends_msg = r->off == r->size;
-    f->at = emulating(net) ? veil_link_emulator_release_time(&ps->emu,
-                                                             len + VEIL_FRAME_HEADER_BYTES, now)
-                           : 0;
+    f->at = emulating(net)
+                ? veil_link_emulator_release_time(&ps->emu, len + VEIL_FRAME_HEADER_BYTES, now)
+                : 0;
     ps->outq_count++;
     net->outq_total++;
     if (f->ends_msg) {
@@ -517,8 +532,8 @@ static int flush_outq(struct veil_net *net, int p, double now)
         struct veil_net_outframe *f = &ps->outq[ps->outq_head];
         if (f->at > now)
             break;
-        if (zmq_send(ps->dealer, f->hdr, sizeof f->hdr, ZMQ_DONTWAIT | (f->len ? ZMQ_SNDMORE : 0))
-            < 0) {
+        if (zmq_send(ps->dealer, f->hdr, sizeof f->hdr, ZMQ_DONTWAIT | (f->len ? ZMQ_SNDMORE : 0)) <
+            0) {
             if (zmq_errno() == EAGAIN) {
                 ps->out_blocked = 1;
                 return VEIL_OK;
@@ -681,9 +696,10 @@ static void timers(struct veil_net *net, double now, double connect_deadline)
             pthread_cond_broadcast(&net->cv);
             pthread_mutex_unlock(&net->mu);
         } else if (now > connect_deadline) {
-            fail(net, VEIL_ERR_TIMEOUT, "connect timeout after %.1f s: no handshake with %s "
-                 "(check that it runs, its endpoint and its key)", net->opt.connect_timeout_s,
-                 missing);
+            fail(net, VEIL_ERR_TIMEOUT,
+                 "connect timeout after %.1f s: no handshake with %s "
+                 "(check that it runs, its endpoint and its key)",
+                 net->opt.connect_timeout_s, missing);
             return;
         }
     }
@@ -783,8 +799,8 @@ void *veil_net_io_main(void *arg)
             items[n++] = (zmq_pollitem_t){.socket = net->monitor, .events = ZMQ_POLLIN};
             for (int p = 0; p < net->nprocs; p++)
                 if (p != net->self && net->peers[p].out_blocked)
-                    items[n++] = (zmq_pollitem_t){.socket = net->peers[p].dealer,
-                                                  .events = ZMQ_POLLOUT};
+                    items[n++] =
+                        (zmq_pollitem_t){.socket = net->peers[p].dealer, .events = ZMQ_POLLOUT};
         }
         int rc = zmq_poll(items, n, timeout_ms);
         if (rc < 0 && zmq_errno() != EINTR) {

@@ -200,12 +200,12 @@ int veil_net_mesh_create(struct veil_net *net)
             if ((rc = zcheck(zmq_setsockopt(d, ZMQ_CURVE_SERVERKEY, c->peers[p].public_key,
                                             VEIL_Z85_KEY_CHARS),
                              "CURVE server key")) ||
-                (rc = zcheck(zmq_setsockopt(d, ZMQ_CURVE_PUBLICKEY,
-                                            c->peers[net->self].public_key, VEIL_Z85_KEY_CHARS),
-                             "CURVE public key")) ||
-                (rc = zcheck(zmq_setsockopt(d, ZMQ_CURVE_SECRETKEY, c->secret_key,
+                (rc = zcheck(zmq_setsockopt(d, ZMQ_CURVE_PUBLICKEY, c->peers[net->self].public_key,
                                             VEIL_Z85_KEY_CHARS),
-                             "CURVE secret key")))
+                             "CURVE public key")) ||
+                (rc = zcheck(
+                     zmq_setsockopt(d, ZMQ_CURVE_SECRETKEY, c->secret_key, VEIL_Z85_KEY_CHARS),
+                     "CURVE secret key")))
                 return rc;
         }
         if (zmq_connect(d, c->peers[p].endpoint) != 0)
@@ -239,7 +239,8 @@ void veil_net_mesh_destroy(struct veil_net *net, int linger_ms)
     }
 }
 
-/* ---- ZAP (RFC 27): admit only configured keys; user id = party id ----------------------------- */
+/* ---- ZAP (RFC 27): admit only configured keys; user id = party id -----------------------------
+ */
 
 static void zap_log_refused(struct veil_net *net, const uint8_t *key, const char *address)
 {
@@ -268,8 +269,7 @@ int veil_net_zap_serve(struct veil_net *net)
                     return VEIL_OK;
                 for (int i = 0; i < n; i++)
                     zmq_msg_close(&part[i]);
-                return veil_error(VEIL_ERR_NET, "net: ZAP receive: %s",
-                                  zmq_strerror(zmq_errno()));
+                return veil_error(VEIL_ERR_NET, "net: ZAP receive: %s", zmq_strerror(zmq_errno()));
             }
             more = zmq_msg_more(&m);
             if (n < 8)
@@ -288,8 +288,8 @@ int veil_net_zap_serve(struct veil_net *net)
             memcpy(address, zmq_msg_data(&part[3]), al);
             address[al] = 0;
         }
-        if (n >= 7 && zmq_msg_size(&part[5]) == 5 && memcmp(zmq_msg_data(&part[5]), "CURVE", 5) == 0
-            && zmq_msg_size(&part[6]) == 32) {
+        if (n >= 7 && zmq_msg_size(&part[5]) == 5 &&
+            memcmp(zmq_msg_data(&part[5]), "CURVE", 5) == 0 && zmq_msg_size(&part[6]) == 32) {
             const uint8_t *key = zmq_msg_data(&part[6]);
             int who = -1;
             for (int p = 0; p < net->nprocs; p++)
@@ -344,12 +344,13 @@ void veil_net_monitor_serve(struct veil_net *net)
         net->nhandshake_failures++;
         if (net->nhandshake_failures <= 10)
             VEIL_LOG_WARN("net: handshake failed on %s (%s, code %u): not a Veil peer, garbage, "
-                          "or a wrong key%s", addr,
+                          "or a wrong key%s",
+                          addr,
                           event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH       ? "authentication"
                           : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "protocol error"
                                                                          : "no detail",
-                          value, net->nhandshake_failures == 10 ? " (further ones not logged)"
-                                                                : "");
+                          value,
+                          net->nhandshake_failures == 10 ? " (further ones not logged)" : "");
     }
 }
 
@@ -381,12 +382,14 @@ static int validate(struct veil_net *net)
             continue;
         if (strlen(c->peers[p].public_key) != VEIL_Z85_KEY_CHARS ||
             !zmq_z85_decode(net->keys[p], c->peers[p].public_key))
-            return veil_error(VEIL_ERR_INVAL, "net: public key of process %d is not 40 Z85 "
-                              "characters (write keys with veil-keygen)", p);
+            return veil_error(VEIL_ERR_INVAL,
+                              "net: public key of process %d is not 40 Z85 "
+                              "characters (write keys with veil-keygen)",
+                              p);
     }
     if (!c->insecure_plaintext && strlen(c->secret_key) != VEIL_Z85_KEY_CHARS)
         return veil_error(VEIL_ERR_INVAL, "net: no CURVE secret key for this process (or set "
-                          "insecure-plaintext for debugging)");
+                                          "insecure-plaintext for debugging)");
     if (net->opt.chunk_bytes < 64 || net->opt.chunk_bytes > VEIL_FRAME_MAX_CHUNK)
         return veil_error(VEIL_ERR_INVAL, "net: chunk size %zu outside 64..%u bytes",
                           net->opt.chunk_bytes, VEIL_FRAME_MAX_CHUNK);

@@ -30,9 +30,11 @@ struct veil_net_options {
  *  VEIL_NET_CONNECT_TIMEOUT (seconds). */
 void veil_net_options_defaults(struct veil_net_options *o);
 
-/* ---- staging buffer pool (pool.c): fixed-size buffers, thread-safe get/put --------------------- */
+/* ---- staging buffer pool (pool.c): fixed-size buffers, thread-safe get/put ---------------------
+ */
 struct veil_net_pool;
-/** count buffers of size bytes, allocated now. wake(arg) is called when a put refills an empty pool. */
+/** count buffers of size bytes, allocated now. wake(arg) is called when a put refills an empty
+ * pool. */
 struct veil_net_pool *veil_net_pool_new(size_t count, size_t size, void (*wake)(void *), void *arg);
 void veil_net_pool_destroy(struct veil_net_pool **p);
 /** A buffer or NULL when all are in use (never allocates). */
@@ -64,8 +66,8 @@ struct veil_net_req {
     int acquired;
     int listed; /* on its peer's sends / recvs list */
     uint8_t *ptr;
-    size_t off;      /* send: bytes already staged */
-    int head;        /* send: first unfinished send of its (peer, tag): may be chunked */
+    size_t off;                 /* send: bytes already staged */
+    int head;                   /* send: first unfinished send of its (peer, tag): may be chunked */
     struct veil_net_inmsg *msg; /* recv: the incoming message bound to it */
     struct veil_net_req *next, *prev;
 };
@@ -131,7 +133,7 @@ struct veil_net {
     void *router;
     void *zap;
     void *monitor; /* PAIR receiving the ROUTER's handshake-failure events */
-    int efd; /* eventfd: wakes the I/O thread */
+    int efd;       /* eventfd: wakes the I/O thread */
     uint8_t keys[VEIL_NET_MAX_PROCS][32];
     struct veil_net_pool *pool;
     pthread_t thread;
@@ -142,9 +144,9 @@ struct veil_net {
     pthread_cond_t cv;
     struct veil_net_req *post_head, *post_tail;
     struct veil_net_req *acq_head, *acq_tail;
-    uint64_t pending;     /* posted requests not yet released */
+    uint64_t pending; /* posted requests not yet released */
     uint64_t posted_total;
-    int io_busy;          /* frames staged but not handed to ZeroMQ */
+    int io_busy; /* frames staged but not handed to ZeroMQ */
     int state;
     int status;
     char errmsg[512];

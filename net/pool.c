@@ -16,8 +16,8 @@ struct veil_net_pool {
     size_t count;
     size_t size;
     size_t nfree;
-    void **free;  /* stack of free buffers */
-    void **all;   /* every buffer, for destroy */
+    void **free; /* stack of free buffers */
+    void **all;  /* every buffer, for destroy */
     void (*wake)(void *);
     void *wake_arg;
 };

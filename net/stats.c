@@ -46,8 +46,10 @@ int veil_net_stats_get(veil_net_t *net, int peer, struct veil_net_stats *out)
     if (!net || !out)
         return veil_error(VEIL_ERR_INVAL, "veil_net_stats_get: NULL argument");
     if (peer < 0 || peer >= net->nprocs || peer == net->self)
-        return veil_error(VEIL_ERR_INVAL, "veil_net_stats_get: peer %d is not another process "
-                          "of this %d-process session", peer, net->nprocs);
+        return veil_error(VEIL_ERR_INVAL,
+                          "veil_net_stats_get: peer %d is not another process "
+                          "of this %d-process session",
+                          peer, net->nprocs);
     const struct veil_net_counters *c = &net->peers[peer].ctr;
     out->msgs_sent = LOAD(c->msgs_sent);
     out->msgs_recv = LOAD(c->msgs_recv);

@@ -36,9 +36,9 @@ static inline int net_test_config(const struct veil_harness_party *me,
                                   const struct net_test_keys *k, double heartbeat_s,
                                   double timeout_s, uint8_t digest, struct veil_net_config *cfg)
 {
-    int rc = veil_net_config_from_harness(me, k ? (const char(*)[VEIL_Z85_KEY_CHARS + 1])k->pub
-                                                : NULL,
-                                          k ? k->sec[me->id] : NULL, cfg);
+    int rc =
+        veil_net_config_from_harness(me, k ? (const char(*)[VEIL_Z85_KEY_CHARS + 1]) k->pub : NULL,
+                                     k ? k->sec[me->id] : NULL, cfg);
     if (rc)
         return rc;
     cfg->insecure_plaintext = k == NULL;

@@ -102,8 +102,10 @@ static int party(const struct veil_harness_party *me, void *arg)
         }
         size_t at = net_test_check(big, BIG, 99);
         if (at != BIG) {
-            fprintf(stderr, "FAIL: received tensor differs at byte %zu (0x%02x): the writer after "
-                    "isend ran before the send released the handle\n", at, big[at]);
+            fprintf(stderr,
+                    "FAIL: received tensor differs at byte %zu (0x%02x): the writer after "
+                    "isend ran before the send released the handle\n",
+                    at, big[at]);
             bad = 1;
         }
     } else {
@@ -126,8 +128,8 @@ int main(void)
     if (net_test_keys_make(&k, 2))
         return 1;
     struct veil_harness_result res[2];
-    struct veil_harness_opts o = {.nparties = 2, .timeout_s = 60, .grace_s = 5,
-                                  .forward_output = net_test_verbose()};
+    struct veil_harness_opts o = {
+        .nparties = 2, .timeout_s = 60, .grace_s = 5, .forward_output = net_test_verbose()};
     int rc = veil_harness_run(&o, party, &k, res);
     if (rc != VEIL_OK) {
         fprintf(stderr, "FAIL: %s\n", veil_last_error());

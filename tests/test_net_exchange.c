@@ -105,12 +105,13 @@ static int party(const struct veil_harness_party *me, void *arg)
         for (int i = 0; i < nm; i++) {
             starpu_data_unregister(out[p][i].h);
             starpu_data_unregister(in[p][i].h);
-            size_t at = net_test_check(in[p][i].buf, in[p][i].size, seed_of(p, me->id,
-                                                                             in[p][i].tag));
+            size_t at =
+                net_test_check(in[p][i].buf, in[p][i].size, seed_of(p, me->id, in[p][i].tag));
             if (at != in[p][i].size) {
-                fprintf(stderr, "FAIL: party %d: message tag %llu from %d (%zu bytes) differs "
-                        "at byte %zu\n", me->id, (unsigned long long)in[p][i].tag, p,
-                        in[p][i].size, at);
+                fprintf(stderr,
+                        "FAIL: party %d: message tag %llu from %d (%zu bytes) differs "
+                        "at byte %zu\n",
+                        me->id, (unsigned long long)in[p][i].tag, p, in[p][i].size, at);
                 bad = 1;
             }
             free(out[p][i].buf);
@@ -139,8 +140,8 @@ int main(void)
     for (int n = 2; n <= 4; n++) {
         a->big = n == 2;
         struct veil_harness_result res[4];
-        struct veil_harness_opts o = {.nparties = n, .timeout_s = 60, .grace_s = 5,
-                                      .forward_output = net_test_verbose()};
+        struct veil_harness_opts o = {
+            .nparties = n, .timeout_s = 60, .grace_s = 5, .forward_output = net_test_verbose()};
         double t0 = veil_now();
         int rc = veil_harness_run(&o, party, a, res);
         if (rc != VEIL_OK) {

@@ -46,8 +46,7 @@ static int party(const struct veil_harness_party *me, void *arg)
         if (me->id == 1) {
             cfg.nparties = 3;
             snprintf(cfg.peers[2].endpoint, sizeof cfg.peers[2].endpoint, "tcp://127.0.0.1:9");
-            snprintf(cfg.peers[2].public_key, sizeof cfg.peers[2].public_key, "%s",
-                     a->rogue_pub);
+            snprintf(cfg.peers[2].public_key, sizeof cfg.peers[2].public_key, "%s", a->rogue_pub);
         }
         break;
     }
@@ -75,8 +74,8 @@ int main(void)
         return 1;
     for (a.which = CASE_KEY; a.which <= CASE_COUNT; a.which++) {
         struct veil_harness_result res[2];
-        struct veil_harness_opts o = {.nparties = 2, .timeout_s = 30, .grace_s = -1,
-                                      .forward_output = net_test_verbose()};
+        struct veil_harness_opts o = {
+            .nparties = 2, .timeout_s = 30, .grace_s = -1, .forward_output = net_test_verbose()};
         int rc = veil_harness_run(&o, party, &a, res);
         if (rc != VEIL_OK) {
             fprintf(stderr, "FAIL: case %d: %s\n", a.which, veil_last_error());

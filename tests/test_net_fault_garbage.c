@@ -6,8 +6,8 @@
  *     and acknowledgement) and then sends one bad message per run — random header bytes, a
  *     10-byte header, a payload shorter than its header says, a chunk at an offset that starts
  *     no message, a duplicated chunk, a message of four frames, a message larger than the
- *     posted receive — and party 0's veil_net_wait_all must return VEIL_ERR_PROTO each time (or its open, when the
- *     bad message overtakes party 0's own start-up). */
+ *     posted receive — and party 0's veil_net_wait_all must return VEIL_ERR_PROTO each time
+ *     (or its open, when the bad message overtakes party 0's own start-up). */
 #include <config.h>
 #include "net_test_util.h"
 
@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 enum { G_CURVE, G_RANDOM, G_SHORT, G_LENGTH, G_OFFSET, G_DUP, G_FRAMES, G_SIZE, G_END };
-static const char *const names[] = {"curve", "random header", "short header", "short payload",
-                                    "bad offset", "duplicate chunk", "four frames",
-                                    "oversized message"};
+static const char *const names[] = {"curve",         "random header",    "short header",
+                                    "short payload", "bad offset",       "duplicate chunk",
+                                    "four frames",   "oversized message"};
 #define RBYTES 256
 
 struct garg {
@@ -35,7 +35,8 @@ static void raw_tcp_garbage(const char *endpoint)
         return;
     for (int i = 0; i < 3; i++) {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)atoi(colon + 1))};
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
             uint8_t junk[1024];
@@ -62,9 +63,13 @@ static int send_frames(void *d, const void *const *part, const size_t *len, int 
 static void header(const struct veil_harness_party *me, const uint8_t session[16], int type,
                    uint64_t tag, uint64_t offset, uint64_t total, uint32_t length, uint8_t *out)
 {
-    struct veil_frame_header h = {.version = VEIL_FRAME_VERSION, .type = (uint16_t)type,
-                                  .sender = (uint32_t)me->id, .tag = tag, .offset = offset,
-                                  .total = total, .length = length};
+    struct veil_frame_header h = {.version = VEIL_FRAME_VERSION,
+                                  .type = (uint16_t)type,
+                                  .sender = (uint32_t)me->id,
+                                  .tag = tag,
+                                  .offset = offset,
+                                  .total = total,
+                                  .length = length};
     memcpy(h.session, session, 16);
     veil_frame_encode(&h, out);
 }
@@ -79,8 +84,8 @@ static int rogue(const struct veil_harness_party *me, const struct veil_net_conf
     if (zmq_connect(d, cfg->peers[0].endpoint))
         return 2;
     uint8_t h[64], h2[64], hello[VEIL_HELLO_BYTES], payload[RBYTES];
-    struct veil_hello hl = {.protocol_version = VEIL_NET_PROTOCOL_VERSION, .party = 1,
-                            .nparties = 2};
+    struct veil_hello hl = {
+        .protocol_version = VEIL_NET_PROTOCOL_VERSION, .party = 1, .nparties = 2};
     memcpy(hl.session, cfg->session, 16);
     memcpy(hl.plan_digest, cfg->plan_digest, 32);
     veil_hello_encode(&hl, hello);
@@ -192,8 +197,8 @@ int main(void)
         return 1;
     for (a.which = G_CURVE; a.which < G_END; a.which++) {
         struct veil_harness_result res[2];
-        struct veil_harness_opts o = {.nparties = 2, .timeout_s = 30, .grace_s = -1,
-                                      .forward_output = net_test_verbose()};
+        struct veil_harness_opts o = {
+            .nparties = 2, .timeout_s = 30, .grace_s = -1, .forward_output = net_test_verbose()};
         int rc = veil_harness_run(&o, party, &a, res);
         int fail = rc != VEIL_OK;
         if (a.which == G_CURVE && !strstr(res[0].output ? res[0].output : "", "handshake failed")) {

@@ -76,8 +76,10 @@ static int party(const struct veil_harness_party *me, void *arg)
         snprintf(want, sizeof want, "party %d lost", a->victim);
     int bad = 0;
     if (rc != VEIL_ERR_PEER_LOST || !strstr(veil_last_error(), want)) {
-        fprintf(stderr, "FAIL: wait_all returned %d (%s), expected VEIL_ERR_PEER_LOST naming "
-                "'%s'\n", rc, veil_last_error(), want);
+        fprintf(stderr,
+                "FAIL: wait_all returned %d (%s), expected VEIL_ERR_PEER_LOST naming "
+                "'%s'\n",
+                rc, veil_last_error(), want);
         bad = 1;
     } else if (elapsed > BOUND_S) {
         fprintf(stderr, "FAIL: failure reported %.2f s after open, bound %.1f s\n", elapsed,
@@ -86,9 +88,10 @@ static int party(const struct veil_harness_party *me, void *arg)
     } else if (net_test_verbose()) {
         fprintf(stderr, "ok: '%s' after %.2f s\n", veil_last_error(), elapsed);
     }
-    if (veil_net_isend(net, hout, (me->id + 1) % nprocs == a->victim ? (me->id + 2) % nprocs
-                                                                      : (me->id + 1) % nprocs, 6)
-        != VEIL_ERR_PEER_LOST) {
+    if (veil_net_isend(net, hout,
+                       (me->id + 1) % nprocs == a->victim ? (me->id + 2) % nprocs
+                                                          : (me->id + 1) % nprocs,
+                       6) != VEIL_ERR_PEER_LOST) {
         fprintf(stderr, "FAIL: isend after the failure did not return the session's error\n");
         bad = 1;
     }
@@ -108,7 +111,10 @@ static int run(struct karg *a, int victim)
 {
     a->victim = victim;
     struct veil_harness_result res[4];
-    struct veil_harness_opts o = {.nparties = 3, .dealer = 1, .timeout_s = 40, .grace_s = -1,
+    struct veil_harness_opts o = {.nparties = 3,
+                                  .dealer = 1,
+                                  .timeout_s = 40,
+                                  .grace_s = -1,
                                   .forward_output = net_test_verbose()};
     veil_harness_run(&o, party, a, res);
     int bad = 0;

@@ -139,8 +139,8 @@ int main(void)
     if (net_test_keys_make(&k, 2))
         return 1;
     struct veil_harness_result res[2];
-    struct veil_harness_opts o = {.nparties = 2, .timeout_s = 60, .grace_s = 5,
-                                  .forward_output = net_test_verbose()};
+    struct veil_harness_opts o = {
+        .nparties = 2, .timeout_s = 60, .grace_s = 5, .forward_output = net_test_verbose()};
     int rc = veil_harness_run(&o, party, &k, res);
     if (rc != VEIL_OK) {
         fprintf(stderr, "FAIL: %s\n", veil_last_error());

@@ -25,15 +25,15 @@ typedef struct veil_net veil_net_t;
  * rounds is the session's round counter (see veil_net_stats_mark_round), the same for every peer.
  */
 struct veil_net_stats {
-    uint64_t msgs_sent;       /* completed isends to this peer */
-    uint64_t msgs_recv;       /* messages fully received from this peer */
-    uint64_t bytes_sent;      /* payload bytes of those messages */
+    uint64_t msgs_sent;  /* completed isends to this peer */
+    uint64_t msgs_recv;  /* messages fully received from this peer */
+    uint64_t bytes_sent; /* payload bytes of those messages */
     uint64_t bytes_recv;
-    uint64_t frames_sent;     /* all frames, data chunks and control */
+    uint64_t frames_sent; /* all frames, data chunks and control */
     uint64_t frames_recv;
     uint64_t wire_bytes_sent; /* headers + payloads of all frames */
     uint64_t wire_bytes_recv;
-    uint64_t rounds;          /* veil_net_stats_mark_round calls in this session */
+    uint64_t rounds; /* veil_net_stats_mark_round calls in this session */
 };
 
 /**
