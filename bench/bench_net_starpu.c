@@ -144,10 +144,11 @@ static int pingpong(const struct veil_harness_party *me, struct bench *b, veil_n
         } while (st.msgs_recv < (uint64_t)b->count + 1 && veil_net_status(net) == VEIL_OK);
         last = st.msgs_recv;
     }
-    double t = veil_now() - t0;
+    double t_paused = veil_now() - t0;
     if (b->no_workers)
         starpu_resume();
     int rc = veil_net_wait_all(net);
+    double t = b->no_workers ? t_paused : veil_now() - t0;
     (void)last;
     struct veil_net_stats st;
     veil_net_stats_get(net, 1 - me->id, &st);

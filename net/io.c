@@ -54,16 +54,17 @@ static void make_header(const struct veil_net *net, int type, uint64_t tag, uint
 
 /* Control frames bypass the pacing queue; dropped when ZeroMQ pushes back (heartbeats are
  * periodic, an abort is best effort). */
-static void send_control(struct veil_net *net, int p, int type, const void *payload, size_t len)
+static int send_control(struct veil_net *net, int p, int type, const void *payload, size_t len)
 {
     uint8_t hdr[VEIL_FRAME_HEADER_BYTES];
     make_header(net, type, 0, 0, len, (uint32_t)len, hdr);
     void *d = net->peers[p].dealer;
     if (zmq_send(d, hdr, sizeof hdr, ZMQ_DONTWAIT | (len ? ZMQ_SNDMORE : 0)) < 0)
-        return;
+        return -1;
     if (len && zmq_send(d, payload, len, ZMQ_DONTWAIT) < 0)
-        return;
+        return -1; /* not reached: the parts of a message are queued together */
     veil_net_count_sent(net, p, VEIL_FRAME_HEADER_BYTES + len, 0, 0);
+    return 0;
 }
 
 static void list_unlink_req(struct veil_net_req **head, struct veil_net_req **tail,
@@ -147,6 +148,9 @@ static void drop_all(struct veil_net *net)
                     req_done(net, r);
             }
         }
+        free(ps->tagmap);
+        ps->tagmap = NULL;
+        ps->tagmap_cap = ps->tagmap_used = 0;
         while (ps->in) {
             struct veil_net_inmsg *m = ps->in;
             inmsg_unlink(ps, m);
@@ -244,9 +248,9 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
                     "%s sent an empty chunk of a %llu-byte message (tag "
                     "%llu)",
                     name, (unsigned long long)h->total, (unsigned long long)h->tag);
-    struct veil_net_inmsg *m = ps->in;
+    struct veil_net_inmsg *m = ps->in_tail; /* a message in progress is usually recent */
     while (m && !(m->tag == h->tag && m->got < m->total))
-        m = m->next;
+        m = m->prev;
     if (m) {
         if (h->offset != m->got || h->total != m->total)
             return fail(net, VEIL_ERR_PROTO,
@@ -477,16 +481,80 @@ static int emulating(const struct veil_net *net)
     return net->cfg.link.latency_s > 0 || net->cfg.link.bandwidth_Bps > 0;
 }
 
+/* ---- same-tag ordering: tag -> last unfinished send (linear probing, backward-shift delete) -- */
+
+static size_t tag_hash(uint64_t tag, size_t cap)
+{
+    return (size_t)((tag * 0x9e3779b97f4a7c15u) >> 17) & (cap - 1);
+}
+
+static struct veil_net_tagslot *tag_find(struct veil_net_peer_state *ps, uint64_t tag)
+{
+    if (!ps->tagmap_cap)
+        return NULL;
+    for (size_t i = tag_hash(tag, ps->tagmap_cap);; i = (i + 1) & (ps->tagmap_cap - 1)) {
+        if (!ps->tagmap[i].last)
+            return NULL;
+        if (ps->tagmap[i].tag == tag)
+            return &ps->tagmap[i];
+    }
+}
+
+static int tag_put(struct veil_net_peer_state *ps, uint64_t tag, struct veil_net_req *r)
+{
+    if (2 * (ps->tagmap_used + 1) > ps->tagmap_cap) { /* grow: amortised, not per message */
+        size_t cap = ps->tagmap_cap ? 2 * ps->tagmap_cap : 64;
+        struct veil_net_tagslot *old = ps->tagmap, *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        size_t oldcap = ps->tagmap_cap;
+        ps->tagmap = t;
+        ps->tagmap_cap = cap;
+        ps->tagmap_used = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].last)
+                tag_put(ps, old[i].tag, old[i].last);
+        free(old);
+    }
+    size_t i = tag_hash(tag, ps->tagmap_cap);
+    while (ps->tagmap[i].last)
+        i = (i + 1) & (ps->tagmap_cap - 1);
+    ps->tagmap[i].tag = tag;
+    ps->tagmap[i].last = r;
+    ps->tagmap_used++;
+    return 0;
+}
+
+static void tag_del(struct veil_net_peer_state *ps, struct veil_net_tagslot *slot)
+{
+    size_t mask = ps->tagmap_cap - 1, i = (size_t)(slot - ps->tagmap), j = i;
+    ps->tagmap[i].last = NULL;
+    ps->tagmap_used--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!ps->tagmap[j].last)
+            return;
+        size_t home = tag_hash(ps->tagmap[j].tag, ps->tagmap_cap);
+        /* move j back to i unless its home lies cyclically in (i, j] */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            ps->tagmap[i] = ps->tagmap[j];
+            ps->tagmap[j].last = NULL;
+            i = j;
+        }
+    }
+}
+
 static void send_finished(struct veil_net *net, struct veil_net_peer_state *ps,
                           struct veil_net_req *r)
 {
     list_unlink_req(&ps->sends, &ps->sends_tail, r);
-    struct veil_net_req *best = NULL;
-    for (struct veil_net_req *q = ps->sends; q; q = q->next)
-        if (q->tag == r->tag && (!best || q->seq < best->seq))
-            best = q;
-    if (best)
-        best->head = 1;
+    if (r->same_next) {
+        r->same_next->head = 1;
+    } else {
+        struct veil_net_tagslot *slot = tag_find(ps, r->tag);
+        VEIL_ASSERT(slot && slot->last == r);
+        tag_del(ps, slot);
+    }
     req_done(net, r);
 }
 
@@ -605,10 +673,18 @@ static void on_posted(struct veil_net *net, struct veil_net_req *r)
     r->seq = net->next_seq++;
     r->listed = 1;
     if (r->kind == VEIL_REQ_SEND) {
-        r->head = 1;
-        for (struct veil_net_req *q = ps->sends; q; q = q->next)
-            if (q->tag == r->tag)
-                r->head = 0;
+        struct veil_net_tagslot *slot = tag_find(ps, r->tag);
+        if (slot) { /* an earlier send with this tag is unfinished: go after it */
+            slot->last->same_next = r;
+            slot->last = r;
+            r->head = 0;
+        } else if (tag_put(ps, r->tag, r) != 0) {
+            r->listed = 0;
+            fail(net, VEIL_ERR_NOMEM, "out of memory for the send tag map");
+            return;
+        } else {
+            r->head = 1;
+        }
         list_append_req(&ps->sends, &ps->sends_tail, r);
         return;
     }
@@ -705,14 +781,16 @@ static void timers(struct veil_net *net, double now, double connect_deadline)
     }
     for (int p = 0; p < net->nprocs && !failed(net); p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
-        if (p == net->self || !ps->hello_ok || ps->bye)
+        if (p == net->self || !ps->hello_ok)
             continue;
-        if (ps->acked && now - ps->last_heard > net->cfg.timeout_s) {
+        if (!ps->bye && ps->acked && now - ps->last_heard > net->cfg.timeout_s) {
             fail(net, VEIL_ERR_PEER_LOST, "%s lost: silent for %.1f s",
                  veil_net_peer_name(net, p, name), now - ps->last_heard);
             return;
         }
-        if (now >= ps->next_heartbeat) {
+        /* A peer that said goodbye still watches us until our goodbye: keep beating until then,
+         * and send nothing after it. */
+        if (!net->bye_sent && now >= ps->next_heartbeat) {
             send_control(net, p, VEIL_FRAME_HEARTBEAT, NULL, 0);
             ps->next_heartbeat = now + net->cfg.heartbeat_s;
         }
@@ -728,12 +806,23 @@ static int closing_done(struct veil_net *net, double now)
         for (int p = 0; p < net->nprocs; p++)
             if (p != net->self && net->peers[p].sends)
                 return 0;
-        for (int p = 0; p < net->nprocs; p++)
-            if (p != net->self)
-                send_control(net, p, VEIL_FRAME_BYE, NULL, 0);
         net->bye_sent = 1;
         net->close_deadline = now + net->cfg.timeout_s;
     }
+    int all_sent = 1;
+    for (int p = 0; p < net->nprocs; p++) { /* a goodbye is retried until ZeroMQ takes it */
+        struct veil_net_peer_state *ps = &net->peers[p];
+        if (p == net->self || ps->bye_out)
+            continue;
+        if (send_control(net, p, VEIL_FRAME_BYE, NULL, 0) == 0)
+            ps->bye_out = 1;
+        else if (now < net->close_deadline) {
+            all_sent = 0;
+            ps->out_blocked = 1; /* poll for POLLOUT */
+        }
+    }
+    if (!all_sent)
+        return 0;
     char name[32];
     for (int p = 0; p < net->nprocs; p++) {
         if (p == net->self || net->peers[p].bye)

@@ -69,6 +69,7 @@ struct veil_net_req {
     size_t off;                 /* send: bytes already staged */
     int head;                   /* send: first unfinished send of its (peer, tag): may be chunked */
     struct veil_net_inmsg *msg; /* recv: the incoming message bound to it */
+    struct veil_net_req *same_next; /* send: next send posted to this peer with this tag */
     struct veil_net_req *next, *prev;
 };
 
@@ -109,10 +110,18 @@ struct veil_net_peer_state {
     int hello_ok; /* its hello was received and agreed */
     int acked;    /* it sent something after its hello: it agreed with ours */
     int bye;      /* it said goodbye */
+    int bye_out;  /* our goodbye to it is queued in ZeroMQ */
     double last_heard;
     double next_heartbeat;
     struct veil_link_emulator emu;
     struct veil_net_req *sends, *sends_tail;
+    /* open-addressing map tag -> last unfinished send with that tag (keeps same-tag order in
+     * O(1) per message): cap is a power of two, 0 when not yet allocated */
+    struct veil_net_tagslot {
+        uint64_t tag;
+        struct veil_net_req *last; /* NULL: empty slot */
+    } * tagmap;
+    size_t tagmap_cap, tagmap_used;
     struct veil_net_req *recvs, *recvs_tail;
     struct veil_net_inmsg *in, *in_tail;
     struct veil_net_outframe *outq; /* ring of outq_cap */

@@ -1,7 +1,8 @@
 /* Tests that 2, 3 and 4 real party processes (CURVE on, loopback) exchange tensors through
  * veil_net_isend / veil_net_irecv bound to StarPU handles: every party sends every other party
  * messages of 0 bytes, 1 byte, 1 MiB (and 64 MiB with 2 parties: ~256 MiB of RAM per party
- * counting ZeroMQ's buffers) plus 200 small tags interleaved, half the parties posting their
+ * counting ZeroMQ's buffers) plus 200 small tags interleaved and 4 multi-chunk messages sharing
+ * one tag (which must arrive in posting order), half the parties posting their
  * receives before their sends and half after (the early-arrival path), and the receivers check
  * every byte against a pattern derived from (sender, receiver, tag). */
 #include <config.h>
@@ -10,11 +11,13 @@
 #include <starpu.h>
 
 #define NSMALL 200
+#define NSAME 4
 
 struct msg {
     uint8_t *buf;
     size_t size;
     uint64_t tag;
+    uint64_t id; /* unique per (sender, receiver): seeds the content */
     starpu_data_handle_t h;
 };
 
@@ -40,6 +43,12 @@ static int make_msgs(struct msg *m, int count, int big)
         m[n].size = 1 + (size_t)(t * 37) % 500;
         m[n].tag = (uint64_t)t;
     }
+    for (int j = 0; j < NSAME; j++, n++) { /* same tag: must arrive in posting order */
+        m[n].size = ((size_t)3 << 19) + (size_t)j;
+        m[n].tag = 5000;
+    }
+    for (int i = 0; i < n; i++)
+        m[i].id = (uint64_t)i;
     (void)count;
     return n;
 }
@@ -58,7 +67,7 @@ static int party(const struct veil_harness_party *me, void *arg)
         fprintf(stderr, "open failed: %s\n", veil_last_error());
         return 4;
     }
-    enum { MAXM = NSMALL + 4 };
+    enum { MAXM = NSMALL + NSAME + 4 };
     static struct msg out[4][MAXM], in[4][MAXM];
     int nm = 0;
     for (int p = 0; p < nprocs; p++) {
@@ -71,7 +80,7 @@ static int party(const struct veil_harness_party *me, void *arg)
             in[p][i].buf = malloc(in[p][i].size + 1);
             if (!out[p][i].buf || !in[p][i].buf)
                 return 5;
-            net_test_fill(out[p][i].buf, out[p][i].size, seed_of(me->id, p, out[p][i].tag));
+            net_test_fill(out[p][i].buf, out[p][i].size, seed_of(me->id, p, out[p][i].id));
             memset(in[p][i].buf, 0xee, in[p][i].size);
             starpu_vector_data_register(&out[p][i].h, STARPU_MAIN_RAM, (uintptr_t)out[p][i].buf,
                                         (uint32_t)out[p][i].size, 1);
@@ -106,7 +115,7 @@ static int party(const struct veil_harness_party *me, void *arg)
             starpu_data_unregister(out[p][i].h);
             starpu_data_unregister(in[p][i].h);
             size_t at =
-                net_test_check(in[p][i].buf, in[p][i].size, seed_of(p, me->id, in[p][i].tag));
+                net_test_check(in[p][i].buf, in[p][i].size, seed_of(p, me->id, in[p][i].id));
             if (at != in[p][i].size) {
                 fprintf(stderr,
                         "FAIL: party %d: message tag %llu from %d (%zu bytes) differs "
