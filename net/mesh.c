@@ -60,7 +60,7 @@ static size_t env_size(const char *name, size_t dflt)
 void veil_net_options_defaults(struct veil_net_options *o)
 {
     o->connect_timeout_s = 30;
-    o->chunk_bytes = env_size("VEIL_NET_CHUNK", (size_t)1 << 20);
+    o->chunk_bytes = env_size("VEIL_NET_CHUNK", (size_t)512 << 10); /* bench/README-net-starpu.md */
     o->pool_bytes = env_size("VEIL_NET_POOL", (size_t)16 << 20);
     o->early_cap_bytes = env_size("VEIL_NET_EARLY_CAP", (size_t)1 << 30);
     const char *t = getenv("VEIL_NET_CONNECT_TIMEOUT");
