@@ -80,10 +80,12 @@ static int stream(const struct veil_harness_party *me, struct bench *b, veil_net
         else
             veil_net_irecv(net, h[i], 0, (uint64_t)i);
     }
-    if (me->id == 0)
+    if (me->id == 0) {
         veil_net_irecv(net, ha, 1, 1u << 31);
-    else
+    } else { /* acknowledge only once every message has landed */
+        veil_net_wait_all(net);
         veil_net_isend(net, ha, 0, 1u << 31);
+    }
     int rc = veil_net_wait_all(net);
     double t = veil_now() - t0;
     if (me->id == 0)
@@ -342,7 +344,7 @@ static void links(struct bench *b, int reps)
         double ts = measure(b, reps);
         /* the stream's time includes one latency and the 1-byte acknowledgement's latency */
         double bw = (double)L[i].size * L[i].count / (ts - 2 * L[i].lat);
-        printf("| %s | %.3f / %.3f | %.0f / %.0f |\n", L[i].name, L[i].lat * 1e3, lat * 1e3,
+        printf("| %s | %.3f / %.3f | %.1f / %.1f |\n", L[i].name, L[i].lat * 1e3, lat * 1e3,
                L[i].bw / 1e6, bw / 1e6);
         fflush(stdout);
     }
