@@ -7,6 +7,7 @@
  *     10-byte header, a payload shorter than its header says, a chunk at an offset that starts
  *     no message, a duplicated chunk, a message of four frames, a message larger than the
  *     posted receive — and party 0's veil_net_wait_all must return VEIL_ERR_PROTO each time
+ *     (VEIL_ERR_PEER_LOST for a last run, an abort frame without a reason)
  *     (or its open, when the bad message overtakes party 0's own start-up). */
 #include <config.h>
 #include "net_test_util.h"
@@ -17,10 +18,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { G_CURVE, G_RANDOM, G_SHORT, G_LENGTH, G_OFFSET, G_DUP, G_FRAMES, G_SIZE, G_END };
-static const char *const names[] = {"curve",         "random header",    "short header",
-                                    "short payload", "bad offset",       "duplicate chunk",
-                                    "four frames",   "oversized message"};
+enum { G_CURVE, G_RANDOM, G_SHORT, G_LENGTH, G_OFFSET, G_DUP, G_FRAMES, G_SIZE, G_ABORT, G_END };
+static const char *const names[] = {"curve",         "random header",     "short header",
+                                    "short payload", "bad offset",        "duplicate chunk",
+                                    "four frames",   "oversized message", "empty abort"};
 #define RBYTES 256
 
 struct garg {
@@ -120,6 +121,10 @@ static int rogue(const struct veil_harness_party *me, const struct veil_net_conf
         header(me, cfg->session, VEIL_FRAME_DATA, 9, 0, RBYTES, 128, h);
         send_frames(d, (const void *[]){h, payload, payload}, (size_t[]){64, 128, 128}, 3);
         break;
+    case G_ABORT: /* a legitimate frame type without its optional reason */
+        header(me, cfg->session, VEIL_FRAME_ABORT, 0, 0, 0, 0, h);
+        send_frames(d, (const void *[]){h}, (size_t[]){64}, 1);
+        break;
     case G_SIZE:
         header(me, cfg->session, VEIL_FRAME_DATA, 9, 0, RBYTES + 8, 128, h);
         header(me, cfg->session, VEIL_FRAME_DATA, 9, 128, RBYTES + 8, 136, h2);
@@ -146,7 +151,8 @@ static int party(const struct veil_harness_party *me, void *arg)
     if (starpu_init(NULL) != 0)
         return 3;
     int orc = veil_net_open(&cfg, NULL, &net);
-    if (orc == VEIL_ERR_PROTO && !curve) { /* the garbage came while party 0 was still opening */
+    if ((orc == VEIL_ERR_PROTO || (orc == VEIL_ERR_PEER_LOST && a->which == G_ABORT)) && !curve) {
+        /* the bad message came while party 0 was still opening */
         starpu_shutdown();
         return 0;
     }
@@ -173,9 +179,9 @@ static int party(const struct veil_harness_party *me, void *arg)
             fprintf(stderr, "FAIL: exchange after garbage: %s\n", rc ? veil_last_error() : "data");
             bad = 1;
         }
-    } else if (rc != VEIL_ERR_PROTO) {
-        fprintf(stderr, "FAIL: %s: wait_all returned %d (%s), expected VEIL_ERR_PROTO\n",
-                names[a->which], rc, veil_last_error());
+    } else if (rc != (a->which == G_ABORT ? VEIL_ERR_PEER_LOST : VEIL_ERR_PROTO)) {
+        fprintf(stderr, "FAIL: %s: wait_all returned %d (%s), expected %s\n", names[a->which], rc,
+                veil_last_error(), a->which == G_ABORT ? "VEIL_ERR_PEER_LOST" : "VEIL_ERR_PROTO");
         bad = 1;
     } else if (net_test_verbose()) {
         fprintf(stderr, "ok: %s: %s\n", names[a->which], veil_last_error());
