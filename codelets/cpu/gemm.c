@@ -1,0 +1,335 @@
+/*
+ * cpu/gemm.c — the CPU kernel of the Z_2^64 matrix product, C (=|+=) op(A) * op(B) mod 2^64.
+ *
+ * The structure is BLIS's: three cache-blocking loops (nc columns of B, kc-deep slices of the
+ * inner dimension, mc rows of A), each block packed into contiguous micro-panels (zero-padded
+ * to whole tiles, transposes resolved while packing), then two register-blocking loops that
+ * call a microkernel computing an mr x nr tile of C in registers over the kc slice. Two
+ * microkernels share the driver: an AVX-512 one (8 exact 64-bit low products per vpmullq),
+ * chosen at run time when the CPU has AVX-512F/DQ, and a portable C one for every other CPU.
+ * Wrap-around is the ring's arithmetic, so every path is exact and they agree bit for bit.
+ */
+#include "config.h"
+#include "codelets/gemm_internal.h"
+#include "base/base_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define HAVE_X86_AVX512_KERNEL 1
+#include <immintrin.h>
+#else
+#define HAVE_X86_AVX512_KERNEL 0
+#endif
+
+/*
+ * Microkernel: pa is a kc x mr micro-panel of op(A) (mr values per step), pb a kc x nr
+ * micro-panel of op(B) (nr values per step), both 64-byte aligned. Computes the mr x nr tile
+ * P = pa^T pb and stores C = P (load_c == 0) or C += P (load_c != 0), C row-major with row
+ * stride ldc (any alignment).
+ */
+typedef void (*ukernel_fn)(size_t kc, const uint64_t *pa, const uint64_t *pb, int load_c,
+                           uint64_t *c, size_t ldc);
+
+struct kernel {
+    const char *name;
+    ukernel_fn ukr;
+    size_t mr, nr; /* register tile */
+    size_t mc, kc, nc; /* cache blocks: mc a multiple of mr, nc of nr */
+};
+
+/* The largest tile of any kernel, for the edge-tile scratch buffer. */
+#define MAX_MR 8
+#define MAX_NR 24
+
+/* ---------------------------------------------------------------------------------------------
+ * Portable microkernel: 4 x 8, plain C that compilers keep in registers and vectorise where the
+ * target has a 64-bit vector multiply.
+ */
+#define GEN_MR 4
+#define GEN_NR 8
+
+static void ukr_generic(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb,
+                        int load_c, uint64_t *restrict c, size_t ldc)
+{
+    uint64_t acc[GEN_MR][GEN_NR] = {{0}};
+    for (size_t p = 0; p < kc; p++) {
+        for (size_t i = 0; i < GEN_MR; i++) {
+            uint64_t ai = pa[i];
+            for (size_t j = 0; j < GEN_NR; j++)
+                acc[i][j] += ai * pb[j];
+        }
+        pa += GEN_MR;
+        pb += GEN_NR;
+    }
+    for (size_t i = 0; i < GEN_MR; i++)
+        for (size_t j = 0; j < GEN_NR; j++)
+            c[i * ldc + j] = (load_c ? c[i * ldc + j] : 0) + acc[i][j];
+}
+
+/*
+ * Block sizes of the portable kernel: conventional, not tuned. On x86-64 without AVX-512 it runs
+ * scalar 64-bit multiplies (about 0.9 MAC per cycle measured, 3.7 GMAC/s at 4.2 GHz), so it is
+ * compute-bound and any blocking that keeps the packed panels in L2 does.
+ */
+static const struct kernel kernel_generic = {"generic", ukr_generic, GEN_MR, GEN_NR, 128, 256,
+                                             4096};
+
+#if HAVE_X86_AVX512_KERNEL
+/* ---------------------------------------------------------------------------------------------
+ * AVX-512 microkernel: 8 x 24 tile = 24 zmm accumulators; per k step 3 loads of B, 8 broadcasts
+ * of A (folded into vpmullq as {1to8} memory operands) and 24 vpmullq + 24 vpaddq. The
+ * accumulators' dependency chains are the 1-cycle adds, so 24 independent multiplies per step
+ * keep the multipliers busy. On the Zen 5 development machine vpmullq zmm issues 2 per cycle,
+ * as vfmadd231pd zmm does (8.4 G instructions/s each at 4.2 GHz, measured with 12 independent
+ * registers): the hardware bound of a 64-bit MAC, 67 GMAC/s per core, equals DGEMM's FMA bound,
+ * and the extra vpaddq goes to the other vector ports. (On Intel cores vpmullq is 3 uops and
+ * the bound is about a third of DGEMM's.)
+ */
+#define AVX_MR 8
+#define AVX_NR 24
+
+__attribute__((target("avx512f,avx512dq"))) static void
+ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
+           uint64_t *restrict c, size_t ldc)
+{
+    __m512i acc[AVX_MR][3];
+#pragma GCC unroll 8
+    for (int i = 0; i < AVX_MR; i++)
+        acc[i][0] = acc[i][1] = acc[i][2] = _mm512_setzero_si512();
+
+    for (size_t p = 0; p < kc; p++) {
+        __m512i b0 = _mm512_load_si512((const void *)pb);
+        __m512i b1 = _mm512_load_si512((const void *)(pb + 8));
+        __m512i b2 = _mm512_load_si512((const void *)(pb + 16));
+#pragma GCC unroll 8
+        for (int i = 0; i < AVX_MR; i++) {
+            __m512i ai = _mm512_set1_epi64((long long)pa[i]);
+            acc[i][0] = _mm512_add_epi64(acc[i][0], _mm512_mullo_epi64(ai, b0));
+            acc[i][1] = _mm512_add_epi64(acc[i][1], _mm512_mullo_epi64(ai, b1));
+            acc[i][2] = _mm512_add_epi64(acc[i][2], _mm512_mullo_epi64(ai, b2));
+        }
+        pa += AVX_MR;
+        pb += AVX_NR;
+    }
+
+#pragma GCC unroll 8
+    for (int i = 0; i < AVX_MR; i++) {
+        uint64_t *ci = c + (size_t)i * ldc;
+#pragma GCC unroll 3
+        for (int j = 0; j < 3; j++) {
+            __m512i v = acc[i][j];
+            if (load_c)
+                v = _mm512_add_epi64(v, _mm512_loadu_si512((const void *)(ci + 8 * j)));
+            _mm512_storeu_si512((void *)(ci + 8 * j), v);
+        }
+    }
+}
+
+/*
+ * Cache blocks, measured (bench/README.md; 1024^2 and 2048^2, 4.2 GHz Zen 5, 48 KiB L1d, 1 MiB
+ * L2): a deep kc matters most. Each tile loads and stores its 8 x 24 block of C once per kc
+ * slice, and at kc = 128 that traffic held the kernel near 38 GMAC/s; kc = 512 to 1024 gave
+ * 53-55 GMAC/s whatever mc (64..192) and nc (1536..6144). So kc = 512: the 8 x kc panel of A
+ * (32 KiB) stays in L1, the kc x 24 micro-panels of B (96 KiB each) and the mc x kc block of A
+ * (128 x 512: 512 KiB) stream from L2, and the kc x nc panel of B (12 MiB) lives in L3.
+ */
+static const struct kernel kernel_avx512 = {"avx512", ukr_avx512, AVX_MR, AVX_NR, 128, 512, 3072};
+
+static int cpu_has_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Kernel selection.
+ */
+static atomic_int force_generic;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int env_generic;
+
+static void read_env(void)
+{
+    const char *s = getenv("VEIL_GEMM_KERNEL");
+    env_generic = s && strcmp(s, "generic") == 0;
+}
+
+void veil_gemm_force_generic(int on)
+{
+    atomic_store(&force_generic, on != 0);
+}
+
+static const struct kernel *select_kernel(void)
+{
+    pthread_once(&env_once, read_env);
+    if (atomic_load_explicit(&force_generic, memory_order_relaxed) || env_generic)
+        return &kernel_generic;
+#if HAVE_X86_AVX512_KERNEL
+    if (cpu_has_avx512())
+        return &kernel_avx512;
+#endif
+    return &kernel_generic;
+}
+
+const char *veil_gemm_kernel_name(void)
+{
+    return select_kernel()->name;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Packing. op(A)[i][p] and op(B)[p][j] resolve the transposes here, so the microkernels see one
+ * layout. Rows or columns past the matrix edge are packed as zeros: they add nothing to the
+ * tile, and the driver discards the padded part of an edge tile.
+ */
+
+/* Packs op(A)[i0 .. i0+mb) x [p0 .. p0+kb) as micro-panels of mr rows: pa[(i/mr)*kb*mr + p*mr + i%mr]. */
+static void pack_a(size_t mr, int trans, const uint64_t *a, size_t lda, size_t i0, size_t mb,
+                   size_t p0, size_t kb, uint64_t *restrict pa)
+{
+    for (size_t ir = 0; ir < mb; ir += mr) {
+        size_t rows = mb - ir < mr ? mb - ir : mr;
+        if (!trans) {
+            for (size_t r = 0; r < rows; r++) {
+                const uint64_t *src = a + (i0 + ir + r) * lda + p0;
+                for (size_t p = 0; p < kb; p++)
+                    pa[p * mr + r] = src[p];
+            }
+        } else {
+            for (size_t p = 0; p < kb; p++) {
+                const uint64_t *src = a + (p0 + p) * lda + i0 + ir;
+                for (size_t r = 0; r < rows; r++)
+                    pa[p * mr + r] = src[r];
+            }
+        }
+        for (size_t r = rows; r < mr; r++)
+            for (size_t p = 0; p < kb; p++)
+                pa[p * mr + r] = 0;
+        pa += kb * mr;
+    }
+}
+
+/* Packs op(B)[p0 .. p0+kb) x [j0 .. j0+nb) as micro-panels of nr columns. */
+static void pack_b(size_t nr, int trans, const uint64_t *b, size_t ldb, size_t p0, size_t kb,
+                   size_t j0, size_t nb, uint64_t *restrict pb)
+{
+    for (size_t jr = 0; jr < nb; jr += nr) {
+        size_t cols = nb - jr < nr ? nb - jr : nr;
+        if (!trans) {
+            for (size_t p = 0; p < kb; p++) {
+                const uint64_t *src = b + (p0 + p) * ldb + j0 + jr;
+                for (size_t j = 0; j < cols; j++)
+                    pb[p * nr + j] = src[j];
+            }
+        } else {
+            for (size_t j = 0; j < cols; j++) {
+                const uint64_t *src = b + (j0 + jr + j) * ldb + p0;
+                for (size_t p = 0; p < kb; p++)
+                    pb[p * nr + j] = src[p];
+            }
+        }
+        for (size_t p = 0; p < kb; p++)
+            for (size_t j = cols; j < nr; j++)
+                pb[p * nr + j] = 0;
+        pb += kb * nr;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Drivers.
+ */
+
+/* The unblocked product, used only when the packing buffers cannot be allocated. */
+static void gemm_direct(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
+                        size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
+                        size_t ldc)
+{
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < n; j++) {
+            uint64_t s = accumulate ? c[i * ldc + j] : 0;
+            for (size_t p = 0; p < k; p++) {
+                uint64_t x = trans_a ? a[p * lda + i] : a[i * lda + p];
+                uint64_t y = trans_b ? b[j * ldb + p] : b[p * ldb + j];
+                s += x * y;
+            }
+            c[i * ldc + j] = s;
+        }
+    }
+}
+
+static size_t min_sz(size_t x, size_t y)
+{
+    return x < y ? x : y;
+}
+
+static size_t round_up(size_t x, size_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
+                   size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
+                   size_t ldc)
+{
+    if (m == 0 || n == 0)
+        return;
+    if (k == 0) {
+        if (!accumulate)
+            for (size_t i = 0; i < m; i++)
+                memset(c + i * ldc, 0, n * sizeof *c);
+        return;
+    }
+
+    const struct kernel *kr = select_kernel();
+    size_t mr = kr->mr, nr = kr->nr;
+    size_t kc_max = min_sz(k, kr->kc);
+    size_t mc_max = min_sz(round_up(m, mr), kr->mc);
+    size_t nc_max = min_sz(round_up(n, nr), kr->nc);
+    uint64_t *pa = veil_aligned_alloc(mc_max * kc_max * sizeof *pa);
+    uint64_t *pb = veil_aligned_alloc(kc_max * nc_max * sizeof *pb);
+    if (!pa || !pb) {
+        veil_aligned_free(pa);
+        veil_aligned_free(pb);
+        gemm_direct(trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
+        return;
+    }
+    _Alignas(64) uint64_t edge[MAX_MR * MAX_NR];
+
+    for (size_t jc = 0; jc < n; jc += kr->nc) {
+        size_t nb = min_sz(kr->nc, n - jc);
+        for (size_t pc = 0; pc < k; pc += kr->kc) {
+            size_t kb = min_sz(kr->kc, k - pc);
+            /* The first slice overwrites C unless the caller accumulates; later ones add. */
+            int load_c = accumulate || pc > 0;
+            pack_b(nr, trans_b, b, ldb, pc, kb, jc, nb, pb);
+            for (size_t ic = 0; ic < m; ic += kr->mc) {
+                size_t mb = min_sz(kr->mc, m - ic);
+                pack_a(mr, trans_a, a, lda, ic, mb, pc, kb, pa);
+                for (size_t jr = 0; jr < nb; jr += nr) {
+                    size_t cols = min_sz(nr, nb - jr);
+                    for (size_t ir = 0; ir < mb; ir += mr) {
+                        size_t rows = min_sz(mr, mb - ir);
+                        uint64_t *ct = c + (ic + ir) * ldc + jc + jr;
+                        const uint64_t *pat = pa + ir * kb, *pbt = pb + jr * kb;
+                        if (rows == mr && cols == nr) {
+                            kr->ukr(kb, pat, pbt, load_c, ct, ldc);
+                            continue;
+                        }
+                        /* Edge tile: compute the padded tile aside, keep its valid part. */
+                        kr->ukr(kb, pat, pbt, 0, edge, nr);
+                        for (size_t i = 0; i < rows; i++)
+                            for (size_t j = 0; j < cols; j++)
+                                ct[i * ldc + j] =
+                                    (load_c ? ct[i * ldc + j] : 0) + edge[i * nr + j];
+                    }
+                }
+            }
+        }
+    }
+    veil_aligned_free(pa);
+    veil_aligned_free(pb);
+}

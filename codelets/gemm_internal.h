@@ -1,0 +1,74 @@
+/*
+ * gemm_internal.h — the Z_2^64 matrix product: the CPU kernel (codelets/cpu/gemm.c), the StarPU
+ * codelets and their submit helper (codelets/gemm.c). Internal to libveil; never installed.
+ *
+ * Matrix convention, everywhere in Veil: matrices are row-major. A StarPU matrix handle
+ * (starpu_matrix interface) is read as a row-major matrix of `ny` rows and `nx` columns whose
+ * rows start `ld` elements apart: StarPU's nx is the contiguous dimension. Register an R x C
+ * row-major array p with row stride ld as
+ *     starpu_matrix_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, ld, C, R, sizeof(uint64_t));
+ */
+#ifndef VEIL_CODELETS_GEMM_INTERNAL_H
+#define VEIL_CODELETS_GEMM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <starpu.h>
+
+/**
+ * C (=|+=) op(A) * op(B) modulo 2^64, all matrices row-major.
+ *
+ * op(A) is m x k: A itself (m rows, k columns, row stride lda) when trans_a == 0, or the
+ * transpose of the k x m matrix stored at a (row stride lda) when trans_a != 0. op(B) is k x n,
+ * likewise with trans_b and ldb. C is m x n with row stride ldc. accumulate != 0 adds the
+ * product to C; accumulate == 0 overwrites C (C is then not read, so it may hold anything).
+ * Any of m, n, k may be 0 (k == 0 sets C to 0 unless accumulating). Leading dimensions must be
+ * at least the row lengths they describe (not checked here: the callers validate). C must not
+ * overlap A or B. The result is exact: bit for bit the naive triple loop's.
+ *
+ * Single-threaded (parallelism comes from StarPU running many tiles at once); reentrant.
+ * Uses the AVX-512 microkernel when the CPU has AVX-512F/DQ, the portable one otherwise or when
+ * forced (veil_gemm_force_generic, env VEIL_GEMM_KERNEL=generic). Never fails: if the packing
+ * buffers cannot be allocated it falls back to an unblocked loop (slower, same result).
+ */
+void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
+                   size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
+                   size_t ldc);
+
+/**
+ * Forces the portable microkernel (on != 0) or restores automatic selection (on == 0), for
+ * tests and benchmarks. Overrides VEIL_GEMM_KERNEL. Thread-safe (an atomic flag).
+ */
+void veil_gemm_force_generic(int on);
+
+/** Name of the microkernel veil_gemm_u64 would use now: "avx512" or "generic". */
+const char *veil_gemm_kernel_name(void);
+
+/**
+ * The GEMM codelets. Buffers: 0 = A (STARPU_R), 1 = B (STARPU_R), 2 = C; arguments packed
+ * with STARPU_VALUE: int trans_a, int trans_b, int accumulate. veil_gemm_cl has C in STARPU_W
+ * (overwrite: StarPU need not fetch C's old value); veil_gemm_acc_cl has C in STARPU_RW
+ * (accumulate). Both share the history-based perf model "veil_gemm" with a footprint of
+ * (m, n, k). Use veil_task_gemm rather than inserting them by hand.
+ */
+extern struct starpu_codelet veil_gemm_cl;
+extern struct starpu_codelet veil_gemm_acc_cl;
+
+/** The CPU body of both GEMM codelets (StarPU signature). */
+void veil_gemm_cpu(void *buffers[], void *cl_arg);
+
+/**
+ * Submits C (=|+=) op(A) * op(B) as one StarPU task on row-major matrix handles of uint64_t
+ * (convention above). Checks that a, b, c are distinct non-NULL matrix handles of 8-byte
+ * elements and that op(A) is m x k, op(B) is k x n and C is m x n; returns VEIL_ERR_SHAPE (with a
+ * message naming the dimensions) or VEIL_ERR_INVAL before submitting anything when not.
+ * accumulate != 0 submits veil_gemm_acc_cl (C read-write), else veil_gemm_cl (C write-only).
+ * priority is the StarPU task priority. Returns VEIL_OK once submitted, VEIL_ERR_STARPU if
+ * StarPU refuses the task. Asynchronous: the handles' sequential consistency orders the task.
+ * Thread-safe as StarPU's task submission is.
+ */
+int veil_task_gemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
+                   int trans_a, int trans_b, int accumulate, int priority);
+
+#endif
