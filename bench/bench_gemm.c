@@ -195,6 +195,7 @@ int main(int argc, char **argv)
         free(check);
     }
     veil_gemm_force_generic(0);
+    veil_gemm_release_buffers();
     printf("\n");
     print_load("after");
     printf("naive: textbook i-j-p loop, skipped above 512^3 multiply-adds.\n");

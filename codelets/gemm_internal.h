@@ -29,12 +29,17 @@
  *
  * Single-threaded (parallelism comes from StarPU running many tiles at once); reentrant.
  * Uses the AVX-512 microkernel when the CPU has AVX-512F/DQ, the portable one otherwise or when
- * forced (veil_gemm_force_generic, env VEIL_GEMM_KERNEL=generic). Never fails: if the packing
- * buffers cannot be allocated it falls back to an unblocked loop (slower, same result).
+ * forced (veil_gemm_force_generic, env VEIL_GEMM_KERNEL=generic). Packs into a per-thread
+ * buffer that is kept for the next call (at most about 7 MB; freed when the thread exits or by
+ * veil_gemm_release_buffers). Never fails: if that buffer cannot be allocated it falls back to
+ * an unblocked loop (slower, same result).
  */
 void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
                    size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
                    size_t ldc);
+
+/** Frees the calling thread's packing buffer now (threads that exit free theirs anyway). */
+void veil_gemm_release_buffers(void);
 
 /**
  * Forces the portable microkernel (on != 0) or restores automatic selection (on == 0), for

@@ -248,6 +248,7 @@ int main(void)
     check_bad_shapes();
     starpu_task_wait_for_all();
     starpu_shutdown();
+    veil_gemm_release_buffers();
 
     char cmd[sizeof home + 16];
     snprintf(cmd, sizeof cmd, "rm -rf %s", home);

@@ -135,9 +135,10 @@ ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, 
  * slice, and at kc = 128 that traffic held the kernel near 38 GMAC/s; kc = 512 to 1024 gave
  * 53-55 GMAC/s whatever mc (64..192) and nc (1536..6144). So kc = 512: the 8 x kc panel of A
  * (32 KiB) stays in L1, the kc x 24 micro-panels of B (96 KiB each) and the mc x kc block of A
- * (128 x 512: 512 KiB) stream from L2, and the kc x nc panel of B (12 MiB) lives in L3.
+ * (128 x 512: 512 KiB) stream from L2, and the kc x nc panel of B (6 MiB) lives in L3; the
+ * smallest measured nc keeps the per-thread packing buffer small.
  */
-static const struct kernel kernel_avx512 = {"avx512", ukr_avx512, AVX_MR, AVX_NR, 128, 512, 3072};
+static const struct kernel kernel_avx512 = {"avx512", ukr_avx512, AVX_MR, AVX_NR, 128, 512, 1536};
 
 static int cpu_has_avx512(void)
 {
@@ -240,6 +241,69 @@ static void pack_b(size_t nr, int trans, const uint64_t *b, size_t ldb, size_t p
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * Packing buffers: one per thread, grown on demand and kept until the thread exits (StarPU
+ * workers live as long as StarPU). Allocating them per call cost up to a third of the time of a
+ * 128^3 product (glibc served the 128 KiB blocks by mmap, page faults included), and made the
+ * timings depend on what ran before. At most (mc kc + kc nc) words: 6.8 MB for the AVX-512
+ * kernel.
+ */
+struct pack_cache {
+    size_t words;
+    uint64_t *data;
+};
+
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+static pthread_key_t pack_key;
+static int pack_key_ok;
+
+static void pack_cache_free(void *p)
+{
+    struct pack_cache *pc = p;
+    if (pc) {
+        veil_aligned_free(pc->data);
+        free(pc);
+    }
+}
+
+static void pack_key_create(void)
+{
+    pack_key_ok = pthread_key_create(&pack_key, pack_cache_free) == 0;
+}
+
+/* The calling thread's buffer of at least `words` words, or NULL when memory is short. */
+static uint64_t *pack_buffer(size_t words)
+{
+    pthread_once(&pack_once, pack_key_create);
+    if (!pack_key_ok)
+        return NULL;
+    struct pack_cache *pc = pthread_getspecific(pack_key);
+    if (!pc) {
+        pc = calloc(1, sizeof *pc);
+        if (!pc)
+            return NULL;
+        if (pthread_setspecific(pack_key, pc) != 0) {
+            free(pc);
+            return NULL;
+        }
+    }
+    if (pc->words < words) {
+        veil_aligned_free(pc->data);
+        pc->data = veil_aligned_alloc(words * sizeof *pc->data);
+        pc->words = pc->data ? words : 0;
+    }
+    return pc->data;
+}
+
+void veil_gemm_release_buffers(void)
+{
+    pthread_once(&pack_once, pack_key_create);
+    if (!pack_key_ok)
+        return;
+    pack_cache_free(pthread_getspecific(pack_key));
+    pthread_setspecific(pack_key, NULL);
+}
+
+/* ---------------------------------------------------------------------------------------------
  * Drivers.
  */
 
@@ -289,14 +353,14 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
     size_t kc_max = min_sz(k, kr->kc);
     size_t mc_max = min_sz(round_up(m, mr), kr->mc);
     size_t nc_max = min_sz(round_up(n, nr), kr->nc);
-    uint64_t *pa = veil_aligned_alloc(mc_max * kc_max * sizeof *pa);
-    uint64_t *pb = veil_aligned_alloc(kc_max * nc_max * sizeof *pb);
-    if (!pa || !pb) {
-        veil_aligned_free(pa);
-        veil_aligned_free(pb);
+    /* A's block first, then B's panel at the next 64-byte boundary. */
+    size_t a_words = round_up(mc_max * kc_max, 8);
+    uint64_t *pa = pack_buffer(a_words + kc_max * nc_max);
+    if (!pa) {
         gemm_direct(trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
         return;
     }
+    uint64_t *pb = pa + a_words;
     _Alignas(64) uint64_t edge[MAX_MR * MAX_NR];
 
     for (size_t jc = 0; jc < n; jc += kr->nc) {
@@ -330,6 +394,4 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
             }
         }
     }
-    veil_aligned_free(pa);
-    veil_aligned_free(pb);
 }
