@@ -2,7 +2,8 @@
  * (veil_task_gemm) equals a naive triple loop bit for bit, on random matrices salted with the
  * edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block boundary of
  * both microkernels, padded leading dimensions, all four transpose combinations, overwrite and
- * accumulate, with the AVX-512 path (when the CPU has it) and the portable path forced; and that
+ * accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2, portable); that
+ * an unknown kernel name is refused; and that
  * the submit helper rejects mismatched shapes with VEIL_ERR_SHAPE and bad handles with
  * VEIL_ERR_INVAL before submitting. */
 #include "config.h"
@@ -223,8 +224,17 @@ int main(void)
         return 77;
     }
 
-    for (int generic = 0; generic < 2; generic++) {
-        veil_gemm_force_generic(generic);
+    static const char *const kernels[] = {"avx512", "avx2", "generic"};
+    int tested = 0;
+    for (int kr = 0; kr < 3; kr++) {
+        if (veil_gemm_force_kernel(kernels[kr]) != VEIL_OK) {
+            if (verbose)
+                printf("kernel %s: not on this CPU (%s)\n", kernels[kr], veil_last_error());
+            continue;
+        }
+        if (strcmp(veil_gemm_kernel_name(), kernels[kr]) != 0)
+            FAIL("forced %s, selected %s", kernels[kr], veil_gemm_kernel_name());
+        tested++;
         if (verbose)
             printf("kernel: %s\n", veil_gemm_kernel_name());
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
@@ -244,7 +254,14 @@ int main(void)
         /* The workers read the flag when a task runs: finish before switching kernels. */
         starpu_task_wait_for_all();
     }
+    if (!tested)
+        FAIL("not even the generic kernel could be forced");
+    veil_gemm_force_generic(1);
+    if (strcmp(veil_gemm_kernel_name(), "generic") != 0)
+        FAIL("veil_gemm_force_generic(1) selected %s", veil_gemm_kernel_name());
     veil_gemm_force_generic(0);
+    if (veil_gemm_force_kernel("avx1024") != VEIL_ERR_UNSUPPORTED)
+        FAIL("unknown kernel name accepted");
     check_bad_shapes();
     starpu_task_wait_for_all();
     starpu_shutdown();
