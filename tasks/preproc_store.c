@@ -488,12 +488,17 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
         for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++)
             it->p[j] = get_u64(e + 16 + 8 * j);
         uint64_t off = get_u64(e + 112), words = get_u64(e + 120);
-        if (get_u32(e + 4) != 0 || veil_preproc_item_describe(it, &d) != VEIL_OK)
+        if (get_u32(e + 4) != 0)
+            return veil_error(VEIL_ERR_FORMAT, "preproc load: %s: table entry %llu: reserved "
+                              "field is not 0", r->path, (unsigned long long)i);
+        if (veil_preproc_item_describe(it, &d) != VEIL_OK) {
+            snprintf(buf, sizeof buf, "%s", veil_last_error());
             return veil_error(VEIL_ERR_FORMAT, "preproc load: %s: table entry %llu (kind %u) is "
-                              "not a valid item", r->path, (unsigned long long)i, kind);
+                              "not a valid item (%s)", r->path, (unsigned long long)i, kind, buf);
+        }
         if (off != total || words != d.share_words || words > data_words - total)
             return veil_error(VEIL_ERR_FORMAT, "preproc load: %s: table entry %llu (%s) claims "
-                              "%llu words at %llu; expected %zu words at %llu within %llu",
+                              "%llu words at %llu; expected %zu words at %llu, in data of %llu words",
                               r->path, (unsigned long long)i,
                               veil_preproc_item_format(it, buf, sizeof buf),
                               (unsigned long long)words, (unsigned long long)off, d.share_words,
