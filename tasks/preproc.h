@@ -83,6 +83,9 @@
 #define VEIL_PREPROC_MAX_PARTS 3
 #define VEIL_PREPROC_SID_BYTES 16
 #define VEIL_PREPROC_DIGEST_BYTES 32
+/** File format v1 sizes (layout below, under storage). */
+#define VEIL_PREPROC_FILE_HEADER_BYTES 88
+#define VEIL_PREPROC_FILE_ENTRY_BYTES 128
 /** High bits of the seed-derivation label ("VEILPR" then 0, 0); the low byte is the kind. */
 #define VEIL_PREPROC_LABEL UINT64_C(0x5645494c50520000)
 /** Largest share or correction of one item, in words (2^36 words = 512 GiB): sanity bound. */
@@ -202,6 +205,16 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item,
 size_t veil_preproc_correction_words(const struct veil_preproc_item *item);
 /** Words of each party's share of item (0 when the item is invalid). */
 size_t veil_preproc_share_words(const struct veil_preproc_item *item);
+
+/**
+ * Totals for a list of items (what a plan consumes): the dealer's correction words (its traffic
+ * to the designated party, all items), the words each party stores, and the bytes of each
+ * party's file (share words * 8 plus the format's overhead). Any output may be NULL. Returns
+ * VEIL_OK, or the first invalid item's error (the message names its position).
+ */
+int veil_preproc_items_size(const struct veil_preproc_item *items, size_t nitems,
+                            uint64_t *correction_words, uint64_t *share_words,
+                            uint64_t *file_bytes);
 
 /**
  * Formats an item as "kind #index (params)" into buf (always NUL-terminated) for messages.

@@ -330,6 +330,31 @@ size_t veil_preproc_share_words(const struct veil_preproc_item *item)
     return veil_preproc_item_describe(item, &d) == VEIL_OK ? d.share_words : 0;
 }
 
+int veil_preproc_items_size(const struct veil_preproc_item *items, size_t nitems,
+                            uint64_t *correction_words, uint64_t *share_words,
+                            uint64_t *file_bytes)
+{
+    struct veil_preproc_desc d;
+    uint64_t cw = 0, sw = 0;
+    if (nitems && !items)
+        return veil_error(VEIL_ERR_INVAL, "preproc sizes: NULL items");
+    for (size_t i = 0; i < nitems; i++) {
+        int rc = veil_preproc_item_describe(&items[i], &d);
+        if (rc != VEIL_OK)
+            return veil_error(rc, "preproc sizes: item %zu is invalid", i);
+        cw += d.correction_words;
+        sw += d.share_words;
+    }
+    if (correction_words)
+        *correction_words = cw;
+    if (share_words)
+        *share_words = sw;
+    if (file_bytes) /* header, table, data, digest: see the format in preproc.h */
+        *file_bytes = VEIL_PREPROC_FILE_HEADER_BYTES + VEIL_PREPROC_FILE_ENTRY_BYTES * (uint64_t)nitems +
+                      8 * sw + VEIL_PREPROC_DIGEST_BYTES;
+    return VEIL_OK;
+}
+
 static void put_u64(uint8_t *b, uint64_t v)
 {
     for (int i = 0; i < 8; i++)

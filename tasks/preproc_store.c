@@ -19,8 +19,8 @@
 
 #define MAGIC "VEILPRE" /* 8 bytes with its NUL */
 #define FORMAT_VERSION 1
-#define HEADER_BYTES 88
-#define ENTRY_BYTES 128
+#define HEADER_BYTES VEIL_PREPROC_FILE_HEADER_BYTES
+#define ENTRY_BYTES VEIL_PREPROC_FILE_ENTRY_BYTES
 #define DIGEST_BYTES VEIL_PREPROC_DIGEST_BYTES
 /* Bytes hashed / copied per step when streaming the file. */
 #define IO_CHUNK ((size_t)1 << 20)

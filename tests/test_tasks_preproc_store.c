@@ -462,6 +462,13 @@ int main(void)
     for (int i = 0; i < NITEMS; i++)
         words += veil_preproc_share_words(&items[i]);
     CHECK(img && n == 88 + 128 * NITEMS + 8 * words + 32, "file size %zu", n);
+    uint64_t tot_c = 0, tot_s = 0, tot_f = 0, want_c = 0;
+    for (int i = 0; i < NITEMS; i++)
+        want_c += veil_preproc_correction_words(&items[i]);
+    CHECK(veil_preproc_items_size(items, NITEMS, &tot_c, &tot_s, &tot_f) == VEIL_OK &&
+              tot_c == want_c && tot_s == words && tot_f == n,
+          "plan sizes %llu %llu %llu", (unsigned long long)tot_c, (unsigned long long)tot_s,
+          (unsigned long long)tot_f);
     CHECK(img && memcmp(img, "VEILPRE", 8) == 0, "magic");
     free(img);
 
