@@ -350,8 +350,9 @@ int veil_preproc_items_size(const struct veil_preproc_item *items, size_t nitems
     if (share_words)
         *share_words = sw;
     if (file_bytes) /* header, table, data, digest: see the format in preproc.h */
-        *file_bytes = VEIL_PREPROC_FILE_HEADER_BYTES + VEIL_PREPROC_FILE_ENTRY_BYTES * (uint64_t)nitems +
-                      8 * sw + VEIL_PREPROC_DIGEST_BYTES;
+        *file_bytes = VEIL_PREPROC_FILE_HEADER_BYTES +
+                      VEIL_PREPROC_FILE_ENTRY_BYTES * (uint64_t)nitems + 8 * sw +
+                      VEIL_PREPROC_DIGEST_BYTES;
     return VEIL_OK;
 }
 

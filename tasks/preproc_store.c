@@ -498,7 +498,8 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
         }
         if (off != total || words != d.share_words || words > data_words - total)
             return veil_error(VEIL_ERR_FORMAT, "preproc load: %s: table entry %llu (%s) claims "
-                              "%llu words at %llu; expected %zu words at %llu, in data of %llu words",
+                              "%llu words at %llu; expected %zu words at %llu, in data of %llu "
+                              "words",
                               r->path, (unsigned long long)i,
                               veil_preproc_item_format(it, buf, sizeof buf),
                               (unsigned long long)words, (unsigned long long)off, d.share_words,
