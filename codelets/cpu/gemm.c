@@ -20,10 +20,10 @@
 #include <string.h>
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define HAVE_X86_AVX512_KERNEL 1
+#define HAVE_X86_KERNELS 1
 #include <immintrin.h>
 #else
-#define HAVE_X86_AVX512_KERNEL 0
+#define HAVE_X86_KERNELS 0
 #endif
 
 /*
@@ -79,7 +79,7 @@ static void ukr_generic(size_t kc, const uint64_t *restrict pa, const uint64_t *
 static const struct kernel kernel_generic = {"generic", ukr_generic, GEN_MR, GEN_NR, 128, 256,
                                              4096};
 
-#if HAVE_X86_AVX512_KERNEL
+#if HAVE_X86_KERNELS
 /* ---------------------------------------------------------------------------------------------
  * AVX-512 microkernel: 8 x 24 tile = 24 zmm accumulators; per k step 3 loads of B, 8 broadcasts
  * of A (folded into vpmullq as {1to8} memory operands) and 24 vpmullq + 24 vpaddq. The
@@ -211,7 +211,7 @@ static int cpu_has(const struct kernel *kr)
  * compare them).
  */
 static const struct kernel *const kernels[] = {
-#if HAVE_X86_AVX512_KERNEL
+#if HAVE_X86_KERNELS
     &kernel_avx512, &kernel_avx2,
 #endif
     &kernel_generic,
