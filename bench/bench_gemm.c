@@ -1,9 +1,10 @@
 /*
  * bench_gemm.c — speed of the Z_2^64 matrix product on one core: multiply-adds per second
  * (GMAC/s) of a naive triple loop, of veil_gemm_u64 with each of its microkernels (AVX-512,
- * AVX2, portable C; "skipped" when the CPU lacks one), and of OpenBLAS's DGEMM on the same shapes as the yardstick (when configure found
- * OpenBLAS). Everything runs single-threaded (OpenBLAS is set to one thread). Each figure is the
- * best of several timed calls after one warm-up call. Prints a markdown table (bench/README.md).
+ * AVX2, portable C; "skipped" when the CPU lacks one), and of OpenBLAS's DGEMM on the same shapes
+ * as the yardstick (when configure found OpenBLAS). Everything runs single-threaded (OpenBLAS is
+ * set to one thread). Each figure is the best of several timed calls after one warm-up call. Prints
+ * a markdown table (bench/README.md).
  *
  * Usage: bench_gemm [MAX_SIZE]   (square sizes 64 .. MAX_SIZE, default 2048, plus 512x1024x1024)
  */
@@ -68,8 +69,8 @@ static void run_once(enum variant v, struct problem *p)
         break;
     case DGEMM:
 #ifdef VEIL_BENCH_OPENBLAS
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)p->m, (int)p->n, (int)p->k,
-                    1.0, p->da, (int)p->k, p->db, (int)p->n, 0.0, p->dc, (int)p->n);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)p->m, (int)p->n, (int)p->k, 1.0,
+                    p->da, (int)p->k, p->db, (int)p->n, 0.0, p->dc, (int)p->n);
 #endif
         break;
     default:
@@ -107,8 +108,9 @@ static double measure(enum variant v, struct problem *p)
         op("%%zmm7") op("%%zmm8") op("%%zmm9") op("%%zmm10") op("%%zmm11")
 #define VPMULLQ(r) "vpmullq %%zmm30, %%zmm31, " r "\n\t"
 #define VFMADD(r) "vfmadd231pd %%zmm30, %%zmm31, " r "\n\t"
-#define ADD8 "add $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\t" \
-             "add $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\t"
+#define ADD8                                                                                       \
+    "add $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\t"                         \
+    "add $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\t"
 
 /* Best seconds of three runs of one of the loops above (the first also warms the clock up). */
 static double time_loop(int which, long loops)

@@ -52,7 +52,8 @@ static void naive_gemm(int ta, int tb, size_t m, size_t n, size_t k, const uint6
         for (size_t j = 0; j < n; j++) {
             uint64_t s = acc ? c[i * ldc + j] : 0;
             for (size_t p = 0; p < k; p++)
-                s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+                s +=
+                    (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
             c[i * ldc + j] = s;
         }
 }
@@ -64,8 +65,8 @@ struct shape {
 /* Odd sizes and sizes crossing the tiles (8 x 24 and 4 x 8) and the cache blocks (mc 128,
  * kc 512 / 256, nc 3072 / 4096) of the two kernels. */
 static const struct shape shapes[] = {
-    {1, 1, 1},   {7, 13, 5},   {65, 33, 129}, {8, 24, 512}, {9, 25, 513},  {1, 70, 3},
-    {70, 1, 3},  {3, 2, 1030}, {260, 30, 20}, {17, 4100, 2}, {129, 49, 257},
+    {1, 1, 1},  {7, 13, 5},   {65, 33, 129}, {8, 24, 512},  {9, 25, 513},   {1, 70, 3},
+    {70, 1, 3}, {3, 2, 1030}, {260, 30, 20}, {17, 4100, 2}, {129, 49, 257},
 };
 
 /* One direct call against the oracle. Stored matrices get padded leading dimensions. */
@@ -182,9 +183,9 @@ static void check_bad_shapes(void)
     static uint32_t narrow[3 * 4];
     static uint64_t vec[12];
     starpu_data_handle_t ha, hb, hc, hc2, hn, hv;
-    register_rowmajor(&ha, a, 3, 5, 5);  /* 3 x 5 */
-    register_rowmajor(&hb, b, 5, 4, 4);  /* 5 x 4 */
-    register_rowmajor(&hc, c, 3, 4, 4);  /* 3 x 4 */
+    register_rowmajor(&ha, a, 3, 5, 5);   /* 3 x 5 */
+    register_rowmajor(&hb, b, 5, 4, 4);   /* 5 x 4 */
+    register_rowmajor(&hc, c, 3, 4, 4);   /* 3 x 4 */
     register_rowmajor(&hc2, c2, 4, 3, 3); /* 4 x 3 */
     starpu_matrix_data_register(&hn, STARPU_MAIN_RAM, (uintptr_t)narrow, 4, 4, 3, 4);
     starpu_vector_data_register(&hv, STARPU_MAIN_RAM, (uintptr_t)vec, 12, sizeof(uint64_t));

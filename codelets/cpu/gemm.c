@@ -28,9 +28,9 @@
 
 /*
  * Microkernel: pa is a kc x mr micro-panel of op(A) (mr values per step), pb a kc x nr
- * micro-panel of op(B) (nr values per step), pb aligned for the kernel's vector loads. Computes the mr x nr tile
- * P = pa^T pb and stores C = P (load_c == 0) or C += P (load_c != 0), C row-major with row
- * stride ldc (any alignment).
+ * micro-panel of op(B) (nr values per step), pb aligned for the kernel's vector loads. Computes the
+ * mr x nr tile P = pa^T pb and stores C = P (load_c == 0) or C += P (load_c != 0), C row-major with
+ * row stride ldc (any alignment).
  */
 typedef void (*ukernel_fn)(size_t kc, const uint64_t *pa, const uint64_t *pb, int load_c,
                            uint64_t *c, size_t ldc);
@@ -38,7 +38,7 @@ typedef void (*ukernel_fn)(size_t kc, const uint64_t *pa, const uint64_t *pb, in
 struct kernel {
     const char *name;
     ukernel_fn ukr;
-    size_t mr, nr; /* register tile */
+    size_t mr, nr;     /* register tile */
     size_t mc, kc, nc; /* cache blocks: mc a multiple of mr, nc of nr */
 };
 
@@ -76,8 +76,9 @@ static void ukr_generic(size_t kc, const uint64_t *restrict pa, const uint64_t *
  * scalar 64-bit multiplies (about 0.9 MAC per cycle measured, 3.7 GMAC/s at 4.2 GHz), so it is
  * compute-bound and any blocking that keeps the packed panels in L2 does.
  */
-static const struct kernel kernel_generic = {"generic", ukr_generic, GEN_MR, GEN_NR, 128, 256,
-                                             4096};
+static const struct kernel kernel_generic = {
+    .name = "generic", .ukr = ukr_generic, .mr = GEN_MR, .nr = GEN_NR, .mc = 128, .kc = 256,
+    .nc = 4096};
 
 #if HAVE_X86_KERNELS
 /* ---------------------------------------------------------------------------------------------
@@ -152,9 +153,9 @@ static const struct kernel kernel_avx512 = {"avx512", ukr_avx512, AVX_MR, AVX_NR
 #define AVX2_MR 4
 #define AVX2_NR 4
 
-__attribute__((target("avx2"))) static void
-ukr_avx2(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
-         uint64_t *restrict c, size_t ldc)
+__attribute__((target("avx2"))) static void ukr_avx2(size_t kc, const uint64_t *restrict pa,
+                                                     const uint64_t *restrict pb, int load_c,
+                                                     uint64_t *restrict c, size_t ldc)
 {
     __m256i lo[AVX2_MR], hi[AVX2_MR];
 #pragma GCC unroll 4
@@ -212,7 +213,8 @@ static int cpu_has(const struct kernel *kr)
  */
 static const struct kernel *const kernels[] = {
 #if HAVE_X86_KERNELS
-    &kernel_avx512, &kernel_avx2,
+    &kernel_avx512,
+    &kernel_avx2,
 #endif
     &kernel_generic,
 };
@@ -286,7 +288,8 @@ const char *veil_gemm_kernel_name(void)
  * tile, and the driver discards the padded part of an edge tile.
  */
 
-/* Packs op(A)[i0 .. i0+mb) x [p0 .. p0+kb) as micro-panels of mr rows: pa[(i/mr)*kb*mr + p*mr + i%mr]. */
+/* Packs op(A)[i0 .. i0+mb) x [p0 .. p0+kb) as micro-panels of mr rows:
+ * pa[(i / mr) * kb * mr + p * mr + i % mr] = op(A)[i0 + i][p0 + p]. */
 static void pack_a(size_t mr, int trans, const uint64_t *a, size_t lda, size_t i0, size_t mb,
                    size_t p0, size_t kb, uint64_t *restrict pa)
 {
@@ -485,8 +488,7 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
                         kr->ukr(kb, pat, pbt, 0, edge, nr);
                         for (size_t i = 0; i < rows; i++)
                             for (size_t j = 0; j < cols; j++)
-                                ct[i * ldc + j] =
-                                    (load_c ? ct[i * ldc + j] : 0) + edge[i * nr + j];
+                                ct[i * ldc + j] = (load_c ? ct[i * ldc + j] : 0) + edge[i * nr + j];
                     }
                 }
             }
