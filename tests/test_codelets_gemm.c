@@ -2,17 +2,21 @@
  * (veil_task_gemm) equals a naive triple loop bit for bit, on random matrices salted with the
  * edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block boundary of
  * both microkernels, padded leading dimensions, all four transpose combinations, overwrite and
- * accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2, portable); that
- * an unknown kernel name is refused; and that
+ * accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2, portable, and
+ * the unblocked fallback); that VEIL_GEMM_KERNEL=generic selects the portable kernel and an unknown
+ * kernel name is refused; and that
  * the submit helper rejects mismatched shapes with VEIL_ERR_SHAPE and bad handles with
  * VEIL_ERR_INVAL before submitting. */
 #include "config.h"
 #include "codelets/gemm_internal.h"
 #include "veil.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int verbose;
 static int fails;
@@ -208,9 +212,29 @@ static void check_bad_shapes(void)
     starpu_data_unregister(hv);
 }
 
+/* VEIL_GEMM_KERNEL is read once per process, so it is checked in a child forked before anything
+ * else here has called the kernel (and before starpu_init). */
+static void check_env_selection(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        FAIL("fork: %s", strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        setenv("VEIL_GEMM_KERNEL", "generic", 1);
+        _exit(strcmp(veil_gemm_kernel_name(), "generic") == 0 ? 0 : 1);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        FAIL("VEIL_GEMM_KERNEL=generic did not select the generic kernel");
+}
+
 int main(void)
 {
     verbose = getenv("VEIL_TEST_VERBOSE") && atoi(getenv("VEIL_TEST_VERBOSE"));
+    check_env_selection();
     char home[] = "/tmp/veil-test-gemm-XXXXXX";
     if (!mkdtemp(home))
         return 1;
@@ -225,9 +249,9 @@ int main(void)
         return 77;
     }
 
-    static const char *const kernels[] = {"avx512", "avx2", "generic"};
+    static const char *const kernels[] = {"avx512", "avx2", "generic", "unblocked"};
     int tested = 0;
-    for (int kr = 0; kr < 3; kr++) {
+    for (int kr = 0; kr < 4; kr++) {
         if (veil_gemm_force_kernel(kernels[kr]) != VEIL_OK) {
             if (verbose)
                 printf("kernel %s: not on this CPU (%s)\n", kernels[kr], veil_last_error());

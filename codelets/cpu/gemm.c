@@ -76,9 +76,13 @@ static void ukr_generic(size_t kc, const uint64_t *restrict pa, const uint64_t *
  * scalar 64-bit multiplies (about 0.9 MAC per cycle measured, 3.7 GMAC/s at 4.2 GHz), so it is
  * compute-bound and any blocking that keeps the packed panels in L2 does.
  */
-static const struct kernel kernel_generic = {
-    .name = "generic", .ukr = ukr_generic, .mr = GEN_MR, .nr = GEN_NR, .mc = 128, .kc = 256,
-    .nc = 4096};
+static const struct kernel kernel_generic = {.name = "generic",
+                                             .ukr = ukr_generic,
+                                             .mr = GEN_MR,
+                                             .nr = GEN_NR,
+                                             .mc = 128,
+                                             .kc = 256,
+                                             .nc = 4096};
 
 #if HAVE_X86_KERNELS
 /* ---------------------------------------------------------------------------------------------
@@ -211,12 +215,17 @@ static int cpu_has(const struct kernel *kr)
  * Kernel selection: the fastest the CPU runs, unless forced (tests cover every path; benchmarks
  * compare them).
  */
+/* Not a microkernel: the unblocked loop veil_gemm_u64 falls back to when memory is short, listed
+ * (after generic, so never chosen automatically) so that tests can force and check it. */
+static const struct kernel kernel_unblocked = {.name = "unblocked"};
+
 static const struct kernel *const kernels[] = {
 #if HAVE_X86_KERNELS
     &kernel_avx512,
     &kernel_avx2,
 #endif
     &kernel_generic,
+    &kernel_unblocked,
 };
 #define NKERNELS (sizeof kernels / sizeof *kernels)
 
@@ -238,8 +247,8 @@ static void read_env(void)
     if (s && *s && strcmp(s, "auto") != 0) {
         env_kernel = find_kernel(s);
         if (!env_kernel)
-            VEIL_LOG_WARN("VEIL_GEMM_KERNEL=%s: no such GEMM kernel on this CPU (generic, avx2, "
-                          "avx512); using the fastest available",
+            VEIL_LOG_WARN("VEIL_GEMM_KERNEL=%s: no such GEMM kernel on this CPU (avx512, avx2, "
+                          "generic, unblocked); using the fastest available",
                           s);
     }
 }
@@ -408,7 +417,8 @@ void veil_gemm_release_buffers(void)
  * Drivers.
  */
 
-/* The unblocked product, used only when the packing buffers cannot be allocated. */
+/* The unblocked product, used only when the packing buffer cannot be allocated (or when forced
+ * by name, for tests). */
 static void gemm_direct(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
                         size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
                         size_t ldc)
@@ -450,6 +460,10 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
     }
 
     const struct kernel *kr = select_kernel();
+    if (!kr->ukr) {
+        gemm_direct(trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
+        return;
+    }
     size_t mr = kr->mr, nr = kr->nr;
     size_t kc_max = min_sz(k, kr->kc);
     size_t mc_max = min_sz(round_up(m, mr), kr->mc);
