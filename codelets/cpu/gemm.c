@@ -35,9 +35,14 @@
 typedef void (*ukernel_fn)(size_t kc, const uint64_t *pa, const uint64_t *pb, int load_c,
                            uint64_t *c, size_t ldc);
 
+/* The same for an edge tile: stores only rows [0, rows) and columns [0, cols) of C. */
+typedef void (*edge_fn)(size_t kc, const uint64_t *pa, const uint64_t *pb, int load_c, uint64_t *c,
+                        size_t ldc, size_t rows, size_t cols);
+
 struct kernel {
     const char *name;
     ukernel_fn ukr;
+    edge_fn edge;      /* NULL: the driver computes edge tiles aside with ukr */
     size_t mr, nr;     /* register tile */
     size_t mc, kc, nc; /* cache blocks: mc a multiple of mr, nc of nr */
 };
@@ -86,8 +91,8 @@ static const struct kernel kernel_generic = {.name = "generic",
 
 #if HAVE_X86_KERNELS
 /* ---------------------------------------------------------------------------------------------
- * AVX-512 microkernel: 8 x 24 tile = 24 zmm accumulators; per k step 3 loads of B, 8 broadcasts
- * of A (folded into vpmullq as {1to8} memory operands) and 24 vpmullq + 24 vpaddq. The
+ * AVX-512 microkernel: 8 x 24 tile = 24 zmm accumulators; per k step 3 loads of B, 8 broadcast
+ * loads of A (vpbroadcastq from memory) and 24 vpmullq + 24 vpaddq. The
  * accumulators' dependency chains are the 1-cycle adds, so 24 independent multiplies per step
  * keep the multipliers busy. On the Zen 5 development machine vpmullq zmm issues 2 per cycle,
  * as vfmadd231pd zmm does (8.4 G instructions/s each at 4.2 GHz, measured with 12 independent
@@ -98,9 +103,15 @@ static const struct kernel kernel_generic = {.name = "generic",
 #define AVX_MR 8
 #define AVX_NR 24
 
-__attribute__((target("avx512f,avx512dq"))) static void
-ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
-           uint64_t *restrict c, size_t ldc)
+/*
+ * The tile body, instantiated (always inlined, nv and the masks constant) for full tiles and for
+ * right-edge tiles of 1 or 2 vectors. Computes nv column vectors of the 8-row tile and stores
+ * rows [0, rows) of them; the last vector's lanes are masked by last_mask. Edge tiles thus write
+ * straight into C without computing the padding's vectors.
+ */
+__attribute__((target("avx512f,avx512dq"), always_inline)) static inline void
+avx512_tile(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
+            uint64_t *restrict c, size_t ldc, const int nv, size_t rows, __mmask8 last_mask)
 {
     __m512i acc[AVX_MR][3];
 #pragma GCC unroll 8
@@ -108,15 +119,16 @@ ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, 
         acc[i][0] = acc[i][1] = acc[i][2] = _mm512_setzero_si512();
 
     for (size_t p = 0; p < kc; p++) {
-        __m512i b0 = _mm512_load_si512((const void *)pb);
-        __m512i b1 = _mm512_load_si512((const void *)(pb + 8));
-        __m512i b2 = _mm512_load_si512((const void *)(pb + 16));
+        __m512i b[3];
+#pragma GCC unroll 3
+        for (int j = 0; j < nv; j++)
+            b[j] = _mm512_load_si512((const void *)(pb + 8 * j));
 #pragma GCC unroll 8
         for (int i = 0; i < AVX_MR; i++) {
             __m512i ai = _mm512_set1_epi64((long long)pa[i]);
-            acc[i][0] = _mm512_add_epi64(acc[i][0], _mm512_mullo_epi64(ai, b0));
-            acc[i][1] = _mm512_add_epi64(acc[i][1], _mm512_mullo_epi64(ai, b1));
-            acc[i][2] = _mm512_add_epi64(acc[i][2], _mm512_mullo_epi64(ai, b2));
+#pragma GCC unroll 3
+            for (int j = 0; j < nv; j++)
+                acc[i][j] = _mm512_add_epi64(acc[i][j], _mm512_mullo_epi64(ai, b[j]));
         }
         pa += AVX_MR;
         pb += AVX_NR;
@@ -124,15 +136,38 @@ ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, 
 
 #pragma GCC unroll 8
     for (int i = 0; i < AVX_MR; i++) {
+        if ((size_t)i >= rows)
+            break;
         uint64_t *ci = c + (size_t)i * ldc;
 #pragma GCC unroll 3
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < nv; j++) {
+            __mmask8 mask = j == nv - 1 ? last_mask : 0xff;
             __m512i v = acc[i][j];
             if (load_c)
-                v = _mm512_add_epi64(v, _mm512_loadu_si512((const void *)(ci + 8 * j)));
-            _mm512_storeu_si512((void *)(ci + 8 * j), v);
+                v = _mm512_add_epi64(v, _mm512_maskz_loadu_epi64(mask, ci + 8 * j));
+            _mm512_mask_storeu_epi64(ci + 8 * j, mask, v);
         }
     }
+}
+
+__attribute__((target("avx512f,avx512dq"))) static void
+ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
+           uint64_t *restrict c, size_t ldc)
+{
+    avx512_tile(kc, pa, pb, load_c, c, ldc, 3, AVX_MR, 0xff);
+}
+
+__attribute__((target("avx512f,avx512dq"))) static void
+edge_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
+            uint64_t *restrict c, size_t ldc, size_t rows, size_t cols)
+{
+    __mmask8 last = (__mmask8)(0xffu >> (7 - (cols - 1) % 8));
+    if (cols <= 8)
+        avx512_tile(kc, pa, pb, load_c, c, ldc, 1, rows, last);
+    else if (cols <= 16)
+        avx512_tile(kc, pa, pb, load_c, c, ldc, 2, rows, last);
+    else
+        avx512_tile(kc, pa, pb, load_c, c, ldc, 3, rows, last);
 }
 
 /*
@@ -144,7 +179,14 @@ ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, 
  * (128 x 512: 512 KiB) stream from L2, and the kc x nc panel of B (6 MiB) lives in L3; the
  * smallest measured nc keeps the per-thread packing buffer small.
  */
-static const struct kernel kernel_avx512 = {"avx512", ukr_avx512, AVX_MR, AVX_NR, 128, 512, 1536};
+static const struct kernel kernel_avx512 = {.name = "avx512",
+                                            .ukr = ukr_avx512,
+                                            .edge = edge_avx512,
+                                            .mr = AVX_MR,
+                                            .nr = AVX_NR,
+                                            .mc = 128,
+                                            .kc = 512,
+                                            .nc = 1536};
 
 /* ---------------------------------------------------------------------------------------------
  * AVX2 microkernel, for x86-64 CPUs without AVX-512DQ: AVX2 has no 64-bit low multiply, so each
@@ -193,7 +235,13 @@ __attribute__((target("avx2"))) static void ukr_avx2(size_t kc, const uint64_t *
 
 /* Cache blocks: the 4 x kc and kc x 4 micro-panels (8 KiB each at kc = 256) stay in L1, the
  * mc x kc block of A (256 KiB) in L2. */
-static const struct kernel kernel_avx2 = {"avx2", ukr_avx2, AVX2_MR, AVX2_NR, 128, 256, 1536};
+static const struct kernel kernel_avx2 = {.name = "avx2",
+                                          .ukr = ukr_avx2,
+                                          .mr = AVX2_MR,
+                                          .nr = AVX2_NR,
+                                          .mc = 128,
+                                          .kc = 256,
+                                          .nc = 1536};
 
 static int cpu_has(const struct kernel *kr)
 {
@@ -498,6 +546,10 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
                         const uint64_t *pat = pa + ir * kb, *pbt = pb + jr * kb;
                         if (rows == mr && cols == nr) {
                             kr->ukr(kb, pat, pbt, load_c, ct, ldc);
+                            continue;
+                        }
+                        if (kr->edge) {
+                            kr->edge(kb, pat, pbt, load_c, ct, ldc, rows, cols);
                             continue;
                         }
                         /* Edge tile: compute the padded tile aside, keep its valid part. */
