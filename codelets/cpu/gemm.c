@@ -87,7 +87,7 @@ static const struct kernel kernel_generic = {.name = "generic",
                                              .nr = GEN_NR,
                                              .mc = 128,
                                              .kc = 256,
-                                             .nc = 4096};
+                                             .nc = 1536};
 
 #if HAVE_X86_KERNELS
 /* ---------------------------------------------------------------------------------------------
@@ -405,7 +405,7 @@ static void pack_b(size_t nr, int trans, const uint64_t *b, size_t ldb, size_t p
  * workers live as long as StarPU). Allocating them per call cost up to a third of the time of a
  * 128^3 product (glibc served the 128 KiB blocks by mmap, page faults included), and made the
  * timings depend on what ran before. At most (mc kc + kc nc) words: 6.8 MB for the AVX-512
- * kernel.
+ * kernel, less for the others.
  */
 struct pack_cache {
     size_t words;
