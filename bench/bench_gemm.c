@@ -1,9 +1,10 @@
 /*
  * bench_gemm.c — speed of the Z_2^64 matrix product on one core: multiply-adds per second
  * (GMAC/s) of a naive triple loop, of veil_gemm_u64 with each of its microkernels (AVX-512,
- * AVX2, portable C; "skipped" when the CPU lacks one), and of OpenBLAS's DGEMM on the same shapes as the yardstick (when configure found
- * OpenBLAS). Everything runs single-threaded (OpenBLAS is set to one thread). Each figure is the
- * best of several timed calls after one warm-up call. Prints a markdown table (bench/README.md).
+ * AVX2, portable C; "skipped" when the CPU lacks one), and of OpenBLAS's DGEMM on the same shapes
+ * as the yardstick (when configure found OpenBLAS). Everything runs single-threaded (OpenBLAS is
+ * set to one thread). Each figure is the best of several timed calls after one warm-up call. Prints
+ * a markdown table (bench/README.md).
  *
  * Usage: bench_gemm [MAX_SIZE]   (square sizes 64 .. MAX_SIZE, default 2048, plus 512x1024x1024)
  */
@@ -68,8 +69,8 @@ static void run_once(enum variant v, struct problem *p)
         break;
     case DGEMM:
 #ifdef VEIL_BENCH_OPENBLAS
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)p->m, (int)p->n, (int)p->k,
-                    1.0, p->da, (int)p->k, p->db, (int)p->n, 0.0, p->dc, (int)p->n);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)p->m, (int)p->n, (int)p->k, 1.0,
+                    p->da, (int)p->k, p->db, (int)p->n, 0.0, p->dc, (int)p->n);
 #endif
         break;
     default:
@@ -94,6 +95,77 @@ static double measure(enum variant v, struct problem *p)
     }
     return macs / best / 1e9;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * The hardware bound: instruction throughput of vpmullq zmm (8 exact 64-bit low products) and of
+ * vfmadd231pd zmm (DGEMM's 8 FMAs), each on 12 independent registers so latency does not count,
+ * and the clock from a chain of dependent 1-cycle adds. Inline assembly, so the compiler can
+ * neither hoist nor fold the loop-invariant operations.
+ */
+#define ON12(op)                                                                                   \
+    op("%%zmm0") op("%%zmm1") op("%%zmm2") op("%%zmm3") op("%%zmm4") op("%%zmm5") op("%%zmm6")     \
+        op("%%zmm7") op("%%zmm8") op("%%zmm9") op("%%zmm10") op("%%zmm11")
+#define VPMULLQ(r) "vpmullq %%zmm30, %%zmm31, " r "\n\t"
+#define VFMADD(r) "vfmadd231pd %%zmm30, %%zmm31, " r "\n\t"
+#define ADD8                                                                                       \
+    "add $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\t"                         \
+    "add $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\tadd $1, %%rcx\n\t"
+
+/* Best seconds of three runs of one of the loops above (the first also warms the clock up). */
+static double time_loop(int which, long loops)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        double t0 = veil_now();
+        if (which == 0)
+            __asm__ volatile("mov %0, %%rax\n1:\n\t" ON12(VPMULLQ) "dec %%rax\n\tjnz 1b"
+                             :
+                             : "r"(loops)
+                             : "rax", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6",
+                               "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "memory");
+        else if (which == 1)
+            __asm__ volatile("mov %0, %%rax\n1:\n\t" ON12(VFMADD) "dec %%rax\n\tjnz 1b"
+                             :
+                             : "r"(loops)
+                             : "rax", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6",
+                               "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "memory");
+        else
+            __asm__ volatile("mov %0, %%rax\n1:\n\t" ADD8 ADD8 "dec %%rax\n\tjnz 1b"
+                             :
+                             : "r"(loops)
+                             : "rax", "rcx", "memory");
+        double t = veil_now() - t0;
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+static void print_peak(void)
+{
+    const long loops = 50000000;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq")) {
+        printf("hardware bound: no AVX-512DQ on this CPU, not measured\n");
+        return;
+    }
+    double mul = loops * 12.0 / time_loop(0, loops) / 1e9;
+    double fma = loops * 12.0 / time_loop(1, loops) / 1e9;
+    double ghz = loops * 16.0 / time_loop(2, loops) / 1e9;
+    printf("clock ~%.2f GHz; vpmullq zmm %.2f G/s (%.2f per cycle), vfmadd231pd zmm %.2f G/s "
+           "(%.2f per cycle)\n",
+           ghz, mul, mul / ghz, fma, fma / ghz);
+    printf("hardware bound: 64-bit MAC %.1f GMAC/s (8 x vpmullq rate), DGEMM %.1f GMAC/s "
+           "(8 x FMA rate)\n",
+           8 * mul, 8 * fma);
+}
+#else
+static void print_peak(void)
+{
+    printf("hardware bound: not measured on this architecture\n");
+}
+#endif
 
 static void print_load(const char *when)
 {
@@ -131,6 +203,7 @@ int main(int argc, char **argv)
     printf("OpenBLAS: not found by configure, DGEMM column skipped\n");
 #endif
     printf("Veil kernel selected by default: %s\n", veil_gemm_kernel_name());
+    print_peak();
     print_load("before");
     printf("\n| m x n x k | naive | Veil avx512 | Veil avx2 | Veil generic | OpenBLAS DGEMM |"
            " avx512 / DGEMM |\n");

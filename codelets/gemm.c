@@ -129,11 +129,10 @@ int veil_task_gemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_h
         return veil_error(VEIL_ERR_SHAPE, "gemm: op(A) op(B) is %zu x %zu, but C is %zu x %zu", m,
                           n, cr, cc);
 
-    rc = starpu_task_insert(accumulate ? &veil_gemm_acc_cl : &veil_gemm_cl, STARPU_R, a,
-                            STARPU_R, b, accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE,
-                            &trans_a, sizeof trans_a, STARPU_VALUE, &trans_b, sizeof trans_b,
-                            STARPU_VALUE, &accumulate, sizeof accumulate, STARPU_PRIORITY,
-                            priority, 0);
+    rc = starpu_task_insert(accumulate ? &veil_gemm_acc_cl : &veil_gemm_cl, STARPU_R, a, STARPU_R,
+                            b, accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, &trans_a,
+                            sizeof trans_a, STARPU_VALUE, &trans_b, sizeof trans_b, STARPU_VALUE,
+                            &accumulate, sizeof accumulate, STARPU_PRIORITY, priority, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "gemm: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

@@ -28,12 +28,12 @@
  * overlap A or B. The result is exact: bit for bit the naive triple loop's.
  *
  * Single-threaded (parallelism comes from StarPU running many tiles at once); reentrant.
- * Uses the AVX-512 microkernel when the CPU has AVX-512F/DQ, else the AVX2 one when it has AVX2,
- * else the portable one; veil_gemm_force_kernel or env VEIL_GEMM_KERNEL=generic|avx2|avx512
- * chooses another that the CPU supports. Packs into a per-thread
- * buffer that is kept for the next call (at most about 7 MB; freed when the thread exits or by
- * veil_gemm_release_buffers). Never fails: if that buffer cannot be allocated it falls back to
- * an unblocked loop (slower, same result).
+ * Uses the AVX-512 microkernel when the CPU has AVX-512F/DQ, else the AVX2 one when it has
+ * AVX2, else the portable one; veil_gemm_force_kernel or env
+ * VEIL_GEMM_KERNEL=avx512|avx2|generic|unblocked chooses another that the CPU supports. Packs
+ * into a per-thread buffer kept for the next call (at most 6.8 MB; freed when the thread exits
+ * or by veil_gemm_release_buffers). Never fails: if that buffer cannot be allocated it falls
+ * back to an unblocked loop (slower, same result).
  */
 void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
                    size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
@@ -43,8 +43,9 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
 void veil_gemm_release_buffers(void);
 
 /**
- * Forces the microkernel named "generic", "avx2" or "avx512" for later calls in every thread, or
- * restores automatic selection (name NULL or "auto"), for tests and benchmarks. Overrides
+ * Forces the microkernel named "avx512", "avx2" or "generic" (or "unblocked": the fallback loop
+ * without packing, for tests) for later calls in every thread, or restores automatic selection
+ * (name NULL or "auto"), for tests and benchmarks. Overrides
  * VEIL_GEMM_KERNEL. Returns VEIL_OK, or VEIL_ERR_UNSUPPORTED (nothing changed) when the name is
  * unknown or the CPU cannot run that kernel. Thread-safe (an atomic pointer); a product already
  * running finishes with the kernel it started with.
@@ -54,7 +55,7 @@ int veil_gemm_force_kernel(const char *name);
 /** veil_gemm_force_kernel("generic") when on != 0, veil_gemm_force_kernel(NULL) otherwise. */
 void veil_gemm_force_generic(int on);
 
-/** Name of the microkernel veil_gemm_u64 would use now: "avx512", "avx2" or "generic". */
+/** Name of the kernel veil_gemm_u64 would use now: "avx512", "avx2", "generic", "unblocked". */
 const char *veil_gemm_kernel_name(void);
 
 /**

@@ -2,17 +2,21 @@
  * (veil_task_gemm) equals a naive triple loop bit for bit, on random matrices salted with the
  * edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block boundary of
  * both microkernels, padded leading dimensions, all four transpose combinations, overwrite and
- * accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2, portable); that
- * an unknown kernel name is refused; and that
+ * accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2, portable, and
+ * the unblocked fallback); that VEIL_GEMM_KERNEL=generic selects the portable kernel and an unknown
+ * kernel name is refused; and that
  * the submit helper rejects mismatched shapes with VEIL_ERR_SHAPE and bad handles with
  * VEIL_ERR_INVAL before submitting. */
 #include "config.h"
 #include "codelets/gemm_internal.h"
 #include "veil.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int verbose;
 static int fails;
@@ -52,7 +56,8 @@ static void naive_gemm(int ta, int tb, size_t m, size_t n, size_t k, const uint6
         for (size_t j = 0; j < n; j++) {
             uint64_t s = acc ? c[i * ldc + j] : 0;
             for (size_t p = 0; p < k; p++)
-                s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+                s +=
+                    (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
             c[i * ldc + j] = s;
         }
 }
@@ -64,8 +69,8 @@ struct shape {
 /* Odd sizes and sizes crossing the tiles (8 x 24 and 4 x 8) and the cache blocks (mc 128,
  * kc 512 / 256, nc 3072 / 4096) of the two kernels. */
 static const struct shape shapes[] = {
-    {1, 1, 1},   {7, 13, 5},   {65, 33, 129}, {8, 24, 512}, {9, 25, 513},  {1, 70, 3},
-    {70, 1, 3},  {3, 2, 1030}, {260, 30, 20}, {17, 4100, 2}, {129, 49, 257},
+    {1, 1, 1},  {7, 13, 5},   {65, 33, 129}, {8, 24, 512},  {9, 25, 513},   {1, 70, 3},
+    {70, 1, 3}, {3, 2, 1030}, {260, 30, 20}, {17, 4100, 2}, {129, 49, 257},
 };
 
 /* One direct call against the oracle. Stored matrices get padded leading dimensions. */
@@ -182,9 +187,9 @@ static void check_bad_shapes(void)
     static uint32_t narrow[3 * 4];
     static uint64_t vec[12];
     starpu_data_handle_t ha, hb, hc, hc2, hn, hv;
-    register_rowmajor(&ha, a, 3, 5, 5);  /* 3 x 5 */
-    register_rowmajor(&hb, b, 5, 4, 4);  /* 5 x 4 */
-    register_rowmajor(&hc, c, 3, 4, 4);  /* 3 x 4 */
+    register_rowmajor(&ha, a, 3, 5, 5);   /* 3 x 5 */
+    register_rowmajor(&hb, b, 5, 4, 4);   /* 5 x 4 */
+    register_rowmajor(&hc, c, 3, 4, 4);   /* 3 x 4 */
     register_rowmajor(&hc2, c2, 4, 3, 3); /* 4 x 3 */
     starpu_matrix_data_register(&hn, STARPU_MAIN_RAM, (uintptr_t)narrow, 4, 4, 3, 4);
     starpu_vector_data_register(&hv, STARPU_MAIN_RAM, (uintptr_t)vec, 12, sizeof(uint64_t));
@@ -207,9 +212,29 @@ static void check_bad_shapes(void)
     starpu_data_unregister(hv);
 }
 
+/* VEIL_GEMM_KERNEL is read once per process, so it is checked in a child forked before anything
+ * else here has called the kernel (and before starpu_init). */
+static void check_env_selection(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        FAIL("fork: %s", strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        setenv("VEIL_GEMM_KERNEL", "generic", 1);
+        _exit(strcmp(veil_gemm_kernel_name(), "generic") == 0 ? 0 : 1);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        FAIL("VEIL_GEMM_KERNEL=generic did not select the generic kernel");
+}
+
 int main(void)
 {
     verbose = getenv("VEIL_TEST_VERBOSE") && atoi(getenv("VEIL_TEST_VERBOSE"));
+    check_env_selection();
     char home[] = "/tmp/veil-test-gemm-XXXXXX";
     if (!mkdtemp(home))
         return 1;
@@ -224,9 +249,9 @@ int main(void)
         return 77;
     }
 
-    static const char *const kernels[] = {"avx512", "avx2", "generic"};
+    static const char *const kernels[] = {"avx512", "avx2", "generic", "unblocked"};
     int tested = 0;
-    for (int kr = 0; kr < 3; kr++) {
+    for (int kr = 0; kr < 4; kr++) {
         if (veil_gemm_force_kernel(kernels[kr]) != VEIL_OK) {
             if (verbose)
                 printf("kernel %s: not on this CPU (%s)\n", kernels[kr], veil_last_error());

@@ -20,25 +20,30 @@
 #include <string.h>
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define HAVE_X86_AVX512_KERNEL 1
+#define HAVE_X86_KERNELS 1
 #include <immintrin.h>
 #else
-#define HAVE_X86_AVX512_KERNEL 0
+#define HAVE_X86_KERNELS 0
 #endif
 
 /*
  * Microkernel: pa is a kc x mr micro-panel of op(A) (mr values per step), pb a kc x nr
- * micro-panel of op(B) (nr values per step), pb aligned for the kernel's vector loads. Computes the mr x nr tile
- * P = pa^T pb and stores C = P (load_c == 0) or C += P (load_c != 0), C row-major with row
- * stride ldc (any alignment).
+ * micro-panel of op(B) (nr values per step), pb aligned for the kernel's vector loads. Computes the
+ * mr x nr tile P = pa^T pb and stores C = P (load_c == 0) or C += P (load_c != 0), C row-major with
+ * row stride ldc (any alignment).
  */
 typedef void (*ukernel_fn)(size_t kc, const uint64_t *pa, const uint64_t *pb, int load_c,
                            uint64_t *c, size_t ldc);
 
+/* The same for an edge tile: stores only rows [0, rows) and columns [0, cols) of C. */
+typedef void (*edge_fn)(size_t kc, const uint64_t *pa, const uint64_t *pb, int load_c, uint64_t *c,
+                        size_t ldc, size_t rows, size_t cols);
+
 struct kernel {
     const char *name;
     ukernel_fn ukr;
-    size_t mr, nr; /* register tile */
+    edge_fn edge;      /* NULL: the driver computes edge tiles aside with ukr */
+    size_t mr, nr;     /* register tile */
     size_t mc, kc, nc; /* cache blocks: mc a multiple of mr, nc of nr */
 };
 
@@ -76,13 +81,18 @@ static void ukr_generic(size_t kc, const uint64_t *restrict pa, const uint64_t *
  * scalar 64-bit multiplies (about 0.9 MAC per cycle measured, 3.7 GMAC/s at 4.2 GHz), so it is
  * compute-bound and any blocking that keeps the packed panels in L2 does.
  */
-static const struct kernel kernel_generic = {"generic", ukr_generic, GEN_MR, GEN_NR, 128, 256,
-                                             4096};
+static const struct kernel kernel_generic = {.name = "generic",
+                                             .ukr = ukr_generic,
+                                             .mr = GEN_MR,
+                                             .nr = GEN_NR,
+                                             .mc = 128,
+                                             .kc = 256,
+                                             .nc = 1536};
 
-#if HAVE_X86_AVX512_KERNEL
+#if HAVE_X86_KERNELS
 /* ---------------------------------------------------------------------------------------------
- * AVX-512 microkernel: 8 x 24 tile = 24 zmm accumulators; per k step 3 loads of B, 8 broadcasts
- * of A (folded into vpmullq as {1to8} memory operands) and 24 vpmullq + 24 vpaddq. The
+ * AVX-512 microkernel: 8 x 24 tile = 24 zmm accumulators; per k step 3 loads of B, 8 broadcast
+ * loads of A (vpbroadcastq from memory) and 24 vpmullq + 24 vpaddq. The
  * accumulators' dependency chains are the 1-cycle adds, so 24 independent multiplies per step
  * keep the multipliers busy. On the Zen 5 development machine vpmullq zmm issues 2 per cycle,
  * as vfmadd231pd zmm does (8.4 G instructions/s each at 4.2 GHz, measured with 12 independent
@@ -93,9 +103,15 @@ static const struct kernel kernel_generic = {"generic", ukr_generic, GEN_MR, GEN
 #define AVX_MR 8
 #define AVX_NR 24
 
-__attribute__((target("avx512f,avx512dq"))) static void
-ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
-           uint64_t *restrict c, size_t ldc)
+/*
+ * The tile body, instantiated (always inlined, nv and the masks constant) for full tiles and for
+ * right-edge tiles of 1 or 2 vectors. Computes nv column vectors of the 8-row tile and stores
+ * rows [0, rows) of them; the last vector's lanes are masked by last_mask. Edge tiles thus write
+ * straight into C without computing the padding's vectors.
+ */
+__attribute__((target("avx512f,avx512dq"), always_inline)) static inline void
+avx512_tile(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
+            uint64_t *restrict c, size_t ldc, const int nv, size_t rows, __mmask8 last_mask)
 {
     __m512i acc[AVX_MR][3];
 #pragma GCC unroll 8
@@ -103,15 +119,16 @@ ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, 
         acc[i][0] = acc[i][1] = acc[i][2] = _mm512_setzero_si512();
 
     for (size_t p = 0; p < kc; p++) {
-        __m512i b0 = _mm512_load_si512((const void *)pb);
-        __m512i b1 = _mm512_load_si512((const void *)(pb + 8));
-        __m512i b2 = _mm512_load_si512((const void *)(pb + 16));
+        __m512i b[3];
+#pragma GCC unroll 3
+        for (int j = 0; j < nv; j++)
+            b[j] = _mm512_load_si512((const void *)(pb + 8 * j));
 #pragma GCC unroll 8
         for (int i = 0; i < AVX_MR; i++) {
             __m512i ai = _mm512_set1_epi64((long long)pa[i]);
-            acc[i][0] = _mm512_add_epi64(acc[i][0], _mm512_mullo_epi64(ai, b0));
-            acc[i][1] = _mm512_add_epi64(acc[i][1], _mm512_mullo_epi64(ai, b1));
-            acc[i][2] = _mm512_add_epi64(acc[i][2], _mm512_mullo_epi64(ai, b2));
+#pragma GCC unroll 3
+            for (int j = 0; j < nv; j++)
+                acc[i][j] = _mm512_add_epi64(acc[i][j], _mm512_mullo_epi64(ai, b[j]));
         }
         pa += AVX_MR;
         pb += AVX_NR;
@@ -119,15 +136,38 @@ ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, 
 
 #pragma GCC unroll 8
     for (int i = 0; i < AVX_MR; i++) {
+        if ((size_t)i >= rows)
+            break;
         uint64_t *ci = c + (size_t)i * ldc;
 #pragma GCC unroll 3
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < nv; j++) {
+            __mmask8 mask = j == nv - 1 ? last_mask : 0xff;
             __m512i v = acc[i][j];
             if (load_c)
-                v = _mm512_add_epi64(v, _mm512_loadu_si512((const void *)(ci + 8 * j)));
-            _mm512_storeu_si512((void *)(ci + 8 * j), v);
+                v = _mm512_add_epi64(v, _mm512_maskz_loadu_epi64(mask, ci + 8 * j));
+            _mm512_mask_storeu_epi64(ci + 8 * j, mask, v);
         }
     }
+}
+
+__attribute__((target("avx512f,avx512dq"))) static void
+ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
+           uint64_t *restrict c, size_t ldc)
+{
+    avx512_tile(kc, pa, pb, load_c, c, ldc, 3, AVX_MR, 0xff);
+}
+
+__attribute__((target("avx512f,avx512dq"))) static void
+edge_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
+            uint64_t *restrict c, size_t ldc, size_t rows, size_t cols)
+{
+    __mmask8 last = (__mmask8)(0xffu >> (7 - (cols - 1) % 8));
+    if (cols <= 8)
+        avx512_tile(kc, pa, pb, load_c, c, ldc, 1, rows, last);
+    else if (cols <= 16)
+        avx512_tile(kc, pa, pb, load_c, c, ldc, 2, rows, last);
+    else
+        avx512_tile(kc, pa, pb, load_c, c, ldc, 3, rows, last);
 }
 
 /*
@@ -139,7 +179,14 @@ ukr_avx512(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, 
  * (128 x 512: 512 KiB) stream from L2, and the kc x nc panel of B (6 MiB) lives in L3; the
  * smallest measured nc keeps the per-thread packing buffer small.
  */
-static const struct kernel kernel_avx512 = {"avx512", ukr_avx512, AVX_MR, AVX_NR, 128, 512, 1536};
+static const struct kernel kernel_avx512 = {.name = "avx512",
+                                            .ukr = ukr_avx512,
+                                            .edge = edge_avx512,
+                                            .mr = AVX_MR,
+                                            .nr = AVX_NR,
+                                            .mc = 128,
+                                            .kc = 512,
+                                            .nc = 1536};
 
 /* ---------------------------------------------------------------------------------------------
  * AVX2 microkernel, for x86-64 CPUs without AVX-512DQ: AVX2 has no 64-bit low multiply, so each
@@ -152,9 +199,9 @@ static const struct kernel kernel_avx512 = {"avx512", ukr_avx512, AVX_MR, AVX_NR
 #define AVX2_MR 4
 #define AVX2_NR 4
 
-__attribute__((target("avx2"))) static void
-ukr_avx2(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, int load_c,
-         uint64_t *restrict c, size_t ldc)
+__attribute__((target("avx2"))) static void ukr_avx2(size_t kc, const uint64_t *restrict pa,
+                                                     const uint64_t *restrict pb, int load_c,
+                                                     uint64_t *restrict c, size_t ldc)
 {
     __m256i lo[AVX2_MR], hi[AVX2_MR];
 #pragma GCC unroll 4
@@ -188,7 +235,13 @@ ukr_avx2(size_t kc, const uint64_t *restrict pa, const uint64_t *restrict pb, in
 
 /* Cache blocks: the 4 x kc and kc x 4 micro-panels (8 KiB each at kc = 256) stay in L1, the
  * mc x kc block of A (256 KiB) in L2. */
-static const struct kernel kernel_avx2 = {"avx2", ukr_avx2, AVX2_MR, AVX2_NR, 128, 256, 1536};
+static const struct kernel kernel_avx2 = {.name = "avx2",
+                                          .ukr = ukr_avx2,
+                                          .mr = AVX2_MR,
+                                          .nr = AVX2_NR,
+                                          .mc = 128,
+                                          .kc = 256,
+                                          .nc = 1536};
 
 static int cpu_has(const struct kernel *kr)
 {
@@ -200,9 +253,11 @@ static int cpu_has(const struct kernel *kr)
     return 1;
 }
 #else
+/* Without the x86 kernels, every kernel listed below is portable C. */
 static int cpu_has(const struct kernel *kr)
 {
-    return kr == &kernel_generic;
+    (void)kr;
+    return 1;
 }
 #endif
 
@@ -210,11 +265,17 @@ static int cpu_has(const struct kernel *kr)
  * Kernel selection: the fastest the CPU runs, unless forced (tests cover every path; benchmarks
  * compare them).
  */
+/* Not a microkernel: the unblocked loop veil_gemm_u64 falls back to when memory is short, listed
+ * (after generic, so never chosen automatically) so that tests can force and check it. */
+static const struct kernel kernel_unblocked = {.name = "unblocked"};
+
 static const struct kernel *const kernels[] = {
-#if HAVE_X86_AVX512_KERNEL
-    &kernel_avx512, &kernel_avx2,
+#if HAVE_X86_KERNELS
+    &kernel_avx512,
+    &kernel_avx2,
 #endif
     &kernel_generic,
+    &kernel_unblocked,
 };
 #define NKERNELS (sizeof kernels / sizeof *kernels)
 
@@ -236,8 +297,8 @@ static void read_env(void)
     if (s && *s && strcmp(s, "auto") != 0) {
         env_kernel = find_kernel(s);
         if (!env_kernel)
-            VEIL_LOG_WARN("VEIL_GEMM_KERNEL=%s: no such GEMM kernel on this CPU (generic, avx2, "
-                          "avx512); using the fastest available",
+            VEIL_LOG_WARN("VEIL_GEMM_KERNEL=%s: no such GEMM kernel on this CPU (avx512, avx2, "
+                          "generic, unblocked); using the fastest available",
                           s);
     }
 }
@@ -286,7 +347,8 @@ const char *veil_gemm_kernel_name(void)
  * tile, and the driver discards the padded part of an edge tile.
  */
 
-/* Packs op(A)[i0 .. i0+mb) x [p0 .. p0+kb) as micro-panels of mr rows: pa[(i/mr)*kb*mr + p*mr + i%mr]. */
+/* Packs op(A)[i0 .. i0+mb) x [p0 .. p0+kb) as micro-panels of mr rows:
+ * pa[(i / mr) * kb * mr + p * mr + i % mr] = op(A)[i0 + i][p0 + p]. */
 static void pack_a(size_t mr, int trans, const uint64_t *a, size_t lda, size_t i0, size_t mb,
                    size_t p0, size_t kb, uint64_t *restrict pa)
 {
@@ -343,7 +405,7 @@ static void pack_b(size_t nr, int trans, const uint64_t *b, size_t ldb, size_t p
  * workers live as long as StarPU). Allocating them per call cost up to a third of the time of a
  * 128^3 product (glibc served the 128 KiB blocks by mmap, page faults included), and made the
  * timings depend on what ran before. At most (mc kc + kc nc) words: 6.8 MB for the AVX-512
- * kernel.
+ * kernel, less for the others.
  */
 struct pack_cache {
     size_t words;
@@ -405,7 +467,8 @@ void veil_gemm_release_buffers(void)
  * Drivers.
  */
 
-/* The unblocked product, used only when the packing buffers cannot be allocated. */
+/* The unblocked product, used only when the packing buffer cannot be allocated (or when forced
+ * by name, for tests). */
 static void gemm_direct(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
                         size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
                         size_t ldc)
@@ -447,6 +510,10 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
     }
 
     const struct kernel *kr = select_kernel();
+    if (!kr->ukr) {
+        gemm_direct(trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
+        return;
+    }
     size_t mr = kr->mr, nr = kr->nr;
     size_t kc_max = min_sz(k, kr->kc);
     size_t mc_max = min_sz(round_up(m, mr), kr->mc);
@@ -481,12 +548,15 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
                             kr->ukr(kb, pat, pbt, load_c, ct, ldc);
                             continue;
                         }
+                        if (kr->edge) {
+                            kr->edge(kb, pat, pbt, load_c, ct, ldc, rows, cols);
+                            continue;
+                        }
                         /* Edge tile: compute the padded tile aside, keep its valid part. */
                         kr->ukr(kb, pat, pbt, 0, edge, nr);
                         for (size_t i = 0; i < rows; i++)
                             for (size_t j = 0; j < cols; j++)
-                                ct[i * ldc + j] =
-                                    (load_c ? ct[i * ldc + j] : 0) + edge[i * nr + j];
+                                ct[i * ldc + j] = (load_c ? ct[i * ldc + j] : 0) + edge[i * nr + j];
                     }
                 }
             }
