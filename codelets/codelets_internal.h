@@ -101,9 +101,10 @@ size_t veil_codelet_size_base(struct starpu_task *task, unsigned nimpl);
 int veil_codelet_check_vector(starpu_data_handle_t h, const char *what, size_t *n);
 
 /**
- * Validates and submits an elementwise task on same-length vectors: a R, then b R when b is not
- * NULL, then out W. When has_param, the uint64_t param is packed with STARPU_VALUE. name is the
- * operation's name for messages. Returns as the submit helpers do.
+ * Validates and submits an elementwise task on same-length vectors: a R, then b R for a codelet
+ * of 3 buffers (b NULL there is VEIL_ERR_INVAL; b is ignored for 2-buffer codelets), then out W.
+ * When has_param, the uint64_t param is packed with STARPU_VALUE. name is the operation's name
+ * for messages. Returns as the submit helpers do.
  */
 int veil_codelet_submit_elementwise(struct starpu_codelet *cl, const char *name,
                                     starpu_data_handle_t a, starpu_data_handle_t b,

@@ -45,6 +45,12 @@ int veil_codelet_submit_elementwise(struct starpu_codelet *cl, const char *name,
     int rc;
     char what[64];
 
+    /* The codelet's arity decides whether b is an operand: a NULL b for a binary op is bad
+     * input, not a request for the unary form. */
+    if (cl->nbuffers == 3 && b == NULL)
+        return veil_error(VEIL_ERR_INVAL, "%s: input b: data handle is NULL", name);
+    if (cl->nbuffers != 3)
+        b = NULL;
     snprintf(what, sizeof(what), "%s: input a", name);
     if ((rc = veil_codelet_check_vector(a, what, &na)) != VEIL_OK)
         return rc;
