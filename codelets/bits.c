@@ -15,15 +15,12 @@
 static struct starpu_perfmodel bit_extract_model = {.type = STARPU_HISTORY_BASED,
                                                     .symbol = "veil_bit_extract",
                                                     .size_base = veil_codelet_size_base};
-static struct starpu_perfmodel bit_pack_model = {.type = STARPU_HISTORY_BASED,
-                                                 .symbol = "veil_bit_pack",
-                                                 .size_base = veil_codelet_size_base};
-static struct starpu_perfmodel bit_unpack_model = {.type = STARPU_HISTORY_BASED,
-                                                   .symbol = "veil_bit_unpack",
-                                                   .size_base = veil_codelet_size_base};
-static struct starpu_perfmodel bitslice_model = {.type = STARPU_HISTORY_BASED,
-                                                 .symbol = "veil_bitslice",
-                                                 .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel bit_pack_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_bit_pack", .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel bit_unpack_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_bit_unpack", .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel bitslice_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_bitslice", .size_base = veil_codelet_size_base};
 
 /* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
 struct starpu_codelet veil_bit_extract_cl = {
@@ -82,8 +79,7 @@ static int submit_pair(struct starpu_codelet *cl, const char *name, starpu_data_
     if ((rc = veil_codelet_check_vector(out, what, &nout)) != VEIL_OK)
         return rc;
     if (a == out)
-        return veil_error(VEIL_ERR_INVAL, "%s: the output handle must differ from the input",
-                          name);
+        return veil_error(VEIL_ERR_INVAL, "%s: the output handle must differ from the input", name);
     if (cl == &veil_bit_pack_cl && nout != words_for(na))
         return veil_error(VEIL_ERR_SHAPE, "%s: %zu elements pack into %zu words, output has %zu",
                           name, na, words_for(na), nout);
@@ -112,12 +108,11 @@ int veil_task_bit_extract(starpu_data_handle_t a, unsigned k, starpu_data_handle
 {
     if (k > 63)
         return veil_error(VEIL_ERR_INVAL, "bit_extract: bit index %u is out of range [0, 63]", k);
-    return veil_codelet_submit_elementwise(&veil_bit_extract_cl, "bit_extract", a, NULL, out, 1,
-                                           k, priority);
+    return veil_codelet_submit_elementwise(&veil_bit_extract_cl, "bit_extract", a, NULL, out, 1, k,
+                                           priority);
 }
 
-int veil_task_bit_pack(starpu_data_handle_t a, unsigned k, starpu_data_handle_t out,
-                       int priority)
+int veil_task_bit_pack(starpu_data_handle_t a, unsigned k, starpu_data_handle_t out, int priority)
 {
     if (k > 63)
         return veil_error(VEIL_ERR_INVAL, "bit_pack: bit index %u is out of range [0, 63]", k);

@@ -13,12 +13,10 @@ static struct starpu_perfmodel and_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_and", .size_base = veil_codelet_size_base};
 static struct starpu_perfmodel not_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_not", .size_base = veil_codelet_size_base};
-static struct starpu_perfmodel xor_mask_model = {.type = STARPU_HISTORY_BASED,
-                                                 .symbol = "veil_xor_mask",
-                                                 .size_base = veil_codelet_size_base};
-static struct starpu_perfmodel and_mask_model = {.type = STARPU_HISTORY_BASED,
-                                                 .symbol = "veil_and_mask",
-                                                 .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel xor_mask_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_xor_mask", .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel and_mask_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_and_mask", .size_base = veil_codelet_size_base};
 
 /* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
 struct starpu_codelet veil_xor_cl = {

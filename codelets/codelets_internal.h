@@ -38,20 +38,20 @@
  * veil_sum_cl (see veil_task_sum). Parameters travel packed with STARPU_VALUE in the order the
  * helper documents; CPU bodies read them with starpu_codelet_unpack_args.
  */
-extern struct starpu_codelet veil_add_cl;        /* a R, b R, out W */
-extern struct starpu_codelet veil_sub_cl;        /* a R, b R, out W */
-extern struct starpu_codelet veil_neg_cl;        /* a R, out W */
-extern struct starpu_codelet veil_mul_cl;        /* a R, b R, out W (elementwise product) */
-extern struct starpu_codelet veil_mul_scalar_cl; /* a R, out W; uint64_t s */
-extern struct starpu_codelet veil_add_scalar_cl; /* a R, out W; uint64_t s */
-extern struct starpu_codelet veil_xor_cl;        /* a R, b R, out W */
-extern struct starpu_codelet veil_and_cl;        /* a R, b R, out W */
-extern struct starpu_codelet veil_not_cl;        /* a R, out W */
-extern struct starpu_codelet veil_xor_mask_cl;   /* a R, out W; uint64_t mask */
-extern struct starpu_codelet veil_and_mask_cl;   /* a R, out W; uint64_t mask */
-extern struct starpu_codelet veil_shl_cl;        /* a R, out W; uint64_t k */
-extern struct starpu_codelet veil_shr_cl;        /* a R, out W; uint64_t k */
-extern struct starpu_codelet veil_sar_cl;        /* a R, out W; uint64_t k */
+extern struct starpu_codelet veil_add_cl;         /* a R, b R, out W */
+extern struct starpu_codelet veil_sub_cl;         /* a R, b R, out W */
+extern struct starpu_codelet veil_neg_cl;         /* a R, out W */
+extern struct starpu_codelet veil_mul_cl;         /* a R, b R, out W (elementwise product) */
+extern struct starpu_codelet veil_mul_scalar_cl;  /* a R, out W; uint64_t s */
+extern struct starpu_codelet veil_add_scalar_cl;  /* a R, out W; uint64_t s */
+extern struct starpu_codelet veil_xor_cl;         /* a R, b R, out W */
+extern struct starpu_codelet veil_and_cl;         /* a R, b R, out W */
+extern struct starpu_codelet veil_not_cl;         /* a R, out W */
+extern struct starpu_codelet veil_xor_mask_cl;    /* a R, out W; uint64_t mask */
+extern struct starpu_codelet veil_and_mask_cl;    /* a R, out W; uint64_t mask */
+extern struct starpu_codelet veil_shl_cl;         /* a R, out W; uint64_t k */
+extern struct starpu_codelet veil_shr_cl;         /* a R, out W; uint64_t k */
+extern struct starpu_codelet veil_sar_cl;         /* a R, out W; uint64_t k */
 extern struct starpu_codelet veil_bit_extract_cl; /* a R, out W; uint64_t k */
 extern struct starpu_codelet veil_bit_pack_cl;    /* a R, out W; uint64_t k */
 extern struct starpu_codelet veil_bit_unpack_cl;  /* words R, out W */
@@ -174,8 +174,7 @@ int veil_task_bit_extract(starpu_data_handle_t a, unsigned k, starpu_data_handle
  * Packs bit k of n elements: bit (j mod 64) of out[j / 64] = bit k of a[j]; the tail of the last
  * word is zero. a has n >= 1 elements, out exactly ceil(n / 64) words.
  */
-int veil_task_bit_pack(starpu_data_handle_t a, unsigned k, starpu_data_handle_t out,
-                       int priority);
+int veil_task_bit_pack(starpu_data_handle_t a, unsigned k, starpu_data_handle_t out, int priority);
 /**
  * Inverse of bit_pack: out[j] = (words[j / 64] >> (j mod 64)) & 1 for j < n, where out has n >= 1
  * elements and words exactly ceil(n / 64). Bits of the last word past n are ignored.

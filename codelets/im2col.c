@@ -12,12 +12,10 @@
 
 #include <string.h>
 
-static struct starpu_perfmodel im2col_model = {.type = STARPU_HISTORY_BASED,
-                                               .symbol = "veil_im2col",
-                                               .size_base = veil_codelet_size_base};
-static struct starpu_perfmodel col2im_model = {.type = STARPU_HISTORY_BASED,
-                                               .symbol = "veil_col2im",
-                                               .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel im2col_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_im2col", .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel col2im_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_col2im", .size_base = veil_codelet_size_base};
 
 /* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
 struct starpu_codelet veil_im2col_cl = {
@@ -50,8 +48,8 @@ int veil_im2col_geom_check(const struct veil_im2col_geom *g, size_t *oh, size_t 
     if (g == NULL)
         return veil_error(VEIL_ERR_INVAL, "im2col: geometry is NULL");
     if (g->n == 0 || g->c == 0 || g->h == 0 || g->w == 0)
-        return veil_error(VEIL_ERR_INVAL, "im2col: image size n=%u c=%u h=%u w=%u has a zero",
-                          g->n, g->c, g->h, g->w);
+        return veil_error(VEIL_ERR_INVAL, "im2col: image size n=%u c=%u h=%u w=%u has a zero", g->n,
+                          g->c, g->h, g->w);
     if (g->kh == 0 || g->kw == 0)
         return veil_error(VEIL_ERR_INVAL, "im2col: kernel %ux%u has a zero side", g->kh, g->kw);
     if (g->sh == 0 || g->sw == 0)
@@ -104,8 +102,7 @@ static int submit(struct starpu_codelet *cl, const char *name, starpu_data_handl
     if ((rc = veil_codelet_check_vector(out, what, &nout)) != VEIL_OK)
         return rc;
     if (in == out)
-        return veil_error(VEIL_ERR_INVAL, "%s: the output handle must differ from the input",
-                          name);
+        return veil_error(VEIL_ERR_INVAL, "%s: the output handle must differ from the input", name);
     size_t want_in = forward ? image_len : cols_len;
     size_t want_out = forward ? cols_len : image_len;
     if (nin != want_in || nout != want_out)

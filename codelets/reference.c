@@ -249,8 +249,7 @@ void veil_ref_transpose(size_t rows, size_t cols, const uint64_t *in, uint64_t *
             out[c * rows + r] = in[r * cols + c];
 }
 
-void veil_ref_gemm(size_t m, size_t n, size_t k, const uint64_t *a, const uint64_t *b,
-                   uint64_t *c)
+void veil_ref_gemm(size_t m, size_t n, size_t k, const uint64_t *a, const uint64_t *b, uint64_t *c)
 {
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {

@@ -63,8 +63,7 @@ void veil_ref_col2im(const struct veil_im2col_geom *g, const uint64_t *cols, uin
 void veil_ref_transpose(size_t rows, size_t cols, const uint64_t *in, uint64_t *out);
 
 /* ---- GEMM: row-major C (m x n) = A (m x k) . B (k x n), overwriting C; mod 2^64 */
-void veil_ref_gemm(size_t m, size_t n, size_t k, const uint64_t *a, const uint64_t *b,
-                   uint64_t *c);
+void veil_ref_gemm(size_t m, size_t n, size_t k, const uint64_t *a, const uint64_t *b, uint64_t *c);
 
 /**
  * Fixed-point product of two ring elements with f fractional bits, f in [0, 63]: the ring

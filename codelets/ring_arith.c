@@ -15,12 +15,10 @@ static struct starpu_perfmodel neg_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_neg", .size_base = veil_codelet_size_base};
 static struct starpu_perfmodel mul_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_mul", .size_base = veil_codelet_size_base};
-static struct starpu_perfmodel mul_scalar_model = {.type = STARPU_HISTORY_BASED,
-                                                   .symbol = "veil_mul_scalar",
-                                                   .size_base = veil_codelet_size_base};
-static struct starpu_perfmodel add_scalar_model = {.type = STARPU_HISTORY_BASED,
-                                                   .symbol = "veil_add_scalar",
-                                                   .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel mul_scalar_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_mul_scalar", .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel add_scalar_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_add_scalar", .size_base = veil_codelet_size_base};
 
 /* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
 struct starpu_codelet veil_add_cl = {
@@ -100,15 +98,13 @@ int veil_task_mul(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_ha
     return veil_codelet_submit_elementwise(&veil_mul_cl, "mul", a, b, out, 0, 0, priority);
 }
 
-int veil_task_mul_scalar(starpu_data_handle_t a, uint64_t s, starpu_data_handle_t out,
-                         int priority)
+int veil_task_mul_scalar(starpu_data_handle_t a, uint64_t s, starpu_data_handle_t out, int priority)
 {
     return veil_codelet_submit_elementwise(&veil_mul_scalar_cl, "mul_scalar", a, NULL, out, 1, s,
                                            priority);
 }
 
-int veil_task_add_scalar(starpu_data_handle_t a, uint64_t s, starpu_data_handle_t out,
-                         int priority)
+int veil_task_add_scalar(starpu_data_handle_t a, uint64_t s, starpu_data_handle_t out, int priority)
 {
     return veil_codelet_submit_elementwise(&veil_add_scalar_cl, "add_scalar", a, NULL, out, 1, s,
                                            priority);

@@ -49,8 +49,7 @@ static int submit_shift(struct starpu_codelet *cl, const char *name, starpu_data
                         unsigned k, starpu_data_handle_t out, int priority)
 {
     if (k > 63)
-        return veil_error(VEIL_ERR_INVAL, "%s: shift amount %u is out of range [0, 63]", name,
-                          k);
+        return veil_error(VEIL_ERR_INVAL, "%s: shift amount %u is out of range [0, 63]", name, k);
     return veil_codelet_submit_elementwise(cl, name, a, NULL, out, 1, k, priority);
 }
 

@@ -28,8 +28,8 @@ int veil_codelet_check_vector(starpu_data_handle_t h, const char *what, size_t *
     if (starpu_data_get_interface_id(h) != STARPU_VECTOR_INTERFACE_ID)
         return veil_error(VEIL_ERR_INVAL, "%s: expected a starpu_vector handle", what);
     if (starpu_vector_get_elemsize(h) != sizeof(uint64_t))
-        return veil_error(VEIL_ERR_INVAL, "%s: vector element size is %zu bytes, expected 8",
-                          what, starpu_vector_get_elemsize(h));
+        return veil_error(VEIL_ERR_INVAL, "%s: vector element size is %zu bytes, expected 8", what,
+                          starpu_vector_get_elemsize(h));
     *n = starpu_vector_get_nx(h);
     if (*n == 0)
         return veil_error(VEIL_ERR_INVAL, "%s: vector is empty", what);
@@ -68,8 +68,7 @@ int veil_codelet_submit_elementwise(struct starpu_codelet *cl, const char *name,
     if (b != NULL && nb != na)
         return veil_error(VEIL_ERR_SHAPE, "%s: inputs have %zu and %zu elements", name, na, nb);
     if (nout != na)
-        return veil_error(VEIL_ERR_SHAPE, "%s: input has %zu elements, output %zu", name, na,
-                          nout);
+        return veil_error(VEIL_ERR_SHAPE, "%s: input has %zu elements, output %zu", name, na, nout);
 
     if (b != NULL && has_param)
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_R, b, STARPU_W, out, STARPU_VALUE, &param,
@@ -78,8 +77,8 @@ int veil_codelet_submit_elementwise(struct starpu_codelet *cl, const char *name,
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_R, b, STARPU_W, out, STARPU_PRIORITY,
                                 priority, 0);
     else if (has_param)
-        rc = starpu_task_insert(cl, STARPU_R, a, STARPU_W, out, STARPU_VALUE, &param,
-                                sizeof(param), STARPU_PRIORITY, priority, 0);
+        rc = starpu_task_insert(cl, STARPU_R, a, STARPU_W, out, STARPU_VALUE, &param, sizeof(param),
+                                STARPU_PRIORITY, priority, 0);
     else
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_W, out, STARPU_PRIORITY, priority, 0);
     if (rc != 0)

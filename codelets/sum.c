@@ -47,8 +47,8 @@ int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t ou
         if (in[i] == out)
             return veil_error(VEIL_ERR_INVAL, "sum: operand %d is the output handle", i);
         if (ni != n)
-            return veil_error(VEIL_ERR_SHAPE, "sum: operand %d has %zu elements, output %zu", i,
-                              ni, n);
+            return veil_error(VEIL_ERR_SHAPE, "sum: operand %d has %zu elements, output %zu", i, ni,
+                              n);
         descr[i + 1].handle = in[i];
         descr[i + 1].mode = STARPU_R;
     }

@@ -10,9 +10,8 @@
 
 #include <string.h>
 
-static struct starpu_perfmodel transpose_model = {.type = STARPU_HISTORY_BASED,
-                                                  .symbol = "veil_transpose",
-                                                  .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel transpose_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_transpose", .size_base = veil_codelet_size_base};
 
 /* CUDA body will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
 struct starpu_codelet veil_transpose_cl = {
@@ -50,7 +49,8 @@ int veil_task_transpose(starpu_data_handle_t in, starpu_data_handle_t out, int p
     if ((rc = check_matrix(out, "output", &orow, &ocol)) != VEIL_OK)
         return rc;
     if (in == out)
-        return veil_error(VEIL_ERR_INVAL, "transpose: the output handle must differ from the input");
+        return veil_error(VEIL_ERR_INVAL,
+                          "transpose: the output handle must differ from the input");
     if (orow != ic || ocol != ir)
         return veil_error(VEIL_ERR_SHAPE,
                           "transpose: input is %zu x %zu, so output must be %zu x %zu, not "

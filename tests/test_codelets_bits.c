@@ -72,8 +72,7 @@ static void naive_slice(size_t na, const uint64_t *in, size_t nout, uint64_t *ou
                     out[64 * t + b] |= UINT64_C(1) << j;
 }
 
-static void check_bitslice(size_t n, uint64_t *a, uint64_t *sliced, uint64_t *want,
-                           uint64_t *back)
+static void check_bitslice(size_t n, uint64_t *a, uint64_t *sliced, uint64_t *want, uint64_t *back)
 {
     char what[96];
     size_t ns = 64 * words_for(n);

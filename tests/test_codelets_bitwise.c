@@ -53,8 +53,8 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
     for (size_t o = 0; o < sizeof(binary_ops) / sizeof(binary_ops[0]); o++) {
         memset(got, 0xa5, n * sizeof(uint64_t));
         starpu_data_handle_t ha = vec(a, n), hb = vec(b, n), hout = vec(got, n);
-        VT_CHECK(binary_ops[o].task(ha, hb, hout, 1) == VEIL_OK, "%s n=%zu: %s",
-                 binary_ops[o].name, n, veil_last_error());
+        VT_CHECK(binary_ops[o].task(ha, hb, hout, 1) == VEIL_OK, "%s n=%zu: %s", binary_ops[o].name,
+                 n, veil_last_error());
         starpu_task_wait_for_all();
         starpu_data_unregister(ha);
         starpu_data_unregister(hb);
@@ -83,8 +83,8 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
         for (size_t s = 0; s < sizeof(masks) / sizeof(masks[0]); s++) {
             memset(got, 0xa5, n * sizeof(uint64_t));
             starpu_data_handle_t ha = vec(a, n), hout = vec(got, n);
-            VT_CHECK(mask_ops[o].task(ha, masks[s], hout, 0) == VEIL_OK, "%s: %s",
-                     mask_ops[o].name, veil_last_error());
+            VT_CHECK(mask_ops[o].task(ha, masks[s], hout, 0) == VEIL_OK, "%s: %s", mask_ops[o].name,
+                     veil_last_error());
             starpu_task_wait_for_all();
             starpu_data_unregister(ha);
             starpu_data_unregister(hout);

@@ -115,8 +115,9 @@ static void check_im2col(void)
 static void check_fixed_mul(void)
 {
     const int f = 16;
-    const double vals[] = {1.5, -2.25, 0.0, 3.0517578125e-05, -3.0517578125e-05, 1000.125,
-                           -0.999984741210937, 12345.678, -7.0};
+    const double vals[] = {
+        1.5,       -2.25, 0.0, 3.0517578125e-05, -3.0517578125e-05, 1000.125, -0.999984741210937,
+        12345.678, -7.0};
     const size_t nv = sizeof(vals) / sizeof(vals[0]);
     for (size_t i = 0; i < nv; i++) {
         for (size_t j = 0; j < nv; j++) {
@@ -127,8 +128,8 @@ static void check_fixed_mul(void)
             double got = veil_fixed_decode(veil_ref_fixed_mul(a, b, f), f);
             double ulp = ldexp(1.0, -f);
             /* floor: got <= exact < got + 1 ulp. */
-            VT_CHECK(got <= exact && exact - got < ulp,
-                     "fixed_mul(%g, %g) = %.10g, exact %.10g", vals[i], vals[j], got, exact);
+            VT_CHECK(got <= exact && exact - got < ulp, "fixed_mul(%g, %g) = %.10g, exact %.10g",
+                     vals[i], vals[j], got, exact);
         }
     }
     VT_CHECK(veil_ref_fixed_mul(enc(-1), 1, 0) == enc(-1), "f = 0 is the ring product");

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const size_t shapes[][2] = {{1, 1}, {1, 100}, {100, 1}, {31, 33},
+static const size_t shapes[][2] = {{1, 1},   {1, 100},  {100, 1}, {31, 33},
                                    {64, 64}, {65, 130}, {100, 37}};
 
 static starpu_data_handle_t mat(uint64_t *p, size_t rows, size_t cols, size_t ld)
@@ -65,8 +65,7 @@ done:
 static void check_bad_input(void)
 {
     uint64_t a[24] = {0}, b[24] = {0}, c[24] = {0}, d[24] = {0};
-    starpu_data_handle_t h46 = mat(a, 4, 6, 6), h64 = mat(b, 6, 4, 4), h46b = mat(c, 4, 6, 6),
-                         hv;
+    starpu_data_handle_t h46 = mat(a, 4, 6, 6), h64 = mat(b, 6, 4, 4), h46b = mat(c, 4, 6, 6), hv;
     starpu_vector_data_register(&hv, STARPU_MAIN_RAM, (uintptr_t)d, 24, sizeof(uint64_t));
     VT_CHECK(veil_task_transpose(h46, h46b, 0) == VEIL_ERR_SHAPE, "4x6 into 4x6");
     VT_CHECK(veil_task_transpose(h46, hv, 0) == VEIL_ERR_INVAL, "into a vector");

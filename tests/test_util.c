@@ -18,8 +18,8 @@
 
 int veil_test_failures;
 
-const uint64_t veil_test_edge[VEIL_TEST_NEDGE] = {
-    0, 1, UINT64_C(0x7fffffffffffffff), UINT64_C(0x8000000000000000), UINT64_MAX};
+const uint64_t veil_test_edge[VEIL_TEST_NEDGE] = {0, 1, UINT64_C(0x7fffffffffffffff),
+                                                  UINT64_C(0x8000000000000000), UINT64_MAX};
 
 static char starpu_home[64];
 
@@ -70,8 +70,9 @@ int veil_test_compare_u64(const char *what, const uint64_t *got, const uint64_t 
 {
     for (size_t i = 0; i < n; i++) {
         if (got[i] != want[i]) {
-            fprintf(stderr, "FAIL %s: first mismatch at index %zu of %zu: got 0x%016llx, want "
-                            "0x%016llx\n",
+            fprintf(stderr,
+                    "FAIL %s: first mismatch at index %zu of %zu: got 0x%016llx, want "
+                    "0x%016llx\n",
                     what, i, n, (unsigned long long)got[i], (unsigned long long)want[i]);
             veil_test_failures++;
             return 1;
