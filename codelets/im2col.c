@@ -12,10 +12,29 @@
 
 #include <string.h>
 
+/*
+ * History footprint: the buffers' element counts do not pin the cost down (the same sizes fit
+ * several geometries), so hash the geometry the task carries by value as well.
+ */
+static uint32_t geom_footprint(struct starpu_task *task)
+{
+    struct veil_im2col_geom g;
+    starpu_codelet_unpack_args(task->cl_arg, &g);
+    return starpu_hash_crc32c_be_n(&g, sizeof(g), starpu_task_data_footprint(task));
+}
+
 static struct starpu_perfmodel im2col_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "veil_im2col", .size_base = veil_codelet_size_base};
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "veil_im2col",
+    .size_base = veil_codelet_size_base,
+    .footprint = geom_footprint,
+};
 static struct starpu_perfmodel col2im_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "veil_col2im", .size_base = veil_codelet_size_base};
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "veil_col2im",
+    .size_base = veil_codelet_size_base,
+    .footprint = geom_footprint,
+};
 
 /* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
 struct starpu_codelet veil_im2col_cl = {
