@@ -25,11 +25,7 @@
 
 #include "codelets/im2col_common.h"
 
-/* StarPU 1.3's headers declare a few K&R-style functions; keep -Wstrict-prototypes for ours. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <starpu.h>
-#pragma GCC diagnostic pop
 #include <stddef.h>
 #include <stdint.h>
 

@@ -5,10 +5,7 @@
 
 #include "test_util.h"
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <starpu.h>
-#pragma GCC diagnostic pop
 
 #include <ftw.h>
 #include <stdarg.h>
