@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include "codelets/cpu/vectorize.h"
+
 #include "codelets/bits_common.h"
 #include "codelets/codelets_internal.h"
 

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include "codelets/cpu/vectorize.h"
+
 #include "codelets/codelets_internal.h"
 
 void veil_xor_cpu(void *buffers[], void *cl_arg)

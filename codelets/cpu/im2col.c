@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include "codelets/cpu/vectorize.h"
+
 #include "codelets/codelets_internal.h"
 
 #include <string.h>

@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include "codelets/cpu/vectorize.h"
+
 #include "codelets/codelets_internal.h"
 
 void veil_add_cpu(void *buffers[], void *cl_arg)

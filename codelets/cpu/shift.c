@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include "codelets/cpu/vectorize.h"
+
 #include "codelets/codelets_internal.h"
 #include "codelets/shift_common.h"
 
