@@ -86,12 +86,12 @@ int veil_im2col_geom_check(const struct veil_im2col_geom *g, size_t *oh, size_t 
                           g->kh, g->kw, (unsigned long long)hp, (unsigned long long)wp);
     size_t o_h = (size_t)((hp - g->kh) / g->sh + 1);
     size_t o_w = (size_t)((wp - g->kw) / g->sw + 1);
-    size_t img, rows, cols, plane;
+    size_t img, rows, cols, plane, bytes;
+    /* Every element count, and its size in bytes, must fit in size_t. */
     if (!mul_ok(g->n, g->c, &img) || !mul_ok(img, g->h, &img) || !mul_ok(img, g->w, &img) ||
         !mul_ok(g->c, g->kh, &rows) || !mul_ok(rows, g->kw, &rows) || !mul_ok(o_h, o_w, &plane) ||
         !mul_ok(rows, plane, &cols) || !mul_ok(cols, g->n, &cols) ||
-        !mul_ok(img, sizeof(uint64_t), &(size_t){0}) ||
-        !mul_ok(cols, sizeof(uint64_t), &(size_t){0}))
+        !mul_ok(img, sizeof(uint64_t), &bytes) || !mul_ok(cols, sizeof(uint64_t), &bytes))
         return veil_error(VEIL_ERR_INVAL, "im2col: geometry is too large for this machine");
     if (oh)
         *oh = o_h;
