@@ -1,10 +1,13 @@
 #!/bin/sh
-# The README's test command: configure (once) in build/ and run `make check` there.
+# The README's test command: build in build/ (configuring it if needed) and run `make check`.
+# On failure the logs of the failing tests are printed.
 set -eu
 cd "$(dirname "$0")/.."
-[ -x configure ] || ./autogen.sh
-mkdir -p build
+scripts/build.sh
 cd build
-[ -f Makefile ] || ../configure
-make -j"$(nproc)"
-make -j"$(nproc)" check
+if ! make -j"$(nproc)" check; then
+    for log in $(grep -l -E '^(FAIL|ERROR)' tests/*.trs 2>/dev/null | sed 's/\.trs$/.log/'); do
+        echo "==== $log"; tail -n 60 "$log"
+    done
+    exit 1
+fi

@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config
       libstarpu-dev libhwloc-dev hwloc libzmq3-dev libssl-dev
-      libopenblas-dev clang libclang-rt-14-dev
+      libopenblas-dev clang libclang-rt-14-dev libpciaccess-dev
       dataset-fashion-mnist gnuplot-nox python3"
 SUDO=
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
