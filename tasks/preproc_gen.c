@@ -7,6 +7,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 #include "codelets/gemm_internal.h"
+#include "codelets/reference.h"
 #include "tasks/preproc.h"
 
 #include <openssl/evp.h>
@@ -260,6 +261,9 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item,
         break;
     case VEIL_PREPROC_CONV: {
         uint64_t oh, ow;
+        for (int j = VEIL_PRE_CONV_C; j <= VEIL_PRE_CONV_PW; j++)
+            if (p[j] > UINT32_MAX) /* the im2col geometry is 32-bit */
+                goto too_big;
         int rc = conv_out(p, &oh, &ow);
         if (rc != VEIL_OK)
             return rc;
@@ -607,29 +611,6 @@ static int dealer_elementwise(struct streams *s, int d, const struct veil_prepro
     return rc;
 }
 
-/* One image's im2col: col is (C*KH*KW) x (OH*OW), row (c, i, j), column (y, x). */
-static void im2col(const uint64_t *x, const uint64_t *p, size_t oh, size_t ow, uint64_t *col)
-{
-    const size_t C = p[VEIL_PRE_CONV_C], H = p[VEIL_PRE_CONV_H], W = p[VEIL_PRE_CONV_W];
-    const size_t KH = p[VEIL_PRE_CONV_KH], KW = p[VEIL_PRE_CONV_KW];
-    const size_t SH = p[VEIL_PRE_CONV_SH], SW = p[VEIL_PRE_CONV_SW];
-    const size_t PH = p[VEIL_PRE_CONV_PH], PW = p[VEIL_PRE_CONV_PW];
-    for (size_t c = 0; c < C; c++)
-        for (size_t i = 0; i < KH; i++)
-            for (size_t j = 0; j < KW; j++) {
-                uint64_t *row = col + ((c * KH + i) * KW + j) * oh * ow;
-                for (size_t y = 0; y < oh; y++) {
-                    /* input row y*SH + i - PH, as unsigned: out of range wraps to huge */
-                    size_t iy = y * SH + i - PH;
-                    for (size_t xx = 0; xx < ow; xx++) {
-                        size_t ix = xx * SW + j - PW;
-                        row[y * ow + xx] =
-                            (iy < H && ix < W) ? x[(c * H + iy) * W + ix] : 0;
-                    }
-                }
-            }
-}
-
 /* MATMUL and CONV: reconstruct both operands in full, multiply with the ring GEMM. */
 static int dealer_linear(struct streams *s, int d, const struct veil_preproc_item *item,
                          const struct veil_preproc_desc *desc, uint64_t *out)
@@ -657,8 +638,14 @@ static int dealer_linear(struct streams *s, int d, const struct veil_preproc_ite
         const size_t C = p[VEIL_PRE_CONV_C], HW = p[VEIL_PRE_CONV_H] * p[VEIL_PRE_CONV_W];
         const size_t OC = p[VEIL_PRE_CONV_OC];
         const size_t ck = C * p[VEIL_PRE_CONV_KH] * p[VEIL_PRE_CONV_KW];
+        /* one image at a time (n = 1) bounds the im2col buffer; dims fit: describe checks */
+        const struct veil_im2col_geom g = {
+            1, (uint32_t)C, (uint32_t)p[VEIL_PRE_CONV_H], (uint32_t)p[VEIL_PRE_CONV_W],
+            (uint32_t)p[VEIL_PRE_CONV_KH], (uint32_t)p[VEIL_PRE_CONV_KW],
+            (uint32_t)p[VEIL_PRE_CONV_SH], (uint32_t)p[VEIL_PRE_CONV_SW],
+            (uint32_t)p[VEIL_PRE_CONV_PH], (uint32_t)p[VEIL_PRE_CONV_PW]};
         for (size_t img = 0; img < p[VEIL_PRE_CONV_BATCH]; img++) {
-            im2col(a + img * C * HW, p, oh, ow, col);
+            veil_ref_im2col(&g, a + img * C * HW, col);
             /* Y_img (OC x OH*OW) = W (OC x C*KH*KW) . col */
             veil_gemm_u64(0, 0, OC, oh * ow, ck, b, ck, col, oh * ow, 0,
                           out + img * OC * oh * ow, oh * ow);
