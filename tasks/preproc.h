@@ -32,7 +32,8 @@
  *   CONV    (batch, c, h, w, oc, kh, kw, stride_h, stride_w, pad_h, pad_w)
  *                          X[batch*c*h*w] A (NCHW), W[oc*c*kh*kw] A (OIHW),
  *                          *Y[batch*oc*oh*ow] A = conv2d(X, W) (NCHW, zero padding, no dilation),
- *                          oh = (h + 2 pad_h - kh) / stride_h + 1, ow likewise
+ *                          oh = (h + 2 pad_h - kh) / stride_h + 1, ow likewise; pad < kernel,
+ *                          each of c..pad_w below 2^32 (the im2col geometry is 32-bit)
  *   SQUARE  (n)            a[n] A, *a2[n] A = a*a
  *   AND     (n words)      a[n] B, b[n] B, *c[n] B = a AND b (64 independent gates per word)
  *   TRUNC   (n, f)         r[n] A (r uniform in Z_2^64), *r_hi[n] A = r >> f,
@@ -292,10 +293,11 @@ typedef struct veil_preproc_writer veil_preproc_writer_t;
 typedef struct veil_preproc_reader veil_preproc_reader_t;
 
 /**
- * Starts writing party's file at path: a temporary file next to it (path.tmp.XXXXXX) that
- * receives the header and the table of the nitems items (copied; each validated). Items are
- * then added in order with veil_preproc_writer_put and the file is published by
- * veil_preproc_writer_commit. On success *out owns the writer.
+ * Starts writing party's file at path: a temporary file next to it (path.tmp.XXXXXX, mode 0600:
+ * the file holds secret shares) that receives the header and the table of the nitems items
+ * (copied; each validated). Items are then added in order with veil_preproc_writer_put and the
+ * file is published by veil_preproc_writer_commit. On success *out owns the writer. Returns
+ * VEIL_OK, VEIL_ERR_INVAL (bad argument or item), VEIL_ERR_IO, VEIL_ERR_NOMEM, VEIL_ERR_CRYPTO.
  */
 int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout *layout,
                              int party, const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
