@@ -4,9 +4,9 @@
  * or params requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH),
  * another session / party / party count / frac bits / plan (MISMATCH on open), truncated files at
  * many lengths and flipped bytes anywhere (VEIL_ERR_FORMAT: digest), bad magic and version,
- * crafted files with a valid digest but a lying table (FORMAT), a file shortened while open
- * (FORMAT), a missing file (VEIL_ERR_IO), and writer misuse (MISMATCH / STATE, nothing
- * published). */
+ * crafted files with a valid digest but a lying table (FORMAT), random header/table damage with a
+ * valid digest (FORMAT or MISMATCH), a file shortened while open (FORMAT), a missing file
+ * (VEIL_ERR_IO), and writer misuse (MISMATCH / STATE, nothing published). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/preproc.h"
@@ -363,6 +363,29 @@ static void damaged(const char *path)
               rc);
         if (verbose)
             fprintf(stderr, "  crafted %s -> %d %s\n", lies[i].what, rc, veil_last_error());
+    }
+    /* Random damage to the header and table with a recomputed digest: every case is refused
+     * with FORMAT or MISMATCH (every byte there is checked), none crashes. */
+    {
+        uint8_t gs[VEIL_SEED_BYTES] = {7};
+        veil_prg_t *g = veil_prg_new(gs);
+        size_t meta = 88 + 128 * NITEMS, refused = 0, tries = 300;
+        for (size_t t = 0; g && t < tries; t++) {
+            uint64_t rnd[3];
+            veil_prg_fill(g, rnd, 3);
+            memcpy(copy, img, n);
+            size_t nflip = 1 + rnd[0] % 3;
+            for (size_t k = 0; k < nflip; k++) {
+                size_t pos = (size_t)((rnd[1] >> (16 * k)) % meta);
+                copy[pos] ^= (unsigned char)(1 + (rnd[2] >> (8 * k)) % 255);
+            }
+            redigest(copy, n);
+            spit(bad, copy, n);
+            int rc = try_consume(bad, 0);
+            refused += rc == VEIL_ERR_FORMAT || rc == VEIL_ERR_MISMATCH;
+        }
+        CHECK(refused == tries, "random header/table damage: %zu of %zu refused", refused, tries);
+        veil_prg_destroy(&g);
     }
     /* Shortened while open: the read fails cleanly. */
     spit(bad, img, n);
