@@ -105,16 +105,24 @@ enum veil_preproc_kind {
 };
 
 /* Part indices, per kind (see the table above). */
-enum { VEIL_PRE_A = 0, VEIL_PRE_B = 1, VEIL_PRE_C = 2 };            /* BEAVER MATMUL CONV AND */
-enum { VEIL_PRE_SQ_A = 0, VEIL_PRE_SQ_A2 = 1 };                     /* SQUARE */
+enum { VEIL_PRE_A = 0, VEIL_PRE_B = 1, VEIL_PRE_C = 2 };              /* BEAVER MATMUL CONV AND */
+enum { VEIL_PRE_SQ_A = 0, VEIL_PRE_SQ_A2 = 1 };                       /* SQUARE */
 enum { VEIL_PRE_TR_R = 0, VEIL_PRE_TR_RHI = 1, VEIL_PRE_TR_R63 = 2 }; /* TRUNC */
-enum { VEIL_PRE_BIT_A = 0, VEIL_PRE_BIT_B = 1 };                    /* BIT */
-enum { VEIL_PRE_CM_R = 0, VEIL_PRE_CM_RB = 1, VEIL_PRE_CM_R63 = 2 }; /* CMPMASK */
+enum { VEIL_PRE_BIT_A = 0, VEIL_PRE_BIT_B = 1 };                      /* BIT */
+enum { VEIL_PRE_CM_R = 0, VEIL_PRE_CM_RB = 1, VEIL_PRE_CM_R63 = 2 };  /* CMPMASK */
 
 /* Parameter indices of a CONV item. */
 enum {
-    VEIL_PRE_CONV_BATCH, VEIL_PRE_CONV_C, VEIL_PRE_CONV_H, VEIL_PRE_CONV_W, VEIL_PRE_CONV_OC,
-    VEIL_PRE_CONV_KH, VEIL_PRE_CONV_KW, VEIL_PRE_CONV_SH, VEIL_PRE_CONV_SW, VEIL_PRE_CONV_PH,
+    VEIL_PRE_CONV_BATCH,
+    VEIL_PRE_CONV_C,
+    VEIL_PRE_CONV_H,
+    VEIL_PRE_CONV_W,
+    VEIL_PRE_CONV_OC,
+    VEIL_PRE_CONV_KH,
+    VEIL_PRE_CONV_KW,
+    VEIL_PRE_CONV_SH,
+    VEIL_PRE_CONV_SW,
+    VEIL_PRE_CONV_PH,
     VEIL_PRE_CONV_PW
 };
 
@@ -221,8 +229,7 @@ int veil_preproc_items_size(const struct veil_preproc_item *items, size_t nitems
  * Formats an item as "kind #index (params)" into buf (always NUL-terminated) for messages.
  * Returns buf.
  */
-const char *veil_preproc_item_format(const struct veil_preproc_item *item, char *buf,
-                                     size_t size);
+const char *veil_preproc_item_format(const struct veil_preproc_item *item, char *buf, size_t size);
 
 /**
  * SHA-256 of a list of items (kind, index, params, little-endian), usable as the plan digest
@@ -299,8 +306,8 @@ typedef struct veil_preproc_reader veil_preproc_reader_t;
  * file is published by veil_preproc_writer_commit. On success *out owns the writer. Returns
  * VEIL_OK, VEIL_ERR_INVAL (bad argument or item), VEIL_ERR_IO, VEIL_ERR_NOMEM, VEIL_ERR_CRYPTO.
  */
-int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout *layout,
-                             int party, const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
+int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout *layout, int party,
+                             const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
                              const struct veil_preproc_item *items, size_t nitems,
                              veil_preproc_writer_t **out);
 
@@ -325,8 +332,8 @@ void veil_preproc_writer_abort(veil_preproc_writer_t **w);
  * expectation (layout's session id, nparties, designated, frac_bits; party; plan digest).
  * On success *out owns a cursor positioned at the first item.
  */
-int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout *layout,
-                             int party, const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
+int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout *layout, int party,
+                             const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
                              veil_preproc_reader_t **out);
 
 /**

@@ -141,8 +141,8 @@ static const char *const kind_names[VEIL_PREPROC_KIND_COUNT] = {
 
 /* Number of meaningful parameters of each kind. */
 static const int kind_nparams[VEIL_PREPROC_KIND_COUNT] = {
-    [VEIL_PREPROC_BEAVER] = 1, [VEIL_PREPROC_MATMUL] = 3, [VEIL_PREPROC_CONV] = 11,
-    [VEIL_PREPROC_SQUARE] = 1, [VEIL_PREPROC_AND] = 1,    [VEIL_PREPROC_TRUNC] = 2,
+    [VEIL_PREPROC_BEAVER] = 1, [VEIL_PREPROC_MATMUL] = 3,  [VEIL_PREPROC_CONV] = 11,
+    [VEIL_PREPROC_SQUARE] = 1, [VEIL_PREPROC_AND] = 1,     [VEIL_PREPROC_TRUNC] = 2,
     [VEIL_PREPROC_BIT] = 1,    [VEIL_PREPROC_CMPMASK] = 1,
 };
 
@@ -156,8 +156,7 @@ const char *veil_preproc_kind_name(int kind)
     return kind_valid(kind) ? kind_names[kind] : "unknown";
 }
 
-const char *veil_preproc_item_format(const struct veil_preproc_item *item, char *buf,
-                                     size_t size)
+const char *veil_preproc_item_format(const struct veil_preproc_item *item, char *buf, size_t size)
 {
     if (!buf || size == 0)
         return buf;
@@ -203,16 +202,19 @@ static void add_part(struct veil_preproc_desc *d, uint64_t numel, enum veil_shar
 static int conv_out(const uint64_t *p, uint64_t *oh, uint64_t *ow)
 {
     if (p[VEIL_PRE_CONV_PH] >= p[VEIL_PRE_CONV_KH] || p[VEIL_PRE_CONV_PW] >= p[VEIL_PRE_CONV_KW])
-        return veil_error(VEIL_ERR_SHAPE, "preproc conv: padding (%llu,%llu) must be smaller "
-                          "than the kernel (%llu,%llu)", (unsigned long long)p[VEIL_PRE_CONV_PH],
-                          (unsigned long long)p[VEIL_PRE_CONV_PW],
-                          (unsigned long long)p[VEIL_PRE_CONV_KH],
-                          (unsigned long long)p[VEIL_PRE_CONV_KW]);
+        return veil_error(
+            VEIL_ERR_SHAPE,
+            "preproc conv: padding (%llu,%llu) must be smaller "
+            "than the kernel (%llu,%llu)",
+            (unsigned long long)p[VEIL_PRE_CONV_PH], (unsigned long long)p[VEIL_PRE_CONV_PW],
+            (unsigned long long)p[VEIL_PRE_CONV_KH], (unsigned long long)p[VEIL_PRE_CONV_KW]);
     uint64_t ph = p[VEIL_PRE_CONV_H] + 2 * p[VEIL_PRE_CONV_PH];
     uint64_t pw = p[VEIL_PRE_CONV_W] + 2 * p[VEIL_PRE_CONV_PW];
     if (ph < p[VEIL_PRE_CONV_KH] || pw < p[VEIL_PRE_CONV_KW])
-        return veil_error(VEIL_ERR_SHAPE, "preproc conv: kernel %llux%llu larger than the padded "
-                          "input %llux%llu", (unsigned long long)p[VEIL_PRE_CONV_KH],
+        return veil_error(VEIL_ERR_SHAPE,
+                          "preproc conv: kernel %llux%llu larger than the padded "
+                          "input %llux%llu",
+                          (unsigned long long)p[VEIL_PRE_CONV_KH],
                           (unsigned long long)p[VEIL_PRE_CONV_KW], (unsigned long long)ph,
                           (unsigned long long)pw);
     *oh = (ph - p[VEIL_PRE_CONV_KH]) / p[VEIL_PRE_CONV_SH] + 1;
@@ -220,8 +222,7 @@ static int conv_out(const uint64_t *p, uint64_t *oh, uint64_t *ow)
     return VEIL_OK;
 }
 
-int veil_preproc_item_describe(const struct veil_preproc_item *item,
-                               struct veil_preproc_desc *desc)
+int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil_preproc_desc *desc)
 {
     char buf[256];
     if (!item || !desc)
@@ -231,8 +232,8 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item,
         return veil_error(VEIL_ERR_INVAL, "preproc: unknown item kind %d", (int)item->kind);
     int np = kind_nparams[item->kind];
     for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++) {
-        int may_be_zero = item->kind == VEIL_PREPROC_CONV &&
-                          (j == VEIL_PRE_CONV_PH || j == VEIL_PRE_CONV_PW);
+        int may_be_zero =
+            item->kind == VEIL_PREPROC_CONV && (j == VEIL_PRE_CONV_PH || j == VEIL_PRE_CONV_PW);
         if (j >= np && item->p[j] != 0)
             return veil_error(VEIL_ERR_INVAL, "preproc: item %s: parameter %d must be 0",
                               veil_preproc_item_format(item, buf, sizeof buf), j);
@@ -293,8 +294,10 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item,
         break;
     case VEIL_PREPROC_TRUNC:
         if (p[1] < 1 || p[1] > 62)
-            return veil_error(VEIL_ERR_INVAL, "preproc: item %s: truncation by %llu bits; need "
-                              "1 to 62", veil_preproc_item_format(item, buf, sizeof buf),
+            return veil_error(VEIL_ERR_INVAL,
+                              "preproc: item %s: truncation by %llu bits; need "
+                              "1 to 62",
+                              veil_preproc_item_format(item, buf, sizeof buf),
                               (unsigned long long)p[1]);
         add_part(desc, p[0], A, 0);
         add_part(desc, p[0], A, 1);
@@ -335,8 +338,7 @@ size_t veil_preproc_share_words(const struct veil_preproc_item *item)
 }
 
 int veil_preproc_items_size(const struct veil_preproc_item *items, size_t nitems,
-                            uint64_t *correction_words, uint64_t *share_words,
-                            uint64_t *file_bytes)
+                            uint64_t *correction_words, uint64_t *share_words, uint64_t *file_bytes)
 {
     struct veil_preproc_desc d;
     uint64_t cw = 0, sw = 0;
@@ -435,9 +437,8 @@ int veil_preproc_share_init(struct veil_preproc_share *out, const struct veil_pr
 /* Streams                                                                                     */
 
 /* The per-item seed of one party (stream layout in preproc.h). */
-static int item_seed(const struct veil_preproc_layout *layout,
-                     const struct veil_preproc_item *item, const uint8_t seed[VEIL_SEED_BYTES],
-                     uint8_t out[VEIL_SEED_BYTES])
+static int item_seed(const struct veil_preproc_layout *layout, const struct veil_preproc_item *item,
+                     const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
 {
     uint8_t root[VEIL_SEED_BYTES];
     uint64_t lo = 0, hi = 0;
@@ -639,16 +640,21 @@ static int dealer_linear(struct streams *s, int d, const struct veil_preproc_ite
         const size_t OC = p[VEIL_PRE_CONV_OC];
         const size_t ck = C * p[VEIL_PRE_CONV_KH] * p[VEIL_PRE_CONV_KW];
         /* one image at a time (n = 1) bounds the im2col buffer; dims fit: describe checks */
-        const struct veil_im2col_geom g = {
-            1, (uint32_t)C, (uint32_t)p[VEIL_PRE_CONV_H], (uint32_t)p[VEIL_PRE_CONV_W],
-            (uint32_t)p[VEIL_PRE_CONV_KH], (uint32_t)p[VEIL_PRE_CONV_KW],
-            (uint32_t)p[VEIL_PRE_CONV_SH], (uint32_t)p[VEIL_PRE_CONV_SW],
-            (uint32_t)p[VEIL_PRE_CONV_PH], (uint32_t)p[VEIL_PRE_CONV_PW]};
+        const struct veil_im2col_geom g = {1,
+                                           (uint32_t)C,
+                                           (uint32_t)p[VEIL_PRE_CONV_H],
+                                           (uint32_t)p[VEIL_PRE_CONV_W],
+                                           (uint32_t)p[VEIL_PRE_CONV_KH],
+                                           (uint32_t)p[VEIL_PRE_CONV_KW],
+                                           (uint32_t)p[VEIL_PRE_CONV_SH],
+                                           (uint32_t)p[VEIL_PRE_CONV_SW],
+                                           (uint32_t)p[VEIL_PRE_CONV_PH],
+                                           (uint32_t)p[VEIL_PRE_CONV_PW]};
         for (size_t img = 0; img < p[VEIL_PRE_CONV_BATCH]; img++) {
             veil_ref_im2col(&g, a + img * C * HW, col);
             /* Y_img (OC x OH*OW) = W (OC x C*KH*KW) . col */
-            veil_gemm_u64(0, 0, OC, oh * ow, ck, b, ck, col, oh * ow, 0,
-                          out + img * OC * oh * ow, oh * ow);
+            veil_gemm_u64(0, 0, OC, oh * ow, ck, b, ck, col, oh * ow, 0, out + img * OC * oh * ow,
+                          oh * ow);
         }
     }
     if (rc == VEIL_OK)
@@ -675,8 +681,10 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
     if (rc != VEIL_OK)
         return rc;
     if (out_words < desc.correction_words)
-        return veil_error(VEIL_ERR_RANGE, "preproc dealer: item needs %zu correction words, the "
-                          "buffer has %zu", desc.correction_words, out_words);
+        return veil_error(VEIL_ERR_RANGE,
+                          "preproc dealer: item needs %zu correction words, the "
+                          "buffer has %zu",
+                          desc.correction_words, out_words);
     rc = streams_open(&s, layout, item, seeds);
     if (rc != VEIL_OK)
         return rc;
@@ -711,9 +719,10 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
         return veil_error(VEIL_ERR_INVAL, "preproc expand: party %d not in [0, %d) or NULL seed",
                           party, layout->nparties);
     if ((party == layout->designated) != (correction != NULL))
-        return veil_error(VEIL_ERR_INVAL, "preproc expand: party %d %s a correction (the "
-                          "designated party is %d)", party,
-                          correction ? "must not get" : "needs", layout->designated);
+        return veil_error(VEIL_ERR_INVAL,
+                          "preproc expand: party %d %s a correction (the "
+                          "designated party is %d)",
+                          party, correction ? "must not get" : "needs", layout->designated);
     rc = veil_preproc_item_describe(item, &desc);
     if (rc != VEIL_OK)
         return rc;

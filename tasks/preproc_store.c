@@ -162,8 +162,8 @@ void veil_preproc_writer_abort(veil_preproc_writer_t **wp)
     *wp = NULL;
 }
 
-int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout *layout,
-                             int party, const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
+int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout *layout, int party,
+                             const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
                              const struct veil_preproc_item *items, size_t nitems,
                              veil_preproc_writer_t **out)
 {
@@ -176,8 +176,10 @@ int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout 
     if (rc != VEIL_OK)
         return rc;
     if (!path || !plan_digest || (nitems && !items) || party < 0 || party >= layout->nparties)
-        return veil_error(VEIL_ERR_INVAL, "preproc store: need a path, a plan digest, the items "
-                          "and a party in [0, %d) (got %d)", layout->nparties, party);
+        return veil_error(VEIL_ERR_INVAL,
+                          "preproc store: need a path, a plan digest, the items "
+                          "and a party in [0, %d) (got %d)",
+                          layout->nparties, party);
     if (nitems > (SIZE_MAX / sizeof *items))
         return veil_error(VEIL_ERR_RANGE, "preproc store: %zu items is too many", nitems);
     veil_preproc_writer_t *w = calloc(1, sizeof *w);
@@ -200,8 +202,8 @@ int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout 
     }
     int fd = mkstemp(w->tmp);
     if (fd < 0) {
-        rc = veil_error(VEIL_ERR_IO, "preproc store: cannot create %s: %s", w->tmp,
-                        strerror(errno));
+        rc =
+            veil_error(VEIL_ERR_IO, "preproc store: cannot create %s: %s", w->tmp, strerror(errno));
         free(w->tmp); /* nothing to unlink */
         w->tmp = NULL;
         goto fail;
@@ -238,16 +240,17 @@ int veil_preproc_writer_put(veil_preproc_writer_t *w, const struct veil_preproc_
     if (!w || !share || !share->words)
         return veil_error(VEIL_ERR_INVAL, "preproc store: NULL writer or empty share");
     if (w->next >= w->nitems)
-        return veil_error(VEIL_ERR_STATE, "preproc store: all %zu items are written already; "
-                          "got %s", w->nitems,
-                          veil_preproc_item_format(&share->item, got, sizeof got));
+        return veil_error(VEIL_ERR_STATE,
+                          "preproc store: all %zu items are written already; "
+                          "got %s",
+                          w->nitems, veil_preproc_item_format(&share->item, got, sizeof got));
     const struct veil_preproc_item *it = &w->items[w->next];
     if (!same_item(it, &share->item) || share->nwords != veil_preproc_share_words(it))
-        return veil_error(VEIL_ERR_MISMATCH, "preproc store: item %zu of %s should be %s, got %s "
-                          "(%zu words)", w->next, w->path,
-                          veil_preproc_item_format(it, want, sizeof want),
-                          veil_preproc_item_format(&share->item, got, sizeof got),
-                          share->nwords);
+        return veil_error(VEIL_ERR_MISMATCH,
+                          "preproc store: item %zu of %s should be %s, got %s "
+                          "(%zu words)",
+                          w->next, w->path, veil_preproc_item_format(it, want, sizeof want),
+                          veil_preproc_item_format(&share->item, got, sizeof got), share->nwords);
     int rc = VEIL_OK;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     uint64_t tmp[512];
@@ -298,8 +301,8 @@ int veil_preproc_writer_commit(veil_preproc_writer_t **wp)
     veil_preproc_writer_t *w = *wp;
     int rc = VEIL_OK;
     if (w->next != w->nitems) {
-        rc = veil_error(VEIL_ERR_STATE, "preproc store: %s: only %zu of %zu items written",
-                        w->path, w->next, w->nitems);
+        rc = veil_error(VEIL_ERR_STATE, "preproc store: %s: only %zu of %zu items written", w->path,
+                        w->next, w->nitems);
         goto fail;
     }
     if (EVP_DigestFinal_ex(w->md, digest, &len) != 1 || len != DIGEST_BYTES) {
@@ -345,9 +348,10 @@ static int read_at(const veil_preproc_reader_t *r, void *buf, size_t n, uint64_t
             return veil_error(VEIL_ERR_IO, "preproc load: reading %s: %s", r->path,
                               strerror(errno));
         if (got == 0)
-            return veil_error(VEIL_ERR_FORMAT, "preproc load: %s ends at byte %llu, before the "
-                              "data it describes (truncated or changed while open)", r->path,
-                              (unsigned long long)off);
+            return veil_error(VEIL_ERR_FORMAT,
+                              "preproc load: %s ends at byte %llu, before the "
+                              "data it describes (truncated or changed while open)",
+                              r->path, (unsigned long long)off);
         b += got;
         n -= (size_t)got;
         off += (uint64_t)got;
@@ -402,8 +406,10 @@ static int check_digest(veil_preproc_reader_t *r, uint64_t n)
     }
     rc = read_at(r, want, DIGEST_BYTES, n);
     if (rc == VEIL_OK && memcmp(want, got, DIGEST_BYTES) != 0)
-        rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s: SHA-256 digest mismatch: the file "
-                        "is corrupted or truncated", r->path);
+        rc = veil_error(VEIL_ERR_FORMAT,
+                        "preproc load: %s: SHA-256 digest mismatch: the file "
+                        "is corrupted or truncated",
+                        r->path);
 done:
     if (buf) {
         veil_wipe(buf, IO_CHUNK);
@@ -446,8 +452,10 @@ static int check_header(const veil_preproc_reader_t *r, const uint8_t *h,
     if (memcmp(h + 32, layout->session_id, VEIL_PREPROC_SID_BYTES) != 0) {
         hex(h + 32, VEIL_PREPROC_SID_BYTES, a);
         hex(layout->session_id, VEIL_PREPROC_SID_BYTES, b);
-        return veil_error(VEIL_ERR_MISMATCH, "preproc load: %s is for session %s, expected "
-                          "session %s", r->path, a, b);
+        return veil_error(VEIL_ERR_MISMATCH,
+                          "preproc load: %s is for session %s, expected "
+                          "session %s",
+                          r->path, a, b);
     }
     if (memcmp(h + 48, plan_digest, DIGEST_BYTES) != 0) {
         hex(h + 48, DIGEST_BYTES, a);
@@ -466,9 +474,11 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
     struct veil_preproc_desc d;
     uint64_t max_items = (file_size - HEADER_BYTES - DIGEST_BYTES) / ENTRY_BYTES;
     if (count > max_items)
-        return veil_error(VEIL_ERR_FORMAT, "preproc load: %s claims %llu items but its %llu "
-                          "bytes hold at most %llu", r->path, (unsigned long long)count,
-                          (unsigned long long)file_size, (unsigned long long)max_items);
+        return veil_error(VEIL_ERR_FORMAT,
+                          "preproc load: %s claims %llu items but its %llu "
+                          "bytes hold at most %llu",
+                          r->path, (unsigned long long)count, (unsigned long long)file_size,
+                          (unsigned long long)max_items);
     r->items = calloc(count ? count : 1, sizeof *r->items);
     r->offset = calloc(count ? count : 1, sizeof *r->offset);
     if (!r->items || !r->offset)
@@ -482,22 +492,27 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
             return rc;
         struct veil_preproc_item *it = &r->items[i];
         uint32_t kind = get_u32(e);
-        it->kind = kind < VEIL_PREPROC_KIND_COUNT ? (enum veil_preproc_kind)kind
-                                                   : VEIL_PREPROC_KIND_COUNT;
+        it->kind =
+            kind < VEIL_PREPROC_KIND_COUNT ? (enum veil_preproc_kind)kind : VEIL_PREPROC_KIND_COUNT;
         it->index = get_u64(e + 8);
         for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++)
             it->p[j] = get_u64(e + 16 + 8 * j);
         uint64_t off = get_u64(e + 112), words = get_u64(e + 120);
         if (get_u32(e + 4) != 0)
-            return veil_error(VEIL_ERR_FORMAT, "preproc load: %s: table entry %llu: reserved "
-                              "field is not 0", r->path, (unsigned long long)i);
+            return veil_error(VEIL_ERR_FORMAT,
+                              "preproc load: %s: table entry %llu: reserved "
+                              "field is not 0",
+                              r->path, (unsigned long long)i);
         if (veil_preproc_item_describe(it, &d) != VEIL_OK) {
             snprintf(buf, sizeof buf, "%s", veil_last_error());
-            return veil_error(VEIL_ERR_FORMAT, "preproc load: %s: table entry %llu (kind %u) is "
-                              "not a valid item (%s)", r->path, (unsigned long long)i, kind, buf);
+            return veil_error(VEIL_ERR_FORMAT,
+                              "preproc load: %s: table entry %llu (kind %u) is "
+                              "not a valid item (%s)",
+                              r->path, (unsigned long long)i, kind, buf);
         }
         if (off != total || words != d.share_words || words > data_words - total)
-            return veil_error(VEIL_ERR_FORMAT, "preproc load: %s: table entry %llu (%s) claims "
+            return veil_error(VEIL_ERR_FORMAT,
+                              "preproc load: %s: table entry %llu (%s) claims "
                               "%llu words at %llu; expected %zu words at %llu, in data of %llu "
                               "words",
                               r->path, (unsigned long long)i,
@@ -508,15 +523,17 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
         total += words;
     }
     if (file_size != r->data_start + total * 8 + DIGEST_BYTES)
-        return veil_error(VEIL_ERR_FORMAT, "preproc load: %s is %llu bytes; its table implies "
-                          "%llu", r->path, (unsigned long long)file_size,
+        return veil_error(VEIL_ERR_FORMAT,
+                          "preproc load: %s is %llu bytes; its table implies "
+                          "%llu",
+                          r->path, (unsigned long long)file_size,
                           (unsigned long long)(r->data_start + total * 8 + DIGEST_BYTES));
     r->nitems = (size_t)count;
     return VEIL_OK;
 }
 
-int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout *layout,
-                             int party, const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
+int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout *layout, int party,
+                             const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
                              veil_preproc_reader_t **out)
 {
     uint8_t h[HEADER_BYTES];
@@ -528,8 +545,10 @@ int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout 
     if (rc != VEIL_OK)
         return rc;
     if (!path || !plan_digest || party < 0 || party >= layout->nparties)
-        return veil_error(VEIL_ERR_INVAL, "preproc load: need a path, a plan digest and a party "
-                          "in [0, %d) (got %d)", layout->nparties, party);
+        return veil_error(VEIL_ERR_INVAL,
+                          "preproc load: need a path, a plan digest and a party "
+                          "in [0, %d) (got %d)",
+                          layout->nparties, party);
     veil_preproc_reader_t *r = calloc(1, sizeof *r);
     if (!r)
         return veil_error(VEIL_ERR_NOMEM, "preproc load: out of memory");
@@ -550,7 +569,8 @@ int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout 
     }
     uint64_t size = (uint64_t)st.st_size;
     if (size < HEADER_BYTES + DIGEST_BYTES) {
-        rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s is %llu bytes, shorter than the "
+        rc = veil_error(VEIL_ERR_FORMAT,
+                        "preproc load: %s is %llu bytes, shorter than the "
                         "%d-byte header and digest (truncated or not a preprocessing file)",
                         path, (unsigned long long)size, HEADER_BYTES + DIGEST_BYTES);
         goto fail;
@@ -559,21 +579,24 @@ int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout 
     if (rc != VEIL_OK)
         goto fail;
     if (memcmp(h, MAGIC, 8) != 0) {
-        rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s is not a Veil preprocessing file "
-                        "(no VEILPRE magic)", path);
+        rc = veil_error(VEIL_ERR_FORMAT,
+                        "preproc load: %s is not a Veil preprocessing file "
+                        "(no VEILPRE magic)",
+                        path);
         goto fail;
     }
     if (get_u32(h + 8) != FORMAT_VERSION) {
-        rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s has format version %u; this build "
-                        "reads version %d", path, get_u32(h + 8), FORMAT_VERSION);
+        rc = veil_error(VEIL_ERR_FORMAT,
+                        "preproc load: %s has format version %u; this build "
+                        "reads version %d",
+                        path, get_u32(h + 8), FORMAT_VERSION);
         goto fail;
     }
     rc = check_digest(r, size - DIGEST_BYTES);
     if (rc != VEIL_OK)
         goto fail;
     if (get_u32(h + 28) != 0) {
-        rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s: reserved header field is not 0",
-                        path);
+        rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s: reserved header field is not 0", path);
         goto fail;
     }
     rc = check_header(r, h, layout, party, plan_digest);
@@ -597,7 +620,8 @@ int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *
         return veil_error(VEIL_ERR_INVAL, "preproc load: NULL argument");
     veil_preproc_share_clear(out);
     if (r->next >= r->nitems)
-        return veil_error(VEIL_ERR_MISMATCH, "preproc load: expected %s but %s holds only %zu "
+        return veil_error(VEIL_ERR_MISMATCH,
+                          "preproc load: expected %s but %s holds only %zu "
                           "items, all consumed (preprocessing exhausted)",
                           veil_preproc_item_format(expected, want, sizeof want), r->path,
                           r->nitems);

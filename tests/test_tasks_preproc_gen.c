@@ -27,8 +27,7 @@ static int verbose;
 
 /* Dealer correction then every party's expansion; returns the correction (caller frees). */
 static uint64_t *generate(const struct veil_preproc_layout *L, const struct veil_preproc_item *it,
-                          const uint8_t (*seeds)[VEIL_SEED_BYTES],
-                          struct veil_preproc_share *sh)
+                          const uint8_t (*seeds)[VEIL_SEED_BYTES], struct veil_preproc_share *sh)
 {
     size_t cw = veil_preproc_correction_words(it);
     uint64_t *corr = malloc((cw ? cw : 1) * sizeof *corr);
@@ -37,8 +36,8 @@ static uint64_t *generate(const struct veil_preproc_layout *L, const struct veil
     int rc = veil_preproc_dealer_correction(L, it, seeds, corr, cw);
     CHECK(rc == VEIL_OK, "dealer %s: %s", veil_preproc_kind_name(it->kind), veil_last_error());
     for (int p = 0; p < L->nparties; p++) {
-        rc = veil_preproc_party_expand(L, it, p, seeds[p], p == L->designated ? corr : NULL,
-                                       &sh[p]);
+        rc =
+            veil_preproc_party_expand(L, it, p, seeds[p], p == L->designated ? corr : NULL, &sh[p]);
         CHECK(rc == VEIL_OK, "expand party %d: %s", p, veil_last_error());
     }
     return corr;

@@ -65,8 +65,8 @@ static int write_files(void)
     for (int i = 0; i < NITEMS && rc == VEIL_OK; i++) {
         size_t cw = veil_preproc_correction_words(&items[i]);
         uint64_t *corr = malloc(cw * sizeof *corr);
-        rc = corr ? veil_preproc_dealer_correction(&L, &items[i],
-                                                   (const uint8_t(*)[16])seeds, corr, cw)
+        rc = corr ? veil_preproc_dealer_correction(&L, &items[i], (const uint8_t(*)[16])seeds, corr,
+                                                   cw)
                   : VEIL_ERR_NOMEM;
         for (int p = 0; p < NP && rc == VEIL_OK; p++) {
             rc = veil_preproc_party_expand(&L, &items[i], p, seeds[p],
@@ -175,8 +175,8 @@ static void round_trip(void)
     for (int p = 0; p < NP; p++) {
         char path[300];
         path_of(p, path, sizeof path);
-        CHECK(veil_preproc_reader_open(path, &L, p, plan, &r[p]) == VEIL_OK, "open party %d: %s",
-              p, veil_last_error());
+        CHECK(veil_preproc_reader_open(path, &L, p, plan, &r[p]) == VEIL_OK, "open party %d: %s", p,
+              veil_last_error());
     }
     if (!r[0] || !r[1] || !r[2])
         return;
@@ -213,8 +213,7 @@ static void round_trip(void)
     /* Reading past the end. */
     struct veil_preproc_item more = veil_preproc_item_beaver(NITEMS, 10);
     CHECK(veil_preproc_next(r[0], &more, &got[0]) == VEIL_ERR_MISMATCH, "past the end");
-    CHECK(strstr(veil_last_error(), "expected") != NULL, "past-end message: %s",
-          veil_last_error());
+    CHECK(strstr(veil_last_error(), "expected") != NULL, "past-end message: %s", veil_last_error());
     CHECK(got[0].words == NULL, "failed next leaves the share empty");
     note("past the end");
     for (int p = 0; p < NP; p++) {
@@ -293,8 +292,8 @@ static void damaged(const char *path)
         return;
     }
     /* Truncated at many lengths. */
-    const size_t cut[] = {0, 1, 8, 87, 88, 119, 120, 200, 88 + 128 * NITEMS, n / 2, n - 33,
-                          n - 32, n - 31, n - 1};
+    const size_t cut[] = {0,     1,      8,      87,     88,   119, 120, 200, 88 + 128 * NITEMS,
+                          n / 2, n - 33, n - 32, n - 31, n - 1};
     for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
         spit(bad, img, cut[i]);
         int rc = try_open(bad, 0);
@@ -359,8 +358,7 @@ static void damaged(const char *path)
         redigest(copy, n);
         spit(bad, copy, n);
         int rc = try_consume(bad, 0);
-        CHECK(rc == VEIL_ERR_FORMAT || rc == VEIL_ERR_MISMATCH, "%s: status %d", lies[i].what,
-              rc);
+        CHECK(rc == VEIL_ERR_FORMAT || rc == VEIL_ERR_MISMATCH, "%s: status %d", lies[i].what, rc);
         if (verbose)
             fprintf(stderr, "  crafted %s -> %d %s\n", lies[i].what, rc, veil_last_error());
     }

@@ -44,8 +44,18 @@ static uint64_t trunc_plain(int64_t x, uint64_t r, unsigned f, int *borrow)
 static size_t edges(unsigned f, int64_t *x)
 {
     size_t n = 0;
-    int64_t base[] = {0, 1, 2, 3, LIM, LIM - 1, (int64_t)1 << f, ((int64_t)1 << f) - 1,
-                      ((int64_t)1 << f) + 1, (int64_t)1 << 61, (int64_t)1 << 32, 12345};
+    int64_t base[] = {0,
+                      1,
+                      2,
+                      3,
+                      LIM,
+                      LIM - 1,
+                      (int64_t)1 << f,
+                      ((int64_t)1 << f) - 1,
+                      ((int64_t)1 << f) + 1,
+                      (int64_t)1 << 61,
+                      (int64_t)1 << 32,
+                      12345};
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
         x[n++] = base[i];
         x[n++] = -base[i];
@@ -80,8 +90,8 @@ static void run_protocol(unsigned f, size_t nitems, veil_prg_t *g)
                                                 2 * ITEM_N);
         CHECK(rc == VEIL_OK, "dealer: %s", veil_last_error());
         for (int p = 0; p < NP; p++) {
-            rc = veil_preproc_party_expand(&L, &item, p, seeds[p],
-                                           p == L.designated ? corr : NULL, &sh[p]);
+            rc = veil_preproc_party_expand(&L, &item, p, seeds[p], p == L.designated ? corr : NULL,
+                                           &sh[p]);
             CHECK(rc == VEIL_OK, "expand: %s", veil_last_error());
         }
         if (failures)
@@ -151,8 +161,15 @@ int main(void)
         return 1;
     /* Plaintext identity with edge masks. */
     const unsigned fs[] = {1, 16, 48, 62};
-    const uint64_t rs[] = {0, 1, 0xffff, 0x10000, (UINT64_C(1) << 63) - 1, UINT64_C(1) << 63,
-                           (UINT64_C(1) << 63) + 1, UINT64_MAX, UINT64_MAX - 0xffff,
+    const uint64_t rs[] = {0,
+                           1,
+                           0xffff,
+                           0x10000,
+                           (UINT64_C(1) << 63) - 1,
+                           UINT64_C(1) << 63,
+                           (UINT64_C(1) << 63) + 1,
+                           UINT64_MAX,
+                           UINT64_MAX - 0xffff,
                            UINT64_C(0x123456789abcdef0)};
     for (size_t a = 0; a < sizeof fs / sizeof fs[0]; a++) {
         int64_t x[64];
@@ -163,8 +180,7 @@ int main(void)
                 uint64_t z = trunc_plain(x[i], rs[j], fs[a], &borrow);
                 int64_t err = (int64_t)(z - (uint64_t)(x[i] >> fs[a]));
                 CHECK(err == borrow, "plain: x=%lld r=%llx f=%u: error %lld, borrow %d",
-                      (long long)x[i], (unsigned long long)rs[j], fs[a], (long long)err,
-                      borrow);
+                      (long long)x[i], (unsigned long long)rs[j], fs[a], (long long)err, borrow);
             }
     }
     run_protocol(16, 16, g); /* 2^20 values */
