@@ -402,10 +402,10 @@ static void pack_b(size_t nr, int trans, const uint64_t *b, size_t ldb, size_t p
 
 /* ---------------------------------------------------------------------------------------------
  * Packing buffers: one per thread, grown on demand and kept until the thread exits (StarPU
- * workers live as long as StarPU). Allocating them per call cost up to a third of the time of a
- * 128^3 product (glibc served the 128 KiB blocks by mmap, page faults included), and made the
- * timings depend on what ran before. At most (mc kc + kc nc) words: 6.8 MB for the AVX-512
- * kernel, less for the others.
+ * workers live as long as StarPU). Allocating them per call cost up to a third of the time of
+ * a 128^3 product (glibc may serve blocks of 128 KiB and up by mmap, page faults included) and
+ * made the timings depend on what ran before. At most (mc kc + kc nc) words: 6.8 MB for the
+ * AVX-512 kernel, less for the others.
  */
 struct pack_cache {
     size_t words;
