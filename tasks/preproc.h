@@ -266,6 +266,17 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
                               struct veil_preproc_share *out);
 
 /**
+ * As veil_preproc_party_expand, into a share already initialised for item with
+ * veil_preproc_share_init (its words are overwritten in place, so StarPU handles registered on
+ * them stay valid). Used by the online layer's expansion task. Same errors; on error the words
+ * are unspecified.
+ */
+int veil_preproc_party_fill(const struct veil_preproc_layout *layout,
+                            const struct veil_preproc_item *item, int party,
+                            const uint8_t seed[VEIL_SEED_BYTES], const uint64_t *correction,
+                            struct veil_preproc_share *out);
+
+/**
  * Allocates *out for item (zero words, parts pointed, item copied), clearing it first.
  * VEIL_ERR_INVAL for an invalid item, VEIL_ERR_NOMEM.
  */

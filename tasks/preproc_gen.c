@@ -706,12 +706,27 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
                               const uint8_t seed[VEIL_SEED_BYTES], const uint64_t *correction,
                               struct veil_preproc_share *out)
 {
-    struct veil_preproc_desc desc;
-    uint8_t child[VEIL_SEED_BYTES];
-    veil_prg_t *prg = NULL;
     if (!out)
         return veil_error(VEIL_ERR_INVAL, "preproc expand: NULL output");
     veil_preproc_share_clear(out);
+    int rc = veil_preproc_share_init(out, item);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_party_fill(layout, item, party, seed, correction, out);
+    if (rc != VEIL_OK)
+        veil_preproc_share_clear(out);
+    return rc;
+}
+
+int veil_preproc_party_fill(const struct veil_preproc_layout *layout,
+                            const struct veil_preproc_item *item, int party,
+                            const uint8_t seed[VEIL_SEED_BYTES], const uint64_t *correction,
+                            struct veil_preproc_share *out)
+{
+    struct veil_preproc_desc desc;
+    uint8_t child[VEIL_SEED_BYTES];
+    veil_prg_t *prg = NULL;
+    if (!out || !out->words)
+        return veil_error(VEIL_ERR_INVAL, "preproc fill: share not initialised");
     int rc = veil_preproc_layout_check(layout);
     if (rc != VEIL_OK)
         return rc;
@@ -726,18 +741,15 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
     rc = veil_preproc_item_describe(item, &desc);
     if (rc != VEIL_OK)
         return rc;
-    rc = veil_preproc_share_init(out, item);
-    if (rc != VEIL_OK)
-        return rc;
+    if (desc.share_words != out->nwords || memcmp(&out->item, item, sizeof *item) != 0)
+        return veil_error(VEIL_ERR_INVAL, "preproc fill: share was initialised for another item");
     rc = item_seed(layout, item, seed, child);
     if (rc != VEIL_OK)
-        goto fail;
+        return rc;
     prg = veil_prg_new(child);
     veil_wipe(child, sizeof child);
-    if (!prg) {
-        rc = VEIL_ERR_CRYPTO;
-        goto fail;
-    }
+    if (!prg)
+        return VEIL_ERR_CRYPTO;
     size_t corr_off = 0;
     for (int j = 0; j < desc.nparts; j++) {
         uint64_t *dst = out->part[j];
@@ -749,18 +761,14 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
             if (rc == VEIL_OK)
                 rc = veil_prg_fill(prg, dst, n);
             if (rc != VEIL_OK)
-                goto fail;
+                break;
         }
         if (desc.part[j].corrected)
             corr_off += n;
     }
-    if (item->kind == VEIL_PREPROC_BIT && item->p[0] % 64)
+    if (rc == VEIL_OK && item->kind == VEIL_PREPROC_BIT && item->p[0] % 64)
         out->part[VEIL_PRE_BIT_B][out->part_numel[VEIL_PRE_BIT_B] - 1] &=
             (UINT64_C(1) << (item->p[0] % 64)) - 1;
     veil_prg_destroy(&prg);
-    return VEIL_OK;
-fail:
-    veil_prg_destroy(&prg);
-    veil_preproc_share_clear(out);
     return rc;
 }
