@@ -180,14 +180,15 @@ int main(int argc, char **argv)
         else if (i + 1 < argc && strcmp(argv[i], "-r") == 0)
             repeats = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [-m plain|curve|both] [-s MIN] [-S MAX] [-b BYTES_PER_SIZE] "
-                            "[-r REPEATS]\n",
+            fprintf(stderr,
+                    "usage: %s [-m plain|curve|both] [-s MIN] [-S MAX] [-b BYTES_PER_SIZE] "
+                    "[-r REPEATS]\n",
                     argv[0]);
             return 2;
         }
     }
-    if (repeats < 1 || min > max || (strcmp(mode, "plain") && strcmp(mode, "curve") &&
-                                     strcmp(mode, "both"))) {
+    if (repeats < 1 || min > max ||
+        (strcmp(mode, "plain") && strcmp(mode, "curve") && strcmp(mode, "both"))) {
         fprintf(stderr, "bench_net_zmq: bad arguments\n");
         return 2;
     }
@@ -239,8 +240,8 @@ int main(int argc, char **argv)
             char label[32];
             size_label(size, label, sizeof label);
             double bytes = (double)size * (double)count;
-            printf("| %s | %s | %ld | %.4f | %.0f | %.0f |\n", c ? "CURVE" : "plain", label,
-                   count, best, bytes / best / 1e6, (double)count / best);
+            printf("| %s | %s | %ld | %.4f | %.0f | %.0f |\n", c ? "CURVE" : "plain", label, count,
+                   best, bytes / best / 1e6, (double)count / best);
             fflush(stdout);
             if (size > max / 4)
                 break;

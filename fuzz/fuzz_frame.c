@@ -77,9 +77,9 @@ static void fuzz_hello(const uint8_t *data, size_t size)
     rc = veil_hello_compare(&a, &b, b.party);
     require(rc == VEIL_OK || rc == VEIL_ERR_MISMATCH);
     if (rc == VEIL_OK)
-        require(memcmp(&a.session, &b.session, sizeof a.session) == 0 &&
-                a.nparties == b.nparties);
-    require(veil_hello_compare(&a, &a, a.party) == (a.has_dealer > 1 ? VEIL_ERR_MISMATCH : VEIL_OK));
+        require(memcmp(&a.session, &b.session, sizeof a.session) == 0 && a.nparties == b.nparties);
+    require(veil_hello_compare(&a, &a, a.party) ==
+            (a.has_dealer > 1 ? VEIL_ERR_MISMATCH : VEIL_OK));
 }
 
 static void fuzz_text(const uint8_t *data, size_t size)

@@ -4,7 +4,7 @@
  * two lines, "public <z85>" and "secret <z85>", and is created with mode 0600 under a temporary
  * name (open with O_CREAT|O_EXCL), fsynced and then renamed (or linked, when an existing file
  * must not be replaced) into place; NAME.pub beside NAME.key holds the public line only. A
- * secret key file that its group or other users may read is refused. Secret bytes are wiped
+ * secret key file that its group or other users can access is refused. Secret bytes are wiped
  * after use and never logged.
  */
 /* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
@@ -147,7 +147,7 @@ int veil_curve_read_key_file(const char *path, char public_key[VEIL_Z85_KEY_CHAR
     }
     if (secret_key && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
         rc = veil_error(VEIL_ERR_AUTH,
-                        "secret key file %s has mode %04o: its group or other users may read "
+                        "secret key file %s has mode %04o: its group or other users have access to "
                         "it; run 'chmod 600 %s' (or regenerate it with veil-keygen)",
                         path, (unsigned)(st.st_mode & 07777), path);
         goto done;
