@@ -6,9 +6,10 @@
  *     and acknowledgement) and then sends one bad message per run — random header bytes, a
  *     10-byte header, a payload shorter than its header says, a chunk at an offset that starts
  *     no message, a duplicated chunk, a message of four frames, a message larger than the
- *     posted receive — and party 0's veil_net_wait_all must return VEIL_ERR_PROTO each time
- *     (VEIL_ERR_PEER_LOST for a last run, an abort frame without a reason)
- *     (or its open, when the bad message overtakes party 0's own start-up). */
+ *     posted receive — and party 0's veil_net_wait_all (or its open, when the bad message
+ *     overtakes party 0's own start-up) must return VEIL_ERR_PROTO each time
+ *     (VEIL_ERR_PEER_LOST for an abort frame without a reason); a hello claiming to come from
+ *     party 0 over party 1's connection makes party 0's open fail with VEIL_ERR_MISMATCH. */
 #include <config.h>
 #include "net_test_util.h"
 
@@ -18,10 +19,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { G_CURVE, G_RANDOM, G_SHORT, G_LENGTH, G_OFFSET, G_DUP, G_FRAMES, G_SIZE, G_ABORT, G_END };
-static const char *const names[] = {"curve",         "random header",     "short header",
-                                    "short payload", "bad offset",        "duplicate chunk",
-                                    "four frames",   "oversized message", "empty abort"};
+enum {
+    G_CURVE,
+    G_RANDOM,
+    G_SHORT,
+    G_LENGTH,
+    G_OFFSET,
+    G_DUP,
+    G_FRAMES,
+    G_SIZE,
+    G_ABORT,
+    G_CLAIM,
+    G_END
+};
+static const char *const names[] = {"curve",        "random header",
+                                    "short header", "short payload",
+                                    "bad offset",   "duplicate chunk",
+                                    "four frames",  "oversized message",
+                                    "empty abort",  "hello claiming another id"};
 #define RBYTES 256
 
 struct garg {
@@ -85,8 +100,9 @@ static int rogue(const struct veil_harness_party *me, const struct veil_net_conf
     if (zmq_connect(d, cfg->peers[0].endpoint))
         return 2;
     uint8_t h[64], h2[64], hello[VEIL_HELLO_BYTES], payload[RBYTES];
-    struct veil_hello hl = {
-        .protocol_version = VEIL_NET_PROTOCOL_VERSION, .party = 1, .nparties = 2};
+    struct veil_hello hl = {.protocol_version = VEIL_NET_PROTOCOL_VERSION,
+                            .party = which == G_CLAIM ? 0 : 1,
+                            .nparties = 2};
     memcpy(hl.session, cfg->session, 16);
     memcpy(hl.plan_digest, cfg->plan_digest, 32);
     veil_hello_encode(&hl, hello);
@@ -151,6 +167,16 @@ static int party(const struct veil_harness_party *me, void *arg)
     if (starpu_init(NULL) != 0)
         return 3;
     int orc = veil_net_open(&cfg, NULL, &net);
+    if (a->which == G_CLAIM) { /* connection of party 1, hello of party 0: refused at open */
+        starpu_shutdown();
+        if (orc == VEIL_ERR_MISMATCH && strstr(veil_last_error(), "says it is party 0"))
+            return 0;
+        fprintf(stderr, "FAIL: %s: open returned %d (%s)\n", names[a->which], orc,
+                veil_last_error());
+        if (orc == VEIL_OK)
+            veil_net_close(&net);
+        return 1;
+    }
     if ((orc == VEIL_ERR_PROTO || (orc == VEIL_ERR_PEER_LOST && a->which == G_ABORT)) && !curve) {
         /* the bad message came while party 0 was still opening */
         starpu_shutdown();
