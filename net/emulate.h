@@ -37,4 +37,7 @@ void veil_link_emulator_init(struct veil_link_emulator *e, const struct veil_lin
  */
 double veil_link_emulator_release_time(struct veil_link_emulator *e, size_t bytes, double now);
 
+/** 1 when p asks for any emulation (latency or bandwidth limit), 0 for "none". */
+int veil_link_emulator_active(const struct veil_link_params *p);
+
 #endif

@@ -55,6 +55,13 @@ struct veil_frame_header {
     uint32_t length;
 };
 
+/** CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) of n bytes; crc32c("123456789") is
+ * 0xE3069283. Software, table of 16 entries; used for the header check word. */
+uint32_t veil_crc32c(const uint8_t *p, size_t n);
+
+/** Short name of a frame type ("hello", "data", ...), "unknown" for any other value. */
+const char *veil_frame_type_name(uint32_t type);
+
 /** Writes h (magic, crc added) into out. */
 void veil_frame_encode(const struct veil_frame_header *h, uint8_t out[VEIL_FRAME_HEADER_BYTES]);
 

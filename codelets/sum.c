@@ -1,0 +1,60 @@
+/*
+ * sum.c — codelet, perf model and submit helper of the elementwise sum of k operands (1 <= k <=
+ * 64), e.g. the reconstruction d = sum of the parties' masked shares. StarPU 1.3 here has
+ * STARPU_NMAXBUFS = 8, so the codelet has STARPU_VARIABLE_NBUFFERS and the task carries its
+ * handles in dyn_handles via STARPU_DATA_MODE_ARRAY. CPU body in cpu/sum.c.
+ */
+#include "config.h"
+
+#include "codelets/codelets_internal.h"
+
+#include "base/base_internal.h"
+
+#include <string.h>
+
+static struct starpu_perfmodel sum_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_sum", .size_base = veil_codelet_size_base};
+
+/* CUDA body will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
+struct starpu_codelet veil_sum_cl = {
+    .cpu_funcs = {veil_sum_cpu},
+    .cpu_funcs_name = {"veil_sum_cpu"},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &sum_model,
+    .name = "veil_sum",
+};
+
+int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out, int priority)
+{
+    struct starpu_data_descr descr[VEIL_SUM_MAX_OPERANDS + 1];
+    size_t n, ni;
+    int rc;
+    char what[48];
+
+    if (in == NULL)
+        return veil_error(VEIL_ERR_INVAL, "sum: operand array is NULL");
+    if (k < 1 || k > VEIL_SUM_MAX_OPERANDS)
+        return veil_error(VEIL_ERR_INVAL, "sum: %d operands, expected 1 to %d", k,
+                          VEIL_SUM_MAX_OPERANDS);
+    if ((rc = veil_codelet_check_vector(out, "sum: output", &n)) != VEIL_OK)
+        return rc;
+    descr[0].handle = out;
+    descr[0].mode = STARPU_W;
+    for (int i = 0; i < k; i++) {
+        snprintf(what, sizeof(what), "sum: operand %d", i);
+        if ((rc = veil_codelet_check_vector(in[i], what, &ni)) != VEIL_OK)
+            return rc;
+        if (in[i] == out)
+            return veil_error(VEIL_ERR_INVAL, "sum: operand %d is the output handle", i);
+        if (ni != n)
+            return veil_error(VEIL_ERR_SHAPE, "sum: operand %d has %zu elements, output %zu", i, ni,
+                              n);
+        descr[i + 1].handle = in[i];
+        descr[i + 1].mode = STARPU_R;
+    }
+    rc = starpu_task_insert(&veil_sum_cl, STARPU_DATA_MODE_ARRAY, descr, k + 1, STARPU_PRIORITY,
+                            priority, 0);
+    if (rc != 0)
+        return veil_error(VEIL_ERR_STARPU, "sum: starpu_task_insert failed (%s)", strerror(-rc));
+    return VEIL_OK;
+}

@@ -1,0 +1,376 @@
+/* Tests the seeded dealer: for N = 2, 3, 4 parties and every item kind, the dealer's correction
+ * plus every party's local expansion reconstruct exactly the promised correlation (c = a*b,
+ * C = A.B, conv2d against a direct loop, a^2, AND, r_hi = r >> f and r_63, bits in both forms,
+ * arithmetic and binary shares of one r); sizes match the documented formulas; generation is
+ * deterministic and depends on the session id and the item index; one party's shares look
+ * unrelated to the secrets (bit balance); trusted-first-party mode (party 0 designated) gives
+ * correct material; bad items and misuse are refused with an error. */
+#include "config.h"
+#include "base/base_internal.h"
+#include "tasks/preproc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+static int verbose;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* Dealer correction then every party's expansion; returns the correction (caller frees). */
+static uint64_t *generate(const struct veil_preproc_layout *L, const struct veil_preproc_item *it,
+                          const uint8_t (*seeds)[VEIL_SEED_BYTES], struct veil_preproc_share *sh)
+{
+    size_t cw = veil_preproc_correction_words(it);
+    uint64_t *corr = malloc((cw ? cw : 1) * sizeof *corr);
+    if (!corr)
+        return NULL;
+    int rc = veil_preproc_dealer_correction(L, it, seeds, corr, cw);
+    CHECK(rc == VEIL_OK, "dealer %s: %s", veil_preproc_kind_name(it->kind), veil_last_error());
+    for (int p = 0; p < L->nparties; p++) {
+        rc =
+            veil_preproc_party_expand(L, it, p, seeds[p], p == L->designated ? corr : NULL, &sh[p]);
+        CHECK(rc == VEIL_OK, "expand party %d: %s", p, veil_last_error());
+    }
+    return corr;
+}
+
+/* Reconstructs part j of the N shares (sum or XOR). */
+static void recon(const struct veil_preproc_share *sh, int n, int j, int binary, uint64_t *out)
+{
+    size_t m = sh[0].part_numel[j];
+    memset(out, 0, m * sizeof *out);
+    for (int p = 0; p < n; p++)
+        for (size_t i = 0; i < m; i++)
+            out[i] = binary ? out[i] ^ sh[p].part[j][i] : out[i] + sh[p].part[j][i];
+}
+
+static void clear_all(struct veil_preproc_share *sh, int n)
+{
+    for (int p = 0; p < n; p++)
+        veil_preproc_share_clear(&sh[p]);
+}
+
+/* Fraction of one bits in n words. */
+static double ones(const uint64_t *w, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += (size_t)__builtin_popcountll(w[i]);
+    return (double)c / (64.0 * (double)n);
+}
+
+/* Fraction of equal bits between a and b. */
+static double agree(const uint64_t *a, const uint64_t *b, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += (size_t)__builtin_popcountll(~(a[i] ^ b[i]));
+    return (double)c / (64.0 * (double)n);
+}
+
+/* Direct NCHW convolution in the ring, the oracle for the dealer's im2col + GEMM. */
+static void conv_direct(const uint64_t *x, const uint64_t *w, const uint64_t *p, size_t oh,
+                        size_t ow, uint64_t *y)
+{
+    size_t B = p[0], C = p[1], H = p[2], W = p[3], OC = p[4], KH = p[5], KW = p[6];
+    long sh = (long)p[7], sw = (long)p[8], ph = (long)p[9], pw = (long)p[10];
+    for (size_t b = 0; b < B; b++)
+        for (size_t o = 0; o < OC; o++)
+            for (size_t i = 0; i < oh; i++)
+                for (size_t j = 0; j < ow; j++) {
+                    uint64_t acc = 0;
+                    for (size_t c = 0; c < C; c++)
+                        for (size_t u = 0; u < KH; u++)
+                            for (size_t v = 0; v < KW; v++) {
+                                long yy = (long)i * sh - ph + (long)u;
+                                long xx = (long)j * sw - pw + (long)v;
+                                if (yy < 0 || xx < 0 || yy >= (long)H || xx >= (long)W)
+                                    continue;
+                                acc += x[((b * C + c) * H + (size_t)yy) * W + (size_t)xx] *
+                                       w[((o * C + c) * KH + u) * KW + v];
+                            }
+                    y[((b * OC + o) * oh + i) * ow + j] = acc;
+                }
+}
+
+/* Checks one item: correlation, sizes, and the designated party's share vs the secret. */
+static void check_item(const struct veil_preproc_layout *L, const struct veil_preproc_item *it,
+                       const uint8_t (*seeds)[VEIL_SEED_BYTES])
+{
+    struct veil_preproc_share sh[VEIL_PREPROC_MAX_PARTIES];
+    memset(sh, 0, sizeof sh);
+    const int N = L->nparties;
+    const uint64_t *p = it->p;
+    uint64_t *corr = generate(L, it, seeds, sh);
+    size_t sw = veil_preproc_share_words(it), cw = veil_preproc_correction_words(it);
+    if (!corr || !sh[0].words) {
+        CHECK(0, "generation failed");
+        free(corr);
+        clear_all(sh, N);
+        return;
+    }
+    for (int q = 0; q < N; q++)
+        CHECK(sh[q].nwords == sw, "party %d share words %zu != %zu", q, sh[q].nwords, sw);
+    size_t big = sw + 1;
+    uint64_t *u = calloc(big, 8), *v = calloc(big, 8), *w = calloc(big, 8), *z = calloc(big, 8);
+    const char *name = veil_preproc_kind_name(it->kind);
+    size_t bad = 0;
+    switch (it->kind) {
+    case VEIL_PREPROC_BEAVER:
+    case VEIL_PREPROC_SQUARE:
+    case VEIL_PREPROC_AND: {
+        size_t n = p[0];
+        int bin = it->kind == VEIL_PREPROC_AND, sq = it->kind == VEIL_PREPROC_SQUARE;
+        CHECK(sw == (sq ? 2 : 3) * n && cw == n, "%s sizes %zu %zu", name, sw, cw);
+        recon(sh, N, 0, bin, u);
+        recon(sh, N, sq ? 0 : 1, bin, v);
+        recon(sh, N, sq ? 1 : 2, bin, w);
+        for (size_t i = 0; i < n; i++)
+            bad += w[i] != (bin ? u[i] & v[i] : u[i] * v[i]);
+        CHECK(bad == 0, "%s N=%d n=%zu: %zu wrong", name, N, n, bad);
+        if (n >= 1024) { /* the designated party's share of c says nothing about c */
+            double b1 = ones(sh[L->designated].part[sq ? 1 : 2], n);
+            double ag = agree(sh[L->designated].part[sq ? 1 : 2], w, n);
+            CHECK(b1 > 0.48 && b1 < 0.52, "%s: designated share bit balance %.3f", name, b1);
+            CHECK(ag > 0.48 && ag < 0.52, "%s: designated share agrees with c on %.3f", name, ag);
+            double a0 = agree(sh[0].part[0], u, n);
+            CHECK(a0 > 0.48 && a0 < 0.52, "%s: party 0's a agrees with a on %.3f", name, a0);
+        }
+        break;
+    }
+    case VEIL_PREPROC_MATMUL: {
+        size_t m = p[0], k = p[1], n = p[2];
+        CHECK(sw == m * k + k * n + m * n && cw == m * n, "matmul sizes");
+        recon(sh, N, 0, 0, u);
+        recon(sh, N, 1, 0, v);
+        recon(sh, N, 2, 0, w);
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                uint64_t acc = 0;
+                for (size_t l = 0; l < k; l++)
+                    acc += u[i * k + l] * v[l * n + j];
+                bad += acc != w[i * n + j];
+            }
+        CHECK(bad == 0, "matmul N=%d %zux%zux%zu: %zu wrong", N, m, k, n, bad);
+        break;
+    }
+    case VEIL_PREPROC_CONV: {
+        size_t oh = (p[2] + 2 * p[9] - p[5]) / p[7] + 1, ow = (p[3] + 2 * p[10] - p[6]) / p[8] + 1;
+        size_t nx = p[0] * p[1] * p[2] * p[3], nw = p[4] * p[1] * p[5] * p[6];
+        size_t ny = p[0] * p[4] * oh * ow;
+        CHECK(sw == nx + nw + ny && cw == ny, "conv sizes %zu %zu", sw, cw);
+        recon(sh, N, 0, 0, u);
+        recon(sh, N, 1, 0, v);
+        recon(sh, N, 2, 0, w);
+        conv_direct(u, v, p, oh, ow, z);
+        for (size_t i = 0; i < ny; i++)
+            bad += z[i] != w[i];
+        CHECK(bad == 0, "conv N=%d: %zu of %zu wrong", N, bad, ny);
+        break;
+    }
+    case VEIL_PREPROC_TRUNC: {
+        size_t n = p[0];
+        CHECK(sw == 3 * n && cw == 2 * n, "trunc sizes");
+        recon(sh, N, 0, 0, u);
+        recon(sh, N, 1, 0, v);
+        recon(sh, N, 2, 0, w);
+        size_t top = 0;
+        for (size_t i = 0; i < n; i++) {
+            bad += v[i] != u[i] >> p[1] || w[i] != u[i] >> 63;
+            top += u[i] >> 63;
+        }
+        CHECK(bad == 0, "trunc N=%d f=%llu: %zu wrong", N, (unsigned long long)p[1], bad);
+        if (n >= 1024)
+            CHECK(top > n * 45 / 100 && top < n * 55 / 100, "trunc: r_63 set %zu of %zu", top, n);
+        break;
+    }
+    case VEIL_PREPROC_BIT: {
+        size_t n = p[0], nw = (n + 63) / 64, set = 0;
+        CHECK(sw == n + nw && cw == n, "bit sizes");
+        recon(sh, N, 0, 0, u);
+        recon(sh, N, 1, 1, v);
+        for (size_t i = 0; i < n; i++) {
+            bad += u[i] > 1 || u[i] != ((v[i / 64] >> (i % 64)) & 1);
+            set += u[i];
+        }
+        if (n % 64)
+            for (int q = 0; q < N; q++)
+                bad += (sh[q].part[1][nw - 1] >> (n % 64)) != 0;
+        CHECK(bad == 0, "bit N=%d n=%zu: %zu wrong", N, n, bad);
+        if (n >= 1024)
+            CHECK(set > n * 45 / 100 && set < n * 55 / 100, "bit: %zu of %zu set", set, n);
+        break;
+    }
+    case VEIL_PREPROC_CMPMASK: {
+        size_t n = p[0];
+        CHECK(sw == 3 * n && cw == 2 * n, "cmpmask sizes");
+        recon(sh, N, 0, 0, u);
+        recon(sh, N, 1, 1, v);
+        recon(sh, N, 2, 0, w);
+        for (size_t i = 0; i < n; i++)
+            bad += u[i] != v[i] || w[i] != u[i] >> 63;
+        CHECK(bad == 0, "cmpmask N=%d: %zu wrong", N, bad);
+        if (n >= 1024) {
+            double ag = agree(sh[L->designated].part[1], v, n);
+            CHECK(ag > 0.48 && ag < 0.52, "cmpmask: designated <r> agrees with r on %.3f", ag);
+        }
+        break;
+    }
+    default:
+        CHECK(0, "unknown kind");
+    }
+    free(u);
+    free(v);
+    free(w);
+    free(z);
+    free(corr);
+    clear_all(sh, N);
+}
+
+static void all_kinds(const struct veil_preproc_layout *L, const uint8_t (*seeds)[VEIL_SEED_BYTES])
+{
+    uint64_t ix = 0;
+    struct veil_preproc_item items[] = {
+        veil_preproc_item_beaver(ix++, 1),
+        veil_preproc_item_beaver(ix++, 5000), /* more than one dealer chunk */
+        veil_preproc_item_matmul(ix++, 1, 1, 1),
+        veil_preproc_item_matmul(ix++, 17, 33, 9),
+        veil_preproc_item_matmul(ix++, 64, 48, 40),
+        veil_preproc_item_conv(ix++, 2, 3, 7, 6, 4, 3, 3, 1, 1),
+        veil_preproc_item_conv(ix++, 1, 2, 9, 9, 3, 3, 2, 2, 0),
+        veil_preproc_item_conv(ix++, 3, 1, 5, 5, 2, 5, 5, 1, 2),
+        veil_preproc_item_square(ix++, 4099),
+        veil_preproc_item_and(ix++, 4100),
+        veil_preproc_item_trunc(ix++, 4500, 16),
+        veil_preproc_item_trunc(ix++, 100, 1),
+        veil_preproc_item_trunc(ix++, 100, 62),
+        veil_preproc_item_bit(ix++, 1),
+        veil_preproc_item_bit(ix++, 4097 + 64 * 70), /* several chunks, padding in last word */
+        veil_preproc_item_cmpmask(ix++, 4200),
+    };
+    /* conv with unequal strides / pads */
+    items[6].p[VEIL_PRE_CONV_SW] = 1;
+    items[6].p[VEIL_PRE_CONV_PW] = 1;
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+        check_item(L, &items[i], seeds);
+}
+
+int main(void)
+{
+    verbose = getenv("VEIL_TEST_VERBOSE") != NULL;
+    uint8_t seeds[VEIL_PREPROC_MAX_PARTIES][VEIL_SEED_BYTES], sid[16];
+    for (int p = 0; p < VEIL_PREPROC_MAX_PARTIES; p++)
+        for (int i = 0; i < VEIL_SEED_BYTES; i++)
+            seeds[p][i] = (uint8_t)(p * 31 + i * 7 + 3);
+    for (int i = 0; i < 16; i++)
+        sid[i] = (uint8_t)(0xa0 + i);
+    struct veil_preproc_layout L;
+
+    for (int N = 2; N <= 4; N++) {
+        CHECK(veil_preproc_layout_init(&L, N, 16, sid) == VEIL_OK, "layout N=%d", N);
+        CHECK(L.designated == N - 1, "default designated party");
+        all_kinds(&L, (const uint8_t(*)[VEIL_SEED_BYTES])seeds);
+        /* Trusted first party: party 0 holds the corrections (and, in deployment, every seed). */
+        L.designated = 0;
+        all_kinds(&L, (const uint8_t(*)[VEIL_SEED_BYTES])seeds);
+        if (verbose)
+            fprintf(stderr, "N=%d done\n", N);
+    }
+    /* 16 parties, a middle designated party. */
+    CHECK(veil_preproc_layout_init(&L, 16, 16, sid) == VEIL_OK, "layout N=16");
+    L.designated = 7;
+    {
+        struct veil_preproc_item it = veil_preproc_item_beaver(3, 300);
+        check_item(&L, &it, (const uint8_t(*)[VEIL_SEED_BYTES])seeds);
+    }
+
+    /* Determinism; the stream depends on the index, the session id and the kind. */
+    {
+        veil_preproc_layout_init(&L, 3, 16, sid);
+        struct veil_preproc_item a = veil_preproc_item_beaver(9, 64), b = a;
+        b.index = 10;
+        uint64_t c1[64], c2[64], c3[64], c4[64];
+        struct veil_preproc_share s1 = {0}, s2 = {0};
+        const uint8_t(*sd)[VEIL_SEED_BYTES] = (const uint8_t(*)[VEIL_SEED_BYTES])seeds;
+        veil_preproc_dealer_correction(&L, &a, sd, c1, 64);
+        veil_preproc_dealer_correction(&L, &a, sd, c2, 64);
+        veil_preproc_dealer_correction(&L, &b, sd, c3, 64);
+        CHECK(memcmp(c1, c2, sizeof c1) == 0, "dealer is deterministic");
+        CHECK(memcmp(c1, c3, sizeof c1) != 0, "another index gives other material");
+        struct veil_preproc_layout L2 = L;
+        L2.session_id[15] ^= 1;
+        veil_preproc_dealer_correction(&L2, &a, sd, c4, 64);
+        CHECK(memcmp(c1, c4, sizeof c1) != 0, "another session gives other material");
+        veil_preproc_party_expand(&L, &a, 0, seeds[0], NULL, &s1);
+        struct veil_preproc_item sq = veil_preproc_item_square(9, 64);
+        veil_preproc_party_expand(&L, &sq, 0, seeds[0], NULL, &s2);
+        CHECK(s1.words && s2.words && memcmp(s1.part[0], s2.part[0], 64 * 8) != 0,
+              "another kind with the same index gives other material");
+        veil_preproc_share_clear(&s1);
+        veil_preproc_share_clear(&s2);
+    }
+
+    /* Bad items and misuse. */
+    {
+        struct veil_preproc_desc d;
+        struct veil_preproc_item bad[] = {
+            veil_preproc_item_beaver(0, 0),
+            veil_preproc_item_matmul(0, 3, 0, 2),
+            veil_preproc_item_trunc(0, 10, 0),
+            veil_preproc_item_trunc(0, 10, 63),
+            veil_preproc_item_conv(0, 1, 1, 2, 2, 1, 3, 3, 1, 0), /* kernel > input */
+            veil_preproc_item_conv(0, 1, 1, 5, 5, 1, 3, 3, 1, 3), /* pad >= kernel */
+            veil_preproc_item_conv(0, 1, 1, 5, 5, 1, 3, 3, 0, 1), /* stride 0 */
+            veil_preproc_item_matmul(0, UINT64_C(1) << 30, UINT64_C(1) << 30, 1), /* too big */
+            veil_preproc_item_beaver(0, UINT64_MAX),
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            CHECK(veil_preproc_item_describe(&bad[i], &d) != VEIL_OK, "bad item %zu accepted", i);
+            CHECK(veil_preproc_share_words(&bad[i]) == 0, "bad item %zu has a size", i);
+        }
+        struct veil_preproc_item extra = veil_preproc_item_beaver(0, 4);
+        extra.p[5] = 1;
+        CHECK(veil_preproc_item_describe(&extra, &d) == VEIL_ERR_INVAL, "unused param set");
+        extra = veil_preproc_item_beaver(0, 4);
+        extra.kind = (enum veil_preproc_kind)99;
+        CHECK(veil_preproc_item_describe(&extra, &d) == VEIL_ERR_INVAL, "unknown kind");
+        struct veil_preproc_item ok = veil_preproc_item_beaver(0, 4);
+        uint64_t c[4];
+        struct veil_preproc_share s = {0};
+        veil_preproc_layout_init(&L, 3, 16, sid);
+        const uint8_t(*sd)[VEIL_SEED_BYTES] = (const uint8_t(*)[VEIL_SEED_BYTES])seeds;
+        CHECK(veil_preproc_dealer_correction(&L, &ok, sd, c, 3) == VEIL_ERR_RANGE, "short out");
+        CHECK(veil_preproc_dealer_correction(&L, &ok, sd, c, 4) == VEIL_OK, "dealer");
+        CHECK(veil_preproc_party_expand(&L, &ok, 0, seeds[0], c, &s) == VEIL_ERR_INVAL,
+              "correction given to a non-designated party");
+        CHECK(veil_preproc_party_expand(&L, &ok, 2, seeds[2], NULL, &s) == VEIL_ERR_INVAL,
+              "designated party without correction");
+        CHECK(veil_preproc_party_expand(&L, &ok, 3, seeds[2], NULL, &s) == VEIL_ERR_INVAL,
+              "party out of range");
+        CHECK(s.words == NULL, "failed expand leaves the share empty");
+        struct veil_preproc_layout B = L;
+        B.nparties = 1;
+        CHECK(veil_preproc_dealer_correction(&B, &ok, sd, c, 4) == VEIL_ERR_INVAL, "N=1");
+        B = L;
+        B.nparties = 17;
+        CHECK(veil_preproc_layout_check(&B) == VEIL_ERR_INVAL, "N=17");
+        B = L;
+        B.designated = 3;
+        CHECK(veil_preproc_layout_check(&B) == VEIL_ERR_INVAL, "designated out of range");
+        char buf[8];
+        veil_preproc_item_format(&ok, buf, sizeof buf); /* truncates safely */
+        CHECK(strlen(buf) == 7, "format truncates");
+    }
+    if (failures)
+        fprintf(stderr, "%d failures\n", failures);
+    return failures ? 1 : 0;
+}

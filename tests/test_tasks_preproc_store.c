@@ -1,0 +1,511 @@
+/* Tests the per-party preprocessing file: three parties' files written atomically (no temporary
+ * left behind) read back item by item equal to a fresh expansion and still correlated across
+ * parties; then every bad case gives its documented error and never a crash: wrong kind, index
+ * or params requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH),
+ * another session / party / party count / frac bits / plan (MISMATCH on open), truncated files at
+ * many lengths and flipped bytes anywhere (VEIL_ERR_FORMAT: digest), bad magic and version,
+ * crafted files with a valid digest but a lying table (FORMAT), random header/table damage with a
+ * valid digest (FORMAT or MISMATCH), a file shortened while open (FORMAT), a missing file
+ * (VEIL_ERR_IO), and writer misuse (MISMATCH / STATE, nothing published). */
+#include "config.h"
+#include "base/base_internal.h"
+#include "tasks/preproc.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+#define NP 3
+#define NITEMS 9
+
+static struct veil_preproc_layout L;
+static uint8_t seeds[NP][VEIL_SEED_BYTES];
+static uint8_t plan[VEIL_PREPROC_DIGEST_BYTES];
+static struct veil_preproc_item items[NITEMS];
+static char dir[256];
+
+static int verbose;
+
+static void note(const char *what)
+{
+    if (verbose)
+        fprintf(stderr, "  %s -> %s\n", what, veil_last_error());
+}
+
+static void path_of(int p, char *out, size_t size)
+{
+    snprintf(out, size, "%s/party%d.veilpre", dir, p);
+}
+
+/* Writes every party's file; returns VEIL_OK or the first error. */
+static int write_files(void)
+{
+    veil_preproc_writer_t *w[NP] = {0};
+    struct veil_preproc_share s = {0};
+    int rc = VEIL_OK;
+    for (int p = 0; p < NP && rc == VEIL_OK; p++) {
+        char path[300];
+        path_of(p, path, sizeof path);
+        rc = veil_preproc_writer_open(path, &L, p, plan, items, NITEMS, &w[p]);
+    }
+    for (int i = 0; i < NITEMS && rc == VEIL_OK; i++) {
+        size_t cw = veil_preproc_correction_words(&items[i]);
+        uint64_t *corr = malloc(cw * sizeof *corr);
+        rc = corr ? veil_preproc_dealer_correction(&L, &items[i], (const uint8_t(*)[16])seeds, corr,
+                                                   cw)
+                  : VEIL_ERR_NOMEM;
+        for (int p = 0; p < NP && rc == VEIL_OK; p++) {
+            rc = veil_preproc_party_expand(&L, &items[i], p, seeds[p],
+                                           p == L.designated ? corr : NULL, &s);
+            if (rc == VEIL_OK)
+                rc = veil_preproc_writer_put(w[p], &s);
+        }
+        free(corr);
+    }
+    veil_preproc_share_clear(&s);
+    for (int p = 0; p < NP; p++) {
+        if (rc == VEIL_OK)
+            rc = veil_preproc_writer_commit(&w[p]);
+        else
+            veil_preproc_writer_abort(&w[p]);
+    }
+    return rc;
+}
+
+static int count_dir_entries(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static void spit(const char *path, const unsigned char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        if (n)
+            fwrite(b, 1, n, f);
+        fclose(f);
+    }
+}
+
+/* Recomputes the trailing digest of a whole-file image (for crafted files). */
+static void redigest(unsigned char *b, size_t n)
+{
+    unsigned int len = 0;
+    EVP_Digest(b, n - 32, b + n - 32, &len, EVP_sha256(), NULL);
+}
+
+/* Opens path as party p with the session's expectation; returns the status. */
+static int try_open(const char *path, int p)
+{
+    veil_preproc_reader_t *r = NULL;
+    int rc = veil_preproc_reader_open(path, &L, p, plan, &r);
+    veil_preproc_reader_close(&r);
+    return rc;
+}
+
+/* Opens and consumes every item: the status of the first failure (or VEIL_OK). */
+static int try_consume(const char *path, int p)
+{
+    veil_preproc_reader_t *r = NULL;
+    struct veil_preproc_share s = {0};
+    int rc = veil_preproc_reader_open(path, &L, p, plan, &r);
+    for (int i = 0; rc == VEIL_OK && i < NITEMS; i++)
+        rc = veil_preproc_next(r, &items[i], &s);
+    veil_preproc_share_clear(&s);
+    veil_preproc_reader_close(&r);
+    return rc;
+}
+
+static void put_le32(unsigned char *b, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_le64(unsigned char *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void round_trip(void)
+{
+    veil_preproc_reader_t *r[NP] = {0};
+    struct veil_preproc_share got[NP], fresh = {0};
+    memset(got, 0, sizeof got);
+    for (int p = 0; p < NP; p++) {
+        char path[300];
+        path_of(p, path, sizeof path);
+        CHECK(veil_preproc_reader_open(path, &L, p, plan, &r[p]) == VEIL_OK, "open party %d: %s", p,
+              veil_last_error());
+    }
+    if (!r[0] || !r[1] || !r[2])
+        return;
+    CHECK(veil_preproc_reader_remaining(r[0]) == NITEMS, "remaining");
+    for (int i = 0; i < NITEMS; i++) {
+        size_t cw = veil_preproc_correction_words(&items[i]);
+        uint64_t *corr = malloc(cw * sizeof *corr);
+        veil_preproc_dealer_correction(&L, &items[i], (const uint8_t(*)[16])seeds, corr, cw);
+        for (int p = 0; p < NP; p++) {
+            CHECK(veil_preproc_next(r[p], &items[i], &got[p]) == VEIL_OK, "next %d/%d: %s", p, i,
+                  veil_last_error());
+            veil_preproc_party_expand(&L, &items[i], p, seeds[p], p == L.designated ? corr : NULL,
+                                      &fresh);
+            CHECK(got[p].nwords == fresh.nwords &&
+                      memcmp(got[p].words, fresh.words, fresh.nwords * 8) == 0,
+                  "item %d party %d: file differs from a fresh expansion", i, p);
+        }
+        if (items[i].kind == VEIL_PREPROC_BEAVER) { /* still a triple after the round trip */
+            size_t bad = 0;
+            for (size_t j = 0; j < got[0].part_numel[0]; j++) {
+                uint64_t a = 0, b = 0, c = 0;
+                for (int p = 0; p < NP; p++) {
+                    a += got[p].part[0][j];
+                    b += got[p].part[1][j];
+                    c += got[p].part[2][j];
+                }
+                bad += c != a * b;
+            }
+            CHECK(bad == 0, "beaver from files: %zu wrong", bad);
+        }
+        free(corr);
+    }
+    CHECK(veil_preproc_reader_remaining(r[0]) == 0, "remaining at end");
+    /* Reading past the end. */
+    struct veil_preproc_item more = veil_preproc_item_beaver(NITEMS, 10);
+    CHECK(veil_preproc_next(r[0], &more, &got[0]) == VEIL_ERR_MISMATCH, "past the end");
+    CHECK(strstr(veil_last_error(), "expected") != NULL, "past-end message: %s", veil_last_error());
+    CHECK(got[0].words == NULL, "failed next leaves the share empty");
+    note("past the end");
+    for (int p = 0; p < NP; p++) {
+        veil_preproc_share_clear(&got[p]);
+        veil_preproc_reader_close(&r[p]);
+    }
+    veil_preproc_share_clear(&fresh);
+}
+
+static void wrong_items(const char *path)
+{
+    veil_preproc_reader_t *r = NULL;
+    struct veil_preproc_share s = {0};
+    CHECK(veil_preproc_reader_open(path, &L, 0, plan, &r) == VEIL_OK, "open");
+    if (!r)
+        return;
+    struct veil_preproc_item w = items[0];
+    w.kind = VEIL_PREPROC_SQUARE;
+    CHECK(veil_preproc_next(r, &w, &s) == VEIL_ERR_MISMATCH, "wrong kind");
+    CHECK(strstr(veil_last_error(), "expected square") && strstr(veil_last_error(), "found beaver"),
+          "wrong-kind message: %s", veil_last_error());
+    note("wrong kind");
+    w = items[0];
+    w.p[0]++;
+    CHECK(veil_preproc_next(r, &w, &s) == VEIL_ERR_MISMATCH, "wrong params");
+    note("wrong params");
+    w = items[0];
+    w.index = 77;
+    CHECK(veil_preproc_next(r, &w, &s) == VEIL_ERR_MISMATCH, "wrong index");
+    CHECK(veil_preproc_reader_remaining(r) == NITEMS, "cursor not advanced");
+    CHECK(veil_preproc_next(r, &items[0], &s) == VEIL_OK, "right item after wrong ones");
+    CHECK(veil_preproc_next(r, &items[2], &s) == VEIL_ERR_MISMATCH, "skipping an item");
+    veil_preproc_share_clear(&s);
+    veil_preproc_reader_close(&r);
+}
+
+static void wrong_session(const char *path)
+{
+    struct veil_preproc_layout keep = L;
+    L.session_id[3] ^= 0x10;
+    CHECK(try_open(path, 0) == VEIL_ERR_MISMATCH, "wrong session");
+    CHECK(strstr(veil_last_error(), "session") != NULL, "session message: %s", veil_last_error());
+    note("wrong session");
+    L = keep;
+    CHECK(try_open(path, 1) == VEIL_ERR_MISMATCH, "wrong party");
+    CHECK(strstr(veil_last_error(), "party 0, expected 1") != NULL, "party message: %s",
+          veil_last_error());
+    note("wrong party");
+    L.frac_bits = 12;
+    CHECK(try_open(path, 0) == VEIL_ERR_MISMATCH, "wrong frac bits");
+    L = keep;
+    L.nparties = 4;
+    L.designated = 2;
+    CHECK(try_open(path, 0) == VEIL_ERR_MISMATCH, "wrong party count");
+    L = keep;
+    L.designated = 0;
+    CHECK(try_open(path, 0) == VEIL_ERR_MISMATCH, "wrong designated party");
+    L = keep;
+    plan[5] ^= 1;
+    CHECK(try_open(path, 0) == VEIL_ERR_MISMATCH, "wrong plan");
+    note("wrong plan");
+    plan[5] ^= 1;
+    CHECK(try_open(path, 0) == VEIL_OK, "expectation restored");
+}
+
+static void damaged(const char *path)
+{
+    char bad[300];
+    size_t n = 0;
+    snprintf(bad, sizeof bad, "%s/bad.veilpre", dir);
+    unsigned char *img = slurp(path, &n), *copy = malloc(n);
+    if (!img || !copy) {
+        CHECK(0, "slurp");
+        free(img);
+        free(copy);
+        return;
+    }
+    /* Truncated at many lengths. */
+    const size_t cut[] = {0,     1,      8,      87,     88,   119, 120, 200, 88 + 128 * NITEMS,
+                          n / 2, n - 33, n - 32, n - 31, n - 1};
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        spit(bad, img, cut[i]);
+        int rc = try_open(bad, 0);
+        CHECK(rc == VEIL_ERR_FORMAT, "truncated to %zu: status %d (%s)", cut[i], rc,
+              veil_last_error());
+    }
+    note("truncated");
+    /* One flipped bit anywhere: every 97th byte, plus the ends. */
+    size_t flips = 0;
+    for (size_t pos = 0; pos < n; pos += (pos < 8 || pos + 40 > n) ? 1 : 97) {
+        memcpy(copy, img, n);
+        copy[pos] ^= 0x04;
+        spit(bad, copy, n);
+        int rc = try_open(bad, 0);
+        CHECK(rc == VEIL_ERR_FORMAT, "flipped byte %zu: status %d", pos, rc);
+        if (pos >= 12 && rc == VEIL_ERR_FORMAT)
+            CHECK(strstr(veil_last_error(), "digest") != NULL, "flip at %zu: %s", pos,
+                  veil_last_error());
+        flips++;
+    }
+    note("flipped byte");
+    CHECK(flips > 20, "flips tried");
+    /* Other magic / version (digest recomputed, so only the field is wrong). */
+    memcpy(copy, img, n);
+    copy[0] = 'X';
+    redigest(copy, n);
+    spit(bad, copy, n);
+    CHECK(try_open(bad, 0) == VEIL_ERR_FORMAT && strstr(veil_last_error(), "magic"), "magic");
+    memcpy(copy, img, n);
+    put_le32(copy + 8, 2);
+    redigest(copy, n);
+    spit(bad, copy, n);
+    CHECK(try_open(bad, 0) == VEIL_ERR_FORMAT && strstr(veil_last_error(), "version"), "version");
+    note("version");
+    /* Crafted tables with valid digests. */
+    const struct {
+        size_t off;
+        int width;
+        uint64_t value;
+        const char *what;
+    } lies[] = {
+        {80, 8, UINT64_MAX, "item count huge"},
+        {80, 8, NITEMS + 1, "item count + 1"},
+        {80, 8, NITEMS - 1, "item count - 1"},
+        {88 + 120, 8, UINT64_MAX / 8, "words huge"},
+        {88 + 120, 8, 1, "words small"},
+        {88 + 128 + 112, 8, 0, "offset overlaps"},
+        {88 + 128 + 112, 8, UINT64_MAX - 3, "offset huge"},
+        {88 + 16, 8, UINT64_C(1) << 40, "param huge"},
+        {88 + 16, 8, 0, "param zero"},
+        {88, 4, 99, "unknown kind"},
+        {88, 4, VEIL_PREPROC_MATMUL, "other kind, same words"},
+        {88 + 4, 4, 1, "reserved field"},
+        {28, 4, 1, "reserved header field"},
+    };
+    for (size_t i = 0; i < sizeof lies / sizeof lies[0]; i++) {
+        memcpy(copy, img, n);
+        if (lies[i].width == 8)
+            put_le64(copy + lies[i].off, lies[i].value);
+        else
+            put_le32(copy + lies[i].off, (uint32_t)lies[i].value);
+        redigest(copy, n);
+        spit(bad, copy, n);
+        int rc = try_consume(bad, 0);
+        CHECK(rc == VEIL_ERR_FORMAT || rc == VEIL_ERR_MISMATCH, "%s: status %d", lies[i].what, rc);
+        if (verbose)
+            fprintf(stderr, "  crafted %s -> %d %s\n", lies[i].what, rc, veil_last_error());
+    }
+    /* Random damage to the header and table with a recomputed digest: every case is refused
+     * with FORMAT or MISMATCH (every byte there is checked), none crashes. */
+    {
+        uint8_t gs[VEIL_SEED_BYTES] = {7};
+        veil_prg_t *g = veil_prg_new(gs);
+        size_t meta = 88 + 128 * NITEMS, refused = 0, tries = 300;
+        for (size_t t = 0; g && t < tries; t++) {
+            uint64_t rnd[3];
+            veil_prg_fill(g, rnd, 3);
+            memcpy(copy, img, n);
+            size_t nflip = 1 + rnd[0] % 3;
+            for (size_t k = 0; k < nflip; k++) {
+                size_t pos = (size_t)((rnd[1] >> (16 * k)) % meta);
+                copy[pos] ^= (unsigned char)(1 + (rnd[2] >> (8 * k)) % 255);
+            }
+            redigest(copy, n);
+            spit(bad, copy, n);
+            int rc = try_consume(bad, 0);
+            refused += rc == VEIL_ERR_FORMAT || rc == VEIL_ERR_MISMATCH;
+        }
+        CHECK(refused == tries, "random header/table damage: %zu of %zu refused", refused, tries);
+        veil_prg_destroy(&g);
+    }
+    /* Shortened while open: the read fails cleanly. */
+    spit(bad, img, n);
+    veil_preproc_reader_t *r = NULL;
+    struct veil_preproc_share s = {0};
+    CHECK(veil_preproc_reader_open(bad, &L, 0, plan, &r) == VEIL_OK, "open intact copy");
+    CHECK(truncate(bad, 88 + 128 * NITEMS + 16) == 0, "truncate");
+    if (r) {
+        int rc = veil_preproc_next(r, &items[0], &s);
+        CHECK(rc == VEIL_ERR_FORMAT, "read after truncation: %d", rc);
+        note("shortened while open");
+    }
+    veil_preproc_share_clear(&s);
+    veil_preproc_reader_close(&r);
+    unlink(bad);
+    /* Missing file, a directory. */
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/none.veilpre", dir);
+    CHECK(try_open(missing, 0) == VEIL_ERR_IO, "missing file");
+    CHECK(try_open(dir, 0) != VEIL_OK, "a directory");
+    free(img);
+    free(copy);
+}
+
+static void writer_misuse(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/w.veilpre", dir);
+    veil_preproc_writer_t *w = NULL;
+    struct veil_preproc_share s = {0};
+    int before = count_dir_entries();
+    CHECK(veil_preproc_writer_open(path, &L, 0, plan, items, 2, &w) == VEIL_OK, "writer open");
+    veil_preproc_party_expand(&L, &items[1], 0, seeds[0], NULL, &s);
+    CHECK(veil_preproc_writer_put(w, &s) == VEIL_ERR_MISMATCH, "put out of order");
+    CHECK(veil_preproc_writer_commit(&w) == VEIL_ERR_STATE && w == NULL, "commit incomplete");
+    CHECK(access(path, F_OK) != 0, "incomplete file not published");
+    CHECK(count_dir_entries() == before, "temporary removed");
+    CHECK(veil_preproc_writer_open(path, &L, 0, plan, items, 1, &w) == VEIL_OK, "writer open");
+    veil_preproc_party_expand(&L, &items[0], 0, seeds[0], NULL, &s);
+    CHECK(veil_preproc_writer_put(w, &s) == VEIL_OK, "put");
+    CHECK(veil_preproc_writer_put(w, &s) == VEIL_ERR_STATE, "put past the end");
+    veil_preproc_writer_abort(&w);
+    CHECK(count_dir_entries() == before, "abort removes the temporary");
+    struct veil_preproc_item badit = veil_preproc_item_beaver(0, 0);
+    CHECK(veil_preproc_writer_open(path, &L, 0, plan, &badit, 1, &w) != VEIL_OK && !w,
+          "invalid item refused");
+    CHECK(count_dir_entries() == before, "no temporary after a refused open");
+    char nodir[300];
+    snprintf(nodir, sizeof nodir, "%s/no/such/dir/x", dir);
+    CHECK(veil_preproc_writer_open(nodir, &L, 0, plan, items, 1, &w) == VEIL_ERR_IO, "bad dir");
+    /* An empty plan round-trips. */
+    CHECK(veil_preproc_writer_open(path, &L, 0, plan, NULL, 0, &w) == VEIL_OK, "empty open");
+    CHECK(veil_preproc_writer_commit(&w) == VEIL_OK, "empty commit");
+    veil_preproc_reader_t *r = NULL;
+    CHECK(veil_preproc_reader_open(path, &L, 0, plan, &r) == VEIL_OK, "empty read");
+    CHECK(veil_preproc_next(r, &items[0], &s) == VEIL_ERR_MISMATCH, "empty has no items");
+    veil_preproc_reader_close(&r);
+    unlink(path);
+    veil_preproc_share_clear(&s);
+}
+
+int main(void)
+{
+    verbose = getenv("VEIL_TEST_VERBOSE") != NULL;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/veil-preproc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    uint8_t sid[16];
+    for (int i = 0; i < 16; i++)
+        sid[i] = (uint8_t)(i * 13 + 5);
+    for (int p = 0; p < NP; p++)
+        veil_seed_random(seeds[p]);
+    veil_preproc_layout_init(&L, NP, 16, sid);
+    uint64_t ix = 0;
+    items[0] = veil_preproc_item_beaver(ix++, 100);
+    items[1] = veil_preproc_item_matmul(ix++, 5, 7, 3);
+    items[2] = veil_preproc_item_conv(ix++, 1, 2, 5, 5, 3, 3, 3, 1, 1);
+    items[3] = veil_preproc_item_square(ix++, 33);
+    items[4] = veil_preproc_item_and(ix++, 20);
+    items[5] = veil_preproc_item_trunc(ix++, 50, 16);
+    items[6] = veil_preproc_item_bit(ix++, 130);
+    items[7] = veil_preproc_item_cmpmask(ix++, 40);
+    items[8] = veil_preproc_item_beaver(ix++, 3);
+    CHECK(veil_preproc_items_digest(items, NITEMS, plan) == VEIL_OK, "plan digest");
+
+    CHECK(write_files() == VEIL_OK, "write: %s", veil_last_error());
+    CHECK(count_dir_entries() == NP, "exactly the %d files, no temporaries (%d entries)", NP,
+          count_dir_entries());
+    char p0[300];
+    path_of(0, p0, sizeof p0);
+    size_t n = 0;
+    unsigned char *img = slurp(p0, &n);
+    size_t words = 0;
+    for (int i = 0; i < NITEMS; i++)
+        words += veil_preproc_share_words(&items[i]);
+    CHECK(img && n == 88 + 128 * NITEMS + 8 * words + 32, "file size %zu", n);
+    uint64_t tot_c = 0, tot_s = 0, tot_f = 0, want_c = 0;
+    for (int i = 0; i < NITEMS; i++)
+        want_c += veil_preproc_correction_words(&items[i]);
+    CHECK(veil_preproc_items_size(items, NITEMS, &tot_c, &tot_s, &tot_f) == VEIL_OK &&
+              tot_c == want_c && tot_s == words && tot_f == n,
+          "plan sizes %llu %llu %llu", (unsigned long long)tot_c, (unsigned long long)tot_s,
+          (unsigned long long)tot_f);
+    CHECK(img && memcmp(img, "VEILPRE", 8) == 0, "magic");
+    free(img);
+
+    round_trip();
+    wrong_items(p0);
+    wrong_session(p0);
+    damaged(p0);
+    writer_misuse();
+
+    for (int p = 0; p < NP; p++) {
+        char path[300];
+        path_of(p, path, sizeof path);
+        unlink(path);
+    }
+    rmdir(dir);
+    if (failures)
+        fprintf(stderr, "%d failures\n", failures);
+    return failures ? 1 : 0;
+}
