@@ -2,7 +2,8 @@
  * and N = 3 in trusted-first-party mode): input sharing from two owners, local add / scalar ops,
  * masked open against a mask, reveal to one party and to all, and correlated randomness
  * delivered as DAG data (Beaver c = a*b, truncation r_hi = r >> f and r_63, shared bits in both
- * forms) — every revealed value checked exactly against plaintext, and every party's bytes and
+ * forms) — and N = 3 with material generated ahead into per-party files from a recorder's item
+ * list — every revealed value checked exactly against plaintext, and every party's bytes and
  * rounds checked against the formulas of mpc.h. Also: bad arguments are refused. */
 #include "config.h"
 #include "base/base_internal.h"
@@ -13,16 +14,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N_ELEMS 1000
 #define TILE 256 /* 4 tiles: the last one short */
 
 struct run {
     enum veil_mpc_material material;
+    char dir[64];            /* FILE: where the per-party files are */
+    uint8_t digest[32];      /* FILE: the plan digest */
     char pub[VEIL_NET_MAX_PROCS][VEIL_Z85_KEY_CHARS + 1];
     char sec[VEIL_NET_MAX_PROCS][VEIL_Z85_KEY_CHARS + 1];
 };
 
+static struct run the_run; /* what every run hands its processes (forked: a copy each) */
 static int fails;
 static int tfp; /* the run is in trusted-first-party mode */
 #define CHECK(cond, ...)                                                                           \
@@ -200,6 +205,10 @@ static int party_main(const struct veil_harness_party *me, void *arg)
         o.role = me->is_dealer ? VEIL_MPC_DEALER : VEIL_MPC_PARTY;
         o.material = r->material;
         o.tile = TILE;
+        char path[96];
+        snprintf(path, sizeof path, "%s/p%d.pre", r->dir, me->id);
+        o.preproc_path = path;
+        memcpy(o.plan_digest, r->digest, sizeof o.plan_digest);
         m = veil_mpc_new(net, &o);
         rc = m ? VEIL_OK : VEIL_ERR_STATE;
     }
@@ -213,21 +222,22 @@ static int party_main(const struct veil_harness_party *me, void *arg)
     return code;
 }
 
-static int run(int nparties, enum veil_mpc_material material)
+static int run(int nparties, enum veil_mpc_material material, const char *session)
 {
-    static struct run r;
-    r.material = material;
+    struct run *r = &the_run;
+    r->material = material;
     tfp = material == VEIL_MPC_MAT_TRUSTED_FIRST_PARTY;
     const int dealer = material == VEIL_MPC_MAT_DEALER;
     for (int p = 0; p < nparties + dealer; p++)
-        if (veil_curve_keypair(r.pub[p], r.sec[p]) != VEIL_OK)
+        if (veil_curve_keypair(r->pub[p], r->sec[p]) != VEIL_OK)
             return 1;
     struct veil_harness_result res[VEIL_HARNESS_MAX_PROCS];
     struct veil_harness_opts o = {
-        .nparties = nparties, .dealer = dealer, .timeout_s = 90, .grace_s = 10};
-    int rc = veil_harness_run(&o, party_main, &r, res);
+        .nparties = nparties, .dealer = dealer, .timeout_s = 90, .grace_s = 10, .session = session};
+    int rc = veil_harness_run(&o, party_main, r, res);
     if (rc != VEIL_OK) {
-        fprintf(stderr, "FAIL: N=%d %s: %s\n", nparties, dealer ? "dealer" : "trusted first party",
+        static const char *names[] = {"dealer", "trusted first party", "file"};
+        fprintf(stderr, "FAIL: N=%d %s material: %s\n", nparties, names[material],
                 veil_last_error());
         for (int p = 0; p < nparties + dealer; p++)
             fprintf(stderr, "---- process %d:\n%s", p, res[p].output ? res[p].output : "");
@@ -236,11 +246,58 @@ static int run(int nparties, enum veil_mpc_material material)
     return rc == VEIL_OK ? 0 : 1;
 }
 
+/* Material ahead of the run: a recorder lists the items the sequence consumes, the offline
+ * generator writes one file per party, the parties read them. */
+static int run_from_files(int nparties)
+{
+    static const char session[] = "0123456789abcdef0123456789abcdef";
+    struct veil_mpc_options o;
+    veil_mpc_options_defaults(&o);
+    o.tile = TILE;
+    veil_mpc_t *rec = veil_mpc_new_recorder(nparties, &o);
+    if (!rec || sequence(rec) != 0) {
+        fprintf(stderr, "FAIL: recorder: %s\n", veil_last_error());
+        return 1;
+    }
+    size_t nitems;
+    const struct veil_preproc_item *items = veil_mpc_items(rec, &nitems);
+    struct veil_preproc_layout layout;
+    uint8_t sid[16];
+    for (int b = 0; b < 16; b++)
+        sid[b] = (uint8_t)strtoul((char[]){session[2 * b], session[2 * b + 1], 0}, NULL, 16);
+    veil_preproc_layout_init(&layout, nparties, o.frac_bits, sid);
+    char dir[] = "/tmp/veil-preproc-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char paths[VEIL_PREPROC_MAX_PARTIES][96];
+    const char *pp[VEIL_PREPROC_MAX_PARTIES];
+    for (int p = 0; p < nparties; p++) {
+        snprintf(paths[p], sizeof paths[p], "%s/p%d.pre", dir, p);
+        pp[p] = paths[p];
+    }
+    int rc = veil_preproc_items_digest(items, nitems, the_run.digest);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_generate_files(&layout, items, nitems, the_run.digest, pp);
+    veil_mpc_destroy(&rec);
+    int failed = 1;
+    if (rc == VEIL_OK) {
+        snprintf(the_run.dir, sizeof the_run.dir, "%s", dir);
+        failed = run(nparties, VEIL_MPC_MAT_FILE, session);
+    } else {
+        fprintf(stderr, "FAIL: generating files: %s\n", veil_last_error());
+    }
+    for (int p = 0; p < nparties; p++)
+        remove(paths[p]);
+    rmdir(dir);
+    return failed;
+}
+
 int main(void)
 {
     int failed = 0;
     for (int n = 2; n <= 4; n++)
-        failed += run(n, VEIL_MPC_MAT_DEALER);
-    failed += run(3, VEIL_MPC_MAT_TRUSTED_FIRST_PARTY);
+        failed += run(n, VEIL_MPC_MAT_DEALER, NULL);
+    failed += run(3, VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, NULL);
+    failed += run_from_files(3);
     return failed ? 1 : 0;
 }
