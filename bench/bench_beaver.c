@@ -23,7 +23,7 @@
 
 struct row {
     char op[16];
-    size_t n;    /* elements per call (matmul: the side n) */
+    size_t n; /* elements per call (matmul: the side n) */
     int reps;
     double secs;
     uint64_t bytes, rounds;
@@ -31,7 +31,7 @@ struct row {
 
 static struct row *rows; /* shared with the children */
 static size_t max_elems = 10000000;
-static uint64_t *plain;  /* max_elems words of input (fixed-point values below 2^30) */
+static uint64_t *plain; /* max_elems words of input (fixed-point values below 2^30) */
 
 enum op { OP_MUL, OP_TRUNC, OP_MULFIX, OP_MATMUL };
 static const char *op_names[] = {"mul", "trunc", "mul_fixed", "matmul"};
@@ -63,11 +63,11 @@ static int measure(veil_mpc_t *m, enum op op, size_t n, int *k)
         reps = 64;
     struct veil_sec x = {0}, y = {0}, z[64];
     memset(z, 0, sizeof z);
-    int rc = veil_mpc_share_input(m, 0, self == 0 ? plain : NULL, mat ? 2 : 1,
-                                  mat ? dims2 : dims1, mat ? SIZE_MAX : 0, &x);
+    int rc = veil_mpc_share_input(m, 0, self == 0 ? plain : NULL, mat ? 2 : 1, mat ? dims2 : dims1,
+                                  mat ? SIZE_MAX : 0, &x);
     if (rc == VEIL_OK)
-        rc = veil_mpc_share_input(m, 1, self == 1 ? plain : NULL, mat ? 2 : 1,
-                                  mat ? dims2 : dims1, mat ? SIZE_MAX : 0, &y);
+        rc = veil_mpc_share_input(m, 1, self == 1 ? plain : NULL, mat ? 2 : 1, mat ? dims2 : dims1,
+                                  mat ? SIZE_MAX : 0, &y);
     if (rc != VEIL_OK || (rc = veil_mpc_wait(m)) != VEIL_OK)
         return rc;
     struct veil_test_mpc_counters c0, c1;
@@ -128,8 +128,8 @@ int main(int argc, char **argv)
     veil_prg_destroy(&g);
     for (size_t i = 0; i < max_elems; i++)
         plain[i] = (uint64_t)((int64_t)plain[i] >> 34); /* |v| < 2^30: products stay in range */
-    struct veil_test_mpc_opts o = {.nparties = 2, .material = VEIL_MPC_MAT_DEALER,
-                                   .frac_bits = -1, .timeout_s = 1800};
+    struct veil_test_mpc_opts o = {
+        .nparties = 2, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1, .timeout_s = 1800};
     if (veil_test_mpc_run(&o, body, NULL) != 0)
         return 1;
     printf("%-10s %10s %5s %10s %14s %12s %7s\n", "op", "n", "reps", "seconds", "elements/s",

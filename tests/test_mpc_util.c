@@ -32,7 +32,7 @@ static int child(const struct veil_harness_party *me, void *arg)
     veil_net_t *net = NULL;
     veil_mpc_t *m = NULL;
     int code = 1;
-    int rc = veil_net_config_from_harness(me, (const char(*)[VEIL_Z85_KEY_CHARS + 1])r->pub,
+    int rc = veil_net_config_from_harness(me, (const char(*)[VEIL_Z85_KEY_CHARS + 1]) r->pub,
                                           r->sec[me->id], &cfg);
     if (rc == VEIL_OK)
         rc = veil_net_open(&cfg, NULL, &net);
@@ -121,8 +121,8 @@ void veil_test_mpc_counters(veil_mpc_t *m, struct veil_test_mpc_counters *c)
 
 void *veil_test_mpc_shared(size_t bytes)
 {
-    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                   -1, 0);
+    void *p =
+        mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 

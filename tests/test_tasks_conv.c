@@ -58,8 +58,8 @@ static int fails;
 /* Input pixel (iy, ix) that output (oy, ox) reads through kernel tap (ki, kj), or -1. */
 static long pix(const struct veil_conv_geom *g, size_t oy, size_t ox, size_t ki, size_t kj)
 {
-    long iy = (long)(oy * g->stride + ki) - (long)g->pad, ix = (long)(ox * g->stride + kj) -
-                                                                (long)g->pad;
+    long iy = (long)(oy * g->stride + ki) - (long)g->pad,
+         ix = (long)(ox * g->stride + kj) - (long)g->pad;
     if (iy < 0 || ix < 0 || iy >= (long)g->h || ix >= (long)g->w)
         return -1;
     return iy * (long)g->w + ix;
@@ -105,8 +105,9 @@ static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_count
     if (!veil_mpc_computes(m))
         return;
     veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds, "%s: party %d: %" PRIu64 " rounds, expected %"
-          PRIu64, op, veil_mpc_self(m), now.rounds - before->rounds, rounds);
+    CHECK(now.rounds - before->rounds == rounds,
+          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
+          now.rounds - before->rounds, rounds);
     CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
           op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
     *before = now;
@@ -249,8 +250,8 @@ int main(void)
             const size_t len[3] = {s.y, s.x, s.w};
             for (int k = 0; k < 3; k++) {
                 char what[96];
-                snprintf(what, sizeof what, "%s: geometry %d: %s", veil_test_mpc_name(&runs[i]),
-                         gi, names[k]);
+                snprintf(what, sizeof what, "%s: geometry %d: %s", veil_test_mpc_name(&runs[i]), gi,
+                         names[k]);
                 veil_test_compare_u64(what, out + out_off[gi][k], want[gi][k], len[k]);
             }
         }

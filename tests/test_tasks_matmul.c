@@ -49,8 +49,9 @@ static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_count
     if (!veil_mpc_computes(m))
         return;
     veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds, "%s: party %d: %" PRIu64 " rounds, expected %"
-          PRIu64, op, veil_mpc_self(m), now.rounds - before->rounds, rounds);
+    CHECK(now.rounds - before->rounds == rounds,
+          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
+          now.rounds - before->rounds, rounds);
     CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
           op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
     *before = now;
@@ -60,8 +61,8 @@ static int share(veil_mpc_t *m, int owner, const uint64_t *v_, size_t r, size_t 
                  struct veil_sec *s)
 {
     const size_t dims[2] = {r, c};
-    return veil_mpc_share_input(m, owner, veil_mpc_self(m) == owner ? v_ : NULL, 2, dims,
-                                SIZE_MAX, s);
+    return veil_mpc_share_input(m, owner, veil_mpc_self(m) == owner ? v_ : NULL, 2, dims, SIZE_MAX,
+                                s);
 }
 
 static void bad_inputs(veil_mpc_t *m, const struct veil_sec *sx)

@@ -52,8 +52,9 @@ static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_count
     if (!veil_mpc_computes(m))
         return;
     veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds, "%s: party %d: %" PRIu64 " rounds, expected %"
-          PRIu64, op, veil_mpc_self(m), now.rounds - before->rounds, rounds);
+    CHECK(now.rounds - before->rounds == rounds,
+          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
+          now.rounds - before->rounds, rounds);
     CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
           op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
     *before = now;
@@ -139,8 +140,7 @@ static size_t bad_results(const char *what, const uint64_t *got, const uint64_t 
         if (err == 1)
             (*up)++;
         else if (err != 0 && bad++ < 3)
-            fprintf(stderr, "FAIL %s: element %zu: error %" PRId64 " ulp\n", what, i,
-                    (int64_t)err);
+            fprintf(stderr, "FAIL %s: element %zu: error %" PRId64 " ulp\n", what, i, (int64_t)err);
     }
     if (bad)
         veil_test_failures++;
@@ -186,8 +186,18 @@ int main(void)
         int64_t v = ((int64_t)x[i] >> 1) >> (w[i] % 63);
         x[i] = (uint64_t)(v < -LIM ? -LIM : v);
     }
-    const int64_t edge[] = {0, 1, 2, 3, LIM, LIM - 1, 1 << F, (1 << F) - 1, (1 << F) + 1,
-                            INT64_C(1) << 61, INT64_C(1) << 40, (INT64_C(1) << 40) - 1};
+    const int64_t edge[] = {0,
+                            1,
+                            2,
+                            3,
+                            LIM,
+                            LIM - 1,
+                            1 << F,
+                            (1 << F) - 1,
+                            (1 << F) + 1,
+                            INT64_C(1) << 61,
+                            INT64_C(1) << 40,
+                            (INT64_C(1) << 40) - 1};
     size_t ne = 0;
     for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
         x[ne++] = (uint64_t)edge[i];
@@ -210,7 +220,8 @@ int main(void)
         {{.nparties = 2, .material = VEIL_MPC_MAT_DEALER, .frac_bits = F}, MAXN},
         {{.nparties = 3, .material = VEIL_MPC_MAT_DEALER, .frac_bits = F}, MAXN / 2},
         {{.nparties = 4, .material = VEIL_MPC_MAT_DEALER, .frac_bits = F}, MAXN / 2},
-        {{.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = F}, MAXN * 3 / 8},
+        {{.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = F},
+         MAXN * 3 / 8},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         n_run = runs[i].n;
