@@ -7,6 +7,7 @@
  * material, the opens, and the local tasks; elements/s = n reps / time, bytes/element = party 0's
  * sent bytes / (n reps) (matmul: per output element). One StarPU CPU worker per process (the
  * harness's setting); the machine's cores are shared by the three processes.
+ * Then mul of 10^6 elements in tiles of 4096 .. 2^20 (one tile): the inner-layer pipeline.
  * Usage: bench_beaver [max_elements]   (default 10000000; results on stdout as a table)
  */
 #include "config.h"
@@ -19,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXROWS 32
+#define MAXROWS 40
 
 struct row {
-    char op[16];
+    char op[24];
     size_t n; /* elements per call (matmul: the side n) */
     int reps;
     double secs;
@@ -52,7 +53,7 @@ static int call(veil_mpc_t *m, enum op op, const struct veil_sec *x, const struc
 }
 
 /* One measurement; party 0 stores it in rows[*k]. */
-static int measure(veil_mpc_t *m, enum op op, size_t n, int *k)
+static int measure(veil_mpc_t *m, enum op op, size_t n, size_t tile, int *k)
 {
     const int self = veil_mpc_self(m);
     const int mat = op == OP_MATMUL;
@@ -81,7 +82,10 @@ static int measure(veil_mpc_t *m, enum op op, size_t n, int *k)
     veil_test_mpc_counters(m, &c1);
     if (self == 0 && *k < MAXROWS) {
         struct row *w = &rows[(*k)++];
-        snprintf(w->op, sizeof w->op, "%s", op_names[op]);
+        if (tile)
+            snprintf(w->op, sizeof w->op, "%s/t=%zu", op_names[op], tile < n ? tile : n);
+        else
+            snprintf(w->op, sizeof w->op, "%s", op_names[op]);
         w->n = n;
         w->reps = reps;
         w->secs = t1 - t0;
@@ -103,9 +107,12 @@ static int body(veil_mpc_t *m, void *arg)
     int k = 0, rc = VEIL_OK;
     for (int op = OP_MUL; op <= OP_MULFIX && rc == VEIL_OK; op++)
         for (size_t n = 1000; n <= max_elems && rc == VEIL_OK; n *= 10)
-            rc = measure(m, (enum op)op, n, &k);
+            rc = measure(m, (enum op)op, n, 0, &k);
     for (size_t n = 64; n <= 512 && n * n <= max_elems && rc == VEIL_OK; n *= 2)
-        rc = measure(m, OP_MATMUL, n, &k);
+        rc = measure(m, OP_MATMUL, n, 0, &k);
+    /* the inner-layer pipeline: one mul of 10^6 elements in tiles of 4096 .. one tile */
+    for (size_t t = 4096; t <= 1048576 && max_elems >= 1000000 && rc == VEIL_OK; t *= 4)
+        rc = measure(m, OP_MUL, 1000000, t, &k);
     if (rc != VEIL_OK)
         fprintf(stderr, "process %d: %s\n", veil_mpc_self(m), veil_last_error());
     return rc == VEIL_OK ? 0 : 1;
@@ -132,12 +139,12 @@ int main(int argc, char **argv)
         .nparties = 2, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1, .timeout_s = 1800};
     if (veil_test_mpc_run(&o, body, NULL) != 0)
         return 1;
-    printf("%-10s %10s %5s %10s %14s %12s %7s\n", "op", "n", "reps", "seconds", "elements/s",
+    printf("%-14s %10s %5s %10s %14s %12s %7s\n", "op", "n", "reps", "seconds", "elements/s",
            "bytes/elem", "rounds");
     for (int i = 0; i < MAXROWS && rows[i].reps; i++) {
         const struct row *r = &rows[i];
         double elems = (double)r->reps * (double)(strcmp(r->op, "matmul") ? r->n : r->n * r->n);
-        printf("%-10s %10zu %5d %10.4f %14.4g %12.2f %7llu\n", r->op, r->n, r->reps, r->secs,
+        printf("%-14s %10zu %5d %10.4f %14.4g %12.2f %7llu\n", r->op, r->n, r->reps, r->secs,
                elems / r->secs, (double)r->bytes / elems, (unsigned long long)r->rounds);
     }
     veil_test_mpc_shared_free(rows, MAXROWS * sizeof *rows);
