@@ -1,7 +1,7 @@
 /*
- * trunc.h — truncation of fixed-point shares without probabilistic large errors (Veil issue 4): z = x >> f with
- * one opening, from a TRUNC item (r, r >> f, r >> 63; tasks/preproc.h), and the fixed-point
- * product built on it.
+ * trunc.h — truncation of fixed-point shares without probabilistic large errors (Veil issue 4):
+ * z = x >> f with one opening, from a TRUNC item (r, r >> f, r >> 63; tasks/preproc.h), and the
+ * fixed-point product built on it.
  *
  * PROTOCOL (N parties, arithmetic shares over Z_2^64). Open c = x + r + 2^62 (party 0 adds the
  * constant; here every party adds it to the opened x + r locally, which is the same public
