@@ -3,7 +3,7 @@
  * 70 x 48 . 48 x 33 (the blocked GEMM path), u^T . y for u (13 x 7) and x . v^T for v (5 x 13),
  * revealed and compared bit for bit with veil_ref_gemm (so every mode and N gives the same
  * words). Each product costs exactly 1 round and 8 (N-1)(ab + bc) bytes per party (the transposes
- * are local). Bad input — x 3 x 4 times y 5 x 2, a 1-D operand, a tiled operand, binary shares —
+ * are local). Bad input (x 3 x 4 times y 5 x 2, a 1-D operand, a tiled operand, binary shares)
  * is refused with a message before anything is submitted. */
 #include "config.h"
 #include "base/base_internal.h"
