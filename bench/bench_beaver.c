@@ -7,7 +7,9 @@
  * material, the opens, and the local tasks; elements/s = n reps / time, bytes/element = party 0's
  * sent bytes / (n reps) (matmul: per output element). One StarPU CPU worker per process (the
  * harness's setting); the machine's cores are shared by the three processes.
- * Then mul of 10^6 elements in tiles of 4096 .. 2^20 (one tile): the inner-layer pipeline.
+ * Then mul of 10^6 elements in tiles of 4096 .. 2^20 (one tile): the inner-layer pipeline; and
+ * conv2d / grad_input / grad_weight on batch 8, 32 -> 32 channels, 16 x 16, 3 x 3, stride 1,
+ * pad 1 (n = the product's output elements).
  * Usage: bench_beaver [max_elements]   (default 10000000; results on stdout as a table)
  */
 #include "config.h"
@@ -101,6 +103,61 @@ static int measure(veil_mpc_t *m, enum op op, size_t n, size_t tile, int *k)
     return rc;
 }
 
+/* conv2d and its backward products on geometry g, `reps` calls each; party 0 records rows whose n
+ * is the output element count of the product (bytes/element per output element). */
+static int measure_conv(veil_mpc_t *m, const struct veil_conv_geom *g, int reps, int *k)
+{
+    const int self = veil_mpc_self(m);
+    const size_t oh = (g->h + 2 * g->pad - g->kh) / g->stride + 1;
+    const size_t ow = (g->w + 2 * g->pad - g->kw) / g->stride + 1;
+    const size_t xd[4] = {g->batch, g->c, g->h, g->w}, wd[4] = {g->oc, g->c, g->kh, g->kw};
+    const size_t yd[4] = {g->batch, g->oc, oh, ow};
+    const size_t outn[3] = {g->batch * g->oc * oh * ow, g->batch * g->c * g->h * g->w,
+                            g->oc * g->c * g->kh * g->kw};
+    static const char *names[3] = {"conv2d", "conv_grad_in", "conv_grad_w"};
+    struct veil_sec x = {0}, w = {0}, dy = {0}, z[8];
+    memset(z, 0, sizeof z);
+    if (reps > 8)
+        reps = 8;
+    int rc = veil_mpc_share_input(m, 0, self == 0 ? plain : NULL, 4, xd, SIZE_MAX, &x);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_share_input(m, 1, self == 1 ? plain : NULL, 4, wd, SIZE_MAX, &w);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_share_input(m, 0, self == 0 ? plain : NULL, 4, yd, SIZE_MAX, &dy);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_wait(m);
+    for (int op = 0; op < 3 && rc == VEIL_OK; op++) {
+        struct veil_test_mpc_counters c0, c1;
+        veil_test_mpc_counters(m, &c0);
+        double t0 = veil_now();
+        for (int r = 0; r < reps && rc == VEIL_OK; r++)
+            rc = op == 0   ? veil_mpc_conv2d(m, &x, &w, g, &z[r])
+                 : op == 1 ? veil_mpc_conv2d_grad_input(m, &w, &dy, g, &z[r])
+                           : veil_mpc_conv2d_grad_weight(m, &x, &dy, g, &z[r]);
+        if (rc == VEIL_OK)
+            rc = veil_mpc_wait(m);
+        double t1 = veil_now();
+        veil_test_mpc_counters(m, &c1);
+        if (self == 0 && *k < MAXROWS) {
+            struct row *row = &rows[(*k)++];
+            snprintf(row->op, sizeof row->op, "%s", names[op]);
+            row->n = outn[op];
+            row->reps = reps;
+            row->secs = t1 - t0;
+            row->bytes = c1.bytes - c0.bytes;
+            row->rounds = c1.rounds - c0.rounds;
+        }
+        for (int r = 0; r < reps; r++)
+            veil_mpc_release(m, &z[r]);
+    }
+    veil_mpc_release(m, &x);
+    veil_mpc_release(m, &w);
+    veil_mpc_release(m, &dy);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_wait(m);
+    return rc;
+}
+
 static int body(veil_mpc_t *m, void *arg)
 {
     (void)arg;
@@ -113,6 +170,11 @@ static int body(veil_mpc_t *m, void *arg)
     /* the inner-layer pipeline: one mul of 10^6 elements in tiles of 4096 .. one tile */
     for (size_t t = 4096; t <= 1048576 && max_elems >= 1000000 && rc == VEIL_OK; t *= 4)
         rc = measure(m, OP_MUL, 1000000, t, &k);
+    /* a ResNet-like 3 x 3 layer: batch 8, 32 -> 32 channels, 16 x 16, stride 1, pad 1 */
+    const struct veil_conv_geom g = {
+        .batch = 8, .c = 32, .h = 16, .w = 16, .oc = 32, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
+    if (rc == VEIL_OK && max_elems >= 65536)
+        rc = measure_conv(m, &g, 4, &k);
     if (rc != VEIL_OK)
         fprintf(stderr, "process %d: %s\n", veil_mpc_self(m), veil_last_error());
     return rc == VEIL_OK ? 0 : 1;
