@@ -1,13 +1,13 @@
 /* Tests secure 2-D convolution and its backward products (tasks/beaver.h) with real party
- * processes: N = 2, 3, 4 with a dealer process and N = 3 in trusted-first-party mode, on two
- * geometries (batch 2, 3 -> 4 channels, 7 x 6 input, 3 x 3 kernel, stride 2, pad 1; and batch
- * 1, 2 -> 3 channels, 5 x 5 input, 3 x 2 kernel, stride 1, pad 1). y = conv2d(x, w),
- * dx = grad_input(w, dy) and dw = grad_weight(x, dy) are revealed and compared bit for bit with
- * direct convolution loops written here (so every mode and N gives the same words). Costs per
- * party equal the formulas: forward 1 round, 8 (N-1)(|x| + |w|); grad_input 1 round,
- * 8 (N-1) OC (CKK + B OH OW); grad_weight 1 round, 8 (N-1) B OH OW (OC + CKK). Invalid
- * geometry (padding >= kernel, kernel larger than the padded input, a zero size) and a
- * mismatched tensor shape are refused with a message before anything is submitted. */
+ * processes: N = 2, 3, 4 with a dealer process and N = 3 in trusted-first-party mode and N = 2 from
+ * preprocessing files, on two geometries (batch 2, 3 -> 4 channels, 7 x 6 input, 3 x 3 kernel,
+ * stride 2, pad 1; and batch 1, 2 -> 3 channels, 5 x 5 input, 3 x 2 kernel, stride 1, pad 1). y =
+ * conv2d(x, w), dx = grad_input(w, dy) and dw = grad_weight(x, dy) are revealed and compared bit
+ * for bit with direct convolution loops written here (so every mode and N gives the same words).
+ * Costs per party equal the formulas: forward 1 round, 8 (N-1)(|x| + |w|); grad_input 1 round, 8
+ * (N-1) OC (CKK + B OH OW); grad_weight 1 round, 8 (N-1) B OH OW (OC + CKK). Invalid geometry
+ * (padding >= kernel, kernel larger than the padded input, a zero size) and a mismatched tensor
+ * shape are refused with a message before anything is submitted. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/beaver.h"
@@ -237,6 +237,7 @@ int main(void)
         {.nparties = 3, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 4, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = -1},
+        {.nparties = 2, .material = VEIL_MPC_MAT_FILE, .frac_bits = -1},
     };
     static const char *names[3] = {"conv2d", "grad_input", "grad_weight"};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {

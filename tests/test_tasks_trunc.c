@@ -1,7 +1,8 @@
 /* Tests secure truncation and the fixed-point product (tasks/trunc.h) with real party processes:
  * N = 2 with a dealer on 4 x 10^6 values, N = 3 and 4 on 2 x 10^6, N = 3 in trusted-first-party
- * mode on 1.5 x 10^6 (with the smaller cases below, 10^7 truncations in all), x of every
- * magnitude below 2^62 in both signs with edge values (0, +-1, +-(2^62 - 1), +-2^f +- 1, ...).
+ * mode on 1.5 x 10^6, N = 2 from preprocessing files on 5 x 10^5 (with the smaller cases below,
+ * over 10^7 truncations in all), x of every magnitude below 2^62 in both signs with edge values
+ * (0, +-1, +-(2^62 - 1), +-2^f +- 1, ...).
  * z = trunc(x, 16) is revealed and z - floor(x / 2^16) must be 0 or 1 for every element (at most
  * 1 ulp, never a large error; both values must occur); also f = 1 and f = 40 on 4 x 10^4 values,
  * and mul_fixed of 4 x 10^4 fixed-point pairs (|a|, |b| < 2^30) against veil_ref_fixed_mul
@@ -222,6 +223,7 @@ int main(void)
         {{.nparties = 4, .material = VEIL_MPC_MAT_DEALER, .frac_bits = F}, MAXN / 2},
         {{.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = F},
          MAXN * 3 / 8},
+        {{.nparties = 2, .material = VEIL_MPC_MAT_FILE, .frac_bits = F}, MAXN / 8},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         n_run = runs[i].n;
