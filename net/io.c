@@ -9,7 +9,7 @@
  * the ZeroMQ message as an early arrival, within a byte cap), sends heartbeats, detects silent
  * peers, and on any error stops the session: ABORT to every peer, every acquired handle released.
  */
-#include <config.h>
+#include "config.h"
 #include "base/base_internal.h"
 #include "net/net_internal.h"
 
@@ -384,7 +384,10 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
         return VEIL_OK;
     case VEIL_FRAME_ABORT: {
         char reason[300];
-        printable(reason, sizeof reason, zmq_msg_data(payload), zmq_msg_size(payload));
+        if (payload)
+            printable(reason, sizeof reason, zmq_msg_data(payload), zmq_msg_size(payload));
+        else
+            snprintf(reason, sizeof reason, "(no reason given)");
         return fail(net, VEIL_ERR_PEER_LOST, "%s stopped the session: %s", name, reason);
     }
     default:

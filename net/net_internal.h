@@ -8,7 +8,7 @@
 #ifndef VEIL_NET_INTERNAL_H
 #define VEIL_NET_INTERNAL_H
 
-#include "net/config.h"
+#include "net/net_config.h"
 #include "veil/net.h"
 
 #include <pthread.h>
@@ -36,6 +36,7 @@ struct veil_net_pool;
 /** count buffers of size bytes, allocated now. wake(arg) is called when a put refills an empty
  * pool. */
 struct veil_net_pool *veil_net_pool_new(size_t count, size_t size, void (*wake)(void *), void *arg);
+/** Frees every buffer (none may still be in ZeroMQ's hands); NULL-safe, sets *p = NULL. */
 void veil_net_pool_destroy(struct veil_net_pool **p);
 /** A buffer or NULL when all are in use (never allocates). */
 void *veil_net_pool_get(struct veil_net_pool *p);
@@ -43,6 +44,7 @@ void *veil_net_pool_get(struct veil_net_pool *p);
 void veil_net_pool_put(struct veil_net_pool *p, void *buf);
 /** zmq_free_fn adaptor: hint is the pool. */
 void veil_net_pool_zmq_free(void *data, void *hint);
+/** Number of buffers, and how many are free now (thread-safe). */
 size_t veil_net_pool_count(const struct veil_net_pool *p);
 size_t veil_net_pool_available(struct veil_net_pool *p);
 

@@ -5,8 +5,11 @@
  * (2) a writer task submitted after veil_net_isend waits until the send no longer needs the
  *     handle — the send of 8 MiB is paced through a 100 Mbit/s emulated link in 64 KiB chunks
  *     from a 4-buffer pool (so the handle stays acquired ~0.7 s), and the receiver must get the
- *     pre-write pattern in every byte, never the writer's bytes. */
-#include <config.h>
+ *     pre-write pattern in every byte, never the writer's bytes;
+ * (3) sends to one peer interleave: an 8-byte message posted after that 8 MiB one (other tag)
+ *     lands first — the receiver's tasks reading each record the order in which they ran —
+ *     because chunks go round-robin across a peer's pending sends instead of FIFO. */
+#include "config.h"
 #include "net_test_util.h"
 
 #include <starpu.h>
@@ -42,6 +45,19 @@ static void scribble_cpu(void *buffers[], void *cl_arg)
 static struct starpu_codelet scribble_cl = {
     .cpu_funcs = {scribble_cpu}, .nbuffers = 1, .modes = {STARPU_W}, .name = "test_scribble"};
 
+static int order_seq;
+static int order_of[2]; /* [0]: the big message's reader, [1]: the small one's */
+
+static void stamp_cpu(void *buffers[], void *cl_arg)
+{
+    (void)buffers;
+    int which;
+    starpu_codelet_unpack_args(cl_arg, &which);
+    order_of[which] = __atomic_fetch_add(&order_seq, 1, __ATOMIC_SEQ_CST);
+}
+static struct starpu_codelet stamp_cl = {
+    .cpu_funcs = {stamp_cpu}, .nbuffers = 1, .modes = {STARPU_R}, .name = "test_stamp"};
+
 static int party(const struct veil_harness_party *me, void *arg)
 {
     struct net_test_keys *k = arg;
@@ -62,8 +78,9 @@ static int party(const struct veil_harness_party *me, void *arg)
         fprintf(stderr, "open failed: %s\n", veil_last_error());
         return 4;
     }
-    uint64_t x = 7, seen = 0;
-    starpu_data_handle_t hx, hseen, hbig;
+    uint64_t x = 7, seen = 0, small = 0;
+    starpu_data_handle_t hx, hseen, hbig, hsmall;
+    starpu_variable_data_register(&hsmall, STARPU_MAIN_RAM, (uintptr_t)&small, sizeof small);
     starpu_variable_data_register(&hx, STARPU_MAIN_RAM, (uintptr_t)&x, sizeof x);
     starpu_variable_data_register(&hseen, STARPU_MAIN_RAM, (uintptr_t)&seen, sizeof seen);
     if (me->id == 0)
@@ -78,10 +95,17 @@ static int party(const struct veil_harness_party *me, void *arg)
         rc |= veil_net_isend(net, hx, 1, 1);
         rc |= veil_net_isend(net, hbig, 1, 2);
         rc |= starpu_task_insert(&scribble_cl, STARPU_W, hbig, 0); /* must wait for the send */
+        rc |= veil_net_isend(net, hsmall, 1, 3);
     } else {
         rc |= veil_net_irecv(net, hx, 0, 1);
         rc |= starpu_task_insert(&copy_cl, STARPU_R, hx, STARPU_W, hseen, 0);
         rc |= veil_net_irecv(net, hbig, 0, 2);
+        rc |= veil_net_irecv(net, hsmall, 0, 3);
+        int big_idx = 0, small_idx = 1;
+        rc |= starpu_task_insert(&stamp_cl, STARPU_R, hbig, STARPU_VALUE, &big_idx, sizeof big_idx,
+                                 0);
+        rc |= starpu_task_insert(&stamp_cl, STARPU_R, hsmall, STARPU_VALUE, &small_idx,
+                                 sizeof small_idx, 0);
     }
     if (rc) {
         fprintf(stderr, "submission failed: %s\n", veil_last_error());
@@ -94,7 +118,13 @@ static int party(const struct veil_harness_party *me, void *arg)
     starpu_data_unregister(hx);
     starpu_data_unregister(hseen);
     starpu_data_unregister(hbig);
+    starpu_data_unregister(hsmall);
     if (me->id == 1) {
+        if (order_of[1] > order_of[0]) {
+            fprintf(stderr, "FAIL: the 8-byte message posted after the 8 MiB one landed after it: "
+                            "sends to a peer are not interleaved\n");
+            bad = 1;
+        }
         if (seen != 42) {
             fprintf(stderr, "FAIL: the reader after irecv saw %llu, not the sent 42\n",
                     (unsigned long long)seen);

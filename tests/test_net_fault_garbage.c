@@ -6,9 +6,11 @@
  *     and acknowledgement) and then sends one bad message per run — random header bytes, a
  *     10-byte header, a payload shorter than its header says, a chunk at an offset that starts
  *     no message, a duplicated chunk, a message of four frames, a message larger than the
- *     posted receive — and party 0's veil_net_wait_all must return VEIL_ERR_PROTO each time
- *     (or its open, when the bad message overtakes party 0's own start-up). */
-#include <config.h>
+ *     posted receive — and party 0's veil_net_wait_all (or its open, when the bad message
+ *     overtakes party 0's own start-up) must return VEIL_ERR_PROTO each time
+ *     (VEIL_ERR_PEER_LOST for an abort frame without a reason); a hello claiming to come from
+ *     party 0 over party 1's connection makes party 0's open fail with VEIL_ERR_MISMATCH. */
+#include "config.h"
 #include "net_test_util.h"
 
 #include <arpa/inet.h>
@@ -17,10 +19,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { G_CURVE, G_RANDOM, G_SHORT, G_LENGTH, G_OFFSET, G_DUP, G_FRAMES, G_SIZE, G_END };
-static const char *const names[] = {"curve",         "random header",    "short header",
-                                    "short payload", "bad offset",       "duplicate chunk",
-                                    "four frames",   "oversized message"};
+enum {
+    G_CURVE,
+    G_RANDOM,
+    G_SHORT,
+    G_LENGTH,
+    G_OFFSET,
+    G_DUP,
+    G_FRAMES,
+    G_SIZE,
+    G_ABORT,
+    G_CLAIM,
+    G_END
+};
+static const char *const names[] = {"curve",        "random header",
+                                    "short header", "short payload",
+                                    "bad offset",   "duplicate chunk",
+                                    "four frames",  "oversized message",
+                                    "empty abort",  "hello claiming another id"};
 #define RBYTES 256
 
 struct garg {
@@ -84,8 +100,9 @@ static int rogue(const struct veil_harness_party *me, const struct veil_net_conf
     if (zmq_connect(d, cfg->peers[0].endpoint))
         return 2;
     uint8_t h[64], h2[64], hello[VEIL_HELLO_BYTES], payload[RBYTES];
-    struct veil_hello hl = {
-        .protocol_version = VEIL_NET_PROTOCOL_VERSION, .party = 1, .nparties = 2};
+    struct veil_hello hl = {.protocol_version = VEIL_NET_PROTOCOL_VERSION,
+                            .party = which == G_CLAIM ? 0 : 1,
+                            .nparties = 2};
     memcpy(hl.session, cfg->session, 16);
     memcpy(hl.plan_digest, cfg->plan_digest, 32);
     veil_hello_encode(&hl, hello);
@@ -120,6 +137,10 @@ static int rogue(const struct veil_harness_party *me, const struct veil_net_conf
         header(me, cfg->session, VEIL_FRAME_DATA, 9, 0, RBYTES, 128, h);
         send_frames(d, (const void *[]){h, payload, payload}, (size_t[]){64, 128, 128}, 3);
         break;
+    case G_ABORT: /* a legitimate frame type without its optional reason */
+        header(me, cfg->session, VEIL_FRAME_ABORT, 0, 0, 0, 0, h);
+        send_frames(d, (const void *[]){h}, (size_t[]){64}, 1);
+        break;
     case G_SIZE:
         header(me, cfg->session, VEIL_FRAME_DATA, 9, 0, RBYTES + 8, 128, h);
         header(me, cfg->session, VEIL_FRAME_DATA, 9, 128, RBYTES + 8, 136, h2);
@@ -146,7 +167,18 @@ static int party(const struct veil_harness_party *me, void *arg)
     if (starpu_init(NULL) != 0)
         return 3;
     int orc = veil_net_open(&cfg, NULL, &net);
-    if (orc == VEIL_ERR_PROTO && !curve) { /* the garbage came while party 0 was still opening */
+    if (a->which == G_CLAIM) { /* connection of party 1, hello of party 0: refused at open */
+        starpu_shutdown();
+        if (orc == VEIL_ERR_MISMATCH && strstr(veil_last_error(), "says it is party 0"))
+            return 0;
+        fprintf(stderr, "FAIL: %s: open returned %d (%s)\n", names[a->which], orc,
+                veil_last_error());
+        if (orc == VEIL_OK)
+            veil_net_close(&net);
+        return 1;
+    }
+    if ((orc == VEIL_ERR_PROTO || (orc == VEIL_ERR_PEER_LOST && a->which == G_ABORT)) && !curve) {
+        /* the bad message came while party 0 was still opening */
         starpu_shutdown();
         return 0;
     }
@@ -173,9 +205,9 @@ static int party(const struct veil_harness_party *me, void *arg)
             fprintf(stderr, "FAIL: exchange after garbage: %s\n", rc ? veil_last_error() : "data");
             bad = 1;
         }
-    } else if (rc != VEIL_ERR_PROTO) {
-        fprintf(stderr, "FAIL: %s: wait_all returned %d (%s), expected VEIL_ERR_PROTO\n",
-                names[a->which], rc, veil_last_error());
+    } else if (rc != (a->which == G_ABORT ? VEIL_ERR_PEER_LOST : VEIL_ERR_PROTO)) {
+        fprintf(stderr, "FAIL: %s: wait_all returned %d (%s), expected %s\n", names[a->which], rc,
+                veil_last_error(), a->which == G_ABORT ? "VEIL_ERR_PEER_LOST" : "VEIL_ERR_PROTO");
         bad = 1;
     } else if (net_test_verbose()) {
         fprintf(stderr, "ok: %s: %s\n", names[a->which], veil_last_error());
