@@ -1,7 +1,7 @@
 /* Tests the multi-process harness: each process gets its identity and distinct loopback
- * endpoints (with a listening socket already bound to its own), output is captured per process, a failing party is named, a hanging party is
- * killed at the time bound, the grace period stops the rest after a failure, and exec mode
- * passes the identity to another program. */
+ * endpoints (with a listening socket already bound to its own), output is captured per process,
+ * a failing party is named, a hanging party is killed at the time bound, the grace period stops
+ * the rest after a failure, and exec mode passes the identity to another program. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
