@@ -62,9 +62,9 @@ int veil_limb_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, c
     if (work == NULL)
         return veil_error(VEIL_ERR_NOMEM, "limb gemm: cannot allocate %zu bytes of workspace",
                           total);
-    double *al = work;            /* 4 limbs of op(A)'s chunk, each m x kc */
-    double *bl = al + 4 * mk;     /* 4 limbs of op(B)'s chunk, each kc x n */
-    double *d = bl + 4 * kn;      /* per-level sums, each m x n */
+    double *al = work;        /* 4 limbs of op(A)'s chunk, each m x kc */
+    double *bl = al + 4 * mk; /* 4 limbs of op(B)'s chunk, each kc x n */
+    double *d = bl + 4 * kn;  /* per-level sums, each m x n */
 
     if (k == 0 && !accumulate)
         for (size_t r = 0; r < m; r++)

@@ -61,8 +61,8 @@ static void check_case(size_t m, size_t n, size_t k, size_t kchunk, uint64_t tag
                 for (size_t r = 0; r < m; r++)
                     memcpy(got + r * n, c + r * ldc, n * 8);
                 char what[128];
-                snprintf(what, sizeof(what), "m=%zu n=%zu k=%zu chunk=%zu ta=%d tb=%d acc=%d", m,
-                         n, k, kchunk, ta, tb, acc);
+                snprintf(what, sizeof(what), "m=%zu n=%zu k=%zu chunk=%zu ta=%d tb=%d acc=%d", m, n,
+                         k, kchunk, ta, tb, acc);
                 veil_test_compare_u64(what, got, want, m * n);
             done:
                 free(a), free(b), free(c), free(c0), free(oa), free(ob), free(want), free(got);
