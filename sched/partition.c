@@ -51,10 +51,11 @@ double veil_pipeline_time(const struct veil_layer_cost *layers, unsigned nlayers
         plan->nstages == 0 || plan->nstages > VEIL_PIPE_MAX_STAGES)
         return -1;
     p = plan->nstages;
+    for (unsigned s = 0; s < p; s++)
+        f[s] = g[s] = 0;
     for (unsigned s = 0; s < p; s++) {
         if (plan->first[s] != next || plan->count[s] == 0 || plan->count[s] > nlayers - next)
             return -1;
-        f[s] = g[s] = 0;
         for (unsigned l = next; l < next + plan->count[s]; l++) {
             f[s] += layers[l].fwd;
             g[p - 1 - s] += layers[l].bwd; /* backward visits the stages in reverse */
@@ -175,9 +176,9 @@ int veil_partition_exhaustive(const struct veil_layer_cost *layers, unsigned nla
 
 /* Pareto front entry of the DP: bottlenecks so far and where it came from. */
 struct entry {
-    double a, b;        /* max forward / backward stage time so far */
-    unsigned prev_j;    /* layers placed before the last stage */
-    unsigned prev_idx;  /* entry index in front[s - 1][prev_j] */
+    double a, b;       /* max forward / backward stage time so far */
+    unsigned prev_j;   /* layers placed before the last stage */
+    unsigned prev_idx; /* entry index in front[s - 1][prev_j] */
 };
 
 struct front {
@@ -233,8 +234,8 @@ int veil_partition_dp(const struct veil_layer_cost *layers, unsigned nlayers, un
         goto done;
     }
     for (size_t s = 1; s <= P; s++)
-        for (size_t j = s; j + (P - s) <= L; j++)          /* stage s ends after layer j */
-            for (size_t i = s - 1; i < j; i++) {           /* and starts at layer i */
+        for (size_t j = s; j + (P - s) <= L; j++) /* stage s ends after layer j */
+            for (size_t i = s - 1; i < j; i++) {  /* and starts at layer i */
                 if (pm[j] - pm[i] > device_mem || FR(s - 1, i).n == 0)
                     continue;
                 double a = pf[j] - pf[i], b = pg[j] - pg[i];

@@ -35,8 +35,8 @@ int veil_pin_thread_near(const struct veil_topo *t, hwloc_obj_t dev)
 {
     if (t == NULL)
         return veil_error(VEIL_ERR_INVAL, "pin: topology is NULL");
-    hwloc_obj_t anc = dev ? hwloc_get_non_io_ancestor_obj(t->topology, dev)
-                          : hwloc_get_root_obj(t->topology);
+    hwloc_obj_t anc =
+        dev ? hwloc_get_non_io_ancestor_obj(t->topology, dev) : hwloc_get_root_obj(t->topology);
     if (anc == NULL || anc->cpuset == NULL)
         return veil_error(VEIL_ERR_INVAL, "pin: the device has no CPU locality");
     if (hwloc_set_cpubind(t->topology, anc->cpuset, HWLOC_CPUBIND_THREAD) != 0)
@@ -55,8 +55,7 @@ static int register_pinned(void *p, size_t len)
     }
     if (cudaHostRegister(p, len, cudaHostRegisterPortable) != cudaSuccess) {
         (void)cudaGetLastError();
-        VEIL_LOG_WARN("pin: cudaHostRegister of %zu bytes failed; staging memory is pageable",
-                      len);
+        VEIL_LOG_WARN("pin: cudaHostRegister of %zu bytes failed; staging memory is pageable", len);
         return 0;
     }
     return 1;

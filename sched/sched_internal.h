@@ -25,8 +25,8 @@ struct veil_topo_gpu {
     int cuda_index;                /* N of "cudaN" */
     char name[VEIL_TOPO_NAME_LEN]; /* "cuda0" */
     char pci[16];                  /* "0000:01:00.0", "" when hwloc gave no PCI parent */
-    int numa;    /* OS index of the one NUMA node local to it, -1 when none or several */
-    int package; /* logical index of the package it hangs off, -1 when machine-wide */
+    int numa;        /* OS index of the one NUMA node local to it, -1 when none or several */
+    int package;     /* logical index of the package it hangs off, -1 when machine-wide */
     hwloc_obj_t obj; /* the OS device, valid while the topology lives */
 };
 
@@ -127,7 +127,6 @@ struct veil_pipeline_plan {
     unsigned first[VEIL_PIPE_MAX_STAGES], count[VEIL_PIPE_MAX_STAGES];
     double time;
 };
-
 
 /**
  * The pipeline time of the multi-GPU Piranha report (section 3.3): micro-batch m enters stage i

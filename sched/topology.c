@@ -206,8 +206,8 @@ int veil_topo_print(const struct veil_topo *t, FILE *f)
 {
     if (t == NULL || f == NULL)
         return veil_error(VEIL_ERR_INVAL, "topology: nothing to print");
-    fprintf(f, "packages %u, NUMA nodes %u, cores %u, PUs %u\n", t->npackages, t->nnuma,
-            t->ncores, t->npus);
+    fprintf(f, "packages %u, NUMA nodes %u, cores %u, PUs %u\n", t->npackages, t->nnuma, t->ncores,
+            t->npus);
     fprintf(f, "CUDA GPUs: %u\n", t->ngpus);
     for (unsigned i = 0; i < t->ngpus; i++) {
         const struct veil_topo_gpu *g = &t->gpus[i];

@@ -19,9 +19,9 @@
 #include "codelets/cuda/cuda_internal.h"
 
 /* Runs C (=|+=) op(A) op(B) with the given CUDA body (or the CPU body when cuda_body is NULL). */
-static void run_gemm(void (*cuda_body)(void *[], void *), int ta, int tb, int acc,
-                     size_t ar, size_t ac, size_t lda, const uint64_t *a, size_t br, size_t bc,
-                     size_t ldb, const uint64_t *b, size_t m, size_t n, size_t ldc, uint64_t *c)
+static void run_gemm(void (*cuda_body)(void *[], void *), int ta, int tb, int acc, size_t ar,
+                     size_t ac, size_t lda, const uint64_t *a, size_t br, size_t bc, size_t ldb,
+                     const uint64_t *b, size_t m, size_t n, size_t ldc, uint64_t *c)
 {
     struct starpu_codelet cl = acc ? veil_gemm_acc_cl : veil_gemm_cl;
     cl.model = NULL;
@@ -109,7 +109,7 @@ int main(void)
         return 77;
     }
     starpu_cublas_init();
-    static const size_t shapes[][3] = {{1, 1, 1},    {3, 5, 7},     {16, 16, 16}, {17, 15, 33},
+    static const size_t shapes[][3] = {{1, 1, 1},     {3, 5, 7},      {16, 16, 16}, {17, 15, 33},
                                        {64, 48, 100}, {129, 70, 257}, {5, 3, 3000}};
     for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
         check_case(shapes[s][0], shapes[s][1], shapes[s][2], 0, s + 1);

@@ -19,8 +19,8 @@
 /* Runs one task of a copy of orig restricted to where on the handles h[0..nh): h[0] is written
  * when out_first, else h[nh - 1]; the others are read. arg (arg_size bytes) is packed with
  * STARPU_VALUE when not NULL. Waits for the task. Returns 0 or -1. */
-static int run(const struct starpu_codelet *orig, uint32_t where, starpu_data_handle_t *h,
-               int nh, int out_first, const void *arg, size_t arg_size)
+static int run(const struct starpu_codelet *orig, uint32_t where, starpu_data_handle_t *h, int nh,
+               int out_first, const void *arg, size_t arg_size)
 {
     struct starpu_codelet cl = *orig;
     struct starpu_data_descr descr[VEIL_SUM_MAX_OPERANDS + 1];
@@ -32,12 +32,12 @@ static int run(const struct starpu_codelet *orig, uint32_t where, starpu_data_ha
         descr[i].mode = (out_first ? i == 0 : i == nh - 1) ? STARPU_W : STARPU_R;
     }
     if (arg != NULL)
-        rc = starpu_task_insert(&cl, STARPU_DATA_MODE_ARRAY, descr, nh, STARPU_VALUE, arg,
-                                arg_size, 0);
+        rc = starpu_task_insert(&cl, STARPU_DATA_MODE_ARRAY, descr, nh, STARPU_VALUE, arg, arg_size,
+                                0);
     else
         rc = starpu_task_insert(&cl, STARPU_DATA_MODE_ARRAY, descr, nh, 0);
-    VT_CHECK(rc == 0, "task %s on %s: submit %d", orig->name,
-             where == STARPU_CUDA ? "CUDA" : "CPU", rc);
+    VT_CHECK(rc == 0, "task %s on %s: submit %d", orig->name, where == STARPU_CUDA ? "CUDA" : "CPU",
+             rc);
     starpu_task_wait_for_all();
     return rc == 0 ? 0 : -1;
 }
@@ -52,8 +52,8 @@ static starpu_data_handle_t vec(uint64_t *p, size_t n)
 /* Runs a vector codelet with inputs in[0..nin) (lengths nin_len) and one output of out_len on
  * both architectures; compares both outputs with want. */
 static void check_vec(const struct starpu_codelet *cl, const char *what, uint64_t **in,
-                      const size_t *in_len, int nin, size_t out_len, int out_first,
-                      const void *arg, size_t arg_size, const uint64_t *want)
+                      const size_t *in_len, int nin, size_t out_len, int out_first, const void *arg,
+                      size_t arg_size, const uint64_t *want)
 {
     static const uint32_t arch[2] = {STARPU_CUDA, STARPU_CPU};
     uint64_t *out = malloc(out_len * sizeof(uint64_t) + 8);
