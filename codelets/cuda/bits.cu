@@ -60,7 +60,7 @@ extern "C" cudaError_t veil_cuda_bit_pack(const uint64_t *a, size_t n, unsigned 
     if (n == 0)
         return cudaSuccess;
     bit_pack_kernel<<<veil_cuda_blocks(nelem), VEIL_CUDA_THREADS, 0, s>>>(a, k & 63, n,
-                                                                           (uint32_t *)out, nelem);
+                                                                          (uint32_t *)out, nelem);
     return cudaGetLastError();
 }
 
@@ -73,8 +73,8 @@ extern "C" cudaError_t veil_cuda_bit_unpack(const uint64_t *words, uint64_t *out
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t veil_cuda_bitslice(const uint64_t *a, size_t na, uint64_t *out,
-                                          size_t nout, cudaStream_t s)
+extern "C" cudaError_t veil_cuda_bitslice(const uint64_t *a, size_t na, uint64_t *out, size_t nout,
+                                          cudaStream_t s)
 {
     size_t nblocks = ((na > nout ? na : nout) + 63) / 64;
     if (nblocks == 0)
@@ -105,10 +105,9 @@ extern "C" void veil_bit_unpack_cuda(void *buffers[], void *cl_arg)
 
 extern "C" void veil_bitslice_cuda(void *buffers[], void *cl_arg)
 {
-    VEIL_CUDA_BODY_CHECK(veil_cuda_bitslice((const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]),
-                                            STARPU_VECTOR_GET_NX(buffers[0]),
-                                            (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]),
-                                            STARPU_VECTOR_GET_NX(buffers[1]),
-                                            starpu_cuda_get_local_stream()));
+    VEIL_CUDA_BODY_CHECK(veil_cuda_bitslice(
+        (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]), STARPU_VECTOR_GET_NX(buffers[0]),
+        (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]), STARPU_VECTOR_GET_NX(buffers[1]),
+        starpu_cuda_get_local_stream()));
 }
 #endif /* VEIL_USE_CUDA */

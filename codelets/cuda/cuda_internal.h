@@ -61,10 +61,21 @@ void veil_gemm_int_cuda(void *buffers[], void *cl_arg);
 /* Launchers: enqueue on stream s and return cudaGetLastError() (no synchronisation). Pointers
  * are device pointers. Operation codes of the elementwise launchers: */
 enum veil_cuda_op {
-    VEIL_CUDA_ADD, VEIL_CUDA_SUB, VEIL_CUDA_MUL, VEIL_CUDA_XOR, VEIL_CUDA_AND, /* binary */
-    VEIL_CUDA_NEG, VEIL_CUDA_NOT,                                              /* unary */
-    VEIL_CUDA_MUL_SCALAR, VEIL_CUDA_ADD_SCALAR, VEIL_CUDA_XOR_MASK, VEIL_CUDA_AND_MASK,
-    VEIL_CUDA_SHL, VEIL_CUDA_SHR, VEIL_CUDA_SAR, VEIL_CUDA_BIT_EXTRACT /* with parameter p */
+    VEIL_CUDA_ADD,
+    VEIL_CUDA_SUB,
+    VEIL_CUDA_MUL,
+    VEIL_CUDA_XOR,
+    VEIL_CUDA_AND, /* binary */
+    VEIL_CUDA_NEG,
+    VEIL_CUDA_NOT, /* unary */
+    VEIL_CUDA_MUL_SCALAR,
+    VEIL_CUDA_ADD_SCALAR,
+    VEIL_CUDA_XOR_MASK,
+    VEIL_CUDA_AND_MASK,
+    VEIL_CUDA_SHL,
+    VEIL_CUDA_SHR,
+    VEIL_CUDA_SAR,
+    VEIL_CUDA_BIT_EXTRACT /* with parameter p */
 };
 /** out[i] = a[i] op b[i] (binary ops), op a[i] (unary), a[i] op p (parameter ops), i < n. */
 cudaError_t veil_cuda_elementwise(enum veil_cuda_op op, const uint64_t *a, const uint64_t *b,

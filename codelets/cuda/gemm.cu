@@ -130,8 +130,7 @@ extern "C" cudaError_t veil_cuda_gemm_limb(void *handle, int trans_a, int trans_
     if (m == 0 || n == 0)
         return cudaSuccess;
     if (k == 0 || h == NULL)
-        return veil_cuda_gemm_int(trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc,
-                                  s);
+        return veil_cuda_gemm_int(trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc, s);
     if (m > INT_MAX || n > INT_MAX || m > SIZE_MAX / 8 / n / 4 || m > SIZE_MAX / 8 / kc_alloc / 4 ||
         n > SIZE_MAX / 8 / kc_alloc / 4)
         return cudaErrorInvalidValue;

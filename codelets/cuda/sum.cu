@@ -26,8 +26,8 @@ __global__ void sum_kernel(struct operands ops, uint64_t *__restrict__ out, size
 }
 
 /* out[i] = sum over t < k of in[t][i]; 1 <= k <= 64 (cudaErrorInvalidValue otherwise). */
-extern "C" cudaError_t veil_cuda_sum(const uint64_t *const *in, unsigned k, uint64_t *out,
-                                     size_t n, cudaStream_t s)
+extern "C" cudaError_t veil_cuda_sum(const uint64_t *const *in, unsigned k, uint64_t *out, size_t n,
+                                     cudaStream_t s)
 {
     struct operands ops;
     if (k < 1 || k > MAX_OPERANDS)
