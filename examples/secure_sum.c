@@ -16,6 +16,7 @@
  * Usage: secure_sum [-n PARTIES] [-k ELEMENTS] [-v]
  */
 #include "config.h"
+#include "base/base_internal.h"
 #include "base/harness.h"
 #include "codelets/codelets_internal.h"
 #include "net/net_internal.h"

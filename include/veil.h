@@ -175,4 +175,7 @@ int veil_share_reconstruct(const veil_share_t *const *shares, int nparties, uint
 #ifdef __cplusplus
 }
 #endif
+
+#include "veil/net.h"
+
 #endif /* VEIL_H */

@@ -266,6 +266,37 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
                               struct veil_preproc_share *out);
 
 /**
+ * As veil_preproc_party_expand, into a share already initialised for item with
+ * veil_preproc_share_init (its words are overwritten in place, so StarPU handles registered on
+ * them stay valid). Used by the online layer's expansion task. Same errors; on error the words
+ * are unspecified.
+ */
+int veil_preproc_party_fill(const struct veil_preproc_layout *layout,
+                            const struct veil_preproc_item *item, int party,
+                            const uint8_t seed[VEIL_SEED_BYTES], const uint64_t *correction,
+                            struct veil_preproc_share *out);
+
+/**
+ * The item's own stream seed for a party (the STREAM LAYOUT above): child = derive(derive(s_p,
+ * sid), label | kind, index). Wipe it after use.
+ */
+int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item,
+                           const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES]);
+
+/**
+ * Fills words [start, start + count) of part `part` of party's share of item into dst: the
+ * party's PRG words, or — for the designated party's corrected parts — the same range of the
+ * correction (the whole correction tensor as the dealer computes it). BIT's padding bits are
+ * masked. This is what the online layer's per-tile expansion tasks run; the concatenation of
+ * all ranges equals veil_preproc_party_expand's share. VEIL_ERR_INVAL for a bad range/item.
+ */
+int veil_preproc_part_fill(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item, int party,
+                           const uint8_t seed[VEIL_SEED_BYTES], int part, size_t start,
+                           size_t count, const uint64_t *correction, uint64_t *dst);
+
+/**
  * Allocates *out for item (zero words, parts pointed, item copied), clearing it first.
  * VEIL_ERR_INVAL for an invalid item, VEIL_ERR_NOMEM.
  */
@@ -347,6 +378,17 @@ int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *
 
 /** Items not yet consumed. */
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r);
+
+/**
+ * Offline generation of a whole session (preproc_offline.c): draws fresh seeds, computes every
+ * item's correction and every party's share, and writes party p's file at paths[p] (atomically;
+ * all files or none). The seeds are wiped when done: the files are the only copy of the material.
+ * Returns VEIL_OK or the first error (invalid item, I/O, ...).
+ */
+int veil_preproc_generate_files(const struct veil_preproc_layout *layout,
+                                const struct veil_preproc_item *items, size_t nitems,
+                                const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
+                                const char *const *paths);
 
 /** Closes the reader and sets *r = NULL; NULL-safe. */
 void veil_preproc_reader_close(veil_preproc_reader_t **r);

@@ -437,8 +437,9 @@ int veil_preproc_share_init(struct veil_preproc_share *out, const struct veil_pr
 /* Streams                                                                                     */
 
 /* The per-item seed of one party (stream layout in preproc.h). */
-static int item_seed(const struct veil_preproc_layout *layout, const struct veil_preproc_item *item,
-                     const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
+int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item,
+                           const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
 {
     uint8_t root[VEIL_SEED_BYTES];
     uint64_t lo = 0, hi = 0;
@@ -473,7 +474,7 @@ static int streams_open(struct streams *s, const struct veil_preproc_layout *lay
     s->n = layout->nparties;
     for (int q = 0; q < s->n; q++) {
         uint8_t child[VEIL_SEED_BYTES];
-        int rc = item_seed(layout, item, seeds[q], child);
+        int rc = veil_preproc_item_seed(layout, item, seeds[q], child);
         if (rc == VEIL_OK) {
             s->prg[q] = veil_prg_new(child);
             if (!s->prg[q])
@@ -706,12 +707,27 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
                               const uint8_t seed[VEIL_SEED_BYTES], const uint64_t *correction,
                               struct veil_preproc_share *out)
 {
-    struct veil_preproc_desc desc;
-    uint8_t child[VEIL_SEED_BYTES];
-    veil_prg_t *prg = NULL;
     if (!out)
         return veil_error(VEIL_ERR_INVAL, "preproc expand: NULL output");
     veil_preproc_share_clear(out);
+    int rc = veil_preproc_share_init(out, item);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_party_fill(layout, item, party, seed, correction, out);
+    if (rc != VEIL_OK)
+        veil_preproc_share_clear(out);
+    return rc;
+}
+
+int veil_preproc_party_fill(const struct veil_preproc_layout *layout,
+                            const struct veil_preproc_item *item, int party,
+                            const uint8_t seed[VEIL_SEED_BYTES], const uint64_t *correction,
+                            struct veil_preproc_share *out)
+{
+    struct veil_preproc_desc desc;
+    uint8_t child[VEIL_SEED_BYTES];
+    veil_prg_t *prg = NULL;
+    if (!out || !out->words)
+        return veil_error(VEIL_ERR_INVAL, "preproc fill: share not initialised");
     int rc = veil_preproc_layout_check(layout);
     if (rc != VEIL_OK)
         return rc;
@@ -726,18 +742,15 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
     rc = veil_preproc_item_describe(item, &desc);
     if (rc != VEIL_OK)
         return rc;
-    rc = veil_preproc_share_init(out, item);
+    if (desc.share_words != out->nwords || memcmp(&out->item, item, sizeof *item) != 0)
+        return veil_error(VEIL_ERR_INVAL, "preproc fill: share was initialised for another item");
+    rc = veil_preproc_item_seed(layout, item, seed, child);
     if (rc != VEIL_OK)
         return rc;
-    rc = item_seed(layout, item, seed, child);
-    if (rc != VEIL_OK)
-        goto fail;
     prg = veil_prg_new(child);
     veil_wipe(child, sizeof child);
-    if (!prg) {
-        rc = VEIL_ERR_CRYPTO;
-        goto fail;
-    }
+    if (!prg)
+        return VEIL_ERR_CRYPTO;
     size_t corr_off = 0;
     for (int j = 0; j < desc.nparts; j++) {
         uint64_t *dst = out->part[j];
@@ -749,18 +762,58 @@ int veil_preproc_party_expand(const struct veil_preproc_layout *layout,
             if (rc == VEIL_OK)
                 rc = veil_prg_fill(prg, dst, n);
             if (rc != VEIL_OK)
-                goto fail;
+                break;
         }
         if (desc.part[j].corrected)
             corr_off += n;
     }
-    if (item->kind == VEIL_PREPROC_BIT && item->p[0] % 64)
+    if (rc == VEIL_OK && item->kind == VEIL_PREPROC_BIT && item->p[0] % 64)
         out->part[VEIL_PRE_BIT_B][out->part_numel[VEIL_PRE_BIT_B] - 1] &=
             (UINT64_C(1) << (item->p[0] % 64)) - 1;
     veil_prg_destroy(&prg);
-    return VEIL_OK;
-fail:
-    veil_prg_destroy(&prg);
-    veil_preproc_share_clear(out);
     return rc;
+}
+
+int veil_preproc_part_fill(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item, int party,
+                           const uint8_t seed[VEIL_SEED_BYTES], int part, size_t start,
+                           size_t count, const uint64_t *correction, uint64_t *dst)
+{
+    struct veil_preproc_desc desc;
+    int rc = veil_preproc_item_describe(item, &desc);
+    if (rc != VEIL_OK)
+        return rc;
+    if (part < 0 || part >= desc.nparts || start > desc.part[part].numel ||
+        count > desc.part[part].numel - start || (count && !dst))
+        return veil_error(VEIL_ERR_INVAL, "preproc part fill: part %d range [%zu, +%zu) is not in "
+                          "the item", part, start, count);
+    if (desc.part[part].corrected && party == layout->designated) {
+        if (!correction)
+            return veil_error(VEIL_ERR_INVAL, "preproc part fill: the designated party needs the "
+                                              "correction");
+        size_t off = 0;
+        for (int j = 0; j < part; j++)
+            if (desc.part[j].corrected)
+                off += desc.part[j].numel;
+        memcpy(dst, correction + off + start, count * sizeof *dst);
+    } else {
+        uint8_t child[VEIL_SEED_BYTES];
+        rc = veil_preproc_item_seed(layout, item, seed, child);
+        if (rc != VEIL_OK)
+            return rc;
+        veil_prg_t *prg = veil_prg_new(child);
+        veil_wipe(child, sizeof child);
+        if (!prg)
+            return VEIL_ERR_CRYPTO;
+        rc = veil_prg_seek(prg, desc.part[part].offset + start);
+        if (rc == VEIL_OK)
+            rc = veil_prg_fill(prg, dst, count);
+        veil_prg_destroy(&prg);
+        if (rc != VEIL_OK)
+            return rc;
+    }
+    if (item->kind == VEIL_PREPROC_BIT && part == VEIL_PRE_BIT_B && item->p[0] % 64 && count &&
+        start + count == desc.part[part].numel)
+        dst[count - 1] &= (UINT64_C(1) << (item->p[0] % 64)) - 1;
+    return VEIL_OK;
 }

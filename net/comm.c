@@ -1,0 +1,156 @@
+/*
+ * comm.c — detached sends and receives bound to StarPU data handles, and the quiescence
+ * barrier. Like StarPU-MPI: a request is queued for the I/O thread, then the handle is acquired
+ * asynchronously on main RAM (read mode to send, write mode to receive) so StarPU's sequential
+ * consistency orders it after earlier tasks and before later ones; the acquire callback — which
+ * StarPU may run in this thread, a worker or a driver — only queues the request and wakes the
+ * I/O thread through an eventfd, and the I/O thread releases the handle when done.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "net/net_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void acquired_cb(void *arg)
+{
+    struct veil_net_req *r = arg;
+    struct veil_net *net = r->net;
+    pthread_mutex_lock(&net->mu);
+    r->acq_next = NULL;
+    if (net->acq_tail)
+        net->acq_tail->acq_next = r;
+    else
+        net->acq_head = r;
+    net->acq_tail = r;
+    pthread_mutex_unlock(&net->mu);
+    veil_net_wake(net);
+}
+
+/* Rejects layouts whose bytes are not one contiguous range of starpu_data_get_size bytes. */
+static int check_layout(starpu_data_handle_t h)
+{
+    enum starpu_data_interface_id id = starpu_data_get_interface_id(h);
+    switch (id) {
+    case STARPU_VECTOR_INTERFACE_ID:
+    case STARPU_VARIABLE_INTERFACE_ID:
+        return VEIL_OK;
+    case STARPU_MATRIX_INTERFACE_ID:
+        if (starpu_matrix_get_local_ld(h) == starpu_matrix_get_nx(h) ||
+            starpu_matrix_get_ny(h) <= 1)
+            return VEIL_OK;
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "net: matrix handle with ld %u != nx %u is not "
+                          "contiguous; register tiles with ld == nx",
+                          starpu_matrix_get_local_ld(h), starpu_matrix_get_nx(h));
+    default:
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "net: only vector, variable and matrix handles "
+                          "can be sent (interface id %d)",
+                          (int)id);
+    }
+}
+
+static int post(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag, int kind)
+{
+    const char *what = kind == VEIL_REQ_SEND ? "veil_net_isend" : "veil_net_irecv";
+    if (!net || !h)
+        return veil_error(VEIL_ERR_INVAL, "%s: NULL argument", what);
+    if (peer < 0 || peer >= net->nprocs || peer == net->self)
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: peer %d is not another process of this "
+                          "%d-process session (self %d)",
+                          what, peer, net->nprocs, net->self);
+    int rc = check_layout(h);
+    if (rc)
+        return rc;
+    struct veil_net_req *r = calloc(1, sizeof *r);
+    if (!r)
+        return veil_error(VEIL_ERR_NOMEM, "%s: out of memory", what);
+    r->net = net;
+    r->kind = kind;
+    r->peer = peer;
+    r->tag = tag;
+    r->handle = h;
+    r->size = starpu_data_get_size(h);
+    pthread_mutex_lock(&net->mu);
+    if (net->state != VEIL_NET_READY || net->stop) {
+        rc = net->state == VEIL_NET_FAILED
+                 ? veil_error(net->status, "%s", net->errmsg)
+                 : veil_error(VEIL_ERR_STATE, "%s: the session is not open", what);
+        pthread_mutex_unlock(&net->mu);
+        free(r);
+        return rc;
+    }
+    net->pending++;
+    net->posted_total++;
+    if (net->post_tail)
+        net->post_tail->post_next = r;
+    else
+        net->post_head = r;
+    net->post_tail = r;
+    pthread_mutex_unlock(&net->mu);
+    veil_net_wake(net);
+    /* From here the I/O thread owns r; the callback hands it over again once acquired. */
+    if (starpu_data_acquire_on_node_cb(
+            h, STARPU_MAIN_RAM, kind == VEIL_REQ_SEND ? STARPU_R : STARPU_W, acquired_cb, r) != 0) {
+        r->acquire_failed = 1;
+        acquired_cb(r);
+    }
+    return VEIL_OK;
+}
+
+int veil_net_isend(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag)
+{
+    return post(net, h, peer, tag, VEIL_REQ_SEND);
+}
+
+int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag)
+{
+    return post(net, h, peer, tag, VEIL_REQ_RECV);
+}
+
+static void wait_100ms(struct veil_net *net)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 100 * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&net->cv, &net->mu, &ts);
+}
+
+int veil_net_wait_all(veil_net_t *net)
+{
+    if (!net)
+        return veil_error(VEIL_ERR_INVAL, "veil_net_wait_all: NULL session");
+    for (;;) {
+        pthread_mutex_lock(&net->mu);
+        uint64_t seen = net->posted_total;
+        double fail_deadline = 0;
+        /* After a failure the I/O thread releases each request as its acquire arrives; bound the
+         * wait anyway so a StarPU that never calls back cannot hang the caller. */
+        while ((net->pending > 0 || net->io_busy) && !net->exited) {
+            if (net->state == VEIL_NET_FAILED) {
+                if (fail_deadline == 0)
+                    fail_deadline = veil_now() + net->cfg.timeout_s;
+                else if (veil_now() > fail_deadline)
+                    break;
+            }
+            wait_100ms(net);
+        }
+        pthread_mutex_unlock(&net->mu);
+        starpu_task_wait_for_all();
+        pthread_mutex_lock(&net->mu);
+        int again = net->posted_total != seen || net->pending > 0 || net->io_busy;
+        int st = net->state == VEIL_NET_FAILED;
+        pthread_mutex_unlock(&net->mu);
+        if (st || !again)
+            break;
+    }
+    return veil_net_status(net);
+}

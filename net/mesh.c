@@ -1,0 +1,556 @@
+/*
+ * mesh.c — the session's lifecycle and its ZeroMQ mesh: validating the configuration, creating
+ * the sockets (one ROUTER bound on this process's endpoint that receives everything; one DEALER
+ * connected to every peer's ROUTER that sends everything to it), CurveZMQ and the ZAP handler
+ * that admits only the configured public keys and maps each to its party id, starting the I/O
+ * thread, waiting for the handshake, and the orderly close.
+ *
+ * Socket options, chosen deliberately:
+ * - ROUTER: CURVE server with our secret key; ZAP domain "veil"; ZMQ_MAXMSGSIZE = the largest
+ *   chunk a receiver accepts plus slack, so a garbage peer cannot make ZeroMQ allocate more;
+ *   RCVHWM 64 messages per connection (the I/O thread drains continuously; TCP pushes back);
+ *   ROUTER_MANDATORY on (the ROUTER never sends; if a bug made it, an unknown identity would be an
+ *   error instead of a silent drop); LINGER 0 (it holds nothing outgoing).
+ * - DEALERs: CURVE client pinned to the peer's public key (ZMQ_CURVE_SERVERKEY); routing id
+ *   "p<id>" (informational: in CURVE mode identity comes from the ZAP user id, never from what
+ *   the peer claims); SNDHWM above the staging window, so EAGAIN means a genuinely stuck peer
+ *   (the I/O thread then waits for POLLOUT); IMMEDIATE 0 so the hello queues before the TCP
+ *   connection exists; reconnect every 100 ms; LINGER 1 s on an orderly close (our goodbye must
+ *   reach the peer), 0.5 s after a failure (the abort should reach live peers, a dead one may
+ *   delay the close by that much, never more); RCVHWM 1 and MAXMSGSIZE 256
+ *   because nothing legitimate ever arrives on a DEALER.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "base/harness.h"
+#include "net/net_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define ZAP_ENDPOINT "inproc://zeromq.zap.01"
+
+const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32])
+{
+    if (net->cfg.has_dealer && id == net->cfg.nparties)
+        snprintf(buf, 32, "dealer (id %d)", id);
+    else
+        snprintf(buf, 32, "party %d", id);
+    return buf;
+}
+
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*end == 'k' || *end == 'K')
+        x <<= 10;
+    else if (*end == 'm' || *end == 'M')
+        x <<= 20;
+    return x ? (size_t)x : dflt;
+}
+
+void veil_net_options_defaults(struct veil_net_options *o)
+{
+    o->connect_timeout_s = 30;
+    o->chunk_bytes = env_size("VEIL_NET_CHUNK", (size_t)512 << 10); /* bench/README-net-starpu.md */
+    o->pool_bytes = env_size("VEIL_NET_POOL", (size_t)16 << 20);
+    o->early_cap_bytes = env_size("VEIL_NET_EARLY_CAP", (size_t)1 << 30);
+    const char *t = getenv("VEIL_NET_CONNECT_TIMEOUT");
+    if (t && atof(t) > 0)
+        o->connect_timeout_s = atof(t);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int veil_net_config_from_harness(const struct veil_harness_party *me,
+                                 const char (*public_keys)[VEIL_Z85_KEY_CHARS + 1],
+                                 const char *secret_key, struct veil_net_config *cfg)
+{
+    if (!me || !cfg)
+        return veil_error(VEIL_ERR_INVAL, "veil_net_config_from_harness: NULL argument");
+    veil_net_config_defaults(cfg);
+    cfg->nparties = me->nparties;
+    cfg->has_dealer = me->has_dealer;
+    cfg->self = me->id;
+    int nprocs = me->nparties + (me->has_dealer ? 1 : 0);
+    if (nprocs > VEIL_NET_MAX_PROCS || me->nparties < 1)
+        return veil_error(VEIL_ERR_INVAL, "net: %d processes, at most %d supported", nprocs,
+                          VEIL_NET_MAX_PROCS);
+    if (strlen(me->session) != 2 * VEIL_SESSION_BYTES)
+        return veil_error(VEIL_ERR_INVAL, "net: harness session id is not 32 hex digits");
+    for (int i = 0; i < VEIL_SESSION_BYTES; i++) {
+        int hi = hexval(me->session[2 * i]), lo = hexval(me->session[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return veil_error(VEIL_ERR_INVAL, "net: harness session id is not hex");
+        cfg->session[i] = (uint8_t)(hi << 4 | lo);
+    }
+    for (int p = 0; p < nprocs; p++) {
+        snprintf(cfg->peers[p].endpoint, sizeof cfg->peers[p].endpoint, "%s", me->endpoints[p]);
+        if (public_keys)
+            snprintf(cfg->peers[p].public_key, sizeof cfg->peers[p].public_key, "%s",
+                     public_keys[p]);
+    }
+    if (secret_key)
+        snprintf(cfg->secret_key, sizeof cfg->secret_key, "%s", secret_key);
+    return VEIL_OK;
+}
+
+static int zcheck(int rc, const char *what)
+{
+    if (rc != 0)
+        return veil_error(VEIL_ERR_NET, "net: %s: %s", what, zmq_strerror(zmq_errno()));
+    return VEIL_OK;
+}
+
+static int set_int(void *s, int opt, int v, const char *what)
+{
+    return zcheck(zmq_setsockopt(s, opt, &v, sizeof v), what);
+}
+
+int veil_net_mesh_create(struct veil_net *net)
+{
+    const struct veil_net_config *c = &net->cfg;
+    int rc;
+    net->ctx = zmq_ctx_new();
+    if (!net->ctx)
+        return veil_error(VEIL_ERR_NET, "net: zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+    if ((rc = zcheck(zmq_ctx_set(net->ctx, ZMQ_BLOCKY, 0), "ZMQ_BLOCKY")))
+        return rc;
+    if (!c->insecure_plaintext) {
+        net->zap = zmq_socket(net->ctx, ZMQ_REP);
+        if (!net->zap)
+            return zcheck(-1, "ZAP socket");
+        if ((rc = set_int(net->zap, ZMQ_LINGER, 0, "ZAP linger")) ||
+            (rc = zcheck(zmq_bind(net->zap, ZAP_ENDPOINT), "bind ZAP handler")))
+            return rc;
+    }
+    net->router = zmq_socket(net->ctx, ZMQ_ROUTER);
+    if (!net->router)
+        return zcheck(-1, "ROUTER socket");
+    int64_t maxmsg = VEIL_FRAME_MAX_CHUNK + 1024;
+    if ((rc = set_int(net->router, ZMQ_LINGER, 0, "ROUTER linger")) ||
+        (rc = set_int(net->router, ZMQ_ROUTER_MANDATORY, 1, "ROUTER_MANDATORY")) ||
+        (rc = set_int(net->router, ZMQ_RCVHWM, 64, "ROUTER RCVHWM")) ||
+        (rc = zcheck(zmq_setsockopt(net->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg),
+                     "ZMQ_MAXMSGSIZE")))
+        return rc;
+    if (!c->insecure_plaintext) {
+        if ((rc = set_int(net->router, ZMQ_CURVE_SERVER, 1, "CURVE_SERVER")) ||
+            (rc = zcheck(zmq_setsockopt(net->router, ZMQ_CURVE_SECRETKEY, c->secret_key,
+                                        VEIL_Z85_KEY_CHARS),
+                         "CURVE secret key")) ||
+            (rc = zcheck(zmq_setsockopt(net->router, ZMQ_ZAP_DOMAIN, "veil", 4), "ZAP domain")))
+            return rc;
+    }
+    /* Handshake failures (garbage, wrong keys) are logged from a monitor the I/O thread polls. */
+    char mon[64];
+    snprintf(mon, sizeof mon, "inproc://veil-monitor-%p", (void *)net);
+    if ((rc = zcheck(zmq_socket_monitor(net->router, mon,
+                                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                            ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH),
+                     "monitor")))
+        return rc;
+    net->monitor = zmq_socket(net->ctx, ZMQ_PAIR);
+    if (!net->monitor)
+        return zcheck(-1, "monitor socket");
+    if ((rc = set_int(net->monitor, ZMQ_LINGER, 0, "monitor linger")) ||
+        (rc = zcheck(zmq_connect(net->monitor, mon), "connect monitor")))
+        return rc;
+    if (zmq_bind(net->router, c->peers[net->self].endpoint) != 0)
+        return veil_error(VEIL_ERR_NET, "net: cannot listen on %s: %s (is the port taken?)",
+                          c->peers[net->self].endpoint, zmq_strerror(zmq_errno()));
+    int outcap = net->peers[(net->self + 1) % net->nprocs].outq_cap;
+    for (int p = 0; p < net->nprocs; p++) {
+        if (p == net->self)
+            continue;
+        void *d = zmq_socket(net->ctx, ZMQ_DEALER);
+        if (!d)
+            return zcheck(-1, "DEALER socket");
+        net->peers[p].dealer = d;
+        char rid[16];
+        int n = snprintf(rid, sizeof rid, "p%d", net->self);
+        int64_t small = 256;
+        if ((rc = set_int(d, ZMQ_LINGER, 0, "DEALER linger")) ||
+            (rc = set_int(d, ZMQ_SNDHWM, outcap + 64, "DEALER SNDHWM")) ||
+            (rc = set_int(d, ZMQ_RCVHWM, 1, "DEALER RCVHWM")) ||
+            (rc = set_int(d, ZMQ_RECONNECT_IVL, 100, "RECONNECT_IVL")) ||
+            (rc = zcheck(zmq_setsockopt(d, ZMQ_MAXMSGSIZE, &small, sizeof small),
+                         "DEALER MAXMSGSIZE")) ||
+            (rc = zcheck(zmq_setsockopt(d, ZMQ_ROUTING_ID, rid, (size_t)n), "ROUTING_ID")))
+            return rc;
+        if (!c->insecure_plaintext) {
+            if ((rc = zcheck(zmq_setsockopt(d, ZMQ_CURVE_SERVERKEY, c->peers[p].public_key,
+                                            VEIL_Z85_KEY_CHARS),
+                             "CURVE server key")) ||
+                (rc = zcheck(zmq_setsockopt(d, ZMQ_CURVE_PUBLICKEY, c->peers[net->self].public_key,
+                                            VEIL_Z85_KEY_CHARS),
+                             "CURVE public key")) ||
+                (rc = zcheck(
+                     zmq_setsockopt(d, ZMQ_CURVE_SECRETKEY, c->secret_key, VEIL_Z85_KEY_CHARS),
+                     "CURVE secret key")))
+                return rc;
+        }
+        if (zmq_connect(d, c->peers[p].endpoint) != 0)
+            return veil_error(VEIL_ERR_NET, "net: cannot connect to %s at %s: %s",
+                              veil_net_peer_name(net, p, (char[32]){0}), c->peers[p].endpoint,
+                              zmq_strerror(zmq_errno()));
+    }
+    return VEIL_OK;
+}
+
+void veil_net_mesh_destroy(struct veil_net *net, int linger_ms)
+{
+    for (int p = 0; p < net->nprocs; p++) {
+        if (!net->peers[p].dealer)
+            continue;
+        zmq_setsockopt(net->peers[p].dealer, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
+        zmq_close(net->peers[p].dealer);
+        net->peers[p].dealer = NULL;
+    }
+    if (net->monitor)
+        zmq_close(net->monitor);
+    if (net->router)
+        zmq_close(net->router);
+    if (net->zap)
+        zmq_close(net->zap);
+    net->router = net->zap = net->monitor = NULL;
+    if (net->ctx) {
+        while (zmq_ctx_term(net->ctx) != 0 && zmq_errno() == EINTR)
+            ;
+        net->ctx = NULL;
+    }
+}
+
+/* ---- ZAP (RFC 27): admit only configured keys; user id = party id -----------------------------
+ */
+
+static void zap_log_refused(struct veil_net *net, const uint8_t *key, const char *address)
+{
+    char z85[VEIL_Z85_KEY_CHARS + 1];
+    if (!zmq_z85_encode(z85, key, 32))
+        snprintf(z85, sizeof z85, "(unencodable)");
+    for (int i = 0; i < net->nrefused; i++)
+        if (strcmp(net->refused[i], z85) == 0)
+            return; /* once per key: the peer retries every 100 ms */
+    if (net->nrefused < 8)
+        snprintf(net->refused[net->nrefused++], sizeof net->refused[0], "%s", z85);
+    VEIL_LOG_WARN("net: refused connection from unknown key %s (address %s)", z85, address);
+}
+
+int veil_net_zap_serve(struct veil_net *net)
+{
+    for (;;) {
+        zmq_msg_t part[8];
+        int n = 0, more = 1;
+        while (more) {
+            zmq_msg_t m;
+            zmq_msg_init(&m);
+            if (zmq_msg_recv(&m, net->zap, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close(&m);
+                if (n == 0 && zmq_errno() == EAGAIN)
+                    return VEIL_OK;
+                for (int i = 0; i < n; i++)
+                    zmq_msg_close(&part[i]);
+                return veil_error(VEIL_ERR_NET, "net: ZAP receive: %s", zmq_strerror(zmq_errno()));
+            }
+            more = zmq_msg_more(&m);
+            if (n < 8)
+                part[n++] = m;
+            else
+                zmq_msg_close(&m);
+        }
+        /* version, request id, domain, address, identity, mechanism, credentials... */
+        const char *status = "400", *text = "unknown key";
+        char user[16] = "";
+        char address[64] = "?";
+        if (n >= 6) {
+            size_t al = zmq_msg_size(&part[3]);
+            if (al >= sizeof address)
+                al = sizeof address - 1;
+            memcpy(address, zmq_msg_data(&part[3]), al);
+            address[al] = 0;
+        }
+        if (n >= 7 && zmq_msg_size(&part[5]) == 5 &&
+            memcmp(zmq_msg_data(&part[5]), "CURVE", 5) == 0 && zmq_msg_size(&part[6]) == 32) {
+            const uint8_t *key = zmq_msg_data(&part[6]);
+            int who = -1;
+            for (int p = 0; p < net->nprocs; p++)
+                if (p != net->self && memcmp(net->keys[p], key, 32) == 0)
+                    who = p;
+            if (who >= 0) {
+                status = "200";
+                text = "OK";
+                snprintf(user, sizeof user, "%d", who);
+            } else {
+                zap_log_refused(net, key, address);
+            }
+        } else {
+            VEIL_LOG_WARN("net: refused a ZAP request that is not CURVE (address %s)", address);
+        }
+        const void *rep[6] = {"1.0", NULL, status, text, user, ""};
+        size_t len[6] = {3, 0, 3, strlen(text), strlen(user), 0};
+        if (n >= 2) {
+            rep[1] = zmq_msg_data(&part[1]);
+            len[1] = zmq_msg_size(&part[1]);
+        }
+        int rc = VEIL_OK;
+        for (int i = 0; i < 6 && rc == VEIL_OK; i++)
+            if (zmq_send(net->zap, rep[i] ? rep[i] : "", len[i], i < 5 ? ZMQ_SNDMORE : 0) < 0)
+                rc = veil_error(VEIL_ERR_NET, "net: ZAP reply: %s", zmq_strerror(zmq_errno()));
+        for (int i = 0; i < n; i++)
+            zmq_msg_close(&part[i]);
+        if (rc != VEIL_OK)
+            return rc;
+    }
+}
+
+void veil_net_monitor_serve(struct veil_net *net)
+{
+    for (;;) {
+        uint8_t ev[6];
+        char addr[128];
+        int n = zmq_recv(net->monitor, ev, sizeof ev, ZMQ_DONTWAIT);
+        if (n < 0)
+            return;
+        int more = 0;
+        size_t ml = sizeof more;
+        zmq_getsockopt(net->monitor, ZMQ_RCVMORE, &more, &ml);
+        int al = more ? zmq_recv(net->monitor, addr, sizeof addr - 1, 0) : 0;
+        addr[al > 0 ? (al < (int)sizeof addr ? al : (int)sizeof addr - 1) : 0] = 0;
+        if (n < 6)
+            continue;
+        uint16_t event;
+        uint32_t value;
+        memcpy(&event, ev, 2);
+        memcpy(&value, ev + 2, 4);
+        net->nhandshake_failures++;
+        if (net->nhandshake_failures <= 10)
+            VEIL_LOG_WARN("net: handshake failed on %s (%s, code %u): not a Veil peer, garbage, "
+                          "or a wrong key%s",
+                          addr,
+                          event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH       ? "authentication"
+                          : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "protocol error"
+                                                                         : "no detail",
+                          value,
+                          net->nhandshake_failures == 10 ? " (further ones not logged)" : "");
+    }
+}
+
+/* ---- open / close -------------------------------------------------------------------------- */
+
+static void pool_wake(void *arg)
+{
+    veil_net_wake(arg);
+}
+
+static int validate(struct veil_net *net)
+{
+    const struct veil_net_config *c = &net->cfg;
+    if (c->nparties < 2 || c->nparties > VEIL_NET_MAX_PARTIES)
+        return veil_error(VEIL_ERR_INVAL, "net: %d parties; Veil needs 2..%d", c->nparties,
+                          VEIL_NET_MAX_PARTIES);
+    net->nprocs = veil_net_config_nprocs(c);
+    net->self = c->self;
+    if (c->self < 0 || c->self >= net->nprocs)
+        return veil_error(VEIL_ERR_INVAL, "net: self id %d outside 0..%d", c->self,
+                          net->nprocs - 1);
+    if (!(c->timeout_s > 0) || !(c->heartbeat_s > 0) || c->heartbeat_s >= c->timeout_s)
+        return veil_error(VEIL_ERR_INVAL, "net: need 0 < heartbeat (%g s) < timeout (%g s)",
+                          c->heartbeat_s, c->timeout_s);
+    for (int p = 0; p < net->nprocs; p++) {
+        if (!c->peers[p].endpoint[0])
+            return veil_error(VEIL_ERR_INVAL, "net: no endpoint for process %d", p);
+        if (c->insecure_plaintext)
+            continue;
+        if (strlen(c->peers[p].public_key) != VEIL_Z85_KEY_CHARS ||
+            !zmq_z85_decode(net->keys[p], c->peers[p].public_key))
+            return veil_error(VEIL_ERR_INVAL,
+                              "net: public key of process %d is not 40 Z85 "
+                              "characters (write keys with veil-keygen)",
+                              p);
+    }
+    if (!c->insecure_plaintext && strlen(c->secret_key) != VEIL_Z85_KEY_CHARS)
+        return veil_error(VEIL_ERR_INVAL, "net: no CURVE secret key for this process (or set "
+                                          "insecure-plaintext for debugging)");
+    if (net->opt.chunk_bytes < 64 || net->opt.chunk_bytes > VEIL_FRAME_MAX_CHUNK)
+        return veil_error(VEIL_ERR_INVAL, "net: chunk size %zu outside 64..%u bytes",
+                          net->opt.chunk_bytes, VEIL_FRAME_MAX_CHUNK);
+    return VEIL_OK;
+}
+
+static void destroy(struct veil_net *net, int linger_ms)
+{
+    veil_net_mesh_destroy(net, linger_ms);
+    for (int p = 0; p < VEIL_NET_MAX_PROCS; p++)
+        free(net->peers[p].outq);
+    veil_net_pool_destroy(&net->pool);
+    if (net->efd >= 0)
+        close(net->efd);
+    pthread_mutex_destroy(&net->mu);
+    pthread_cond_destroy(&net->cv);
+    veil_wipe(net->cfg.secret_key, sizeof net->cfg.secret_key);
+    free(net);
+}
+
+int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_options *opts,
+                  veil_net_t **out)
+{
+    if (!cfg || !out)
+        return veil_error(VEIL_ERR_INVAL, "veil_net_open: NULL argument");
+    *out = NULL;
+    struct veil_net *net = calloc(1, sizeof *net);
+    if (!net)
+        return veil_error(VEIL_ERR_NOMEM, "net: cannot allocate the session");
+    net->efd = -1;
+    pthread_mutex_init(&net->mu, NULL);
+    pthread_cond_init(&net->cv, NULL);
+    net->cfg = *cfg;
+    if (opts)
+        net->opt = *opts;
+    else
+        veil_net_options_defaults(&net->opt);
+    int rc = validate(net);
+    if (rc)
+        goto fail;
+    if (cfg->insecure_plaintext)
+        VEIL_LOG_WARN("net: INSECURE: CURVE disabled (insecure-plaintext): traffic is neither "
+                      "encrypted nor authenticated");
+    net->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (net->efd < 0) {
+        rc = veil_error(VEIL_ERR_NET, "net: eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    size_t count = net->opt.pool_bytes / net->opt.chunk_bytes;
+    if (count < 4)
+        count = 4;
+    net->pool = veil_net_pool_new(count, net->opt.chunk_bytes, pool_wake, net);
+    if (!net->pool) {
+        rc = VEIL_ERR_NOMEM;
+        goto fail;
+    }
+    int window = (int)(count / (size_t)(net->nprocs - 1));
+    if (window < 2)
+        window = 2;
+    for (int p = 0; p < net->nprocs; p++) {
+        struct veil_net_peer_state *ps = &net->peers[p];
+        ps->outq_cap = window;
+        ps->outq = calloc((size_t)window, sizeof *ps->outq);
+        if (!ps->outq) {
+            rc = veil_error(VEIL_ERR_NOMEM, "net: cannot allocate the send window");
+            goto fail;
+        }
+        veil_link_emulator_init(&ps->emu, &cfg->link);
+    }
+    if ((rc = veil_net_mesh_create(net)))
+        goto fail;
+    if (pthread_create(&net->thread, NULL, veil_net_io_main, net) != 0) {
+        rc = veil_error(VEIL_ERR_NET, "net: cannot start the I/O thread");
+        goto fail;
+    }
+    net->thread_started = 1;
+    pthread_mutex_lock(&net->mu);
+    while (net->state == VEIL_NET_OPENING)
+        pthread_cond_wait(&net->cv, &net->mu);
+    if (net->state == VEIL_NET_FAILED) {
+        rc = veil_error(net->status, "%s", net->errmsg);
+        net->stop = 1;
+        pthread_mutex_unlock(&net->mu);
+        veil_net_wake(net);
+        pthread_join(net->thread, NULL);
+        destroy(net, 500); /* let our hello and abort reach the peers: they learn why */
+        return rc;
+    }
+    pthread_mutex_unlock(&net->mu);
+    *out = net;
+    return VEIL_OK;
+fail:
+    destroy(net, 0);
+    return rc;
+}
+
+int veil_net_open_file(const char *config_path, const uint8_t plan_digest[32], veil_net_t **out)
+{
+    struct veil_net_config cfg;
+    int rc = veil_net_config_load(config_path, &cfg);
+    if (rc)
+        return rc;
+    if (plan_digest)
+        memcpy(cfg.plan_digest, plan_digest, VEIL_PLAN_DIGEST_BYTES);
+    rc = veil_net_open(&cfg, NULL, out);
+    veil_wipe(&cfg, sizeof cfg);
+    return rc;
+}
+
+void veil_net_close(veil_net_t **pnet)
+{
+    if (!pnet || !*pnet)
+        return;
+    struct veil_net *net = *pnet;
+    *pnet = NULL;
+    pthread_mutex_lock(&net->mu);
+    double deadline = veil_now() + net->cfg.timeout_s + 1;
+    while (net->pending > 0 && veil_now() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&net->cv, &net->mu, &ts);
+    }
+    uint64_t leaked = net->pending;
+    net->stop = 1;
+    int failed = net->state == VEIL_NET_FAILED;
+    pthread_mutex_unlock(&net->mu);
+    veil_net_wake(net);
+    pthread_join(net->thread, NULL);
+    veil_net_stats_log(net);
+    if (leaked) {
+        /* StarPU still holds callbacks pointing at this session: keep it allocated. */
+        VEIL_LOG_ERR("net: closing with %llu requests still waiting for their data; the "
+                     "session is leaked so their callbacks stay valid",
+                     (unsigned long long)leaked);
+        veil_net_mesh_destroy(net, 0);
+        return;
+    }
+    destroy(net, failed ? 500 : 1000);
+}
+
+int veil_net_status(veil_net_t *net)
+{
+    if (!net)
+        return veil_error(VEIL_ERR_INVAL, "veil_net_status: NULL session");
+    pthread_mutex_lock(&net->mu);
+    int rc = net->state == VEIL_NET_FAILED ? veil_error(net->status, "%s", net->errmsg) : VEIL_OK;
+    pthread_mutex_unlock(&net->mu);
+    return rc;
+}
+
+int veil_net_self(const veil_net_t *net)
+{
+    return net ? net->self : -1;
+}
+
+int veil_net_nprocs(const veil_net_t *net)
+{
+    return net ? net->nprocs : 0;
+}

@@ -1,0 +1,240 @@
+/*
+ * net_internal.h — the session object shared by net/'s files and the internal API bound to
+ * StarPU handles (isend / irecv), never installed. Threads: application threads post requests
+ * (comm.c); StarPU calls the acquire callbacks from any thread; ONE I/O thread (io.c) owns every
+ * ZeroMQ socket and does all sending, receiving, matching, pacing and failure detection. Fields
+ * are grouped by who may touch them.
+ */
+#ifndef VEIL_NET_INTERNAL_H
+#define VEIL_NET_INTERNAL_H
+
+#include "net/net_config.h"
+#include "veil/net.h"
+
+#include <pthread.h>
+#include <starpu.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <zmq.h>
+
+struct veil_harness_party;
+
+/* ---- tunables -------------------------------------------------------------------------------- */
+struct veil_net_options {
+    double connect_timeout_s; /* open fails after this without every handshake; default 30 */
+    size_t chunk_bytes;       /* payload bytes per data frame; default 512 KiB (bench) */
+    size_t pool_bytes;        /* send staging pool; default 16 MiB */
+    size_t early_cap_bytes;   /* bytes held for messages whose irecv is not ready; default 1 GiB */
+};
+/** Defaults, then the environment: VEIL_NET_CHUNK, VEIL_NET_POOL, VEIL_NET_EARLY_CAP (bytes),
+ *  VEIL_NET_CONNECT_TIMEOUT (seconds). */
+void veil_net_options_defaults(struct veil_net_options *o);
+
+/* ---- staging buffer pool (pool.c): fixed-size buffers, thread-safe get/put ---------------------
+ */
+struct veil_net_pool;
+/** count buffers of size bytes, allocated now. wake(arg) is called when a put refills an empty
+ * pool. */
+struct veil_net_pool *veil_net_pool_new(size_t count, size_t size, void (*wake)(void *), void *arg);
+/** Frees every buffer (none may still be in ZeroMQ's hands); NULL-safe, sets *p = NULL. */
+void veil_net_pool_destroy(struct veil_net_pool **p);
+/** A buffer or NULL when all are in use (never allocates). */
+void *veil_net_pool_get(struct veil_net_pool *p);
+/** Returns buf to the pool; callable from any thread (it is ZeroMQ's free function). */
+void veil_net_pool_put(struct veil_net_pool *p, void *buf);
+/** zmq_free_fn adaptor: hint is the pool. */
+void veil_net_pool_zmq_free(void *data, void *hint);
+/** Number of buffers, and how many are free now (thread-safe). */
+size_t veil_net_pool_count(const struct veil_net_pool *p);
+size_t veil_net_pool_available(struct veil_net_pool *p);
+
+/* ---- requests ----------------------------------------------------------------------------- */
+enum { VEIL_REQ_SEND = 1, VEIL_REQ_RECV = 2 };
+struct veil_net_inmsg;
+
+struct veil_net_req {
+    struct veil_net *net;
+    int kind;
+    int peer;
+    uint64_t tag;
+    uint64_t seq; /* posting order */
+    starpu_data_handle_t handle;
+    size_t size;
+    /* set by the posting thread / callback before the request is queued */
+    int acquire_failed;
+    struct veil_net_req *post_next; /* posted queue (under net->mu) */
+    struct veil_net_req *acq_next;  /* acquired queue (under net->mu) */
+    /* I/O thread only */
+    int acquired;
+    int listed; /* on its peer's sends / recvs list */
+    uint8_t *ptr;
+    size_t off;                 /* send: bytes already staged */
+    int head;                   /* send: first unfinished send of its (peer, tag): may be chunked */
+    struct veil_net_inmsg *msg; /* recv: the incoming message bound to it */
+    struct veil_net_req *same_next; /* send: next send posted to this peer with this tag */
+    struct veil_net_req *next, *prev;
+};
+
+/* An incoming message (I/O thread only): bound to a receive, or held as early arrival. */
+struct veil_net_inchunk {
+    zmq_msg_t msg;
+    uint64_t offset;
+    struct veil_net_inchunk *next;
+};
+struct veil_net_inmsg {
+    uint64_t tag;
+    uint64_t total;
+    uint64_t got;    /* bytes received so far */
+    uint64_t copied; /* bytes copied into the bound receive */
+    struct veil_net_req *req;
+    struct veil_net_inchunk *first, *last; /* received, not yet copied */
+    struct veil_net_inmsg *next, *prev;
+};
+
+/* A staged outgoing frame waiting for its emulated release time or for ZeroMQ to accept it. */
+struct veil_net_outframe {
+    double at;
+    uint8_t hdr[VEIL_FRAME_HEADER_BYTES];
+    void *buf; /* pool buffer or NULL */
+    uint32_t len;
+    uint32_t ends_msg; /* 1: last frame of a message of `total` payload bytes */
+    uint64_t total;
+};
+
+/* Per-peer counters: written by the I/O thread, read by anyone (relaxed atomics). */
+struct veil_net_counters {
+    uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+    uint64_t frames_sent, frames_recv, wire_sent, wire_recv;
+};
+
+struct veil_net_peer_state {
+    void *dealer;
+    int hello_ok; /* its hello was received and agreed */
+    int acked;    /* it sent something after its hello: it agreed with ours */
+    int bye;      /* it said goodbye */
+    int bye_out;  /* our goodbye to it is queued in ZeroMQ */
+    double last_heard;
+    double next_heartbeat;
+    struct veil_link_emulator emu;
+    struct veil_net_req *sends, *sends_tail;
+    /* open-addressing map tag -> last unfinished send with that tag (keeps same-tag order in
+     * O(1) per message): cap is a power of two, 0 when not yet allocated */
+    struct veil_net_tagslot {
+        uint64_t tag;
+        struct veil_net_req *last; /* NULL: empty slot */
+    } * tagmap;
+    size_t tagmap_cap, tagmap_used;
+    struct veil_net_req *recvs, *recvs_tail;
+    struct veil_net_inmsg *in, *in_tail;
+    struct veil_net_outframe *outq; /* ring of outq_cap */
+    int outq_head, outq_count, outq_cap;
+    int out_blocked; /* ZeroMQ said EAGAIN: wait for POLLOUT */
+    struct veil_net_counters ctr;
+};
+
+enum { VEIL_NET_OPENING = 0, VEIL_NET_READY, VEIL_NET_FAILED };
+
+struct veil_net {
+    /* immutable after open */
+    struct veil_net_config cfg;
+    struct veil_net_options opt;
+    int nprocs;
+    int self;
+    void *ctx;
+    void *router;
+    void *zap;
+    void *monitor; /* PAIR receiving the ROUTER's handshake-failure events */
+    int efd;       /* eventfd: wakes the I/O thread */
+    uint8_t keys[VEIL_NET_MAX_PROCS][32];
+    struct veil_net_pool *pool;
+    pthread_t thread;
+    int thread_started;
+
+    /* shared, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct veil_net_req *post_head, *post_tail;
+    struct veil_net_req *acq_head, *acq_tail;
+    uint64_t pending; /* posted requests not yet released */
+    uint64_t posted_total;
+    int io_busy; /* frames staged but not handed to ZeroMQ */
+    int state;
+    int status;
+    char errmsg[512];
+    int stop;   /* close asked the I/O thread to finish */
+    int exited; /* the I/O thread has finished */
+    uint64_t rounds;
+
+    /* I/O thread only */
+    struct veil_net_peer_state peers[VEIL_NET_MAX_PROCS];
+    uint64_t next_seq;
+    size_t early_bytes;
+    int outq_total;
+    int bye_sent;
+    double close_deadline;
+    char refused[8][VEIL_Z85_KEY_CHARS + 1];
+    int nrefused;
+    int nhandshake_failures;
+};
+
+/* ---- internal API bound to StarPU handles (comm.c) ------------------------------------------- */
+
+/**
+ * Opens a session described by cfg (copied). opts NULL: veil_net_options_defaults. Same
+ * contract as veil_net_open_file.
+ */
+int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_options *opts,
+                  veil_net_t **out);
+
+/**
+ * Detached send of handle h (vector, variable or contiguous matrix in main RAM) to peer with
+ * tag. Returns at once; the send starts when the tasks writing h before this call are done and
+ * holds h in read mode until the bytes are staged, so later writers wait. Messages with the same
+ * (peer, tag) arrive in posting order. Errors: VEIL_ERR_INVAL (bad peer, handle),
+ * VEIL_ERR_UNSUPPORTED (non-contiguous layout), or the session's error once it failed.
+ * Any thread except a StarPU task or callback.
+ */
+int veil_net_isend(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag);
+
+/**
+ * Detached receive into h from peer with tag: h is held in write mode until the message has
+ * landed, so tasks submitted later that read h wait in the DAG. A message that arrives first is
+ * kept (early arrival) and delivered when this is posted. A message whose size differs from
+ * h's fails the session with VEIL_ERR_PROTO. Same errors and threads as veil_net_isend.
+ */
+int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag);
+
+/**
+ * Fills cfg from the harness identity (ids, endpoints, session) plus CURVE keys: public_keys
+ * holds one Z85 public key per process (parties then dealer) and secret_key this process's
+ * secret key; with public_keys NULL the keys are left empty (set them, or set
+ * insecure_plaintext). Defaults elsewhere (veil_net_config_defaults).
+ */
+int veil_net_config_from_harness(const struct veil_harness_party *me,
+                                 const char (*public_keys)[VEIL_Z85_KEY_CHARS + 1],
+                                 const char *secret_key, struct veil_net_config *cfg);
+
+/* ---- between the files of net/ -------------------------------------------------------------- */
+/** mesh.c: creates the context and sockets (ZAP handler first), bound and connected. */
+int veil_net_mesh_create(struct veil_net *net);
+/** mesh.c: closes every socket and the context; linger_ms for the dealers. */
+void veil_net_mesh_destroy(struct veil_net *net, int linger_ms);
+/** mesh.c: answers pending ZAP requests (I/O thread). */
+int veil_net_zap_serve(struct veil_net *net);
+/** mesh.c: logs the ROUTER's handshake failures (I/O thread). */
+void veil_net_monitor_serve(struct veil_net *net);
+/** mesh.c: "party 2" or "dealer 3". */
+const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32]);
+
+/** io.c: the I/O thread's body. */
+void *veil_net_io_main(void *arg);
+/** io.c: wakes the I/O thread (any thread; async-signal-safe write to the eventfd). */
+void veil_net_wake(struct veil_net *net);
+
+/** stats.c: counter helpers for the I/O thread. */
+void veil_net_count_sent(struct veil_net *net, int peer, uint64_t wire, uint64_t payload_msg,
+                         int msg_done);
+void veil_net_count_recv(struct veil_net *net, int peer, uint64_t wire, uint64_t payload_msg,
+                         int msg_done);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * mpc.h — the online protocol layer's foundation (internal): the per-process protocol context,
+ * secret and public tensors as tiled StarPU handles, correlated randomness delivered as DAG
+ * data, deterministic message tags, and the primitives every protocol builds on (input sharing,
+ * masked open, reveal, local linear operations).
+ *
+ * SPMD. Every process of a session (the N parties, and the dealer when there is one) runs the
+ * same sequence of protocol calls with the same shapes. Each call submits StarPU tasks and net
+ * sends/receives and returns at once; every wait is a DAG dependency. Tags and preprocessing
+ * item indices come from counters advanced identically everywhere, so messages match without
+ * negotiation. veil_mpc_wait() is the only blocking call (a quiescence barrier).
+ *
+ * ROLES. A context is a PARTY (holds shares, computes, talks to the other parties), the DEALER
+ * (holds no shares: each protocol call only asks for its correlated randomness, which the dealer
+ * computes and sends to the designated party — the dealer's tensors carry shapes but no data) or
+ * a RECORDER (no network: it only records the list of preprocessing items the calls consume, so
+ * the material can be generated ahead of a run and stored). Protocol code branches once:
+ * `if (!veil_mpc_computes(m)) return VEIL_OK;` after requesting its material.
+ *
+ * MATERIAL SOURCES for a PARTY (enum veil_mpc_material):
+ *   DEALER — a dealer process (id N) sends each party a 128-bit seed at open and, per item, one
+ *            correction tensor to the designated party (N-1); every party expands its shares
+ *            with the PRG in a StarPU task (the designated party's task waits for the
+ *            correction's receive in the DAG).
+ *   TRUSTED_FIRST_PARTY — development only: party 0 generates every seed, sends each party its
+ *            seed, and computes the corrections itself (it is the designated party). Party 0
+ *            learns every secret value: never use it where that matters.
+ *   FILE   — material generated ahead (veil_mpc_record + the offline generator) and read from
+ *            this party's preprocessing file, checked against the session and plan.
+ *
+ * TENSORS. struct veil_sec is one party's share of a secret tensor (arithmetic or binary),
+ * struct veil_pub a public tensor every party holds the same copy of. Both are row-major,
+ * split into tiles of `tile` elements, one StarPU vector handle per tile (separate handles, not
+ * partitioning); a tile is the unit of the inner-layer pipeline: its messages and tasks are
+ * independent of the other tiles'. Tensors own their memory; veil_mpc_release() queues the
+ * unregistration behind the submitted tasks and frees the memory at the next veil_mpc_wait().
+ *
+ * CALLING CONVENTION. Inputs are initialised tensors (borrowed); outputs are struct veil_sec the
+ * callee initialises (the caller passes an uninitialised or released struct and later releases
+ * it). For binary shares "add" means XOR and "mul by public" means AND with the public words.
+ * Functions return VEIL_OK or an error with a message (shape mismatch, bad parameter) before
+ * submitting anything; errors of the session (a lost peer) surface at veil_mpc_wait().
+ *
+ * COSTS. Every protocol states its rounds and the bytes each party sends, as formulas, in its
+ * header comment; protocol code calls veil_mpc_round() once per communication round it starts
+ * (a round = messages that may all be in flight together), and tests compare net's counters
+ * with the formulas.
+ */
+#ifndef VEIL_TASKS_MPC_H
+#define VEIL_TASKS_MPC_H
+
+#include "net/net_internal.h"
+#include "tasks/preproc.h"
+#include "veil.h"
+
+#include <starpu.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum veil_mpc_role { VEIL_MPC_PARTY, VEIL_MPC_DEALER, VEIL_MPC_RECORDER, VEIL_MPC_ROLE_COUNT };
+enum veil_mpc_material {
+    VEIL_MPC_MAT_DEALER,
+    VEIL_MPC_MAT_TRUSTED_FIRST_PARTY,
+    VEIL_MPC_MAT_FILE,
+    VEIL_MPC_MAT_COUNT
+};
+
+/** Default tile size in elements (a tile's task should carry tens of microseconds of work). */
+#define VEIL_MPC_TILE_DEFAULT 16384
+
+struct veil_mpc_options {
+    enum veil_mpc_role role;
+    enum veil_mpc_material material;
+    int frac_bits;             /* default VEIL_FIXED_FRAC_BITS_DEFAULT */
+    size_t tile;               /* elements per tile of elementwise protocols; default above */
+    const char *preproc_path;  /* FILE: this party's preprocessing file */
+    uint8_t plan_digest[32];   /* FILE: the plan the file was generated for */
+};
+
+/** Defaults: PARTY, DEALER material, f = 16, tile VEIL_MPC_TILE_DEFAULT. */
+void veil_mpc_options_defaults(struct veil_mpc_options *o);
+
+typedef struct veil_mpc veil_mpc_t;
+
+/**
+ * Creates the protocol context of this process over an open session (borrowed; NULL for a
+ * RECORDER, which needs nparties/self given through veil_mpc_new_recorder instead). With the
+ * DEALER material source, the dealer sends every party its seed here (the only blocking
+ * exchange, at set-up); with TRUSTED_FIRST_PARTY, party 0 does. StarPU must be initialised.
+ * Returns NULL with veil_last_error() set on failure.
+ */
+veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts);
+
+/** A RECORDER for nparties parties (no network, no StarPU tasks). */
+veil_mpc_t *veil_mpc_new_recorder(int nparties, const struct veil_mpc_options *opts);
+
+/** Waits for quiescence (veil_mpc_wait), frees every tensor still queued, destroys *m. NULL-safe. */
+void veil_mpc_destroy(veil_mpc_t **m);
+
+/** Quiescence barrier: every submitted task and message done; frees released tensors. Returns
+ * the session's error if a peer failed. */
+int veil_mpc_wait(veil_mpc_t *m);
+
+/** 1 for a PARTY (it holds data and computes), 0 for the DEALER and a RECORDER. */
+int veil_mpc_computes(const veil_mpc_t *m);
+int veil_mpc_self(const veil_mpc_t *m);      /* party id; nparties for the dealer */
+int veil_mpc_nparties(const veil_mpc_t *m);  /* N (the dealer not counted) */
+int veil_mpc_frac_bits(const veil_mpc_t *m);
+size_t veil_mpc_tile(const veil_mpc_t *m);
+veil_net_t *veil_mpc_net(veil_mpc_t *m);     /* NULL for a RECORDER */
+
+/** Next message tag of this session (identical at every process for the same call sequence). */
+uint64_t veil_mpc_tag(veil_mpc_t *m);
+/** Marks one communication round in the session's counters (no-op without a network). */
+void veil_mpc_round(veil_mpc_t *m);
+
+/** The items a RECORDER recorded (or any role consumed so far), in order; count in *n. */
+const struct veil_preproc_item *veil_mpc_items(const veil_mpc_t *m, size_t *n);
+
+/* ---- tensors ------------------------------------------------------------------------------ */
+
+struct veil_sec {
+    enum veil_share_kind kind;
+    int ndim;
+    size_t dims[VEIL_MAX_DIMS];
+    size_t numel;
+    size_t tile;                    /* elements per tile; the last tile may be shorter */
+    int ntiles;
+    uint64_t *data;                 /* owned; NULL at the dealer / a recorder */
+    starpu_data_handle_t *h;        /* ntiles handles; NULL at the dealer / a recorder */
+};
+/* A public tensor: the same value at every party (same layout as a share). */
+#define veil_pub veil_sec
+
+/**
+ * Initialises *t as a zero tensor of the given kind and shape, tiled by tile elements (0: the
+ * context's default; a tensor that must be one handle, e.g. a matrix, passes SIZE_MAX). At a
+ * PARTY the memory is allocated and registered; elsewhere only the shape is kept.
+ * VEIL_ERR_SHAPE / VEIL_ERR_NOMEM with a message.
+ */
+int veil_sec_init(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
+                  const size_t *dims, size_t tile);
+/** As veil_sec_init with the shape and tiling of like. */
+int veil_sec_init_like(veil_mpc_t *m, struct veil_sec *t, const struct veil_sec *like);
+/** Releases t without waiting (see TENSORS above); t is emptied. NULL/empty-safe. */
+void veil_mpc_release(veil_mpc_t *m, struct veil_sec *t);
+/** Number of elements of tile i. */
+size_t veil_sec_tile_numel(const struct veil_sec *t, int i);
+/** 1 when a and b have the same shape (kind not compared) and the same tiling. */
+int veil_sec_same_layout(const struct veil_sec *a, const struct veil_sec *b);
+
+/* ---- material ----------------------------------------------------------------------------- */
+
+/**
+ * One item of correlated randomness as DAG data: part j of this party's share is tensor
+ * part[j] (tiled like the protocol asks, or one handle), written by a task that runs when the
+ * material is available. At the dealer / a recorder the parts carry shapes only.
+ */
+struct veil_mpc_mat {
+    struct veil_preproc_item item;
+    int nparts;
+    struct veil_sec part[VEIL_PREPROC_MAX_PARTS];
+};
+
+/**
+ * Requests the next item of correlated randomness (kind and params in *item; its index is set
+ * here from the session counter). tile: tiling of the parts (0 default, SIZE_MAX one handle);
+ * a binary packed part (BIT's bp) is one handle. Never blocks. Release with veil_mpc_mat_release.
+ */
+int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
+                      struct veil_mpc_mat *out);
+void veil_mpc_mat_release(veil_mpc_t *m, struct veil_mpc_mat *mat);
+
+/* ---- primitives --------------------------------------------------------------------------- */
+
+/**
+ * Input sharing: the owner's plaintext ring words (values, numel words, read at the call; NULL
+ * at the other parties) become an arithmetic sharing in *out (initialised here with the shape
+ * given). The owner draws a fresh random share for every other party with the CSPRNG and sends
+ * it; the others receive. Rounds 1; bytes: owner (N-1)*numel*8, others 0.
+ */
+int veil_mpc_share_input(veil_mpc_t *m, int owner, const uint64_t *values, int ndim,
+                         const size_t *dims, size_t tile, struct veil_sec *out);
+
+/**
+ * Masked open without the round mark (protocols open several tensors in one round): d = x - a
+ * (arithmetic) or x XOR a (binary) becomes public in *d (initialised here like x): each party
+ * sends its d_p to every peer and sums (XORs) what it receives, per tile. Bytes per party:
+ * (N-1)*numel*8. The caller calls veil_mpc_round() once for the round.
+ * With a == NULL, opens x itself (a reveal to all).
+ */
+int veil_mpc_open(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *a,
+                  struct veil_pub *d);
+
+/**
+ * Reveal of x to one party (to >= 0) or to all (to = -1): rounds 1; bytes (N-1)*numel*8 per
+ * sender (every party but `to`, or every party). The result lands in *out (initialised here)
+ * at the receivers; other parties get an empty tensor.
+ */
+int veil_mpc_reveal(veil_mpc_t *m, const struct veil_sec *x, int to, struct veil_pub *out);
+
+/** z = x + y, x - y (shares, same layout), z = -x: local, 0 rounds. */
+int veil_mpc_add(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z);
+int veil_mpc_sub(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z);
+/** z = x + c for a public tensor c (added by party 0 only) or z = x * c: local, 0 rounds. */
+int veil_mpc_add_public(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pub *c,
+                        struct veil_sec *z);
+int veil_mpc_mul_public(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pub *c,
+                        struct veil_sec *z);
+/** z = x + c (c added by party 0 only) and z = x * c for a public ring scalar c. */
+int veil_mpc_add_scalar(veil_mpc_t *m, const struct veil_sec *x, uint64_t c, struct veil_sec *z);
+int veil_mpc_mul_scalar(veil_mpc_t *m, const struct veil_sec *x, uint64_t c, struct veil_sec *z);
+
+#endif

@@ -1,0 +1,81 @@
+/* net_test_util.h — helpers shared by the net tests: CURVE keys generated in the parent before
+ * the harness forks, opening a party's session from its harness identity, StarPU start-up, and
+ * seed-derived byte patterns a receiver can verify without the sender's data. */
+#ifndef VEIL_NET_TEST_UTIL_H
+#define VEIL_NET_TEST_UTIL_H
+
+#include "base/base_internal.h"
+#include "base/harness.h"
+#include "net/net_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct net_test_keys {
+    char pub[VEIL_NET_MAX_PROCS][VEIL_Z85_KEY_CHARS + 1];
+    char sec[VEIL_NET_MAX_PROCS][VEIL_Z85_KEY_CHARS + 1];
+};
+
+static inline int net_test_keys_make(struct net_test_keys *k, int nprocs)
+{
+    for (int i = 0; i < nprocs; i++)
+        if (veil_curve_keypair(k->pub[i], k->sec[i]) != VEIL_OK)
+            return -1;
+    return 0;
+}
+
+static inline int net_test_verbose(void)
+{
+    const char *v = getenv("VEIL_TEST_VERBOSE");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* Fills cfg for me with keys (NULL: insecure plaintext), the given timing and digest byte. */
+static inline int net_test_config(const struct veil_harness_party *me,
+                                  const struct net_test_keys *k, double heartbeat_s,
+                                  double timeout_s, uint8_t digest, struct veil_net_config *cfg)
+{
+    int rc =
+        veil_net_config_from_harness(me, k ? (const char(*)[VEIL_Z85_KEY_CHARS + 1]) k->pub : NULL,
+                                     k ? k->sec[me->id] : NULL, cfg);
+    if (rc)
+        return rc;
+    cfg->insecure_plaintext = k == NULL;
+    cfg->heartbeat_s = heartbeat_s;
+    cfg->timeout_s = timeout_s;
+    memset(cfg->plan_digest, digest, sizeof cfg->plan_digest);
+    return VEIL_OK;
+}
+
+/* xorshift64* stream: test data only (the library's randomness is veil_prg). */
+static inline void net_test_fill(uint8_t *p, size_t n, uint64_t seed)
+{
+    uint64_t x = seed * 0x9e3779b97f4a7c15u + 0x632be59bd9b4e019u;
+    for (size_t i = 0; i < n; i++) {
+        if ((i & 7) == 0) {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+        }
+        p[i] = (uint8_t)((x * 0x2545f4914f6cdd1du) >> (8 * (i & 7)));
+    }
+}
+
+/* Index of the first byte that differs from the pattern, or n. */
+static inline size_t net_test_check(const uint8_t *p, size_t n, uint64_t seed)
+{
+    uint64_t x = seed * 0x9e3779b97f4a7c15u + 0x632be59bd9b4e019u;
+    for (size_t i = 0; i < n; i++) {
+        if ((i & 7) == 0) {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+        }
+        if (p[i] != (uint8_t)((x * 0x2545f4914f6cdd1du) >> (8 * (i & 7))))
+            return i;
+    }
+    return n;
+}
+
+#endif

@@ -1,0 +1,141 @@
+/* Tests failure detection: 3 parties and a dealer (CURVE, heartbeat 0.25 s, silence timeout 2 s)
+ * exchange 64 MiB tensors over a 100 Mbit/s emulated link (a ~5 s transfer); 0.5 s after open one
+ * process — party 2 in the first run, the dealer in the second — kills itself with SIGKILL.
+ * Every survivor's veil_net_wait_all must return VEIL_ERR_PEER_LOST with a message naming the
+ * victim ("party 2 lost" / "dealer (id 3) lost", possibly relayed in another survivor's abort),
+ * its reader task submitted after an irecv must still run (handles released, no hang), and the
+ * time from open to that error must stay under 0.5 s + timeout 2 s + 1 s (the protocol's bound)
+ * + 2 s of scheduling slack for this loaded 2-core machine: a loose correctness bound, not a
+ * speed measurement. */
+#include "config.h"
+#include "net_test_util.h"
+
+#include <signal.h>
+#include <starpu.h>
+#include <unistd.h>
+
+#define BIG ((size_t)64 << 20)
+#define TIMEOUT_S 2.0
+#define BOUND_S (0.5 + TIMEOUT_S + 1.0 + 2.0)
+
+struct karg {
+    struct net_test_keys keys;
+    int victim;
+};
+
+static void touch_cpu(void *buffers[], void *cl_arg)
+{
+    (void)buffers, (void)cl_arg;
+}
+static struct starpu_codelet touch_cl = {
+    .cpu_funcs = {touch_cpu}, .nbuffers = 1, .modes = {STARPU_R}, .name = "test_touch"};
+
+static int party(const struct veil_harness_party *me, void *arg)
+{
+    struct karg *a = arg;
+    struct veil_net_config cfg;
+    veil_net_t *net = NULL;
+    int nprocs = me->nparties + me->has_dealer;
+    if (net_test_config(me, &a->keys, 0.25, TIMEOUT_S, 3, &cfg))
+        return 2;
+    cfg.link.bandwidth_Bps = 12.5e6;
+    uint8_t *out = malloc(BIG), *in[VEIL_NET_MAX_PROCS] = {0};
+    if (!out || starpu_init(NULL) != 0)
+        return 3;
+    if (veil_net_open(&cfg, NULL, &net) != VEIL_OK) {
+        fprintf(stderr, "open failed: %s\n", veil_last_error());
+        return 4;
+    }
+    double t_open = veil_now();
+    memset(out, 1, BIG);
+    starpu_data_handle_t hout, hin[VEIL_NET_MAX_PROCS];
+    starpu_vector_data_register(&hout, STARPU_MAIN_RAM, (uintptr_t)out, BIG, 1);
+    for (int p = 0; p < nprocs; p++) {
+        if (p == me->id)
+            continue;
+        in[p] = malloc(BIG);
+        if (!in[p])
+            return 3;
+        starpu_vector_data_register(&hin[p], STARPU_MAIN_RAM, (uintptr_t)in[p], BIG, 1);
+        if (veil_net_isend(net, hout, p, 5) || veil_net_irecv(net, hin[p], p, 5) ||
+            starpu_task_insert(&touch_cl, STARPU_R, hin[p], 0) != 0) {
+            fprintf(stderr, "post failed: %s\n", veil_last_error());
+            return 5;
+        }
+    }
+    if (me->id == a->victim) {
+        usleep(500 * 1000);
+        raise(SIGKILL);
+    }
+    int rc = veil_net_wait_all(net);
+    double elapsed = veil_now() - t_open;
+    char want[64];
+    if (a->victim == me->nparties)
+        snprintf(want, sizeof want, "dealer (id %d) lost", a->victim);
+    else
+        snprintf(want, sizeof want, "party %d lost", a->victim);
+    int bad = 0;
+    if (rc != VEIL_ERR_PEER_LOST || !strstr(veil_last_error(), want)) {
+        fprintf(stderr,
+                "FAIL: wait_all returned %d (%s), expected VEIL_ERR_PEER_LOST naming "
+                "'%s'\n",
+                rc, veil_last_error(), want);
+        bad = 1;
+    } else if (elapsed > BOUND_S) {
+        fprintf(stderr, "FAIL: failure reported %.2f s after open, bound %.1f s\n", elapsed,
+                BOUND_S);
+        bad = 1;
+    } else if (net_test_verbose()) {
+        fprintf(stderr, "ok: '%s' after %.2f s\n", veil_last_error(), elapsed);
+    }
+    if (veil_net_isend(net, hout,
+                       (me->id + 1) % nprocs == a->victim ? (me->id + 2) % nprocs
+                                                          : (me->id + 1) % nprocs,
+                       6) != VEIL_ERR_PEER_LOST) {
+        fprintf(stderr, "FAIL: isend after the failure did not return the session's error\n");
+        bad = 1;
+    }
+    starpu_data_unregister(hout);
+    for (int p = 0; p < nprocs; p++)
+        if (p != me->id) {
+            starpu_data_unregister(hin[p]);
+            free(in[p]);
+        }
+    veil_net_close(&net);
+    starpu_shutdown();
+    free(out);
+    return bad;
+}
+
+static int run(struct karg *a, int victim)
+{
+    a->victim = victim;
+    struct veil_harness_result res[4];
+    struct veil_harness_opts o = {.nparties = 3,
+                                  .dealer = 1,
+                                  .timeout_s = 40,
+                                  .grace_s = -1,
+                                  .forward_output = net_test_verbose()};
+    veil_harness_run(&o, party, a, res);
+    int bad = 0;
+    for (int p = 0; p < 4; p++) {
+        int want = p == victim ? 128 + SIGKILL : 0;
+        if (res[p].exit_code != want) {
+            fprintf(stderr, "FAIL: victim %d: process %d exited %d, expected %d:\n%s\n", victim, p,
+                    res[p].exit_code, want, res[p].output ? res[p].output : "");
+            bad = 1;
+        }
+    }
+    veil_harness_results_free(res, 4);
+    return bad;
+}
+
+int main(void)
+{
+    struct karg a;
+    if (net_test_keys_make(&a.keys, 4))
+        return 1;
+    int bad = run(&a, 2);
+    bad |= run(&a, 3);
+    return bad ? 1 : 0;
+}
