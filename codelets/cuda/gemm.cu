@@ -135,9 +135,11 @@ extern "C" cudaError_t veil_cuda_gemm_limb(void *handle, int trans_a, int trans_
         n > SIZE_MAX / 8 / kc_alloc / 4)
         return cudaErrorInvalidValue;
     size_t mk = m * kc_alloc, kn = kc_alloc * n, mn = m * n;
-    if ((err = cudaMallocAsync((void **)&work, 4 * (mk + kn + mn) * sizeof(double), s)) !=
-        cudaSuccess)
-        return err;
+    if (cudaMallocAsync((void **)&work, 4 * (mk + kn + mn) * sizeof(double), s) != cudaSuccess) {
+        /* No room for the limb workspace: the integer kernel needs none. */
+        (void)cudaGetLastError();
+        return veil_cuda_gemm_int(trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc, s);
+    }
     double *al = work, *bl = al + 4 * mk, *d = bl + 4 * kn;
 
     if (cublasGetMathMode(h, &old_mode) != CUBLAS_STATUS_SUCCESS ||
