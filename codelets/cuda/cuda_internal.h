@@ -49,10 +49,9 @@ void veil_transpose_cuda(void *buffers[], void *cl_arg);
  * GEMM bodies (codelets/cuda/gemm.cu), same buffers and arguments as veil_gemm_cpu.
  * veil_gemm_cuda: limb split + 10 cuBLAS DGEMMs per inner chunk of at most VEIL_LIMB_GEMM_KMAX,
  * on StarPU's per-worker cuBLAS handle (the application calls starpu_cublas_init() after
- * starpu_init); falls back to the integer kernel when no handle exists or the
- * workspace cannot be allocated. veil_gemm_int_cuda: a
- * tiled 64-bit integer multiply-add kernel. Both are registered (implementations 0 and 1), so a
- * model-based scheduler picks the faster per size.
+ * starpu_init); falls back to the integer kernel when no handle exists or the workspace cannot
+ * be allocated. veil_gemm_int_cuda: a tiled 64-bit integer multiply-add kernel. Both are
+ * registered (implementations 0 and 1), so a model-based scheduler picks the faster per size.
  */
 void veil_gemm_cuda(void *buffers[], void *cl_arg);
 void veil_gemm_int_cuda(void *buffers[], void *cl_arg);
