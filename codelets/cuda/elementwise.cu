@@ -1,8 +1,8 @@
 /*
  * cuda/elementwise.cu — CUDA kernels and StarPU CUDA bodies of the elementwise families: ring
  * arithmetic (add, sub, neg, mul, mul_scalar, add_scalar), bitwise (xor, and, not, xor_mask,
- * and_mask) and shifts (shl, shr, sar). One kernel template per operation, a grid-stride loop,
- * the arithmetic shift shared with the CPU body (shift_common.h).
+ * and_mask), shifts (shl, shr, sar) and bit extraction. One kernel template per operation, a
+ * grid-stride loop, the arithmetic shift shared with the CPU body (shift_common.h).
  */
 #include "config.h"
 
