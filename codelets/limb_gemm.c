@@ -13,6 +13,10 @@
 
 #include <string.h>
 
+/* The exactness bound of limb_common.h: a level's sum of 4 * kc terms below 2^32 fits 2^53. */
+_Static_assert((uint64_t)VEIL_LIMB_GEMM_KMAX * 4 * 0xFFFF * 0xFFFF <= (UINT64_C(1) << 53),
+               "limb chunk too long for exact double sums");
+
 /* op(X)(r, col) for a row-major matrix stored with row stride ld, transposed when trans. */
 static uint64_t op_at(const uint64_t *x, size_t ld, int trans, size_t r, size_t col)
 {

@@ -27,7 +27,8 @@ struct veil_topo_gpu {
     char pci[16];                  /* "0000:01:00.0", "" when hwloc gave no PCI parent */
     int numa;        /* OS index of the one NUMA node local to it, -1 when none or several */
     int package;     /* logical index of the package it hangs off, -1 when machine-wide */
-    hwloc_obj_t obj; /* the OS device, valid while the topology lives */
+    hwloc_obj_t obj; /* the OS device (or, found through the CUDA runtime, its PCI device, NULL
+                        if hwloc lacks it), valid while the topology lives */
 };
 
 /** One network device: OS device of type NETWORK ("eth0", "ib0") or OPENFABRICS ("mlx5_0"). */

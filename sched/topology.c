@@ -5,7 +5,9 @@
  * ancestor), and NVLink bandwidths when hwloc's NVML backend reported an "NVLinkBandwidth"
  * distance matrix (its objects are the "nvmlN" GPU OS devices, matched to CUDA devices through
  * their common PCI device). The machine itself or an XML export can be loaded, so tests run on
- * synthetic multi-socket, multi-GPU topologies.
+ * synthetic multi-socket, multi-GPU topologies. hwloc builds without the CUDA plugin (Debian's)
+ * report no "cudaN" devices: on the real machine, when built with CUDA, the CUDA runtime's
+ * device list is then mapped to hwloc's PCI devices by bus id (as hwloc/cudart.h does).
  */
 #include "config.h"
 
@@ -16,6 +18,10 @@
 #include <hwloc.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef VEIL_HAVE_CUDA_TOOLKIT
+#include <cuda_runtime_api.h>
+#endif
 
 /* The PCI device an I/O object hangs off (itself if it is one), or NULL. */
 static hwloc_obj_t pci_parent(hwloc_obj_t o)
@@ -99,6 +105,41 @@ static void collect_devices(struct veil_topo *t)
     qsort(t->gpus, t->ngpus, sizeof(t->gpus[0]), gpu_cmp);
 }
 
+#ifdef VEIL_HAVE_CUDA_TOOLKIT
+/* CUDA device i -> its hwloc PCI device, for hwloc builds without the CUDA plugin. This
+ * initialises the CUDA runtime in the process: call veil_topo_load after forking parties. */
+static void collect_cuda_runtime(struct veil_topo *t)
+{
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess) {
+        (void)cudaGetLastError(); /* no driver or no device: no GPU */
+        return;
+    }
+    for (int i = 0; i < ndev && t->ngpus < VEIL_TOPO_MAX_GPUS; i++) {
+        char bus[32];
+        unsigned dom, b, d, f = 0;
+        if (cudaDeviceGetPCIBusId(bus, (int)sizeof(bus), i) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) < 3)
+            continue;
+        struct veil_topo_gpu *g = &t->gpus[t->ngpus++];
+        g->cuda_index = i;
+        snprintf(g->name, sizeof(g->name), "cuda%d", i);
+        g->obj = hwloc_get_pcidev_by_busid(t->topology, dom, b, d, f);
+        g->numa = g->package = -1;
+        g->pci[0] = '\0';
+        if (g->obj != NULL) {
+            pci_string(g->obj, g->pci, sizeof(g->pci));
+            locality(t->topology, g->obj, &g->numa, &g->package);
+        } else {
+            snprintf(g->pci, sizeof(g->pci), "%04x:%02x:%02x.%01x", dom, b, d, f);
+        }
+    }
+}
+#endif
+
 /* Index in t->gpus of the GPU sharing o's PCI device, or -1. */
 static int gpu_of_pci(const struct veil_topo *t, hwloc_obj_t o)
 {
@@ -168,6 +209,10 @@ int veil_topo_load(const char *xml_path, struct veil_topo **out)
     t->ncores = count(t->topology, HWLOC_OBJ_CORE);
     t->npus = count(t->topology, HWLOC_OBJ_PU);
     collect_devices(t);
+#ifdef VEIL_HAVE_CUDA_TOOLKIT
+    if (t->ngpus == 0 && xml_path == NULL)
+        collect_cuda_runtime(t);
+#endif
     collect_nvlink(t);
     *out = t;
     return VEIL_OK;
