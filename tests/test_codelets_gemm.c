@@ -1,14 +1,15 @@
 /* Tests the Z_2^64 matrix product: veil_gemm_u64 called directly and through StarPU tasks
- * (veil_task_gemm) equals a naive triple loop bit for bit, on random matrices salted with the
- * edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block boundary of
- * both microkernels, padded leading dimensions, all four transpose combinations, overwrite and
- * accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2, portable, and
- * the unblocked fallback); that VEIL_GEMM_KERNEL=generic selects the portable kernel and an unknown
- * kernel name is refused; and that
- * the submit helper rejects mismatched shapes with VEIL_ERR_SHAPE and bad handles with
- * VEIL_ERR_INVAL before submitting. */
+ * (veil_task_gemm) equals the plaintext reference (veil_ref_gemm) bit for bit, on random matrices
+ * salted with the edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block
+ * boundary of every microkernel, padded leading dimensions, all four transpose combinations,
+ * overwrite and accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2,
+ * portable, and the unblocked fallback); that VEIL_GEMM_KERNEL=generic selects the portable kernel
+ * and an unknown kernel name is refused; that the perf model's footprint is the product's
+ * (m, n, k); and that the submit helper rejects mismatched shapes with VEIL_ERR_SHAPE and bad
+ * handles with VEIL_ERR_INVAL before submitting. */
 #include "config.h"
 #include "codelets/gemm_internal.h"
+#include "codelets/reference.h"
 #include "veil.h"
 
 #include <errno.h>
@@ -48,26 +49,45 @@ static void fill(uint64_t *x, size_t n)
     }
 }
 
-/* The oracle: C (=|+=) op(A) op(B), the textbook loop. */
-static void naive_gemm(int ta, int tb, size_t m, size_t n, size_t k, const uint64_t *a, size_t lda,
+/* The oracle: C (=|+=) op(A) op(B) with the project's plaintext reference veil_ref_gemm, on
+ * contiguous copies of op(A) and op(B). Returns 0, or -1 when out of memory. */
+static int oracle_gemm(int ta, int tb, size_t m, size_t n, size_t k, const uint64_t *a, size_t lda,
                        const uint64_t *b, size_t ldb, int acc, uint64_t *c, size_t ldc)
 {
+    if (m == 0 || n == 0)
+        return 0;
+    uint64_t *oa = malloc((m * k + 1) * 8), *ob = malloc((k * n + 1) * 8),
+             *prod = malloc(m * n * 8);
+    int rc = -1;
+    if (!oa || !ob || !prod)
+        goto done;
     for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++) {
-            uint64_t s = acc ? c[i * ldc + j] : 0;
-            for (size_t p = 0; p < k; p++)
-                s +=
-                    (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
-            c[i * ldc + j] = s;
-        }
+        for (size_t p = 0; p < k; p++)
+            oa[i * k + p] = ta ? a[p * lda + i] : a[i * lda + p];
+    for (size_t p = 0; p < k; p++)
+        for (size_t j = 0; j < n; j++)
+            ob[p * n + j] = tb ? b[j * ldb + p] : b[p * ldb + j];
+    if (k == 0)
+        memset(prod, 0, m * n * 8);
+    else
+        veil_ref_gemm(m, n, k, oa, ob, prod);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            c[i * ldc + j] = (acc ? c[i * ldc + j] : 0) + prod[i * n + j];
+    rc = 0;
+done:
+    free(oa);
+    free(ob);
+    free(prod);
+    return rc;
 }
 
 struct shape {
     size_t m, n, k;
 };
 
-/* Odd sizes and sizes crossing the tiles (8 x 24 and 4 x 8) and the cache blocks (mc 128,
- * kc 512 / 256, nc 3072 / 4096) of the two kernels. */
+/* Odd sizes, and sizes crossing the register tiles (8 x 24, 4 x 4, 4 x 8) and each cache block
+ * (mc 128; kc 512 or 256; nc 1536) of the kernels. */
 static const struct shape shapes[] = {
     {1, 1, 1},  {7, 13, 5},   {65, 33, 129}, {8, 24, 512},  {9, 25, 513},   {1, 70, 3},
     {70, 1, 3}, {3, 2, 1030}, {260, 30, 20}, {17, 4100, 2}, {129, 49, 257},
@@ -89,7 +109,10 @@ static void check_direct(int ta, int tb, int acc, size_t m, size_t n, size_t k)
     fill(c, nc);
     memcpy(want, c, nc * 8);
     veil_gemm_u64(ta, tb, m, n, k, a, lda, b, ldb, acc, c, ldc);
-    naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, acc, want, ldc);
+    if (oracle_gemm(ta, tb, m, n, k, a, lda, b, ldb, acc, want, ldc) != 0) {
+        FAIL("out of memory");
+        goto done;
+    }
     /* The whole buffers, so the padding columns past n must be untouched too. */
     if (memcmp(c, want, nc * 8) != 0)
         FAIL("direct %s: %zu x %zu x %zu trans_a %d trans_b %d accumulate %d differs",
@@ -124,7 +147,10 @@ static void check_task(int ta, int tb, int acc, size_t m, size_t n, size_t k)
     fill(b, br * ldb);
     fill(c, m * ldc);
     memcpy(want, c, m * ldc * 8);
-    naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, acc, want, ldc);
+    if (oracle_gemm(ta, tb, m, n, k, a, lda, b, ldb, acc, want, ldc) != 0) {
+        FAIL("out of memory");
+        goto done;
+    }
     register_rowmajor(&ha, a, ar, ac, lda);
     register_rowmajor(&hb, b, br, bc, ldb);
     register_rowmajor(&hc, c, m, n, ldc);
@@ -155,7 +181,10 @@ static void check_same_handle_chain(void)
     uint64_t a[R * K], c[K * K], want[K * K];
     starpu_data_handle_t ha, hc;
     fill(a, R * K);
-    naive_gemm(1, 0, K, K, R, a, K, a, K, 0, want, K);
+    if (oracle_gemm(1, 0, K, K, R, a, K, a, K, 0, want, K) != 0) {
+        FAIL("out of memory");
+        return;
+    }
     for (size_t i = 0; i < K * K; i++)
         want[i] *= 3;
     register_rowmajor(&ha, a, R, K, K);
@@ -167,6 +196,60 @@ static void check_same_handle_chain(void)
     starpu_data_unregister(hc);
     if (memcmp(c, want, sizeof c) != 0)
         FAIL("chain C = A^T A; C += A^T A; C += A^T A differs");
+}
+
+/* Footprint and size of a GEMM task on these handles, through StarPU's own entry points. */
+static uint32_t task_footprint(starpu_data_handle_t a, starpu_data_handle_t b,
+                               starpu_data_handle_t c, size_t *macs)
+{
+    struct starpu_task *task =
+        starpu_task_build(&veil_gemm_cl, STARPU_R, a, STARPU_R, b, STARPU_W, c, 0);
+    if (!task) {
+        FAIL("starpu_task_build failed");
+        return 0;
+    }
+    struct starpu_perfmodel *model = veil_gemm_cl.model;
+    uint32_t fp = starpu_task_footprint(model, task, starpu_worker_get_perf_archtype(0, 0), 0);
+    *macs = model->size_base ? model->size_base(task, 0) : 0;
+    task->destroy = 0;
+    starpu_task_destroy(task);
+    return fp;
+}
+
+/* The perf model is keyed on (m, n, k): the same product stored transposed shares a history,
+ * another shape does not, and size_base counts multiply-adds. */
+static void check_perfmodel(void)
+{
+    static uint64_t a[8 * 32], at[32 * 8], b[32 * 16], bt[16 * 32], c[8 * 16];
+    static uint64_t a2[32 * 32], c2[32 * 16];
+    starpu_data_handle_t ha, hat, hb, hbt, hc, ha2, hc2;
+    register_rowmajor(&ha, a, 8, 32, 32);    /* A 8 x 32: m 8, k 32 */
+    register_rowmajor(&hat, at, 32, 8, 8);   /* the same A stored transposed */
+    register_rowmajor(&hb, b, 32, 16, 16);   /* B 32 x 16: n 16 */
+    register_rowmajor(&hbt, bt, 16, 32, 32); /* the same B stored transposed */
+    register_rowmajor(&hc, c, 8, 16, 16);
+    register_rowmajor(&ha2, a2, 32, 32, 32); /* m 32, k 32 */
+    register_rowmajor(&hc2, c2, 32, 16, 16);
+
+    size_t macs1, macs2, macs3;
+    uint32_t f1 = task_footprint(ha, hb, hc, &macs1);
+    uint32_t f2 = task_footprint(hat, hbt, hc, &macs2);
+    uint32_t f3 = task_footprint(ha2, hb, hc2, &macs3);
+    if (f1 != f2)
+        FAIL("perf model: the same 8 x 16 x 32 product stored transposed has another footprint");
+    if (f1 == f3)
+        FAIL("perf model: 8 x 16 x 32 and 32 x 16 x 32 share a footprint");
+    if (macs1 != 8 * 16 * 32 || macs2 != macs1 || macs3 != 32 * 16 * 32)
+        FAIL("perf model: size_base %zu, %zu, %zu; expected 4096, 4096, 16384", macs1, macs2,
+             macs3);
+
+    starpu_data_unregister(ha);
+    starpu_data_unregister(hat);
+    starpu_data_unregister(hb);
+    starpu_data_unregister(hbt);
+    starpu_data_unregister(hc);
+    starpu_data_unregister(ha2);
+    starpu_data_unregister(hc2);
 }
 
 static void expect_reject(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
@@ -265,6 +348,8 @@ int main(void)
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
             for (int t = 0; t < 8; t++)
                 check_direct(t & 1, (t >> 1) & 1, t >> 2, shapes[s].m, shapes[s].n, shapes[s].k);
+        /* Every cache block crossed at once (m > mc, n > nc, k > kc). */
+        check_direct(0, 1, 1, 129, 1537, 513);
         /* Empty products: nothing to do, or C := 0 when k == 0 and not accumulating. */
         for (int acc = 0; acc < 2; acc++) {
             check_direct(0, 0, acc, 0, 5, 3);
@@ -288,6 +373,7 @@ int main(void)
     if (veil_gemm_force_kernel("avx1024") != VEIL_ERR_UNSUPPORTED)
         FAIL("unknown kernel name accepted");
     check_bad_shapes();
+    check_perfmodel();
     starpu_task_wait_for_all();
     starpu_shutdown();
     veil_gemm_release_buffers();

@@ -9,6 +9,7 @@
 #include "base/base_internal.h"
 #include "base/harness.h"
 #include "tasks/mpc.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,17 +29,7 @@ struct run {
 };
 
 static struct run the_run; /* what every run hands its processes (forked: a copy each) */
-static int fails;
 static int tfp; /* the run is in trusted-first-party mode */
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void plain_input(uint64_t salt, uint64_t *v)
 {
@@ -128,25 +119,25 @@ static int sequence(veil_mpc_t *m)
         for (size_t i = 0; i < N_ELEMS; i++) {
             uint64_t want = 3 * (x[i] + y[i]) + 7;
             if (pub_all.data[i] != want) {
-                CHECK(0, "party %d: reveal of 3(x+y)+7 wrong at %zu", self, i);
+                VT_CHECK(0, "party %d: reveal of 3(x+y)+7 wrong at %zu", self, i);
                 break;
             }
         }
         if (self == n - 1)
-            CHECK(memcmp(pub_one.data, y, sizeof y) == 0, "reveal to one party");
+            VT_CHECK(memcmp(pub_one.data, y, sizeof y) == 0, "reveal to one party");
         else
-            CHECK(pub_one.data == NULL, "party %d got a reveal meant for %d", self, n - 1);
+            VT_CHECK(pub_one.data == NULL, "party %d got a reveal meant for %d", self, n - 1);
         const uint64_t *a = mat[0].data, *b = mat[1].data, *c = mat[2].data;
         const uint64_t *r = mat[3].data, *rhi = mat[4].data, *r63 = mat[5].data;
         const uint64_t *bits = mat[6].data, *packed = mat[7].data;
         for (size_t i = 0; i < N_ELEMS; i++) {
             if (c[i] != a[i] * b[i] || rhi[i] != r[i] >> f || r63[i] != r[i] >> 63 ||
                 bits[i] > 1 || ((packed[i / 64] >> (i % 64)) & 1) != bits[i]) {
-                CHECK(0, "party %d: material correlation broken at element %zu", self, i);
+                VT_CHECK(0, "party %d: material correlation broken at element %zu", self, i);
                 break;
             }
             if (self == 0 && d.data[i] + mask_open.data[i] != x[i]) {
-                CHECK(0, "open: d + a != x at %zu", i);
+                VT_CHECK(0, "open: d + a != x at %zu", i);
                 break;
             }
         }
@@ -164,10 +155,10 @@ static int sequence(veil_mpc_t *m)
         uint64_t want_bytes = 8 * want;
         if (tfp && self == 0)
             want_bytes += (uint64_t)(n - 1) * VEIL_SEED_BYTES; /* it dealt the seeds */
-        CHECK(bytes_sent(m) == want_bytes, "party %d of %d sent %" PRIu64 " bytes, expected %" PRIu64,
+        VT_CHECK(bytes_sent(m) == want_bytes, "party %d of %d sent %" PRIu64 " bytes, expected %" PRIu64,
               self, n, bytes_sent(m), want_bytes);
         /* Rounds: 2 input sharings, the open, 2 + 8 + 1 reveals. */
-        CHECK(rounds(m) == 14, "party %d counted %" PRIu64 " rounds, expected 14", self, rounds(m));
+        VT_CHECK(rounds(m) == 14, "party %d counted %" PRIu64 " rounds, expected 14", self, rounds(m));
     }
     struct veil_sec *all[] = {&sx, &sy, &sum, &scaled, &plus, &d, &pub_all, &pub_one, &mask_open};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -178,12 +169,12 @@ static int sequence(veil_mpc_t *m)
         veil_mpc_mat_release(m, mats[i]);
     size_t nitems;
     veil_mpc_items(m, &nitems);
-    CHECK(nitems == 3, "3 items logged, got %zu", nitems);
+    VT_CHECK(nitems == 3, "3 items logged, got %zu", nitems);
     /* Bad arguments, refused before anything is submitted. */
     struct veil_sec bad;
-    CHECK(veil_mpc_share_input(m, n, x, 1, dims, 0, &bad) == VEIL_ERR_INVAL, "owner out of range");
-    CHECK(veil_mpc_reveal(m, &sx, n, &bad) == VEIL_ERR_INVAL, "reveal target out of range");
-    return fails ? 1 : 0;
+    VT_CHECK(veil_mpc_share_input(m, n, x, 1, dims, 0, &bad) == VEIL_ERR_INVAL, "owner out of range");
+    VT_CHECK(veil_mpc_reveal(m, &sx, n, &bad) == VEIL_ERR_INVAL, "reveal target out of range");
+    return veil_test_failures ? 1 : 0;
 }
 
 static int party_main(const struct veil_harness_party *me, void *arg)
