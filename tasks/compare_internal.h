@@ -45,13 +45,6 @@ int veil_cmp_b2a_packed(veil_mpc_t *m, const struct veil_sec *packed, int ndim,
                         const size_t *dims, size_t tile, struct veil_sec *out);
 
 /**
- * Ring product z = x * y of arithmetic shares with one BEAVER item (the same protocol as
- * veil_mpc_mul of tasks/beaver.h: 1 round marked here, bytes (N-1) * 16 * numel).
- */
-int veil_cmp_mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
-                 struct veil_sec *z);
-
-/**
  * Submits one task of cl over nh handles (modes[i], or the codelet's modes when modes is NULL)
  * with one by-value argument block (copied; may be NULL). VEIL_ERR_STARPU naming name.
  */

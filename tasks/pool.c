@@ -7,11 +7,14 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "tasks/beaver.h"
 #include "tasks/compare.h"
 #include "tasks/compare_internal.h"
 #include "tasks/pool.h"
 #include "tasks/trunc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define PTR(i) ((uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]))
@@ -293,12 +296,21 @@ static int submit3(veil_mpc_t *m, struct starpu_codelet *cl, starpu_data_handle_
 
 /* ---- max over the last dimension ------------------------------------------------------ */
 
-/* One tournament over v (rows x k, single handle, consumed); results single-handle 1-D. */
-static int tournament(veil_mpc_t *m, struct veil_sec *v, size_t rows, size_t k,
+/* A copy of the single-handle tensor src into a new single-handle 1-D tensor. */
+static int copy_new(veil_mpc_t *m, const struct veil_sec *src, struct veil_sec *out)
+{
+    int rc = flat_new(m, src->numel, out);
+    if (rc == VEIL_OK && veil_mpc_computes(m))
+        rc = veil_task_add_scalar(src->h[0], 0, out->h[0], 0);
+    return rc;
+}
+
+/* The tournament over in (rows x k, one handle, borrowed); results single-handle 1-D. */
+static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
                       struct veil_sec *max, struct veil_sec *onehot)
 {
-    struct veil_sec oh = {0};
-    int rc = VEIL_OK;
+    struct veil_sec cur = *in, oh = {0};
+    int owned = 0, rc = VEIL_OK;
     const int p0 = veil_mpc_self(m) == 0;
     if (k == 1 && onehot) { /* a single candidate wins everywhere: oh = 1 */
         struct veil_sec zero = {0};
@@ -315,7 +327,7 @@ static int tournament(veil_mpc_t *m, struct veil_sec *v, size_t rows, size_t k,
         struct veil_sec d = {0}, neg = {0}, t = {0}, b = {0}, x = {0}, y = {0}, pr = {0},
                         v2 = {0}, oh2 = {0};
         if ((rc = flat_new(m, rows * p, &d)) == VEIL_OK)
-            rc = submit2(m, &diff_cl, H(*v), H(d), &a, sizeof a);
+            rc = submit2(m, &diff_cl, H(cur), H(d), &a, sizeof a);
         if (rc == VEIL_OK)
             rc = veil_mpc_ltz(m, &d, &neg);
         if (rc == VEIL_OK)
@@ -329,31 +341,42 @@ static int tournament(veil_mpc_t *m, struct veil_sec *v, size_t rows, size_t k,
                 rc = veil_cmp_submit(&prep_cl, "max", h, NULL, 5, &a, sizeof a);
             }
             if (rc == VEIL_OK)
-                rc = veil_cmp_mul(m, &x, &y, &pr);
+                rc = veil_mpc_mul(m, &x, &y, &pr);
         } else if (rc == VEIL_OK) {
-            rc = veil_cmp_mul(m, &b, &d, &pr);
+            rc = veil_mpc_mul(m, &b, &d, &pr);
         }
         if (rc == VEIL_OK && (rc = flat_new(m, rows * kn, &v2)) == VEIL_OK)
-            rc = submit3(m, &combv_cl, H(*v), H(pr), H(v2), &a, sizeof a);
+            rc = submit3(m, &combv_cl, H(cur), H(pr), H(v2), &a, sizeof a);
         if (rc == VEIL_OK && onehot && (rc = flat_new(m, rows * k, &oh2)) == VEIL_OK)
             rc = l == 0 ? submit2(m, &oh0_cl, H(b), H(oh2), &a, sizeof a)
                         : submit3(m, &oh_cl, H(oh), H(pr), H(oh2), &a, sizeof a);
-        struct veil_sec *tmp[] = {&d, &neg, &t, &b, &x, &y, &pr, v, &oh};
+        struct veil_sec *tmp[] = {&d, &neg, &t, &b, &x, &y, &pr, &oh};
         for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
             veil_mpc_release(m, tmp[i]);
-        *v = v2;
+        if (owned)
+            veil_mpc_release(m, &cur);
+        cur = v2;
+        owned = 1;
         oh = oh2;
         kl = kn;
     }
+    if (rc == VEIL_OK && !owned) { /* k == 1: the maximum is the input itself */
+        struct veil_sec c = {0};
+        rc = copy_new(m, &cur, &c);
+        cur = c;
+        owned = 1;
+    }
     if (rc != VEIL_OK) {
-        veil_mpc_release(m, v);
+        if (owned)
+            veil_mpc_release(m, &cur);
         veil_mpc_release(m, &oh);
         return rc;
     }
-    *max = *v;
-    memset(v, 0, sizeof *v);
+    *max = cur;
     if (onehot)
         *onehot = oh;
+    else
+        veil_mpc_release(m, &oh);
     return VEIL_OK;
 }
 
@@ -369,22 +392,166 @@ int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_se
         return veil_error(VEIL_ERR_INVAL, "max_lastdim: the input must be an arithmetic sharing "
                           "with at least one dimension");
     const size_t k = x->dims[x->ndim - 1], rows = x->numel / k;
-    struct veil_sec v = {0}, src = {0};
+    struct veil_sec src = {0};
     int owned = 0;
     int rc = single(m, x, &src, &owned);
-    /* The tournament consumes its input: work on a copy (x is borrowed). */
     if (rc == VEIL_OK)
-        rc = flat_new(m, x->numel, &v);
-    if (rc == VEIL_OK && veil_mpc_computes(m))
-        rc = veil_task_add_scalar_copy(src.h[0], v.h[0]);
+        rc = tournament(m, &src, rows, k, max, argmax_onehot);
     if (owned)
         veil_mpc_release(m, &src);
-    if (rc == VEIL_OK)
-        rc = tournament(m, &v, rows, k, max, argmax_onehot);
     if (rc != VEIL_OK)
         return rc;
-    reshape(max, x->ndim > 1 ? x->ndim - 1 : 1, x->ndim > 1 ? x->dims : (const size_t[]){1});
+    const size_t one[1] = {1};
+    if (x->ndim > 1)
+        reshape(max, x->ndim - 1, x->dims);
+    else
+        reshape(max, 1, one);
     if (argmax_onehot)
         reshape(argmax_onehot, x->ndim, x->dims);
+    return VEIL_OK;
+}
+
+/* ---- pooling -------------------------------------------------------------------------- */
+
+/* Validates g against x (NULL: not checked) and fills the window arguments. */
+static int geom(const char *op, const struct veil_sec *x, const struct veil_pool_geom *g,
+                struct win_arg *a)
+{
+    if (!g)
+        return veil_error(VEIL_ERR_INVAL, "%s: NULL geometry", op);
+    if (!g->batch || !g->c || !g->h || !g->w)
+        return veil_error(VEIL_ERR_INVAL, "%s: every image dimension must be >= 1", op);
+    if (g->k == 0 || g->stride == 0)
+        return veil_error(VEIL_ERR_INVAL, "%s: window k = %zu and stride %zu must be >= 1", op,
+                          g->k, g->stride);
+    if (g->k > g->h || g->k > g->w)
+        return veil_error(VEIL_ERR_INVAL, "%s: a %zu x %zu window is larger than the %zu x %zu "
+                          "image", op, g->k, g->k, g->h, g->w);
+    memset(a, 0, sizeof *a);
+    a->g = *g;
+    a->oh = (g->h - g->k) / g->stride + 1;
+    a->ow = (g->w - g->k) / g->stride + 1;
+    if (x && (x->ndim != 4 || x->dims[0] != g->batch || x->dims[1] != g->c ||
+              x->dims[2] != g->h || x->dims[3] != g->w))
+        return veil_error(VEIL_ERR_SHAPE, "%s: the input must be (batch %zu, c %zu, h %zu, w %zu) "
+                          "as the geometry says", op, g->batch, g->c, g->h, g->w);
+    if (x && x->kind != VEIL_SHARE_ARITH)
+        return veil_error(VEIL_ERR_INVAL, "%s: the input must be an arithmetic sharing", op);
+    return VEIL_OK;
+}
+
+/* out (n elements, one handle) = the window codelet in mode over x (any tiling). */
+static int windows(veil_mpc_t *m, const struct veil_sec *x, struct win_arg *a, int mode,
+                   size_t n, struct veil_sec *out)
+{
+    struct veil_sec src = {0};
+    int owned = 0;
+    a->mode = mode;
+    int rc = single(m, x, &src, &owned);
+    if (rc == VEIL_OK && (rc = flat_new(m, n, out)) == VEIL_OK)
+        rc = submit2(m, &win_cl, H(src), H(*out), a, sizeof *a);
+    if (owned)
+        veil_mpc_release(m, &src);
+    return rc;
+}
+
+int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
+                       struct veil_sec *y, struct veil_sec *route)
+{
+    if (!m || !x || !y)
+        return veil_error(VEIL_ERR_INVAL, "maxpool2d: NULL argument");
+    memset(y, 0, sizeof *y);
+    if (route)
+        memset(route, 0, sizeof *route);
+    struct win_arg a;
+    int rc = geom("maxpool2d", x, g, &a);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
+    struct veil_sec win = {0};
+    if ((rc = windows(m, x, &a, 0, rows * kk, &win)) == VEIL_OK)
+        rc = tournament(m, &win, rows, kk, y, route);
+    veil_mpc_release(m, &win);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[5] = {g->batch, g->c, a.oh, a.ow, kk};
+    reshape(y, 4, dims);
+    if (route)
+        reshape(route, 5, dims);
+    return VEIL_OK;
+}
+
+int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
+                                const struct veil_sec *dy, const struct veil_pool_geom *g,
+                                struct veil_sec *dx)
+{
+    if (!m || !route || !dy || !dx)
+        return veil_error(VEIL_ERR_INVAL, "maxpool2d_backward: NULL argument");
+    memset(dx, 0, sizeof *dx);
+    struct win_arg a;
+    int rc = geom("maxpool2d_backward", NULL, g, &a);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
+    if (route->numel != rows * kk || dy->numel != rows)
+        return veil_error(VEIL_ERR_SHAPE, "maxpool2d_backward: route has %zu elements and dy "
+                          "%zu; the geometry needs %zu and %zu", route->numel, dy->numel,
+                          rows * kk, rows);
+    struct veil_sec r1 = {0}, dys = {0}, e = {0}, pr = {0};
+    int owned = 0, dys_owned = 0;
+    if ((rc = single(m, route, &r1, &owned)) != VEIL_OK)
+        return rc;
+    const struct veil_sec rf = flat_view(&r1);
+    /* dy repeated over each window, one product with the route, then the scatter-add. */
+    a.mode = 2;
+    if ((rc = single(m, dy, &dys, &dys_owned)) == VEIL_OK &&
+        (rc = flat_new(m, rows * kk, &e)) == VEIL_OK)
+        rc = submit2(m, &win_cl, H(dys), H(e), &a, sizeof a);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul(m, &rf, &e, &pr);
+    a.mode = 3;
+    if (rc == VEIL_OK && (rc = flat_new(m, g->batch * g->c * g->h * g->w, dx)) == VEIL_OK)
+        rc = submit2(m, &win_cl, H(pr), H(*dx), &a, sizeof a);
+    if (owned)
+        veil_mpc_release(m, &r1);
+    if (dys_owned)
+        veil_mpc_release(m, &dys);
+    veil_mpc_release(m, &e);
+    veil_mpc_release(m, &pr);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[4] = {g->batch, g->c, g->h, g->w};
+    reshape(dx, 4, dims);
+    return VEIL_OK;
+}
+
+int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
+                       struct veil_sec *y)
+{
+    if (!m || !x || !y)
+        return veil_error(VEIL_ERR_INVAL, "avgpool2d: NULL argument");
+    memset(y, 0, sizeof *y);
+    struct win_arg a;
+    int rc = geom("avgpool2d", x, g, &a);
+    if (rc != VEIL_OK)
+        return rc;
+    const int f = veil_mpc_frac_bits(m);
+    if (f < 1)
+        return veil_error(VEIL_ERR_INVAL, "avgpool2d: needs fixed point with f >= 1 fractional "
+                          "bits (f = %d)", f);
+    const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
+    /* 1 / k^2 in fixed point, rounded to nearest. */
+    const uint64_t inv = ((UINT64_C(1) << f) + kk / 2) / kk;
+    struct veil_sec sum = {0}, scaled = {0};
+    if ((rc = windows(m, x, &a, 1, rows, &sum)) == VEIL_OK)
+        rc = veil_mpc_mul_scalar(m, &sum, inv, &scaled);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_trunc(m, &scaled, f, y);
+    veil_mpc_release(m, &sum);
+    veil_mpc_release(m, &scaled);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[4] = {g->batch, g->c, a.oh, a.ow};
+    reshape(y, 4, dims);
     return VEIL_OK;
 }

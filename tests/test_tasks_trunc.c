@@ -1,0 +1,3 @@
+/* placeholder */
+#include "config.h"
+int main(void) { return 77; }
