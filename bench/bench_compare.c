@@ -3,8 +3,8 @@
  * bytes sent per element per party, 2 parties + a dealer process on loopback (CURVE), for
  * n = 10^3 .. 10^max and a sweep of tile sizes. Results and commands: bench/README-compare.md.
  *
- * Usage: bench_compare [-e MAXEXP (default 6)] [-r REPEATS (default 3)] [-t TILE,...]
- *                      [-n N (parties, default 2)]
+ * Usage: bench_compare [-s MINEXP (3)] [-e MAXEXP (6)] [-r REPEATS (3)] [-t TILE,...]
+ *                      [-n N (parties, 2)]
  * Each measurement: shares a fresh input, waits, then times one call (submission to quiescence,
  * dealer material generation and transfer included) at party 0; best of REPEATS.
  */
@@ -22,7 +22,7 @@
 #define MAX_TILES 8
 
 struct cfg {
-    int maxexp, repeats, nparties, ntiles;
+    int minexp, maxexp, repeats, nparties, ntiles;
     size_t tiles[MAX_TILES];
     size_t n;
     size_t tile;
@@ -106,10 +106,11 @@ static void one(struct cfg *c)
 
 int main(int argc, char **argv)
 {
-    static struct cfg c = {.maxexp = 6, .repeats = 3, .nparties = 2};
+    static struct cfg c = {.minexp = 3, .maxexp = 6, .repeats = 3, .nparties = 2};
     int opt;
-    while ((opt = getopt(argc, argv, "e:r:t:n:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:e:r:t:n:")) != -1) {
         switch (opt) {
+        case 's': c.minexp = atoi(optarg); break;
         case 'e': c.maxexp = atoi(optarg); break;
         case 'r': c.repeats = atoi(optarg); break;
         case 'n': c.nparties = atoi(optarg); break;
@@ -118,20 +119,20 @@ int main(int argc, char **argv)
                 c.tiles[c.ntiles++] = (size_t)strtoull(s, NULL, 10);
             break;
         default:
-            fprintf(stderr, "usage: %s [-e MAXEXP] [-r REPEATS] [-t TILE,...] [-n N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-s MINEXP] [-e MAXEXP] [-r REPEATS] [-t TILE,...] [-n N]\n", argv[0]);
             return 2;
         }
     }
     if (c.ntiles == 0)
         c.tiles[c.ntiles++] = VEIL_MPC_TILE_DEFAULT;
     c.res = veil_test_mpc_shared(4 * sizeof(double));
-    if (!c.res || c.maxexp < 3 || c.repeats < 1 || c.nparties < 2)
+    if (!c.res || c.minexp < 1 || c.maxexp < c.minexp || c.repeats < 1 || c.nparties < 2)
         return 2;
     printf("N = %d parties + dealer, loopback, best of %d\n\n", c.nparties, c.repeats);
     printf("| n | tile | LTZ s | LTZ elem/s | LTZ B/elem | ReLU s | ReLU elem/s | ReLU B/elem |\n");
     printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int t = 0; t < c.ntiles; t++)
-        for (int e = 3; e <= c.maxexp; e++) {
+        for (int e = c.minexp; e <= c.maxexp; e++) {
             size_t n = 1;
             for (int i = 0; i < e; i++)
                 n *= 10;
