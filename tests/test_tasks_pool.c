@@ -291,12 +291,12 @@ static int run(int nparties, int tfp)
     uint64_t words = 0, rounds = 0;
     for (int i = 0; i < NK; i++) {
         words += max_words(ROWS, ks[i], 1) + ROWS + ROWS * ks[i]; /* + the two reveals */
-        rounds += 1 + 9 * (uint64_t)levels(ks[i]) + 2;
+        rounds += 1 + 8 * (uint64_t)levels(ks[i]) + 2;
     }
     words += max_words(OUT2, 4, 1) + 2 * OUT2 * 4 /* backward */ + max_words(OUT3, 9, 0) +
              OUT2 /* avgpool's trunc */ + OUT2 + OUT2 * 4 + IMG + OUT3 + OUT2 /* reveals */;
-    rounds += 1 + 18 + 1 + 1 + 9 * 4 + 1 + 5;
-    CHECK(levels(4) == 2 && 9 * levels(4) == 18, "maxpool 2x2 rounds");
+    rounds += 1 + 16 + 1 + 1 + 8 * 4 + 1 + 5;
+    CHECK(levels(4) == 2 && 8 * levels(4) == 16, "maxpool 2x2: 16 rounds");
     for (int p = 0; p < nparties; p++) {
         uint64_t want = (N - 1) * 8 * words;
         if (p == 0)
