@@ -27,8 +27,10 @@ static int check_arith(const char *op, const char *what, const struct veil_sec *
     if (!x)
         return veil_error(VEIL_ERR_INVAL, "%s: %s is NULL", op, what);
     if (x->kind != VEIL_SHARE_ARITH)
-        return veil_error(VEIL_ERR_INVAL, "%s: %s holds binary shares; convert it to arithmetic "
-                          "shares first", op, what);
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: %s holds binary shares; convert it to arithmetic "
+                          "shares first",
+                          op, what);
     if (x->numel == 0)
         return veil_error(VEIL_ERR_SHAPE, "%s: %s is empty", op, what);
     return VEIL_OK;
@@ -38,12 +40,14 @@ int veil_mpc_mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
                  struct veil_sec *z)
 {
     int rc;
-    if ((rc = check_arith("mul", "x", x)) != VEIL_OK || (rc = check_arith("mul", "y", y)) != VEIL_OK)
+    if ((rc = check_arith("mul", "x", x)) != VEIL_OK ||
+        (rc = check_arith("mul", "y", y)) != VEIL_OK)
         return rc;
     if (!z)
         return veil_error(VEIL_ERR_INVAL, "mul: z is NULL");
     if (!veil_sec_same_layout(x, y))
-        return veil_error(VEIL_ERR_SHAPE, "mul: x (%zu elements, tiles of %zu) and y (%zu "
+        return veil_error(VEIL_ERR_SHAPE,
+                          "mul: x (%zu elements, tiles of %zu) and y (%zu "
                           "elements, tiles of %zu) must have the same shape and tiling",
                           x->numel, x->tile, y->numel, y->tile);
     struct veil_mpc_mat mat;
@@ -58,7 +62,8 @@ int veil_mpc_mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
     struct veil_sec a = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec b = veil_mpc_part_view(&mat.part[VEIL_PRE_B], x);
     const struct veil_sec *c = &mat.part[VEIL_PRE_C];
-    if ((rc = veil_mpc_open(m, x, &a, &d)) != VEIL_OK || (rc = veil_mpc_open(m, y, &b, &e)) != VEIL_OK)
+    if ((rc = veil_mpc_open(m, x, &a, &d)) != VEIL_OK ||
+        (rc = veil_mpc_open(m, y, &b, &e)) != VEIL_OK)
         goto out;
     veil_mpc_round(m);
     if ((rc = veil_sec_init_like(m, &t1, x)) != VEIL_OK ||

@@ -15,12 +15,12 @@
 
 /** Batched strided row-major product on vector handles (all uint64_t, dense rows). */
 struct veil_bgemm_args {
-    size_t m, n, k;     /* op(A) is m x k, op(B) k x n, C m x n */
+    size_t m, n, k; /* op(A) is m x k, op(B) k x n, C m x n */
     int trans_a, trans_b;
-    int accumulate;     /* 0: C = ..., 1: C += ... */
-    size_t batch;       /* >= 1 products */
-    size_t sa, sb, sc;  /* element strides between the batch's operands; sc == 0 sums the batch
-                           into one C (the first product overwrites unless accumulate) */
+    int accumulate;    /* 0: C = ..., 1: C += ... */
+    size_t batch;      /* >= 1 products */
+    size_t sa, sb, sc; /* element strides between the batch's operands; sc == 0 sums the batch
+                          into one C (the first product overwrites unless accumulate) */
 };
 
 /**

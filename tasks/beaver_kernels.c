@@ -77,16 +77,16 @@ int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_
     if (c == a || c == b)
         return veil_error(VEIL_ERR_INVAL, "bgemm: C must differ from A and B");
     if (g->batch < 1 || g->m < 1 || g->n < 1 || g->k < 1)
-        return veil_error(VEIL_ERR_SHAPE, "bgemm: empty product (%zu x %zu x %zu, batch %zu)",
-                          g->m, g->k, g->n, g->batch);
+        return veil_error(VEIL_ERR_SHAPE, "bgemm: empty product (%zu x %zu x %zu, batch %zu)", g->m,
+                          g->k, g->n, g->batch);
     if (!spans(na, g->m, g->k, g->batch, g->sa) || !spans(nb, g->k, g->n, g->batch, g->sb) ||
         !spans(nc, g->m, g->n, g->batch, g->sc))
-        return veil_error(VEIL_ERR_SHAPE, "bgemm: operands of %zu, %zu, %zu elements do not hold "
-                          "%zu products of %zu x %zu by %zu x %zu", na, nb, nc, g->batch, g->m,
-                          g->k, g->k, g->n);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "bgemm: operands of %zu, %zu, %zu elements do not hold "
+                          "%zu products of %zu x %zu by %zu x %zu",
+                          na, nb, nc, g->batch, g->m, g->k, g->k, g->n);
     rc = starpu_task_insert(g->accumulate ? &bgemm_rw_cl : &bgemm_w_cl, STARPU_R, a, STARPU_R, b,
-                            g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g, sizeof *g,
-                            0);
+                            g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g, sizeof *g, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;
@@ -108,6 +108,12 @@ static void swap_cpu(void *buffers[], void *cl_arg)
     for (size_t i0 = 0; i0 < s.p[0]; i0++) {
         const uint64_t *ib = in + i0 * p1 * p2 * p3;
         uint64_t *ob = out + i0 * p1 * p2 * p3;
+        if (p3 == 1) { /* a plain transpose: element moves, no per-element memcpy call */
+            for (size_t i1 = 0; i1 < p1; i1++)
+                for (size_t i2 = 0; i2 < p2; i2++)
+                    ob[i2 * p1 + i1] = ib[i1 * p2 + i2];
+            continue;
+        }
         for (size_t i1 = 0; i1 < p1; i1++)
             for (size_t i2 = 0; i2 < p2; i2++)
                 memcpy(ob + (i2 * p1 + i1) * p3, ib + (i1 * p2 + i2) * p3, p3 * 8);
@@ -135,8 +141,10 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
     struct swap_args s;
     memcpy(s.p, p, sizeof s.p);
     if (ni != no || ni != p[0] * p[1] * p[2] * p[3] || in == out)
-        return veil_error(VEIL_ERR_SHAPE, "swap_axes: %zu and %zu elements for a %zu x %zu x %zu "
-                          "x %zu tensor (distinct handles)", ni, no, p[0], p[1], p[2], p[3]);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "swap_axes: %zu and %zu elements for a %zu x %zu x %zu "
+                          "x %zu tensor (distinct handles)",
+                          ni, no, p[0], p[1], p[2], p[3]);
     rc = starpu_task_insert(&swap_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s, sizeof s, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "swap_axes: starpu_task_insert failed (%s)",
@@ -167,9 +175,9 @@ static void trunc_finish_cpu(void *buffers[], void *cl_arg)
     }
 }
 
-static struct starpu_perfmodel trunc_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "veil_trunc_finish",
-    .size_base = veil_codelet_size_base};
+static struct starpu_perfmodel trunc_model = {.type = STARPU_HISTORY_BASED,
+                                              .symbol = "veil_trunc_finish",
+                                              .size_base = veil_codelet_size_base};
 
 static struct starpu_codelet trunc_cl = {
     .cpu_funcs = {trunc_finish_cpu},
@@ -191,13 +199,12 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
         (rc = veil_codelet_check_vector(out, "trunc: output", &n3)) != VEIL_OK)
         return rc;
     if (n0 != n1 || n0 != n2 || n0 != n3)
-        return veil_error(VEIL_ERR_SHAPE, "trunc: tiles of %zu, %zu, %zu, %zu elements", n0, n1,
-                          n2, n3);
+        return veil_error(VEIL_ERR_SHAPE, "trunc: tiles of %zu, %zu, %zu, %zu elements", n0, n1, n2,
+                          n3);
     if (f < 1 || f > 62)
         return veil_error(VEIL_ERR_INVAL, "trunc: f = %u, use 1 to 62", f);
-    rc = starpu_task_insert(&trunc_cl, STARPU_R, copen, STARPU_R, rhi, STARPU_R, r63, STARPU_W,
-                            out, STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0,
-                            sizeof party0, 0);
+    rc = starpu_task_insert(&trunc_cl, STARPU_R, copen, STARPU_R, rhi, STARPU_R, r63, STARPU_W, out,
+                            STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0, sizeof party0, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

@@ -8,6 +8,10 @@
  * im2col(x)^T (B OH OW x CKK): a dedicated correlation triple (masks of x, dY and
  * corr(mask_x, mask_dY)) would open x itself instead, |x| = B C H W words rather than
  * B OH OW C KH KW, i.e. about KH KW / stride^2 times fewer; preproc.h has no such item yet.
+ *
+ * Overlap (MPC-Pipe's inter-linear pipeline): the weight's open (w - B) and im2col of the input
+ * mask depend only on w and the material, so when the caller submits layers ahead they run before
+ * the input arrives; conv(A, E) then runs while D = x - A is in flight.
  */
 #include "config.h"
 #include "tasks/beaver.h"
@@ -17,6 +21,7 @@
 #include "tasks/beaver_internal.h"
 #include "tasks/mpc_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Checked geometry: the im2col form and the derived sizes. */
@@ -36,23 +41,35 @@ static int check_geom(const char *op, const struct veil_conv_geom *g, struct geo
             return veil_error(VEIL_ERR_INVAL, "%s: geometry %s = %zu does not fit 32 bits", op,
                               names[i], v[i]);
         if (v[i] == 0 && i != 8)
-            return veil_error(VEIL_ERR_INVAL, "%s: geometry %s is 0; every size must be >= 1",
-                              op, names[i]);
+            return veil_error(VEIL_ERR_INVAL, "%s: geometry %s is 0; every size must be >= 1", op,
+                              names[i]);
     }
     if (g->pad >= g->kh || g->pad >= g->kw)
-        return veil_error(VEIL_ERR_INVAL, "%s: padding %zu must be smaller than the kernel "
-                          "(%zu x %zu)", op, g->pad, g->kh, g->kw);
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: padding %zu must be smaller than the kernel "
+                          "(%zu x %zu)",
+                          op, g->pad, g->kh, g->kw);
     if (g->h + 2 * g->pad < g->kh || g->w + 2 * g->pad < g->kw)
-        return veil_error(VEIL_ERR_INVAL, "%s: a %zu x %zu kernel does not fit the padded %zu x "
-                          "%zu input", op, g->kh, g->kw, g->h + 2 * g->pad, g->w + 2 * g->pad);
-    o->ig = (struct veil_im2col_geom){.n = (uint32_t)g->batch, .c = (uint32_t)g->c,
-                                      .h = (uint32_t)g->h, .w = (uint32_t)g->w,
-                                      .kh = (uint32_t)g->kh, .kw = (uint32_t)g->kw,
-                                      .sh = (uint32_t)g->stride, .sw = (uint32_t)g->stride,
-                                      .ph = (uint32_t)g->pad, .pw = (uint32_t)g->pad};
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: a %zu x %zu kernel does not fit the padded %zu x "
+                          "%zu input",
+                          op, g->kh, g->kw, g->h + 2 * g->pad, g->w + 2 * g->pad);
+    o->ig = (struct veil_im2col_geom){.n = (uint32_t)g->batch,
+                                      .c = (uint32_t)g->c,
+                                      .h = (uint32_t)g->h,
+                                      .w = (uint32_t)g->w,
+                                      .kh = (uint32_t)g->kh,
+                                      .kw = (uint32_t)g->kw,
+                                      .sh = (uint32_t)g->stride,
+                                      .sw = (uint32_t)g->stride,
+                                      .ph = (uint32_t)g->pad,
+                                      .pw = (uint32_t)g->pad};
     int rc = veil_im2col_geom_check(&o->ig, &o->oh, &o->ow, &o->xlen, &o->cols_len);
-    if (rc != VEIL_OK)
-        return veil_error(rc, "%s: %s", op, veil_last_error());
+    if (rc != VEIL_OK) {
+        char why[256]; /* the message is rewritten below: copy it first */
+        snprintf(why, sizeof why, "%s", veil_last_error());
+        return veil_error(rc, "%s: %s", op, why);
+    }
     o->ohow = o->oh * o->ow;
     o->ckk = g->c * g->kh * g->kw;
     o->wlen = g->oc * o->ckk;
@@ -70,11 +87,15 @@ static int check_t4(const char *op, const char *what, const struct veil_sec *t, 
                           what);
     if (t->ndim != 4 || t->dims[0] != d[0] || t->dims[1] != d[1] || t->dims[2] != d[2] ||
         t->dims[3] != d[3])
-        return veil_error(VEIL_ERR_SHAPE, "%s: %s must be 4-D %zu x %zu x %zu x %zu for this "
-                          "geometry", op, what, d[0], d[1], d[2], d[3]);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "%s: %s must be 4-D %zu x %zu x %zu x %zu for this "
+                          "geometry",
+                          op, what, d[0], d[1], d[2], d[3]);
     if (t->ntiles != 1)
-        return veil_error(VEIL_ERR_SHAPE, "%s: %s is split into %d tiles; create it with tile "
-                          "SIZE_MAX (one handle)", op, what, t->ntiles);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "%s: %s is split into %d tiles; create it with tile "
+                          "SIZE_MAX (one handle)",
+                          op, what, t->ntiles);
     return VEIL_OK;
 }
 
@@ -93,8 +114,13 @@ static int init2(veil_mpc_t *m, struct veil_sec *t, size_t r, size_t c)
 static int conv_gemm(starpu_data_handle_t wm, starpu_data_handle_t cols, starpu_data_handle_t y,
                      const struct geom *o, size_t oc, int acc)
 {
-    struct veil_bgemm_args g = {.m = oc, .n = o->ohow, .k = o->ckk, .accumulate = acc,
-                                .batch = o->ig.n, .sa = 0, .sb = o->ckk * o->ohow,
+    struct veil_bgemm_args g = {.m = oc,
+                                .n = o->ohow,
+                                .k = o->ckk,
+                                .accumulate = acc,
+                                .batch = o->ig.n,
+                                .sa = 0,
+                                .sb = o->ckk * o->ohow,
                                 .sc = oc * o->ohow};
     return veil_task_bgemm(wm, cols, y, &g);
 }
@@ -115,8 +141,9 @@ int veil_mpc_conv2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_s
         return veil_error(VEIL_ERR_INVAL, "conv2d: y is NULL");
     memset(y, 0, sizeof *y);
     struct veil_mpc_mat mat;
-    rc = veil_mpc_material(m, veil_preproc_item_conv(0, g->batch, g->c, g->h, g->w, g->oc, g->kh,
-                                                     g->kw, g->stride, g->pad),
+    rc = veil_mpc_material(m,
+                           veil_preproc_item_conv(0, g->batch, g->c, g->h, g->w, g->oc, g->kh,
+                                                  g->kw, g->stride, g->pad),
                            SIZE_MAX, &mat);
     if (rc != VEIL_OK)
         return rc;
@@ -126,11 +153,13 @@ int veil_mpc_conv2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_s
         goto out;
     struct veil_sec ma = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec mb = veil_mpc_part_view(&mat.part[VEIL_PRE_B], w);
-    if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK || (rc = veil_mpc_open(m, w, &mb, &e)) != VEIL_OK)
+    if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK ||
+        (rc = veil_mpc_open(m, w, &mb, &e)) != VEIL_OK)
         goto out;
     veil_mpc_round(m);
-    if ((rc = init1(m, &cd, o.cols_len)) != VEIL_OK || (rc = init1(m, &ca, o.cols_len)) != VEIL_OK ||
-        (rc = init1(m, &t1, o.ylen)) != VEIL_OK || (rc = init1(m, &t2, o.ylen)) != VEIL_OK)
+    if ((rc = init1(m, &cd, o.cols_len)) != VEIL_OK ||
+        (rc = init1(m, &ca, o.cols_len)) != VEIL_OK || (rc = init1(m, &t1, o.ylen)) != VEIL_OK ||
+        (rc = init1(m, &t2, o.ylen)) != VEIL_OK)
         goto out;
     /* im2col of the mask share runs as soon as the material is there; conv(D, B) needs D only,
      * conv(A, E) needs E only; party 0's conv(D, E) accumulates onto conv(D, B). */
@@ -139,7 +168,8 @@ int veil_mpc_conv2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_s
         (rc = conv_gemm(mb.h[0], cd.h[0], t1.h[0], &o, g->oc, 0)) != VEIL_OK ||
         (rc = conv_gemm(e.h[0], ca.h[0], t2.h[0], &o, g->oc, 0)) != VEIL_OK)
         goto out;
-    if (veil_mpc_self(m) == 0 && (rc = conv_gemm(e.h[0], cd.h[0], t1.h[0], &o, g->oc, 1)) != VEIL_OK)
+    if (veil_mpc_self(m) == 0 &&
+        (rc = conv_gemm(e.h[0], cd.h[0], t1.h[0], &o, g->oc, 1)) != VEIL_OK)
         goto out;
     starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
     rc = veil_task_sum(ops, 3, y->h[0], 0);

@@ -25,8 +25,10 @@ static int check_matrix(const char *op, const char *what, const struct veil_sec 
         return veil_error(VEIL_ERR_SHAPE, "%s: %s has %d dimensions; pass a 2-D matrix", op, what,
                           x->ndim);
     if (x->ntiles != 1)
-        return veil_error(VEIL_ERR_SHAPE, "%s: %s is split into %d tiles; create it with tile "
-                          "SIZE_MAX (one handle)", op, what, x->ntiles);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "%s: %s is split into %d tiles; create it with tile "
+                          "SIZE_MAX (one handle)",
+                          op, what, x->ntiles);
     return VEIL_OK;
 }
 
@@ -52,7 +54,8 @@ int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct v
         goto out;
     struct veil_sec ma = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec mb = veil_mpc_part_view(&mat.part[VEIL_PRE_B], y);
-    if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK || (rc = veil_mpc_open(m, y, &mb, &e)) != VEIL_OK)
+    if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK ||
+        (rc = veil_mpc_open(m, y, &mb, &e)) != VEIL_OK)
         goto out;
     veil_mpc_round(m);
     if ((rc = veil_sec_init_like(m, &t1, z)) != VEIL_OK ||
@@ -85,8 +88,10 @@ int veil_mpc_matmul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_s
     if (!z)
         return veil_error(VEIL_ERR_INVAL, "matmul: z is NULL");
     if (x->dims[1] != y->dims[0])
-        return veil_error(VEIL_ERR_SHAPE, "matmul: x is %zu x %zu but y is %zu x %zu; y needs %zu "
-                          "rows", x->dims[0], x->dims[1], y->dims[0], y->dims[1], x->dims[1]);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "matmul: x is %zu x %zu but y is %zu x %zu; y needs %zu "
+                          "rows",
+                          x->dims[0], x->dims[1], y->dims[0], y->dims[1], x->dims[1]);
     return veil_mpc_matmul_core(m, x, y, z);
 }
 
@@ -111,9 +116,10 @@ int veil_mpc_matmul_tn(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     if (!z)
         return veil_error(VEIL_ERR_INVAL, "matmul_tn: z is NULL");
     if (x->dims[0] != y->dims[0])
-        return veil_error(VEIL_ERR_SHAPE, "matmul_tn: x^T is %zu x %zu but y is %zu x %zu; y "
-                          "needs %zu rows", x->dims[1], x->dims[0], y->dims[0], y->dims[1],
-                          x->dims[0]);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "matmul_tn: x^T is %zu x %zu but y is %zu x %zu; y "
+                          "needs %zu rows",
+                          x->dims[1], x->dims[0], y->dims[0], y->dims[1], x->dims[0]);
     struct veil_sec xt = {0};
     if ((rc = transpose(m, x, &xt)) == VEIL_OK)
         rc = veil_mpc_matmul_core(m, &xt, y, z);
@@ -131,9 +137,10 @@ int veil_mpc_matmul_nt(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     if (!z)
         return veil_error(VEIL_ERR_INVAL, "matmul_nt: z is NULL");
     if (x->dims[1] != y->dims[1])
-        return veil_error(VEIL_ERR_SHAPE, "matmul_nt: x is %zu x %zu but y^T is %zu x %zu; y "
-                          "needs %zu columns", x->dims[0], x->dims[1], y->dims[1], y->dims[0],
-                          x->dims[1]);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "matmul_nt: x is %zu x %zu but y^T is %zu x %zu; y "
+                          "needs %zu columns",
+                          x->dims[0], x->dims[1], y->dims[1], y->dims[0], x->dims[1]);
     struct veil_sec yt = {0};
     if ((rc = transpose(m, y, &yt)) == VEIL_OK)
         rc = veil_mpc_matmul_core(m, x, &yt, z);

@@ -1,7 +1,7 @@
 /*
- * trunc.h — probabilistic-free truncation of fixed-point shares (Veil issue 4): z = x >> f with
- * one opening, from a TRUNC item (r, r >> f, r >> 63; tasks/preproc.h), and the fixed-point
- * product built on it.
+ * trunc.h — truncation of fixed-point shares without probabilistic large errors (Veil issue 4):
+ * z = x >> f with one opening, from a TRUNC item (r, r >> f, r >> 63; tasks/preproc.h), and the
+ * fixed-point product built on it.
  *
  * PROTOCOL (N parties, arithmetic shares over Z_2^64). Open c = x + r + 2^62 (party 0 adds the
  * constant; here every party adds it to the opened x + r locally, which is the same public
@@ -12,10 +12,13 @@
  * third term repairs; the result is floor(x / 2^f) or that plus 1 (the borrow of the low f bits),
  * never a large error: error at most 1 ulp, always. Rounds 1; bytes per party 8 (N-1) numel.
  *
- * INPUT RANGE. |x| < 2^62 is the caller's contract: it cannot be checked without revealing x.
- * Products of two in-range fixed-point values satisfy it (|a|, |b| < 2^31 as reals times 2^f
- * with f <= 31 keep |a b| < 2^62), and veil_fixed_encode enforces the input range when values
- * are shared. Outside the range the result is wrong by a multiple of 2^(64-f) (not detected).
+ * INPUT RANGE. |x| < 2^62 (as a signed ring element) is the caller's contract: it cannot be
+ * checked without revealing x. Sharing-time checks enforce it for inputs: veil_fixed_encode
+ * refuses reals with |v| >= 2^(62-f), i.e. encodings outside exactly this range. A product of two
+ * fixed-point reals a, b holds a b 2^(2f) before truncation, so mul_fixed is in range when
+ * |a b| < 2^(62 - 2f) (about 1.07e9 for f = 16) — stricter than the result's own encodable range
+ * 2^(62-f), so callers multiplying large values scale one operand down first. Outside the range
+ * the result is off by a multiple of 2^(64-f) (undetected).
  */
 #ifndef VEIL_TASKS_TRUNC_H
 #define VEIL_TASKS_TRUNC_H

@@ -1,13 +1,13 @@
 /* Tests secure 2-D convolution and its backward products (tasks/beaver.h) with real party
- * processes: N = 2, 3, 4 with a dealer process and N = 3 in trusted-first-party mode, on two
- * geometries (batch 2, 3 -> 4 channels, 7 x 6 input, 3 x 3 kernel, stride 2, pad 1; and batch
- * 1, 2 -> 3 channels, 5 x 5 input, 3 x 2 kernel, stride 1, pad 1). y = conv2d(x, w),
- * dx = grad_input(w, dy) and dw = grad_weight(x, dy) are revealed and compared bit for bit with
- * direct convolution loops written here (so every mode and N gives the same words). Costs per
- * party equal the formulas: forward 1 round, 8 (N-1)(|x| + |w|); grad_input 1 round,
- * 8 (N-1) OC (CKK + B OH OW); grad_weight 1 round, 8 (N-1) B OH OW (OC + CKK). Invalid
- * geometry (padding >= kernel, kernel larger than the padded input, a zero size) and a
- * mismatched tensor shape are refused with a message before anything is submitted. */
+ * processes: N = 2, 3, 4 with a dealer process and N = 3 in trusted-first-party mode and N = 2 from
+ * preprocessing files, on two geometries (batch 2, 3 -> 4 channels, 7 x 6 input, 3 x 3 kernel,
+ * stride 2, pad 1; and batch 1, 2 -> 3 channels, 5 x 5 input, 3 x 2 kernel, stride 1, pad 1). y =
+ * conv2d(x, w), dx = grad_input(w, dy) and dw = grad_weight(x, dy) are revealed and compared bit
+ * for bit with direct convolution loops written here (so every mode and N gives the same words).
+ * Costs per party equal the formulas: forward 1 round, 8 (N-1)(|x| + |w|); grad_input 1 round, 8
+ * (N-1) OC (CKK + B OH OW); grad_weight 1 round, 8 (N-1) B OH OW (OC + CKK). Invalid geometry
+ * (padding >= kernel, kernel larger than the padded input, a zero size) and a mismatched tensor
+ * shape are refused with a message before anything is submitted. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/beaver.h"
@@ -58,8 +58,8 @@ static int fails;
 /* Input pixel (iy, ix) that output (oy, ox) reads through kernel tap (ki, kj), or -1. */
 static long pix(const struct veil_conv_geom *g, size_t oy, size_t ox, size_t ki, size_t kj)
 {
-    long iy = (long)(oy * g->stride + ki) - (long)g->pad, ix = (long)(ox * g->stride + kj) -
-                                                                (long)g->pad;
+    long iy = (long)(oy * g->stride + ki) - (long)g->pad,
+         ix = (long)(ox * g->stride + kj) - (long)g->pad;
     if (iy < 0 || ix < 0 || iy >= (long)g->h || ix >= (long)g->w)
         return -1;
     return iy * (long)g->w + ix;
@@ -105,8 +105,9 @@ static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_count
     if (!veil_mpc_computes(m))
         return;
     veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds, "%s: party %d: %" PRIu64 " rounds, expected %"
-          PRIu64, op, veil_mpc_self(m), now.rounds - before->rounds, rounds);
+    CHECK(now.rounds - before->rounds == rounds,
+          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
+          now.rounds - before->rounds, rounds);
     CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
           op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
     *before = now;
@@ -236,6 +237,7 @@ int main(void)
         {.nparties = 3, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 4, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = -1},
+        {.nparties = 2, .material = VEIL_MPC_MAT_FILE, .frac_bits = -1},
     };
     static const char *names[3] = {"conv2d", "grad_input", "grad_weight"};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
@@ -249,8 +251,8 @@ int main(void)
             const size_t len[3] = {s.y, s.x, s.w};
             for (int k = 0; k < 3; k++) {
                 char what[96];
-                snprintf(what, sizeof what, "%s: geometry %d: %s", veil_test_mpc_name(&runs[i]),
-                         gi, names[k]);
+                snprintf(what, sizeof what, "%s: geometry %d: %s", veil_test_mpc_name(&runs[i]), gi,
+                         names[k]);
                 veil_test_compare_u64(what, out + out_off[gi][k], want[gi][k], len[k]);
             }
         }

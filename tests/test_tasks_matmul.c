@@ -1,10 +1,10 @@
 /* Tests the secure matrix product (tasks/beaver.h) with real party processes: N = 2, 3, 4 with a
- * dealer process and N = 3 in trusted-first-party mode. x (7 x 13) . y (13 x 5), a larger
- * 70 x 48 . 48 x 33 (the blocked GEMM path), u^T . y for u (13 x 7) and x . v^T for v (5 x 13),
- * revealed and compared bit for bit with veil_ref_gemm (so every mode and N gives the same
- * words). Each product costs exactly 1 round and 8 (N-1)(ab + bc) bytes per party (the transposes
- * are local). Bad input — x 3 x 4 times y 5 x 2, a 1-D operand, a tiled operand, binary shares —
- * is refused with a message before anything is submitted. */
+ * dealer process and N = 3 in trusted-first-party mode and N = 2 from preprocessing files. x (7 x
+ * 13) . y (13 x 5), a larger 70 x 48 . 48 x 33 (the blocked GEMM path), u^T . y for u (13 x 7) and
+ * x . v^T for v (5 x 13), revealed and compared bit for bit with veil_ref_gemm (so every mode and N
+ * gives the same words). Each product costs exactly 1 round and 8 (N-1)(ab + bc) bytes per party
+ * (the transposes are local). Bad input (x 3 x 4 times y 5 x 2, a 1-D operand, a tiled operand,
+ * binary shares) is refused with a message before anything is submitted. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "codelets/reference.h"
@@ -49,8 +49,9 @@ static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_count
     if (!veil_mpc_computes(m))
         return;
     veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds, "%s: party %d: %" PRIu64 " rounds, expected %"
-          PRIu64, op, veil_mpc_self(m), now.rounds - before->rounds, rounds);
+    CHECK(now.rounds - before->rounds == rounds,
+          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
+          now.rounds - before->rounds, rounds);
     CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
           op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
     *before = now;
@@ -60,8 +61,8 @@ static int share(veil_mpc_t *m, int owner, const uint64_t *v_, size_t r, size_t 
                  struct veil_sec *s)
 {
     const size_t dims[2] = {r, c};
-    return veil_mpc_share_input(m, owner, veil_mpc_self(m) == owner ? v_ : NULL, 2, dims,
-                                SIZE_MAX, s);
+    return veil_mpc_share_input(m, owner, veil_mpc_self(m) == owner ? v_ : NULL, 2, dims, SIZE_MAX,
+                                s);
 }
 
 static void bad_inputs(veil_mpc_t *m, const struct veil_sec *sx)
@@ -175,6 +176,7 @@ int main(void)
         {.nparties = 3, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 4, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = -1},
+        {.nparties = 2, .material = VEIL_MPC_MAT_FILE, .frac_bits = -1},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         memset(out, 0, OUT_WORDS * 8);

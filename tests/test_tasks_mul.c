@@ -1,11 +1,11 @@
 /* Tests the elementwise Beaver product and square (tasks/beaver.h) with real party processes:
- * N = 2, 3, 4 with a dealer process and N = 3 in trusted-first-party mode. x (from party 0) and
- * y (from party 1) are 40 x 25 tensors in tiles of 256 (the last tile short) with ring edge
- * values; z = x * y and w = x * x are revealed and compared bit for bit with the plaintext oracle
- * (so every mode and N gives the same words). Each party's bytes and rounds over each protocol
- * equal the formulas: mul 1 round, 16 (N-1) numel bytes; square 1 round, 8 (N-1) numel. Bad
- * input (a 3 x 4 tensor times a 5 x 2 one, binary shares, NULL) is refused with a message before
- * anything is submitted (no traffic, no material requested). */
+ * N = 2, 3, 4 with a dealer process and N = 3 in trusted-first-party mode and N = 2 from
+ * preprocessing files. x (from party 0) and y (from party 1) are 40 x 25 tensors in tiles of 256
+ * (the last tile short) with ring edge values; z = x * y and w = x * x are revealed and compared
+ * bit for bit with the plaintext oracle (so every mode and N gives the same words). Each party's
+ * bytes and rounds over each protocol equal the formulas: mul 1 round, 16 (N-1) numel bytes; square
+ * 1 round, 8 (N-1) numel. Bad input (a 3 x 4 tensor times a 5 x 2 one, binary shares, NULL) is
+ * refused with a message before anything is submitted (no traffic, no material requested). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "codelets/reference.h"
@@ -47,8 +47,9 @@ static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_count
     if (!veil_mpc_computes(m))
         return;
     veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds, "%s: party %d: %" PRIu64 " rounds, expected %"
-          PRIu64, op, veil_mpc_self(m), now.rounds - before->rounds, rounds);
+    CHECK(now.rounds - before->rounds == rounds,
+          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
+          now.rounds - before->rounds, rounds);
     CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
           op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
     *before = now;
@@ -131,6 +132,7 @@ int main(void)
         {.nparties = 3, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 4, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = -1},
+        {.nparties = 2, .material = VEIL_MPC_MAT_FILE, .frac_bits = -1},
     };
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         memset(out, 0, 2 * NUMEL * 8);
