@@ -78,9 +78,10 @@ int veil_cmp_b2a_open(veil_mpc_t *m, const struct veil_sec *packed, const struct
     memset(f, 0, sizeof *f);
     if (packed->ntiles != like->ntiles ||
         packed->numel != veil_cmp_packed_words(like->numel, like->tile))
-        return veil_error(VEIL_ERR_SHAPE, "b2a: %zu packed words in %d tiles do not match %zu "
-                          "elements in %d tiles", packed->numel, packed->ntiles, like->numel,
-                          like->ntiles);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "b2a: %zu packed words in %d tiles do not match %zu "
+                          "elements in %d tiles",
+                          packed->numel, packed->ntiles, like->numel, like->ntiles);
     struct veil_sec e = {0};
     int rc = veil_sec_init_like(m, &e, packed);
     if (rc != VEIL_OK)

@@ -29,11 +29,11 @@ static void transpose64(uint64_t a[64])
 
 /* Groups, pairs and AND words (per 64-element block) of circuit level l (0-based). */
 struct level {
-    int k;      /* groups entering the level */
-    int pairs;  /* floor(k / 2) */
-    int knext;  /* ceil(k / 2) */
-    int last;   /* knext == 1: no P needed */
-    int words;  /* AND gates (words per block): pairs G, plus pairs - 1 P unless last */
+    int k;     /* groups entering the level */
+    int pairs; /* floor(k / 2) */
+    int knext; /* ceil(k / 2) */
+    int last;  /* knext == 1: no P needed */
+    int words; /* AND gates (words per block): pairs G, plus pairs - 1 P unless last */
 };
 
 static struct level level_of(int l)

@@ -164,10 +164,18 @@ static void win_cpu(void *buffers[], void *cl_arg)
                         const size_t pix = (bc * h + y * s + i) * w + x * s + j;
                         const size_t e = r * kk + i * k + j;
                         switch (a->mode) {
-                        case 0: out[e] = in[pix]; break;
-                        case 1: acc += in[pix]; break;
-                        case 2: out[e] = in[r]; break;
-                        default: out[pix] += in[e]; break;
+                        case 0:
+                            out[e] = in[pix];
+                            break;
+                        case 1:
+                            acc += in[pix];
+                            break;
+                        case 2:
+                            out[e] = in[r];
+                            break;
+                        default:
+                            out[pix] += in[e];
+                            break;
                         }
                     }
                 if (a->mode == 1)
@@ -185,8 +193,7 @@ static struct starpu_perfmodel combv_model = {.type = STARPU_HISTORY_BASED,
                                               .symbol = "veil_pool_combv"};
 static struct starpu_perfmodel oh0_model = {.type = STARPU_HISTORY_BASED,
                                             .symbol = "veil_pool_oh0"};
-static struct starpu_perfmodel oh_model = {.type = STARPU_HISTORY_BASED,
-                                           .symbol = "veil_pool_oh"};
+static struct starpu_perfmodel oh_model = {.type = STARPU_HISTORY_BASED, .symbol = "veil_pool_oh"};
 static struct starpu_perfmodel win_model = {.type = STARPU_HISTORY_BASED,
                                             .symbol = "veil_pool_window"};
 
@@ -201,20 +208,19 @@ static struct starpu_codelet diff_cl = {.cpu_funcs = {diff_cpu},
                                         .modes = {STARPU_R, STARPU_W},
                                         .model = &diff_model,
                                         .name = "veil_pool_diff"};
-static struct starpu_codelet prep_cl = {
-    .cpu_funcs = {prep_cpu},
-    .cpu_funcs_name = {"prep_cpu"},
-    .nbuffers = 5,
-    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
-    .model = &prep_model,
-    .name = "veil_pool_prep"};
+static struct starpu_codelet prep_cl = {.cpu_funcs = {prep_cpu},
+                                        .cpu_funcs_name = {"prep_cpu"},
+                                        .nbuffers = 5,
+                                        .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
+                                        .model = &prep_model,
+                                        .name = "veil_pool_prep"};
 static struct starpu_codelet combv_cl = {
     .cpu_funcs = {combv_cpu},
     .cpu_funcs_name = {"combv_cpu"},
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
-                                         .model = &combv_model,
-                                         .name = "veil_pool_combv"};
+    .model = &combv_model,
+    .name = "veil_pool_combv"};
 static struct starpu_codelet oh0_cl = {.cpu_funcs = {oh0_cpu},
                                        .cpu_funcs_name = {"oh0_cpu"},
                                        .nbuffers = 3,
@@ -408,7 +414,7 @@ int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_se
         memset(argmax_onehot, 0, sizeof *argmax_onehot);
     if (x->kind != VEIL_SHARE_ARITH || x->ndim < 1)
         return veil_error(VEIL_ERR_INVAL, "max_lastdim: the input must be an arithmetic sharing "
-                          "with at least one dimension");
+                                          "with at least one dimension");
     const size_t k = x->dims[x->ndim - 1], rows = x->numel / k;
     struct veil_sec src = {0};
     int owned = 0;
@@ -443,24 +449,28 @@ static int geom(const char *op, const struct veil_sec *x, const struct veil_pool
         return veil_error(VEIL_ERR_INVAL, "%s: window k = %zu and stride %zu must be >= 1", op,
                           g->k, g->stride);
     if (g->k > g->h || g->k > g->w)
-        return veil_error(VEIL_ERR_INVAL, "%s: a %zu x %zu window is larger than the %zu x %zu "
-                          "image", op, g->k, g->k, g->h, g->w);
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: a %zu x %zu window is larger than the %zu x %zu "
+                          "image",
+                          op, g->k, g->k, g->h, g->w);
     memset(a, 0, sizeof *a);
     a->g = *g;
     a->oh = (g->h - g->k) / g->stride + 1;
     a->ow = (g->w - g->k) / g->stride + 1;
-    if (x && (x->ndim != 4 || x->dims[0] != g->batch || x->dims[1] != g->c ||
-              x->dims[2] != g->h || x->dims[3] != g->w))
-        return veil_error(VEIL_ERR_SHAPE, "%s: the input must be (batch %zu, c %zu, h %zu, w %zu) "
-                          "as the geometry says", op, g->batch, g->c, g->h, g->w);
+    if (x && (x->ndim != 4 || x->dims[0] != g->batch || x->dims[1] != g->c || x->dims[2] != g->h ||
+              x->dims[3] != g->w))
+        return veil_error(VEIL_ERR_SHAPE,
+                          "%s: the input must be (batch %zu, c %zu, h %zu, w %zu) "
+                          "as the geometry says",
+                          op, g->batch, g->c, g->h, g->w);
     if (x && x->kind != VEIL_SHARE_ARITH)
         return veil_error(VEIL_ERR_INVAL, "%s: the input must be an arithmetic sharing", op);
     return VEIL_OK;
 }
 
 /* out (n elements, one handle) = the window codelet in mode over x (any tiling). */
-static int windows(veil_mpc_t *m, const struct veil_sec *x, struct win_arg *a, int mode,
-                   size_t n, struct veil_sec *out)
+static int windows(veil_mpc_t *m, const struct veil_sec *x, struct win_arg *a, int mode, size_t n,
+                   struct veil_sec *out)
 {
     struct veil_sec src = {0};
     int owned = 0;
@@ -512,9 +522,10 @@ int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
         return rc;
     const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
     if (route->numel != rows * kk || dy->numel != rows)
-        return veil_error(VEIL_ERR_SHAPE, "maxpool2d_backward: route has %zu elements and dy "
-                          "%zu; the geometry needs %zu and %zu", route->numel, dy->numel,
-                          rows * kk, rows);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "maxpool2d_backward: route has %zu elements and dy "
+                          "%zu; the geometry needs %zu and %zu",
+                          route->numel, dy->numel, rows * kk, rows);
     struct veil_sec r1 = {0}, dys = {0}, e = {0}, pr = {0};
     int owned = 0, dys_owned = 0;
     if ((rc = single(m, route, &r1, &owned)) != VEIL_OK)
@@ -555,8 +566,10 @@ int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
         return rc;
     const int f = veil_mpc_frac_bits(m);
     if (f < 1)
-        return veil_error(VEIL_ERR_INVAL, "avgpool2d: needs fixed point with f >= 1 fractional "
-                          "bits (f = %d)", f);
+        return veil_error(VEIL_ERR_INVAL,
+                          "avgpool2d: needs fixed point with f >= 1 fractional "
+                          "bits (f = %d)",
+                          f);
     const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
     /* 1 / k^2 in fixed point, rounded to nearest. */
     const uint64_t inv = ((UINT64_C(1) << f) + kk / 2) / kk;

@@ -87,8 +87,11 @@ int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct 
     z->kind = VEIL_SHARE_ARITH;
     const struct p0_arg arg = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; veil_mpc_computes(m) && t < x->ntiles && rc == VEIL_OK; t++) {
-        const starpu_data_handle_t h[6] = {d.h[t], e.h[t], mat.part[VEIL_PRE_A].h[t],
-                                           mat.part[VEIL_PRE_B].h[t], mat.part[VEIL_PRE_C].h[t],
+        const starpu_data_handle_t h[6] = {d.h[t],
+                                           e.h[t],
+                                           mat.part[VEIL_PRE_A].h[t],
+                                           mat.part[VEIL_PRE_B].h[t],
+                                           mat.part[VEIL_PRE_C].h[t],
                                            z->h[t]};
         rc = veil_cmp_submit(&beaver_cl, "mul", h, NULL, 6, &arg, sizeof arg);
     }
@@ -120,8 +123,8 @@ int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
         goto out;
     const struct p0_arg arg = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; veil_mpc_computes(m) && t < x->ntiles && rc == VEIL_OK; t++) {
-        const starpu_data_handle_t h[6] = {f.h[t], bit.part[VEIL_PRE_BIT_A].h[t], w.h[t],
-                                           x->h[t], y->h[t], ge.h[t]};
+        const starpu_data_handle_t h[6] = {
+            f.h[t], bit.part[VEIL_PRE_BIT_A].h[t], w.h[t], x->h[t], y->h[t], ge.h[t]};
         rc = veil_cmp_submit(&relu_fin_cl, "relu", h, NULL, 6, &arg, sizeof arg);
     }
 out:
@@ -145,8 +148,10 @@ int veil_mpc_max(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
         return veil_error(VEIL_ERR_INVAL, "max: NULL argument");
     memset(z, 0, sizeof *z);
     if (!veil_sec_same_layout(x, y))
-        return veil_error(VEIL_ERR_SHAPE, "max: x and y must have the same shape and tiling "
-                          "(%zu vs %zu elements)", x->numel, y->numel);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "max: x and y must have the same shape and tiling "
+                          "(%zu vs %zu elements)",
+                          x->numel, y->numel);
     /* max(x, y) = y + relu(x - y) */
     struct veil_sec d = {0}, r = {0};
     int rc = veil_mpc_sub(m, x, y, &d);
@@ -166,8 +171,10 @@ int veil_mpc_select(veil_mpc_t *m, const struct veil_sec *b, const struct veil_s
         return veil_error(VEIL_ERR_INVAL, "select: NULL argument");
     memset(z, 0, sizeof *z);
     if (!veil_sec_same_layout(b, x) || !veil_sec_same_layout(x, y))
-        return veil_error(VEIL_ERR_SHAPE, "select: b, x and y must have the same shape and "
-                          "tiling (%zu, %zu, %zu elements)", b->numel, x->numel, y->numel);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "select: b, x and y must have the same shape and "
+                          "tiling (%zu, %zu, %zu elements)",
+                          b->numel, x->numel, y->numel);
     struct veil_sec diff = {0}, prod = {0};
     int rc = veil_mpc_sub(m, x, y, &diff);
     if (rc == VEIL_OK)

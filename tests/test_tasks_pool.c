@@ -26,10 +26,10 @@ static const struct veil_pool_geom g3 = {.batch = 2, .c = 3, .h = 8, .w = 6, .k 
 #define OUT3 (2 * 3 * 6 * 4)
 
 struct job {
-    uint64_t *x[NK];  /* ROWS x ks[i] */
+    uint64_t *x[NK]; /* ROWS x ks[i] */
     uint64_t *img, *dy;
-    uint64_t *out;    /* shared results */
-    uint64_t *cnt;    /* shared: per party bytes, rounds */
+    uint64_t *out; /* shared results */
+    uint64_t *cnt; /* shared: per party bytes, rounds */
 };
 
 /* Offsets of the results in job.out. */
@@ -163,8 +163,8 @@ static int body(veil_mpc_t *m, void *arg)
         veil_mpc_release(m, &o_mx[i]);
         veil_mpc_release(m, &o_oh[i]);
     }
-    struct veil_sec *all[] = {&img, &dy, &y2, &route, &dx, &y3, &ya,
-                              &o_y2, &o_route, &o_dx, &o_y3, &o_ya};
+    struct veil_sec *all[] = {&img, &dy,   &y2,      &route, &dx,   &y3,
+                              &ya,  &o_y2, &o_route, &o_dx,  &o_y3, &o_ya};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
     return fails ? 1 : 0;
@@ -234,10 +234,10 @@ static int run(int nparties, int tfp)
         j.dy[e] = (uint64_t)((int64_t)(rnd() >> 40) - (1LL << 23));
     j.out = veil_test_mpc_shared(out_words * 8);
     j.cnt = veil_test_mpc_shared(2 * 16 * 8);
-    struct veil_test_mpc_opts o = {
-        .nparties = nparties,
-        .material = tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
-        .frac_bits = 16};
+    struct veil_test_mpc_opts o = {.nparties = nparties,
+                                   .material =
+                                       tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
+                                   .frac_bits = 16};
     int bad = 0;
     if (veil_test_mpc_run(&o, body, &j) != 0) {
         bad = 1;
@@ -271,8 +271,10 @@ static int run(int nparties, int tfp)
                 const uint64_t want = (uint64_t)((int64_t)sum >> 2), got = j.out[off_ya + r];
                 ok &= got - want <= 1; /* floor, or 1 ulp above */
                 if (!ok && bad++ < 5)
-                    fprintf(stderr, "FAIL %s: 2x2 window %zu: max %016" PRIx64 " avg %016" PRIx64
-                            " (want %016" PRIx64 ")\n", name, r, j.out[off_y2 + r], got, want);
+                    fprintf(stderr,
+                            "FAIL %s: 2x2 window %zu: max %016" PRIx64 " avg %016" PRIx64
+                            " (want %016" PRIx64 ")\n",
+                            name, r, j.out[off_y2 + r], got, want);
             }
     for (size_t e = 0; e < IMG; e++)
         if (j.out[off_dx + e] != dx[e] && bad++ < 5)
@@ -306,9 +308,10 @@ static int run(int nparties, int tfp)
         if (tfp && p == 0)
             want += (N - 1) * VEIL_SEED_BYTES;
         if (j.cnt[2 * p] != want || j.cnt[2 * p + 1] != rounds) {
-            fprintf(stderr, "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
-                    " rounds, formula %" PRIu64 " bytes, %" PRIu64 " rounds\n", name, p,
-                    j.cnt[2 * p], j.cnt[2 * p + 1], want, rounds);
+            fprintf(stderr,
+                    "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
+                    " rounds, formula %" PRIu64 " bytes, %" PRIu64 " rounds\n",
+                    name, p, j.cnt[2 * p], j.cnt[2 * p + 1], want, rounds);
             bad = 1;
         }
     }

@@ -1,8 +1,9 @@
-/* Tests ReLU, the elementwise max and select (tasks/compare.h) with real party processes (N = 2, 3, 4 with a dealer,
- * N = 3 trusted-first-party): y = max(x, 0) and the mask [x >= 0] EXACT against plaintext on
- * random fixed-point values and edge cases (0, +-1 ulp, -2^63, 2^63 - 1, the largest fixed-point
- * magnitudes), then z = select(mask, x, w) = mask ? x : w and max(x, w) exact; every party's
- * bytes and rounds EQUAL the formulas of compare.h (ReLU and max in LTZ's 8 rounds). Bad input (operands of different shapes) is refused. */
+/* Tests ReLU, the elementwise max and select (tasks/compare.h) with real party processes (N = 2, 3,
+ * 4 with a dealer, N = 3 trusted-first-party): y = max(x, 0) and the mask [x >= 0] EXACT against
+ * plaintext on random fixed-point values and edge cases (0, +-1 ulp, -2^63, 2^63 - 1, the largest
+ * fixed-point magnitudes), then z = select(mask, x, w) = mask ? x : w and max(x, w) exact; every
+ * party's bytes and rounds EQUAL the formulas of compare.h (ReLU and max in LTZ's 8 rounds). Bad
+ * input (operands of different shapes) is refused. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/compare.h"
@@ -16,9 +17,9 @@
 
 struct job {
     size_t n, tile;
-    uint64_t *x, *w;  /* plaintext inputs (parent) */
-    uint64_t *out;    /* shared: y, mask, z, max (4 n words) */
-    uint64_t *cnt;    /* shared: per party bytes, rounds */
+    uint64_t *x, *w; /* plaintext inputs (parent) */
+    uint64_t *out;   /* shared: y, mask, z, max (4 n words) */
+    uint64_t *cnt;   /* shared: per party bytes, rounds */
 };
 
 static int fails;
@@ -105,18 +106,25 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
     int bad = 0;
     if (!j.x || !j.w || !j.out || !j.cnt)
         return 1;
-    const uint64_t edge[] = {0, 1, UINT64_MAX, UINT64_C(1) << 63, (UINT64_C(1) << 63) - 1,
-                             UINT64_C(1) << 62, -(UINT64_C(1) << 62), (UINT64_C(1) << 62) - 1,
-                             UINT64_C(1) << 16, -(UINT64_C(1) << 16)};
+    const uint64_t edge[] = {0,
+                             1,
+                             UINT64_MAX,
+                             UINT64_C(1) << 63,
+                             (UINT64_C(1) << 63) - 1,
+                             UINT64_C(1) << 62,
+                             -(UINT64_C(1) << 62),
+                             (UINT64_C(1) << 62) - 1,
+                             UINT64_C(1) << 16,
+                             -(UINT64_C(1) << 16)};
     for (size_t i = 0; i < n; i++) {
         /* fixed-point values up to 2^24 in magnitude (f = 16), plus the edge cases */
         j.x[i] = i < sizeof edge / 8 ? edge[i] : (uint64_t)((int64_t)(rnd() >> 23) - (1LL << 40));
         j.w[i] = i % 3 ? (uint64_t)((int64_t)(rnd() >> 23) - (1LL << 40)) : j.x[i] - (i % 2);
     }
-    struct veil_test_mpc_opts o = {
-        .nparties = nparties,
-        .material = tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
-        .frac_bits = -1};
+    struct veil_test_mpc_opts o = {.nparties = nparties,
+                                   .material =
+                                       tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
+                                   .frac_bits = -1};
     if (veil_test_mpc_run(&o, body, &j) != 0) {
         bad = 1;
         goto out;
@@ -129,9 +137,10 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
         if ((j.out[i] != y || j.out[n + i] != (uint64_t)pos || j.out[2 * n + i] != z ||
              (i >= sizeof edge / 8 && j.out[3 * n + i] != mx)) &&
             wrong++ < 5)
-            fprintf(stderr, "FAIL %s: x %016" PRIx64 ": relu %016" PRIx64 " mask %" PRIu64
-                    " select %016" PRIx64 "\n", veil_test_mpc_name(&o), j.x[i], j.out[i],
-                    j.out[n + i], j.out[2 * n + i]);
+            fprintf(stderr,
+                    "FAIL %s: x %016" PRIx64 ": relu %016" PRIx64 " mask %" PRIu64
+                    " select %016" PRIx64 "\n",
+                    veil_test_mpc_name(&o), j.x[i], j.out[i], j.out[n + i], j.out[2 * n + i]);
     }
     bad |= wrong != 0;
     const uint64_t w = veil_cmp_packed_words(n, tile), N = (uint64_t)nparties;
@@ -145,7 +154,8 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
         const uint64_t want_rounds = 2 + 2 * VEIL_RELU_ROUNDS + 1 + 4;
         CHECK(VEIL_RELU_ROUNDS == 8, "ReLU rounds");
         if (j.cnt[2 * p] != want || j.cnt[2 * p + 1] != want_rounds) {
-            fprintf(stderr, "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
+            fprintf(stderr,
+                    "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
                     " rounds, formula %" PRIu64 " bytes, %" PRIu64 " rounds\n",
                     veil_test_mpc_name(&o), p, j.cnt[2 * p], j.cnt[2 * p + 1], want, want_rounds);
             bad = 1;
