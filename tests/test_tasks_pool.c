@@ -98,8 +98,8 @@ static int body(veil_mpc_t *m, void *arg)
             rc = veil_mpc_max_lastdim(m, &x[i], &mx[i], &oh[i]);
     }
     const size_t idims[4] = {2, 3, 8, 6}, ddims[4] = {2, 3, 4, 3};
-    if (rc == VEIL_OK) /* tiles of 64: the pooling gathers over several tiles */
-        rc = veil_mpc_share_input(m, 0, self == 0 ? j->img : NULL, 4, idims, 64, &img);
+    if (rc == VEIL_OK) /* tiles of 32: pooling gathers 9 tiles (a task of more than 8 buffers) */
+        rc = veil_mpc_share_input(m, 0, self == 0 ? j->img : NULL, 4, idims, 32, &img);
     if (rc == VEIL_OK)
         rc = veil_mpc_maxpool2d(m, &img, &g2, &y2, &route);
     if (rc == VEIL_OK)
