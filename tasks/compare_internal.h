@@ -1,0 +1,84 @@
+/*
+ * compare_internal.h — what the comparison family's files (and_gates.c, compare.c, b2a.c,
+ * relu.c, pool.c) share beyond tasks/compare.h and tasks/pool.h: the binary AND gate layer on
+ * bit-sliced words, B2A of bits that are already packed 64 to a word, the ring product used by
+ * ReLU / select / max, and small codelet plumbing.
+ */
+#ifndef VEIL_TASKS_COMPARE_INTERNAL_H
+#define VEIL_TASKS_COMPARE_INTERNAL_H
+
+#include "tasks/mpc.h"
+
+#include <starpu.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Words of packed bits for a tensor of numel elements tiled by tile (padding per tile):
+ * W = sum over tiles of ceil(tile_numel / 64). */
+size_t veil_cmp_packed_words(size_t numel, size_t tile);
+
+/**
+ * Tiling of a packed / bit-sliced companion of x with `per_block` words per 64-element block:
+ * x's tile must be a multiple of 64 or x a single tile (VEIL_ERR_INVAL otherwise, naming op).
+ * On success *tile = per_block * ceil(x->tile / 64) and *numel = per_block * W.
+ */
+int veil_cmp_sliced_layout(const char *op, const struct veil_sec *x, size_t per_block,
+                           size_t *numel, size_t *tile);
+
+/**
+ * z = x AND y on binary shares (1-D tensors, same layout; 64 gates per word) with one AND item
+ * of x->numel words tiled like x: opens d = x ^ a and e = y ^ b together per tile, then
+ * z = c ^ (d & b) ^ (e & a) ^ (d & e at party 0). Rounds 1 (marked here); bytes per party
+ * (N-1) * 16 * numel. SPMD (the dealer runs it too: it only serves the item).
+ */
+int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z);
+
+/**
+ * LTZ up to its last opening: requests CMPMASK(n) then BIT(n) (both tiled like x), opens
+ * c = x - r (round 1), runs the carry circuit (rounds 2..7) and opens f = msb ^ b packed
+ * (round 8); marks those 8 rounds. Afterwards [x < 0] = f XOR beta bit by bit, where f (public,
+ * *f, laid out by veil_cmp_sliced_layout with 1 word per block) and beta = bit->part[
+ * VEIL_PRE_BIT_A] (arithmetic 0/1, tiled like x): a caller may open its own products with beta
+ * in round 1 (unmarked, veil_cmp_mul_unmarked) and finish locally once f is public, which is how
+ * ReLU and max cost LTZ's 8 rounds. Release *bit with veil_mpc_mat_release, *f with
+ * veil_mpc_release.
+ */
+int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_mat *bit,
+                      struct veil_pub *f);
+
+/**
+ * The opening step of B2A: given packed bits (binary; laid out by veil_cmp_sliced_layout for
+ * a tensor like `like`) and a BIT item for like->numel elements tiled like `like`, opens
+ * f = bits ^ b (packed; 1 round, marked here). Bytes per party (N-1) * 8 * W.
+ */
+int veil_cmp_b2a_open(veil_mpc_t *m, const struct veil_sec *packed, const struct veil_sec *like,
+                      const struct veil_mpc_mat *bit, struct veil_pub *f);
+
+/** The local end of B2A: out (initialised like `like`) = f XOR beta = f ? 1 - beta : beta. */
+int veil_cmp_b2a_finish(veil_mpc_t *m, const struct veil_pub *f, const struct veil_mpc_mat *bit,
+                        const struct veil_sec *like, struct veil_sec *out);
+
+/**
+ * Beaver product z = x * y (arithmetic, same numel and tiling; z initialised 1-D like x) with a
+ * BEAVER item, WITHOUT marking a round: the caller's opens travel in a round it marks.
+ * Bytes per party (N-1) * 16 * numel.
+ */
+int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                          struct veil_sec *z);
+
+/** A 1-D view of x (same handles, not owned). */
+struct veil_sec veil_cmp_flat(const struct veil_sec *x);
+
+/**
+ * Submits one task of cl over nh handles (modes[i], or the codelet's modes when modes is NULL)
+ * with one by-value argument block (copied; may be NULL). VEIL_ERR_STARPU naming name.
+ */
+int veil_cmp_submit(struct starpu_codelet *cl, const char *name, const starpu_data_handle_t *h,
+                    const enum starpu_data_access_mode *modes, int nh, const void *arg,
+                    size_t arg_size);
+
+/** The argument block of a task, as veil_cmp_submit packed it. */
+const void *veil_cmp_arg(void *cl_arg);
+
+#endif
