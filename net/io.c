@@ -376,11 +376,15 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
     case VEIL_FRAME_BYE:
         veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES, 0, 0);
         ps->bye = 1;
-        if (ps->recvs)
-            return fail(net, VEIL_ERR_PEER_LOST,
-                        "%s closed its session while receives from it "
-                        "are pending (first tag %llu)",
-                        name, (unsigned long long)ps->recvs->tag);
+        /* The peer sends nothing after its goodbye (one ordered connection), so a pending
+         * receive whose message has not fully arrived is lost. One whose message is complete
+         * but whose handle StarPU has not granted yet is fine: it is delivered on acquire. */
+        for (struct veil_net_req *r = ps->recvs; r; r = r->next)
+            if (!r->msg || r->msg->got < r->msg->total)
+                return fail(net, VEIL_ERR_PEER_LOST,
+                            "%s closed its session while receives from it "
+                            "are pending (first tag %llu)",
+                            name, (unsigned long long)r->tag);
         return VEIL_OK;
     case VEIL_FRAME_ABORT: {
         char reason[300];
@@ -697,6 +701,11 @@ static void on_posted(struct veil_net *net, struct veil_net_req *r)
             bind_msg(net, r->peer, m, r);
             break;
         }
+    if (ps->bye && !failed(net) && (!r->msg || r->msg->got < r->msg->total)) {
+        char name[32];
+        fail(net, VEIL_ERR_PEER_LOST, "receive with tag %llu posted after %s closed its session",
+             (unsigned long long)r->tag, veil_net_peer_name(net, r->peer, name));
+    }
 }
 
 static void on_acquired(struct veil_net *net, struct veil_net_req *r)
