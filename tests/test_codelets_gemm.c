@@ -66,8 +66,8 @@ struct shape {
     size_t m, n, k;
 };
 
-/* Odd sizes and sizes crossing the tiles (8 x 24 and 4 x 8) and the cache blocks (mc 128,
- * kc 512 / 256, nc 3072 / 4096) of the two kernels. */
+/* Odd sizes, and sizes crossing the register tiles (8 x 24, 4 x 4, 4 x 8) and each cache block
+ * (mc 128; kc 512 or 256; nc 1536) of the kernels. */
 static const struct shape shapes[] = {
     {1, 1, 1},  {7, 13, 5},   {65, 33, 129}, {8, 24, 512},  {9, 25, 513},   {1, 70, 3},
     {70, 1, 3}, {3, 2, 1030}, {260, 30, 20}, {17, 4100, 2}, {129, 49, 257},
@@ -265,6 +265,8 @@ int main(void)
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
             for (int t = 0; t < 8; t++)
                 check_direct(t & 1, (t >> 1) & 1, t >> 2, shapes[s].m, shapes[s].n, shapes[s].k);
+        /* Every cache block crossed at once (m > mc, n > nc, k > kc). */
+        check_direct(0, 1, 1, 129, 1537, 513);
         /* Empty products: nothing to do, or C := 0 when k == 0 and not accumulating. */
         for (int acc = 0; acc < 2; acc++) {
             check_direct(0, 0, acc, 0, 5, 3);
