@@ -53,6 +53,7 @@ extern struct starpu_codelet veil_bit_pack_cl;    /* a R, out W; uint64_t k */
 extern struct starpu_codelet veil_bit_unpack_cl;  /* words R, out W */
 extern struct starpu_codelet veil_bitslice_cl;    /* a R, out W */
 extern struct starpu_codelet veil_sum_cl;         /* out W, in_0..in_{k-1} R (variable) */
+extern struct starpu_codelet veil_xor_sum_cl;     /* same buffers, XOR instead of + */
 extern struct starpu_codelet veil_im2col_cl;      /* image R, cols W; struct veil_im2col_geom */
 extern struct starpu_codelet veil_col2im_cl;      /* cols R, image W; struct veil_im2col_geom */
 extern struct starpu_codelet veil_transpose_cl;   /* in R (matrix), out W (matrix) */
@@ -79,6 +80,7 @@ void veil_bit_pack_cpu(void *buffers[], void *cl_arg);
 void veil_bit_unpack_cpu(void *buffers[], void *cl_arg);
 void veil_bitslice_cpu(void *buffers[], void *cl_arg);
 void veil_sum_cpu(void *buffers[], void *cl_arg);
+void veil_xor_sum_cpu(void *buffers[], void *cl_arg);
 void veil_im2col_cpu(void *buffers[], void *cl_arg);
 void veil_col2im_cpu(void *buffers[], void *cl_arg);
 void veil_transpose_cpu(void *buffers[], void *cl_arg);
@@ -196,6 +198,9 @@ int veil_task_bitslice(starpu_data_handle_t a, starpu_data_handle_t out, int pri
  * buffers are out (W) then the k inputs (R): veil_sum_cl has STARPU_VARIABLE_NBUFFERS.
  */
 int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out, int priority);
+/** out = in_0 XOR ... XOR in_{k-1} (binary shares); same contract as veil_task_sum. */
+int veil_task_xor_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out,
+                      int priority);
 
 /* ---------------------------------------------------------------------------------------------
  * im2col / col2im (codelets/im2col.c) for NCHW images, dilation 1, zero padding.

@@ -155,6 +155,16 @@ void veil_ref_sum(size_t k, size_t n, const uint64_t *const *in, uint64_t *out)
     }
 }
 
+void veil_ref_xor_sum(size_t k, size_t n, const uint64_t *const *in, uint64_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = 0;
+        for (size_t t = 0; t < k; t++)
+            s ^= in[t][i];
+        out[i] = s;
+    }
+}
+
 /* Output height and width of a valid geometry. */
 static void conv_out(const struct veil_im2col_geom *g, long *oh, long *ow)
 {

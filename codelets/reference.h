@@ -52,6 +52,8 @@ void veil_ref_bitslice(size_t na, const uint64_t *a, size_t nout, uint64_t *out)
 
 /* ---- sum of k >= 1 operands: out[i] = in[0][i] + ... + in[k-1][i] */
 void veil_ref_sum(size_t k, size_t n, const uint64_t *const *in, uint64_t *out);
+/** out = XOR of the k inputs. */
+void veil_ref_xor_sum(size_t k, size_t n, const uint64_t *const *in, uint64_t *out);
 
 /* ---- im2col / col2im (layouts as veil_task_im2col documents; g must be valid) */
 /** cols[b][(ci*kh + i)*kw + j][y*ow + x] = image[b][ci][y*sh + i - ph][x*sw + j - pw] or 0. */

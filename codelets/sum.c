@@ -24,7 +24,20 @@ struct starpu_codelet veil_sum_cl = {
     .name = "veil_sum",
 };
 
-int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out, int priority)
+static struct starpu_perfmodel xor_sum_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_xor_sum", .size_base = veil_codelet_size_base};
+
+struct starpu_codelet veil_xor_sum_cl = {
+    .cpu_funcs = {veil_xor_sum_cpu},
+    .cpu_funcs_name = {"veil_xor_sum_cpu"},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &xor_sum_model,
+    .name = "veil_xor_sum",
+};
+
+/* Validates k operands against out and submits cl (sum or XOR-sum) over them. */
+static int submit_k(struct starpu_codelet *cl, const char *op, const starpu_data_handle_t *in,
+                    int k, starpu_data_handle_t out, int priority)
 {
     struct starpu_data_descr descr[VEIL_SUM_MAX_OPERANDS + 1];
     size_t n, ni;
@@ -32,29 +45,41 @@ int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t ou
     char what[48];
 
     if (in == NULL)
-        return veil_error(VEIL_ERR_INVAL, "sum: operand array is NULL");
+        return veil_error(VEIL_ERR_INVAL, "%s: operand array is NULL", op);
     if (k < 1 || k > VEIL_SUM_MAX_OPERANDS)
-        return veil_error(VEIL_ERR_INVAL, "sum: %d operands, expected 1 to %d", k,
+        return veil_error(VEIL_ERR_INVAL, "%s: %d operands, expected 1 to %d", op, k,
                           VEIL_SUM_MAX_OPERANDS);
-    if ((rc = veil_codelet_check_vector(out, "sum: output", &n)) != VEIL_OK)
+    snprintf(what, sizeof(what), "%s: output", op);
+    if ((rc = veil_codelet_check_vector(out, what, &n)) != VEIL_OK)
         return rc;
     descr[0].handle = out;
     descr[0].mode = STARPU_W;
     for (int i = 0; i < k; i++) {
-        snprintf(what, sizeof(what), "sum: operand %d", i);
+        snprintf(what, sizeof(what), "%s: operand %d", op, i);
         if ((rc = veil_codelet_check_vector(in[i], what, &ni)) != VEIL_OK)
             return rc;
         if (in[i] == out)
-            return veil_error(VEIL_ERR_INVAL, "sum: operand %d is the output handle", i);
+            return veil_error(VEIL_ERR_INVAL, "%s: operand %d is the output handle", op, i);
         if (ni != n)
-            return veil_error(VEIL_ERR_SHAPE, "sum: operand %d has %zu elements, output %zu", i, ni,
-                              n);
+            return veil_error(VEIL_ERR_SHAPE, "%s: operand %d has %zu elements, output %zu", op, i,
+                              ni, n);
         descr[i + 1].handle = in[i];
         descr[i + 1].mode = STARPU_R;
     }
-    rc = starpu_task_insert(&veil_sum_cl, STARPU_DATA_MODE_ARRAY, descr, k + 1, STARPU_PRIORITY,
-                            priority, 0);
+    rc = starpu_task_insert(cl, STARPU_DATA_MODE_ARRAY, descr, k + 1, STARPU_PRIORITY, priority,
+                            0);
     if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "sum: starpu_task_insert failed (%s)", strerror(-rc));
+        return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", op, strerror(-rc));
     return VEIL_OK;
+}
+
+int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out, int priority)
+{
+    return submit_k(&veil_sum_cl, "sum", in, k, out, priority);
+}
+
+int veil_task_xor_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out,
+                      int priority)
+{
+    return submit_k(&veil_xor_sum_cl, "xor_sum", in, k, out, priority);
 }

@@ -277,6 +277,26 @@ int veil_preproc_party_fill(const struct veil_preproc_layout *layout,
                             struct veil_preproc_share *out);
 
 /**
+ * The item's own stream seed for a party (the STREAM LAYOUT above): child = derive(derive(s_p,
+ * sid), label | kind, index). Wipe it after use.
+ */
+int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item,
+                           const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES]);
+
+/**
+ * Fills words [start, start + count) of part `part` of party's share of item into dst: the
+ * party's PRG words, or — for the designated party's corrected parts — the same range of the
+ * correction (the whole correction tensor as the dealer computes it). BIT's padding bits are
+ * masked. This is what the online layer's per-tile expansion tasks run; the concatenation of
+ * all ranges equals veil_preproc_party_expand's share. VEIL_ERR_INVAL for a bad range/item.
+ */
+int veil_preproc_part_fill(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item, int party,
+                           const uint8_t seed[VEIL_SEED_BYTES], int part, size_t start,
+                           size_t count, const uint64_t *correction, uint64_t *dst);
+
+/**
  * Allocates *out for item (zero words, parts pointed, item copied), clearing it first.
  * VEIL_ERR_INVAL for an invalid item, VEIL_ERR_NOMEM.
  */

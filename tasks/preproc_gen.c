@@ -437,8 +437,9 @@ int veil_preproc_share_init(struct veil_preproc_share *out, const struct veil_pr
 /* Streams                                                                                     */
 
 /* The per-item seed of one party (stream layout in preproc.h). */
-static int item_seed(const struct veil_preproc_layout *layout, const struct veil_preproc_item *item,
-                     const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
+int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item,
+                           const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
 {
     uint8_t root[VEIL_SEED_BYTES];
     uint64_t lo = 0, hi = 0;
@@ -473,7 +474,7 @@ static int streams_open(struct streams *s, const struct veil_preproc_layout *lay
     s->n = layout->nparties;
     for (int q = 0; q < s->n; q++) {
         uint8_t child[VEIL_SEED_BYTES];
-        int rc = item_seed(layout, item, seeds[q], child);
+        int rc = veil_preproc_item_seed(layout, item, seeds[q], child);
         if (rc == VEIL_OK) {
             s->prg[q] = veil_prg_new(child);
             if (!s->prg[q])
@@ -743,7 +744,7 @@ int veil_preproc_party_fill(const struct veil_preproc_layout *layout,
         return rc;
     if (desc.share_words != out->nwords || memcmp(&out->item, item, sizeof *item) != 0)
         return veil_error(VEIL_ERR_INVAL, "preproc fill: share was initialised for another item");
-    rc = item_seed(layout, item, seed, child);
+    rc = veil_preproc_item_seed(layout, item, seed, child);
     if (rc != VEIL_OK)
         return rc;
     prg = veil_prg_new(child);
@@ -771,4 +772,48 @@ int veil_preproc_party_fill(const struct veil_preproc_layout *layout,
             (UINT64_C(1) << (item->p[0] % 64)) - 1;
     veil_prg_destroy(&prg);
     return rc;
+}
+
+int veil_preproc_part_fill(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item, int party,
+                           const uint8_t seed[VEIL_SEED_BYTES], int part, size_t start,
+                           size_t count, const uint64_t *correction, uint64_t *dst)
+{
+    struct veil_preproc_desc desc;
+    int rc = veil_preproc_item_describe(item, &desc);
+    if (rc != VEIL_OK)
+        return rc;
+    if (part < 0 || part >= desc.nparts || start > desc.part[part].numel ||
+        count > desc.part[part].numel - start || (count && !dst))
+        return veil_error(VEIL_ERR_INVAL, "preproc part fill: part %d range [%zu, +%zu) is not in "
+                          "the item", part, start, count);
+    if (desc.part[part].corrected && party == layout->designated) {
+        if (!correction)
+            return veil_error(VEIL_ERR_INVAL, "preproc part fill: the designated party needs the "
+                                              "correction");
+        size_t off = 0;
+        for (int j = 0; j < part; j++)
+            if (desc.part[j].corrected)
+                off += desc.part[j].numel;
+        memcpy(dst, correction + off + start, count * sizeof *dst);
+    } else {
+        uint8_t child[VEIL_SEED_BYTES];
+        rc = veil_preproc_item_seed(layout, item, seed, child);
+        if (rc != VEIL_OK)
+            return rc;
+        veil_prg_t *prg = veil_prg_new(child);
+        veil_wipe(child, sizeof child);
+        if (!prg)
+            return VEIL_ERR_CRYPTO;
+        rc = veil_prg_seek(prg, desc.part[part].offset + start);
+        if (rc == VEIL_OK)
+            rc = veil_prg_fill(prg, dst, count);
+        veil_prg_destroy(&prg);
+        if (rc != VEIL_OK)
+            return rc;
+    }
+    if (item->kind == VEIL_PREPROC_BIT && part == VEIL_PRE_BIT_B && item->p[0] % 64 && count &&
+        start + count == desc.part[part].numel)
+        dst[count - 1] &= (UINT64_C(1) << (item->p[0] % 64)) - 1;
+    return VEIL_OK;
 }

@@ -1,4 +1,4 @@
-/* Tests the k-operand sum codelet (STARPU_VARIABLE_NBUFFERS, more buffers than StarPU's
+/* Tests the k-operand sum and XOR-sum codelets (STARPU_VARIABLE_NBUFFERS, more buffers than StarPU's
  * STARPU_NMAXBUFS = 8) run as a StarPU task against the reference, for k = 1, 2, 8, 9, 33 and 64
  * on sizes 1, 65 and 3000 with edge values (k copies of 2^64-1 wrap), including an operand given
  * twice; and that k = 0, k = 65, a NULL operand array, mismatched sizes and an output that is
@@ -47,11 +47,23 @@ static void check(int k, size_t n, uint64_t **in, uint64_t *got, uint64_t *want)
     VT_CHECK(veil_task_sum(h, k, hout, 0) == VEIL_OK, "sum k=%d: %s", k, veil_last_error());
     starpu_task_wait_for_all();
     starpu_data_unregister(hout);
+    uint64_t *gotx = malloc(n * sizeof(uint64_t)), *wantx = malloc(n * sizeof(uint64_t));
+    memset(gotx, 0x5a, n * sizeof(uint64_t));
+    hout = vec(gotx, n);
+    VT_CHECK(veil_task_xor_sum(h, k, hout, 0) == VEIL_OK, "xor_sum k=%d: %s", k,
+             veil_last_error());
+    starpu_task_wait_for_all();
+    starpu_data_unregister(hout);
     for (int t = 0; t < (k >= 3 ? k - 1 : k); t++)
         starpu_data_unregister(h[t]);
     veil_ref_sum((size_t)k, n, ptr, want);
     snprintf(what, sizeof(what), "sum k=%d n=%zu", k, n);
     veil_test_compare_u64(what, got, want, n);
+    veil_ref_xor_sum((size_t)k, n, ptr, wantx);
+    snprintf(what, sizeof(what), "xor_sum k=%d n=%zu", k, n);
+    veil_test_compare_u64(what, gotx, wantx, n);
+    free(gotx);
+    free(wantx);
 }
 
 static void check_bad_input(uint64_t **in)
@@ -62,6 +74,7 @@ static void check_bad_input(uint64_t **in)
     uint64_t out4[4], out5[5];
     starpu_data_handle_t hout = vec(out4, 4), h5 = vec(out5, 5);
     VT_CHECK(veil_task_sum(h, 0, hout, 0) == VEIL_ERR_INVAL, "k = 0");
+    VT_CHECK(veil_task_xor_sum(h, 0, hout, 0) == VEIL_ERR_INVAL, "xor_sum k = 0");
     VT_CHECK(veil_task_sum(h, -1, hout, 0) == VEIL_ERR_INVAL, "k = -1");
     VT_CHECK(veil_task_sum(h, VEIL_SUM_MAX_OPERANDS + 1, hout, 0) == VEIL_ERR_INVAL, "k = 65");
     VT_CHECK(veil_task_sum(NULL, 2, hout, 0) == VEIL_ERR_INVAL, "NULL array");

@@ -10,9 +10,8 @@
 
 #define CHUNK 2048
 
-void veil_sum_cpu(void *buffers[], void *cl_arg)
+static inline void sum_k(void *buffers[], int xor)
 {
-    (void)cl_arg;
     struct starpu_task *task = starpu_task_get_current();
     unsigned nbuf = STARPU_TASK_GET_NBUFFERS(task);
     size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
@@ -27,9 +26,21 @@ void veil_sum_cpu(void *buffers[], void *cl_arg)
         for (unsigned t = 2; t < nbuf; t++) {
             const uint64_t *restrict y = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[t]) + base;
             for (size_t i = 0; i < len; i++)
-                acc[i] += y[i];
+                acc[i] = xor ? acc[i] ^ y[i] : acc[i] + y[i];
         }
         for (size_t i = 0; i < len; i++)
             out[base + i] = acc[i];
     }
+}
+
+void veil_sum_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    sum_k(buffers, 0);
+}
+
+void veil_xor_sum_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    sum_k(buffers, 1);
 }

@@ -1,0 +1,423 @@
+/*
+ * mpc.c — the protocol context: roles and material sources, seed distribution at set-up,
+ * deterministic tags and item indices, the item log, tiled tensors and their deferred release,
+ * and the quiescence barrier (contracts in mpc.h). Correlated randomness is in mpc_material.c;
+ * opens, reveals, input sharing and local ops in mpc_open.c.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "tasks/mpc_internal.h"
+
+#include <string.h>
+
+void veil_mpc_options_defaults(struct veil_mpc_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->role = VEIL_MPC_PARTY;
+    o->material = VEIL_MPC_MAT_DEALER;
+    o->frac_bits = VEIL_FIXED_FRAC_BITS_DEFAULT;
+    o->tile = VEIL_MPC_TILE_DEFAULT;
+}
+
+/* One 16-byte seed as a 2-word vector exchanged over the mesh at set-up. */
+static int seed_exchange(veil_mpc_t *m, int from, int to, uint8_t seed[VEIL_SEED_BYTES])
+{
+    uint64_t words[2];
+    starpu_data_handle_t h;
+    memcpy(words, seed, sizeof words);
+    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)words, 2, sizeof words[0]);
+    int rc = m->self == from ? veil_net_isend(m->net, h, to, VEIL_MPC_TAG_SEED)
+                             : veil_net_irecv(m->net, h, from, VEIL_MPC_TAG_SEED);
+    if (rc == VEIL_OK)
+        rc = veil_net_wait_all(m->net);
+    starpu_data_unregister(h);
+    if (m->self == to)
+        memcpy(seed, words, sizeof words);
+    veil_wipe(words, sizeof words);
+    return rc;
+}
+
+/* Set-up of the seeds: whoever deals (the dealer, or party 0 in trusted-first-party mode)
+ * draws every party's seed and sends each its own over the encrypted channel. */
+static int distribute_seeds(veil_mpc_t *m)
+{
+    const int n = m->nparties;
+    const int dealer = m->opt.material == VEIL_MPC_MAT_DEALER ? n : 0;
+    int rc = VEIL_OK;
+    if (m->self == dealer) {
+        m->seeds = calloc((size_t)n, sizeof *m->seeds);
+        if (!m->seeds)
+            return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory");
+        for (int p = 0; p < n && rc == VEIL_OK; p++)
+            rc = veil_seed_random(m->seeds[p]);
+        for (int p = 0; p < n && rc == VEIL_OK; p++)
+            if (p != dealer)
+                rc = seed_exchange(m, dealer, p, m->seeds[p]);
+        if (dealer < n)
+            memcpy(m->seed, m->seeds[dealer], VEIL_SEED_BYTES);
+    } else {
+        rc = seed_exchange(m, dealer, m->self, m->seed);
+    }
+    return rc;
+}
+
+static veil_mpc_t *context_new(const struct veil_mpc_options *opts)
+{
+    veil_mpc_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        veil_error(VEIL_ERR_NOMEM, "mpc: out of memory");
+        return NULL;
+    }
+    if (opts)
+        m->opt = *opts;
+    else
+        veil_mpc_options_defaults(&m->opt);
+    if (m->opt.tile == 0)
+        m->opt.tile = VEIL_MPC_TILE_DEFAULT;
+    m->next_tag = VEIL_MPC_TAG_FIRST;
+    return m;
+}
+
+static int check_options(const struct veil_mpc_options *o)
+{
+    if (o->role < 0 || o->role >= VEIL_MPC_ROLE_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "mpc: unknown role %d", (int)o->role);
+    if (o->material < 0 || o->material >= VEIL_MPC_MAT_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "mpc: unknown material source %d", (int)o->material);
+    if (o->frac_bits < 0 || o->frac_bits > VEIL_FIXED_FRAC_BITS_MAX)
+        return veil_error(VEIL_ERR_INVAL, "mpc: %d fractional bits; use 0 to %d", o->frac_bits,
+                          VEIL_FIXED_FRAC_BITS_MAX);
+    if (o->tile > UINT32_MAX)
+        return veil_error(VEIL_ERR_INVAL, "mpc: tile of %zu elements; at most 2^32 - 1", o->tile);
+    if (o->material == VEIL_MPC_MAT_FILE && o->role == VEIL_MPC_PARTY && !o->preproc_path)
+        return veil_error(VEIL_ERR_INVAL, "mpc: FILE material needs preproc_path");
+    return VEIL_OK;
+}
+
+veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
+{
+    veil_mpc_t *m = context_new(opts);
+    if (!m)
+        return NULL;
+    int rc = check_options(&m->opt);
+    if (rc == VEIL_OK && !net)
+        rc = veil_error(VEIL_ERR_INVAL, "mpc: a party or dealer needs an open network session");
+    if (rc != VEIL_OK)
+        goto fail;
+    m->net = net;
+    m->self = veil_net_self(net);
+    m->nparties = net->cfg.nparties;
+    m->has_dealer = net->cfg.has_dealer;
+    const int dealer_role = m->self == m->nparties;
+    if (dealer_role != (m->opt.role == VEIL_MPC_DEALER)) {
+        rc = veil_error(VEIL_ERR_INVAL, "mpc: process %d of %d parties must have role %s", m->self,
+                        m->nparties, dealer_role ? "DEALER" : "PARTY");
+        goto fail;
+    }
+    if (m->opt.material == VEIL_MPC_MAT_DEALER && !m->has_dealer) {
+        rc = veil_error(VEIL_ERR_INVAL, "mpc: DEALER material needs a dealer process in the "
+                                        "session (start it, or use FILE or TRUSTED_FIRST_PARTY)");
+        goto fail;
+    }
+    if (m->opt.material != VEIL_MPC_MAT_DEALER && dealer_role) {
+        rc = veil_error(VEIL_ERR_INVAL, "mpc: a dealer process serves only DEALER material");
+        goto fail;
+    }
+    rc = veil_preproc_layout_init(&m->layout, m->nparties, m->opt.frac_bits, net->cfg.session);
+    if (rc != VEIL_OK)
+        goto fail;
+    if (m->opt.material == VEIL_MPC_MAT_TRUSTED_FIRST_PARTY) {
+        m->layout.designated = 0;
+        VEIL_LOG_WARN("trusted-first-party preprocessing: party 0 learns every secret "
+                      "(development only)");
+    }
+    if (m->opt.material == VEIL_MPC_MAT_FILE)
+        rc = veil_preproc_reader_open(m->opt.preproc_path, &m->layout, m->self,
+                                      m->opt.plan_digest, &m->reader);
+    else
+        rc = distribute_seeds(m);
+    if (rc != VEIL_OK)
+        goto fail;
+    return m;
+fail:
+    veil_mpc_destroy(&m);
+    return NULL;
+}
+
+veil_mpc_t *veil_mpc_new_recorder(int nparties, const struct veil_mpc_options *opts)
+{
+    veil_mpc_t *m = context_new(opts);
+    if (!m)
+        return NULL;
+    m->opt.role = VEIL_MPC_RECORDER;
+    int rc = check_options(&m->opt);
+    if (rc == VEIL_OK && (nparties < 2 || nparties > VEIL_PREPROC_MAX_PARTIES))
+        rc = veil_error(VEIL_ERR_INVAL, "mpc: %d parties; use 2 to %d", nparties,
+                        VEIL_PREPROC_MAX_PARTIES);
+    if (rc != VEIL_OK) {
+        veil_mpc_destroy(&m);
+        return NULL;
+    }
+    m->nparties = nparties;
+    m->self = nparties;
+    return m;
+}
+
+/* Unregisters the deferred handles and frees the deferred buffers; everything is quiescent. */
+static void collect_garbage(veil_mpc_t *m)
+{
+    for (size_t i = 0; i < m->ngarbage; i++) {
+        struct veil_mpc_garbage *g = &m->garbage[i];
+        for (int t = 0; t < g->nhandles; t++)
+            starpu_data_unregister(g->handles[t]);
+        free(g->handles);
+        if (g->data) {
+            veil_wipe(g->data, g->bytes);
+            veil_aligned_free(g->data);
+        }
+    }
+    m->ngarbage = 0;
+}
+
+int veil_mpc_wait(veil_mpc_t *m)
+{
+    if (!m)
+        return veil_error(VEIL_ERR_INVAL, "veil_mpc_wait: NULL context");
+    int rc = VEIL_OK;
+    if (m->net)
+        rc = veil_net_wait_all(m->net);
+    else if (m->opt.role == VEIL_MPC_PARTY)
+        starpu_task_wait_for_all();
+    if (rc == VEIL_OK)
+        collect_garbage(m);
+    int task_rc = __atomic_load_n(&m->task_error, __ATOMIC_ACQUIRE);
+    if (rc == VEIL_OK && task_rc != VEIL_OK)
+        rc = veil_error(task_rc, "mpc: a protocol task failed (%s); see the log",
+                        veil_strerror(task_rc));
+    return rc;
+}
+
+void veil_mpc_task_failed(veil_mpc_t *m, int status, const char *what)
+{
+    int expected = VEIL_OK;
+    __atomic_compare_exchange_n(&m->task_error, &expected, status, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    VEIL_LOG_ERR("protocol task failed: %s: %s (%s)", what, veil_strerror(status),
+                 veil_last_error());
+}
+
+void veil_mpc_destroy(veil_mpc_t **mp)
+{
+    if (!mp || !*mp)
+        return;
+    veil_mpc_t *m = *mp;
+    if (veil_mpc_wait(m) != VEIL_OK) {
+        /* A failed session released every pending handle; what is left is safe to drop. */
+        if (m->opt.role != VEIL_MPC_RECORDER)
+            starpu_task_wait_for_all();
+        collect_garbage(m);
+    }
+    free(m->garbage);
+    veil_preproc_reader_close(&m->reader);
+    if (m->seeds) {
+        veil_wipe(m->seeds, (size_t)m->nparties * VEIL_SEED_BYTES);
+        free(m->seeds);
+    }
+    veil_wipe(m->seed, sizeof m->seed);
+    free(m->items);
+    free(m);
+    *mp = NULL;
+}
+
+int veil_mpc_computes(const veil_mpc_t *m)
+{
+    return m->opt.role == VEIL_MPC_PARTY;
+}
+
+int veil_mpc_self(const veil_mpc_t *m)
+{
+    return m->self;
+}
+
+int veil_mpc_nparties(const veil_mpc_t *m)
+{
+    return m->nparties;
+}
+
+int veil_mpc_frac_bits(const veil_mpc_t *m)
+{
+    return m->opt.frac_bits;
+}
+
+size_t veil_mpc_tile(const veil_mpc_t *m)
+{
+    return m->opt.tile;
+}
+
+veil_net_t *veil_mpc_net(veil_mpc_t *m)
+{
+    return m->net;
+}
+
+uint64_t veil_mpc_tag(veil_mpc_t *m)
+{
+    return m->next_tag++;
+}
+
+uint64_t veil_mpc_tags(veil_mpc_t *m, uint64_t count)
+{
+    uint64_t first = m->next_tag;
+    m->next_tag += count;
+    return first;
+}
+
+void veil_mpc_round(veil_mpc_t *m)
+{
+    if (m->net && m->opt.role == VEIL_MPC_PARTY)
+        veil_net_stats_mark_round(m->net);
+}
+
+const struct veil_preproc_item *veil_mpc_items(const veil_mpc_t *m, size_t *n)
+{
+    if (n)
+        *n = m->nitems;
+    return m->items;
+}
+
+int veil_mpc_log_item(veil_mpc_t *m, const struct veil_preproc_item *item)
+{
+    if (m->nitems == m->items_cap) {
+        size_t cap = m->items_cap ? 2 * m->items_cap : 64;
+        struct veil_preproc_item *n = realloc(m->items, cap * sizeof *n);
+        if (!n)
+            return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory for the item log");
+        m->items = n;
+        m->items_cap = cap;
+    }
+    m->items[m->nitems++] = *item;
+    return VEIL_OK;
+}
+
+int veil_mpc_defer(veil_mpc_t *m, starpu_data_handle_t *handles, int nhandles, void *data,
+                   size_t bytes)
+{
+    if (m->ngarbage == m->garbage_cap) {
+        size_t cap = m->garbage_cap ? 2 * m->garbage_cap : 64;
+        struct veil_mpc_garbage *g = realloc(m->garbage, cap * sizeof *g);
+        if (!g)
+            return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory for deferred releases");
+        m->garbage = g;
+        m->garbage_cap = cap;
+    }
+    m->garbage[m->ngarbage++] =
+        (struct veil_mpc_garbage){.handles = handles, .nhandles = nhandles, .data = data,
+                                  .bytes = bytes};
+    return VEIL_OK;
+}
+
+/* ---- tensors ------------------------------------------------------------------------------ */
+
+int veil_sec_shape(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
+                   const size_t *dims, size_t tile)
+{
+    memset(t, 0, sizeof *t);
+    if (kind < 0 || kind >= VEIL_SHARE_KIND_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "tensor: unknown share kind %d", (int)kind);
+    if (ndim < 0 || ndim > VEIL_MAX_DIMS || (ndim && !dims))
+        return veil_error(VEIL_ERR_SHAPE, "tensor: %d dimensions; use 0 to %d", ndim,
+                          VEIL_MAX_DIMS);
+    size_t numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] == 0)
+            return veil_error(VEIL_ERR_SHAPE, "tensor: dimension %d is 0", i);
+        if (numel > (SIZE_MAX / 16) / dims[i])
+            return veil_error(VEIL_ERR_RANGE, "tensor: shape too large (dimension %d)", i);
+        numel *= dims[i];
+        t->dims[i] = dims[i];
+    }
+    t->kind = kind;
+    t->ndim = ndim;
+    t->numel = numel;
+    t->tile = tile == 0 ? m->opt.tile : tile;
+    if (t->tile > numel)
+        t->tile = numel;
+    if (t->tile > UINT32_MAX)
+        return veil_error(VEIL_ERR_RANGE, "tensor: a tile of %zu elements does not fit a StarPU "
+                                          "vector; tile it", t->tile);
+    t->ntiles = (int)((numel + t->tile - 1) / t->tile);
+    return VEIL_OK;
+}
+
+int veil_sec_alloc(struct veil_sec *t)
+{
+    t->data = veil_aligned_alloc(t->numel * 8);
+    if (!t->data)
+        return VEIL_ERR_NOMEM;
+    memset(t->data, 0, t->numel * 8);
+    return VEIL_OK;
+}
+
+int veil_sec_register(struct veil_sec *t)
+{
+    t->h = calloc((size_t)t->ntiles, sizeof *t->h);
+    if (!t->h)
+        return veil_error(VEIL_ERR_NOMEM, "tensor: out of memory for %d handles", t->ntiles);
+    for (int i = 0; i < t->ntiles; i++)
+        starpu_vector_data_register(&t->h[i], STARPU_MAIN_RAM,
+                                    (uintptr_t)(t->data + (size_t)i * t->tile),
+                                    (uint32_t)veil_sec_tile_numel(t, i), sizeof(uint64_t));
+    return VEIL_OK;
+}
+
+int veil_sec_init(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
+                  const size_t *dims, size_t tile)
+{
+    int rc = veil_sec_shape(m, t, kind, ndim, dims, tile);
+    if (rc != VEIL_OK || !veil_mpc_computes(m))
+        return rc;
+    if ((rc = veil_sec_alloc(t)) != VEIL_OK || (rc = veil_sec_register(t)) != VEIL_OK) {
+        veil_aligned_free(t->data);
+        memset(t, 0, sizeof *t);
+    }
+    return rc;
+}
+
+int veil_sec_init_like(veil_mpc_t *m, struct veil_sec *t, const struct veil_sec *like)
+{
+    int rc = veil_sec_init(m, t, like->kind, like->ndim, like->dims, like->tile);
+    return rc;
+}
+
+void veil_mpc_release(veil_mpc_t *m, struct veil_sec *t)
+{
+    if (!t)
+        return;
+    if (t->h || t->data) {
+        /* Unregistered and freed at the next barrier, when no task can still use them. */
+        if (veil_mpc_defer(m, t->h, t->h ? t->ntiles : 0, t->data, t->numel * 8) != VEIL_OK) {
+            veil_mpc_wait(m);
+            for (int i = 0; t->h && i < t->ntiles; i++)
+                starpu_data_unregister(t->h[i]);
+            free(t->h);
+            veil_aligned_free(t->data);
+        }
+    }
+    memset(t, 0, sizeof *t);
+}
+
+size_t veil_sec_tile_numel(const struct veil_sec *t, int i)
+{
+    size_t start = (size_t)i * t->tile;
+    size_t left = t->numel - start;
+    return left < t->tile ? left : t->tile;
+}
+
+int veil_sec_same_layout(const struct veil_sec *a, const struct veil_sec *b)
+{
+    if (a->ndim != b->ndim || a->numel != b->numel || a->tile != b->tile)
+        return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}

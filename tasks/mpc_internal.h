@@ -1,0 +1,63 @@
+/*
+ * mpc_internal.h — what the files of the protocol foundation share (mpc.c, mpc_material.c,
+ * mpc_open.c) and what protocol files may use beyond mpc.h: the context's layout, the tag
+ * space, tensor construction in steps, and deferred release.
+ */
+#ifndef VEIL_TASKS_MPC_INTERNAL_H
+#define VEIL_TASKS_MPC_INTERNAL_H
+
+#include "tasks/mpc.h"
+
+/* Tag space: protocol messages count up from VEIL_MPC_TAG_FIRST; set-up and material messages
+ * live in their own ranges so they can never collide with protocol tags. */
+#define VEIL_MPC_TAG_FIRST UINT64_C(1)
+#define VEIL_MPC_TAG_SEED (UINT64_C(1) << 62)
+#define VEIL_MPC_TAG_MATERIAL ((UINT64_C(1) << 62) | (UINT64_C(1) << 61)) /* | item index */
+
+struct veil_mpc_garbage {
+    starpu_data_handle_t *handles; /* owned array */
+    int nhandles;
+    void *data; /* veil_aligned_alloc'd, wiped then freed */
+    size_t bytes;
+};
+
+struct veil_mpc {
+    struct veil_mpc_options opt;
+    veil_net_t *net;
+    int self;
+    int nparties;
+    int has_dealer;
+    struct veil_preproc_layout layout;
+    uint8_t seed[VEIL_SEED_BYTES];       /* a party's own seed */
+    uint8_t (*seeds)[VEIL_SEED_BYTES];   /* every party's seed: the dealer, or party 0 in TFP */
+    veil_preproc_reader_t *reader;       /* FILE material */
+    uint64_t next_tag;
+    uint64_t next_item;
+    struct veil_preproc_item *items; /* every item requested, in order */
+    size_t nitems, items_cap;
+    struct veil_mpc_garbage *garbage; /* released tensors, collected at the next barrier */
+    size_t ngarbage, garbage_cap;
+    int task_error; /* first error status of a task body (atomic); reported by veil_mpc_wait */
+};
+
+/** Called by a task body that failed (out of memory, crypto library): logged, then reported
+ * by the next veil_mpc_wait as status. Thread-safe. */
+void veil_mpc_task_failed(veil_mpc_t *m, int status, const char *what);
+
+/** Reserves count consecutive tags and returns the first. */
+uint64_t veil_mpc_tags(veil_mpc_t *m, uint64_t count);
+/** Appends an item to the context's log. */
+int veil_mpc_log_item(veil_mpc_t *m, const struct veil_preproc_item *item);
+/** Queues handles (owned array, may be NULL) and data (may be NULL) for release at the barrier. */
+int veil_mpc_defer(veil_mpc_t *m, starpu_data_handle_t *handles, int nhandles, void *data,
+                   size_t bytes);
+
+/** Shape and tiling only (no memory): what veil_sec_init does at the dealer / a recorder. */
+int veil_sec_shape(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
+                   const size_t *dims, size_t tile);
+/** Allocates t->data (zeroed) for a shaped tensor. */
+int veil_sec_alloc(struct veil_sec *t);
+/** Registers one vector handle per tile over t->data. */
+int veil_sec_register(struct veil_sec *t);
+
+#endif

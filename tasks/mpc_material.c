@@ -1,0 +1,236 @@
+/*
+ * mpc_material.c — correlated randomness as DAG data (contract in mpc.h). Each part of a
+ * party's share is a tiled tensor written by per-tile expansion tasks (PRG words of the item's
+ * stream, or the designated party's correction); the designated party's tasks read the
+ * correction, which is a receive from the dealer (DEALER), a local computation task (party 0 in
+ * TRUSTED_FIRST_PARTY) or absent (FILE: the stored share is copied in at request time). The
+ * dealer computes each correction in a task and sends it; a recorder only logs the item.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "tasks/mpc_internal.h"
+
+#include <string.h>
+
+struct correction_args {
+    veil_mpc_t *m;
+    struct veil_preproc_layout layout;
+    struct veil_preproc_item item;
+    uint8_t seeds[VEIL_PREPROC_MAX_PARTIES][VEIL_SEED_BYTES];
+};
+
+static void correction_cpu(void *buffers[], void *cl_arg)
+{
+    struct correction_args *a = cl_arg;
+    uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
+    int rc = veil_preproc_dealer_correction(&a->layout, &a->item,
+                                            (const uint8_t(*)[VEIL_SEED_BYTES])a->seeds, out, n);
+    if (rc != VEIL_OK)
+        veil_mpc_task_failed(a->m, rc, "dealer correction");
+}
+
+static struct starpu_perfmodel correction_model = {.type = STARPU_HISTORY_BASED,
+                                                   .symbol = "veil_preproc_correction"};
+static struct starpu_codelet correction_cl = {
+    .cpu_funcs = {correction_cpu},
+    .cpu_funcs_name = {"correction_cpu"},
+    .nbuffers = 1,
+    .modes = {STARPU_W},
+    .model = &correction_model,
+    .name = "veil_preproc_correction",
+};
+
+struct fill_args {
+    veil_mpc_t *m;
+    struct veil_preproc_layout layout;
+    struct veil_preproc_item item;
+    uint8_t seed[VEIL_SEED_BYTES];
+    int party;
+    int part;
+    size_t start;
+};
+
+static void fill_cpu(void *buffers[], void *cl_arg)
+{
+    struct fill_args *a = cl_arg;
+    uint64_t *dst = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
+    const uint64_t *corr = STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) > 1
+                               ? (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1])
+                               : NULL;
+    int rc = veil_preproc_part_fill(&a->layout, &a->item, a->party, a->seed, a->part, a->start, n,
+                                    corr, dst);
+    veil_wipe(a->seed, sizeof a->seed);
+    if (rc != VEIL_OK)
+        veil_mpc_task_failed(a->m, rc, "material expansion");
+}
+
+static struct starpu_perfmodel fill_model = {.type = STARPU_HISTORY_BASED,
+                                             .symbol = "veil_preproc_fill"};
+static struct starpu_codelet fill_cl = {
+    .cpu_funcs = {fill_cpu},
+    .cpu_funcs_name = {"fill_cpu"},
+    .nbuffers = 1,
+    .modes = {STARPU_W},
+    .model = &fill_model,
+    .name = "veil_preproc_fill",
+};
+static struct starpu_codelet fill_corr_cl = {
+    .cpu_funcs = {fill_cpu},
+    .cpu_funcs_name = {"fill_cpu"},
+    .nbuffers = 2,
+    .modes = {STARPU_W, STARPU_R},
+    .model = &fill_model,
+    .name = "veil_preproc_fill",
+};
+
+static int submit_args(struct starpu_codelet *cl, void *args, size_t size,
+                       starpu_data_handle_t h0, starpu_data_handle_t h1, const char *what)
+{
+    /* Arguments are copied into the task (cl_arg_free) so the caller's stack can go. */
+    void *copy = malloc(size);
+    if (!copy)
+        return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory for a %s task", what);
+    memcpy(copy, args, size);
+    struct starpu_task *t = starpu_task_create();
+    t->cl = cl;
+    t->cl_arg = copy;
+    t->cl_arg_size = size;
+    t->cl_arg_free = 1;
+    t->handles[0] = h0;
+    if (h1)
+        t->handles[1] = h1;
+    int rc = starpu_task_submit(t);
+    if (rc != 0) {
+        t->destroy = 0;
+        starpu_task_destroy(t);
+        return veil_error(VEIL_ERR_STARPU, "mpc: %s task submission failed (%d)", what, rc);
+    }
+    return VEIL_OK;
+}
+
+/* The whole correction of item as one vector handle, with its buffer, deferred for release. */
+static int correction_tensor(veil_mpc_t *m, size_t words, starpu_data_handle_t *h)
+{
+    uint64_t *buf = veil_aligned_alloc(words * 8);
+    if (!buf)
+        return VEIL_ERR_NOMEM;
+    starpu_data_handle_t *hs = malloc(sizeof *hs);
+    if (!hs) {
+        veil_aligned_free(buf);
+        return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory");
+    }
+    starpu_vector_data_register(&hs[0], STARPU_MAIN_RAM, (uintptr_t)buf, (uint32_t)words, 8);
+    *h = hs[0];
+    return veil_mpc_defer(m, hs, 1, buf, words * 8);
+}
+
+static int submit_correction(veil_mpc_t *m, const struct veil_preproc_item *item,
+                             starpu_data_handle_t h)
+{
+    struct correction_args a = {.m = m, .layout = m->layout, .item = *item};
+    memcpy(a.seeds, m->seeds, (size_t)m->nparties * VEIL_SEED_BYTES);
+    int rc = submit_args(&correction_cl, &a, sizeof a, h, NULL, "correction");
+    veil_wipe(&a, sizeof a);
+    return rc;
+}
+
+int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
+                      struct veil_mpc_mat *out)
+{
+    struct veil_preproc_desc desc;
+    memset(out, 0, sizeof *out);
+    item.index = m->next_item;
+    int rc = veil_preproc_item_describe(&item, &desc);
+    if (rc != VEIL_OK)
+        return rc;
+    if (desc.correction_words > UINT32_MAX)
+        return veil_error(VEIL_ERR_RANGE, "mpc: %s needs a correction of %zu words; split it",
+                          veil_preproc_kind_name(item.kind), desc.correction_words);
+    m->next_item++;
+    if ((rc = veil_mpc_log_item(m, &item)) != VEIL_OK)
+        return rc;
+    out->item = item;
+    out->nparts = desc.nparts;
+    for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++) {
+        const size_t dims[1] = {desc.part[j].numel};
+        int packed = item.kind == VEIL_PREPROC_BIT && j == VEIL_PRE_BIT_B;
+        rc = veil_sec_shape(m, &out->part[j], desc.part[j].form, 1, dims, packed ? SIZE_MAX : tile);
+    }
+    if (rc != VEIL_OK || m->opt.role == VEIL_MPC_RECORDER)
+        return rc;
+
+    const uint64_t tag = VEIL_MPC_TAG_MATERIAL | item.index;
+    const int designated = m->layout.designated;
+    starpu_data_handle_t corr = NULL;
+    if (m->opt.role == VEIL_MPC_DEALER) {
+        if (desc.correction_words == 0)
+            return VEIL_OK;
+        if ((rc = correction_tensor(m, desc.correction_words, &corr)) != VEIL_OK ||
+            (rc = submit_correction(m, &item, corr)) != VEIL_OK)
+            return rc;
+        return veil_net_isend(m->net, corr, designated, tag);
+    }
+
+    /* A party: memory for every part. */
+    for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
+        rc = veil_sec_alloc(&out->part[j]);
+    if (rc != VEIL_OK)
+        goto fail;
+
+    if (m->opt.material == VEIL_MPC_MAT_FILE) {
+        struct veil_preproc_share share = {0};
+        rc = veil_preproc_next(m->reader, &item, &share);
+        for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
+            memcpy(out->part[j].data, share.part[j], desc.part[j].numel * 8);
+        veil_preproc_share_clear(&share);
+        for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
+            rc = veil_sec_register(&out->part[j]);
+        if (rc != VEIL_OK)
+            goto fail;
+        return VEIL_OK;
+    }
+
+    if (m->self == designated && desc.correction_words > 0) {
+        if ((rc = correction_tensor(m, desc.correction_words, &corr)) != VEIL_OK)
+            goto fail;
+        rc = m->opt.material == VEIL_MPC_MAT_DEALER
+                 ? veil_net_irecv(m->net, corr, m->nparties, tag)
+                 : submit_correction(m, &item, corr);
+        if (rc != VEIL_OK)
+            goto fail;
+    }
+    for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++) {
+        struct veil_sec *p = &out->part[j];
+        if ((rc = veil_sec_register(p)) != VEIL_OK)
+            break;
+        const int uses_corr = corr && desc.part[j].corrected;
+        for (int t = 0; t < p->ntiles && rc == VEIL_OK; t++) {
+            struct fill_args a = {.m = m,
+                                  .layout = m->layout,
+                                  .item = item,
+                                  .party = m->self,
+                                  .part = j,
+                                  .start = (size_t)t * p->tile};
+            memcpy(a.seed, m->seed, sizeof a.seed);
+            rc = submit_args(uses_corr ? &fill_corr_cl : &fill_cl, &a, sizeof a, p->h[t],
+                             uses_corr ? corr : NULL, "material expansion");
+            veil_wipe(a.seed, sizeof a.seed);
+        }
+    }
+    if (rc == VEIL_OK)
+        return VEIL_OK;
+fail:
+    veil_mpc_mat_release(m, out);
+    return rc;
+}
+
+void veil_mpc_mat_release(veil_mpc_t *m, struct veil_mpc_mat *mat)
+{
+    if (!mat)
+        return;
+    for (int j = 0; j < mat->nparts; j++)
+        veil_mpc_release(m, &mat->part[j]);
+    memset(mat, 0, sizeof *mat);
+}

@@ -1,0 +1,277 @@
+/*
+ * mpc_open.c — the primitives that talk (input sharing, masked open, reveal) and the local
+ * linear operations, all per tile (contracts in mpc.h). An open of tile t is independent of
+ * every other tile's: its own tag, its own sends, receives and sum task, so tiles pipeline.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "tasks/mpc_internal.h"
+
+#include <string.h>
+
+static int check_same(const char *op, const struct veil_sec *a, const struct veil_sec *b)
+{
+    if (!a || !b)
+        return veil_error(VEIL_ERR_INVAL, "%s: NULL tensor", op);
+    if (!veil_sec_same_layout(a, b))
+        return veil_error(VEIL_ERR_SHAPE, "%s: operands differ in shape or tiling (%zu elements in "
+                          "tiles of %zu vs %zu in tiles of %zu)", op, a->numel, a->tile, b->numel,
+                          b->tile);
+    return VEIL_OK;
+}
+
+/* Sends tile t of src to every peer except skip (-1: none) with tag. */
+static int send_all(veil_mpc_t *m, starpu_data_handle_t src, uint64_t tag)
+{
+    int rc = VEIL_OK;
+    for (int q = 0; q < m->nparties && rc == VEIL_OK; q++)
+        if (q != m->self)
+            rc = veil_net_isend(m->net, src, q, tag);
+    return rc;
+}
+
+/* out tile = sum (or XOR) of own tile `mine` and one received tile from each peer. The received
+ * buffers live in `inbox` (one tensor per peer, released by the caller). */
+static int gather_combine(veil_mpc_t *m, enum veil_share_kind kind, starpu_data_handle_t mine,
+                          struct veil_sec *inbox, int t, uint64_t tag, starpu_data_handle_t out)
+{
+    starpu_data_handle_t ops[VEIL_NET_MAX_PARTIES];
+    int k = 0, rc = VEIL_OK;
+    ops[k++] = mine;
+    for (int q = 0; q < m->nparties && rc == VEIL_OK; q++) {
+        if (q == m->self)
+            continue;
+        rc = veil_net_irecv(m->net, inbox[q].h[t], q, tag);
+        ops[k++] = inbox[q].h[t];
+    }
+    if (rc != VEIL_OK)
+        return rc;
+    return kind == VEIL_SHARE_ARITH ? veil_task_sum(ops, k, out, 0)
+                                    : veil_task_xor_sum(ops, k, out, 0);
+}
+
+static int inbox_init(veil_mpc_t *m, struct veil_sec *inbox, const struct veil_sec *like)
+{
+    int rc = VEIL_OK;
+    memset(inbox, 0, sizeof *inbox * VEIL_NET_MAX_PARTIES);
+    for (int q = 0; q < m->nparties && rc == VEIL_OK; q++)
+        if (q != m->self)
+            rc = veil_sec_init_like(m, &inbox[q], like);
+    return rc;
+}
+
+static void inbox_release(veil_mpc_t *m, struct veil_sec *inbox)
+{
+    for (int q = 0; q < m->nparties; q++)
+        veil_mpc_release(m, &inbox[q]);
+}
+
+int veil_mpc_open(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *a,
+                  struct veil_pub *d)
+{
+    int rc = a ? check_same("open", x, a) : (x ? VEIL_OK : veil_error(VEIL_ERR_INVAL, "open: NULL"));
+    if (rc == VEIL_OK && a && a->kind != x->kind)
+        rc = veil_error(VEIL_ERR_INVAL, "open: the mask's share kind differs from the value's");
+    if (rc != VEIL_OK)
+        return rc;
+    const uint64_t tag0 = veil_mpc_tags(m, (uint64_t)x->ntiles);
+    if ((rc = veil_sec_init_like(m, d, x)) != VEIL_OK || !veil_mpc_computes(m))
+        return rc;
+    d->kind = x->kind;
+    struct veil_sec diff = {0}, inbox[VEIL_NET_MAX_PARTIES];
+    if ((rc = inbox_init(m, inbox, x)) != VEIL_OK)
+        goto out;
+    if (a && (rc = veil_sec_init_like(m, &diff, x)) != VEIL_OK)
+        goto out;
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
+        starpu_data_handle_t mine = x->h[t];
+        if (a) {
+            mine = diff.h[t];
+            rc = x->kind == VEIL_SHARE_ARITH ? veil_task_sub(x->h[t], a->h[t], mine, 0)
+                                              : veil_task_xor(x->h[t], a->h[t], mine, 0);
+        }
+        if (rc == VEIL_OK)
+            rc = send_all(m, mine, tag0 + (uint64_t)t);
+        if (rc == VEIL_OK)
+            rc = gather_combine(m, x->kind, mine, inbox, t, tag0 + (uint64_t)t, d->h[t]);
+    }
+out:
+    inbox_release(m, inbox);
+    veil_mpc_release(m, &diff);
+    return rc;
+}
+
+int veil_mpc_reveal(veil_mpc_t *m, const struct veil_sec *x, int to, struct veil_pub *out)
+{
+    if (!x || !out)
+        return veil_error(VEIL_ERR_INVAL, "reveal: NULL tensor");
+    memset(out, 0, sizeof *out);
+    if (to < -1 || to >= m->nparties)
+        return veil_error(VEIL_ERR_INVAL, "reveal: party %d is not -1 (all) or in [0, %d)", to,
+                          m->nparties);
+    veil_mpc_round(m);
+    if (to == -1)
+        return veil_mpc_open(m, x, NULL, out);
+    const uint64_t tag0 = veil_mpc_tags(m, (uint64_t)x->ntiles);
+    if (!veil_mpc_computes(m))
+        return veil_sec_shape(m, out, x->kind, x->ndim, x->dims, x->tile);
+    int rc = VEIL_OK;
+    if (m->self != to) {
+        for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
+            rc = veil_net_isend(m->net, x->h[t], to, tag0 + (uint64_t)t);
+        return rc;
+    }
+    struct veil_sec inbox[VEIL_NET_MAX_PARTIES];
+    if ((rc = veil_sec_init_like(m, out, x)) == VEIL_OK)
+        rc = inbox_init(m, inbox, x);
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
+        rc = gather_combine(m, x->kind, x->h[t], inbox, t, tag0 + (uint64_t)t, out->h[t]);
+    inbox_release(m, inbox);
+    return rc;
+}
+
+int veil_mpc_share_input(veil_mpc_t *m, int owner, const uint64_t *values, int ndim,
+                         const size_t *dims, size_t tile, struct veil_sec *out)
+{
+    memset(out, 0, sizeof *out);
+    if (owner < 0 || owner >= m->nparties)
+        return veil_error(VEIL_ERR_INVAL, "share input: owner %d is not a party in [0, %d)",
+                          owner, m->nparties);
+    int rc = veil_sec_shape(m, out, VEIL_SHARE_ARITH, ndim, dims, tile);
+    if (rc != VEIL_OK)
+        return rc;
+    const uint64_t tag0 = veil_mpc_tags(m, (uint64_t)out->ntiles);
+    veil_mpc_round(m);
+    if (!veil_mpc_computes(m))
+        return VEIL_OK;
+    if (m->self == owner && !values)
+        return veil_error(VEIL_ERR_INVAL, "share input: the owner must give its values");
+    if ((rc = veil_sec_alloc(out)) != VEIL_OK)
+        return rc;
+    if (m->self != owner) {
+        if ((rc = veil_sec_register(out)) != VEIL_OK)
+            return rc;
+        for (int t = 0; t < out->ntiles && rc == VEIL_OK; t++)
+            rc = veil_net_irecv(m->net, out->h[t], owner, tag0 + (uint64_t)t);
+        return rc;
+    }
+    /* The owner: a fresh uniformly random share for each peer; its own is what is left. */
+    struct veil_sec theirs[VEIL_NET_MAX_PARTIES];
+    memset(theirs, 0, sizeof theirs);
+    memcpy(out->data, values, out->numel * 8);
+    uint8_t seed[VEIL_SEED_BYTES];
+    for (int q = 0; q < m->nparties && rc == VEIL_OK; q++) {
+        if (q == owner)
+            continue;
+        veil_prg_t *prg = NULL;
+        if ((rc = veil_sec_shape(m, &theirs[q], VEIL_SHARE_ARITH, ndim, dims, tile)) != VEIL_OK ||
+            (rc = veil_sec_alloc(&theirs[q])) != VEIL_OK || (rc = veil_seed_random(seed)) != VEIL_OK)
+            break;
+        if (!(prg = veil_prg_new(seed)) ||
+            (rc = veil_prg_fill(prg, theirs[q].data, out->numel)) != VEIL_OK) {
+            veil_prg_destroy(&prg);
+            rc = rc ? rc : VEIL_ERR_CRYPTO;
+            break;
+        }
+        veil_prg_destroy(&prg);
+        for (size_t i = 0; i < out->numel; i++)
+            out->data[i] -= theirs[q].data[i];
+        if ((rc = veil_sec_register(&theirs[q])) != VEIL_OK)
+            break;
+        for (int t = 0; t < out->ntiles && rc == VEIL_OK; t++)
+            rc = veil_net_isend(m->net, theirs[q].h[t], q, tag0 + (uint64_t)t);
+    }
+    veil_wipe(seed, sizeof seed);
+    if (rc == VEIL_OK)
+        rc = veil_sec_register(out);
+    for (int q = 0; q < m->nparties; q++)
+        veil_mpc_release(m, &theirs[q]);
+    return rc;
+}
+
+/* ---- local operations --------------------------------------------------------------------- */
+
+typedef int (*binop_fn)(starpu_data_handle_t, starpu_data_handle_t, starpu_data_handle_t, int);
+
+static int local_binary(veil_mpc_t *m, const char *op, const struct veil_sec *x,
+                        const struct veil_sec *y, struct veil_sec *z, binop_fn arith,
+                        binop_fn binary)
+{
+    int rc = check_same(op, x, y);
+    if (rc == VEIL_OK && !binary && x->kind == VEIL_SHARE_BINARY)
+        rc = veil_error(VEIL_ERR_INVAL, "%s: not defined on binary shares", op);
+    if (rc != VEIL_OK || (rc = veil_sec_init_like(m, z, x)) != VEIL_OK || !veil_mpc_computes(m))
+        return rc;
+    z->kind = x->kind;
+    binop_fn f = x->kind == VEIL_SHARE_ARITH ? arith : binary;
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
+        rc = f(x->h[t], y->h[t], z->h[t], 0);
+    return rc;
+}
+
+int veil_mpc_add(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z)
+{
+    return local_binary(m, "add", x, y, z, veil_task_add, veil_task_xor);
+}
+
+int veil_mpc_sub(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z)
+{
+    return local_binary(m, "sub", x, y, z, veil_task_sub, veil_task_xor);
+}
+
+int veil_mpc_mul_public(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pub *c,
+                        struct veil_sec *z)
+{
+    return local_binary(m, "mul_public", x, c, z, veil_task_mul, veil_task_and);
+}
+
+int veil_mpc_add_public(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pub *c,
+                        struct veil_sec *z)
+{
+    /* Only party 0 adds the public value; the others keep their share (a copy). */
+    if (veil_mpc_self(m) == 0 || !veil_mpc_computes(m))
+        return local_binary(m, "add_public", x, c, z, veil_task_add, veil_task_xor);
+    int rc = check_same("add_public", x, c);
+    if (rc != VEIL_OK || (rc = veil_sec_init_like(m, z, x)) != VEIL_OK)
+        return rc;
+    z->kind = x->kind;
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
+        rc = veil_task_add_scalar(x->h[t], 0, z->h[t], 0);
+    return rc;
+}
+
+static int local_scalar(veil_mpc_t *m, const char *op, const struct veil_sec *x, uint64_t c,
+                        struct veil_sec *z, int add)
+{
+    if (!x)
+        return veil_error(VEIL_ERR_INVAL, "%s: NULL tensor", op);
+    int rc = veil_sec_init_like(m, z, x);
+    if (rc != VEIL_OK || !veil_mpc_computes(m))
+        return rc;
+    z->kind = x->kind;
+    const int binary = x->kind == VEIL_SHARE_BINARY;
+    if (add && veil_mpc_self(m) != 0)
+        c = 0; /* a public constant is added once, by party 0 */
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
+        if (add)
+            rc = binary ? veil_task_xor_mask(x->h[t], c, z->h[t], 0)
+                        : veil_task_add_scalar(x->h[t], c, z->h[t], 0);
+        else
+            rc = binary ? veil_task_and_mask(x->h[t], c, z->h[t], 0)
+                        : veil_task_mul_scalar(x->h[t], c, z->h[t], 0);
+    }
+    return rc;
+}
+
+int veil_mpc_add_scalar(veil_mpc_t *m, const struct veil_sec *x, uint64_t c, struct veil_sec *z)
+{
+    return local_scalar(m, "add_scalar", x, c, z, 1);
+}
+
+int veil_mpc_mul_scalar(veil_mpc_t *m, const struct veil_sec *x, uint64_t c, struct veil_sec *z)
+{
+    return local_scalar(m, "mul_scalar", x, c, z, 0);
+}
