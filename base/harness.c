@@ -62,6 +62,13 @@ static int fill_identities(const struct veil_harness_opts *o, int nprocs,
     int rc = veil_seed_random(session);
     if (rc != VEIL_OK)
         return rc;
+    if (o->session) {
+        if (strlen(o->session) != 32 || strspn(o->session, "0123456789abcdef") != 32)
+            return veil_error(VEIL_ERR_INVAL, "harness: session must be 32 lowercase hex digits");
+        for (int b = 0; b < 16; b++)
+            session[b] = (uint8_t)strtoul((char[]){o->session[2 * b], o->session[2 * b + 1], 0},
+                                          NULL, 16);
+    }
     memset(ids, 0, sizeof *ids * (size_t)nprocs);
     for (int i = 0; i < nprocs; i++) {
         int port = free_port();

@@ -33,6 +33,7 @@ struct veil_harness_opts {
     int keep_starpu_env;   /* 1: do not set STARPU_* variables */
     int forward_output;    /* 1: copy children's output to stderr with a [pN] prefix as it comes */
     const char *const *extra_env; /* NULL-terminated "NAME=VALUE" list added to every child */
+    const char *session;   /* 32 lowercase hex digits; NULL: a fresh random session id */
 };
 
 /** Identity of one process of a run. */

@@ -9,7 +9,7 @@
  *     and throughput against the settings.
  * Usage: bench_net_starpu [-q] [throughput|overhead|chunks|links|all]   (default all)
  */
-#include <config.h>
+#include "config.h"
 #include "tests/net_test_util.h"
 
 #include <starpu.h>

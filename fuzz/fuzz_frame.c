@@ -7,7 +7,7 @@
  * result is checked against the invariants its parser promises; a broken one traps.
  * Built by scripts/fuzz.sh with clang -fsanitize=fuzzer,address,undefined; needs no StarPU.
  */
-#include <config.h>
+#include "config.h"
 #include "net/config_internal.h"
 #include "net/emulate.h"
 #include "net/frame.h"

@@ -6,7 +6,7 @@
  * StarPU may run in this thread, a worker or a driver — only queues the request and wakes the
  * I/O thread through an eventfd, and the I/O thread releases the handle when done.
  */
-#include <config.h>
+#include "config.h"
 #include "base/base_internal.h"
 #include "net/net_internal.h"
 

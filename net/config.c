@@ -1,13 +1,12 @@
 /*
- * config.c — the session configuration file of net/config.h: a strict line parser (every
+ * config.c — the session configuration file of net/net_config.h: a strict line parser (every
  * directive known, none repeated, every value checked) and the consistency checks that need
  * the whole file (every party present, ids in range, self known, no endpoint or key used twice,
  * the secret key file matching this process's public key). Errors read
  * "FILE:LINE: what is wrong; what to write". The text parser works on memory so that tests
  * and the fuzzer can feed it directly; veil_net_config_load only reads the file.
  */
-/* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
-#include <config.h>
+#include "config.h"
 #include "net/config_internal.h"
 
 #include "base/base_internal.h"

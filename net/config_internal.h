@@ -7,7 +7,7 @@
 #ifndef VEIL_NET_CONFIG_INTERNAL_H
 #define VEIL_NET_CONFIG_INTERNAL_H
 
-#include "net/config.h"
+#include "net/net_config.h"
 
 #include <stddef.h>
 

@@ -5,8 +5,7 @@
  * ready, occupies the wire for bytes / bandwidth, and is visible to the peer one latency after
  * its last byte left. Pure arithmetic on doubles; no clock is read here (the caller passes now).
  */
-/* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
-#include <config.h>
+#include "config.h"
 #include "net/emulate.h"
 
 #include "base/base_internal.h"

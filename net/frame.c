@@ -5,8 +5,7 @@
  * malformed or unexpected bytes from a peer into VEIL_ERR_PROTO / VEIL_ERR_MISMATCH with a
  * message naming the field. Pure code: no ZeroMQ, no allocation, no global state.
  */
-/* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
-#include <config.h>
+#include "config.h"
 #include "net/frame.h"
 
 #include "base/base_internal.h"

@@ -9,7 +9,7 @@
  * the ZeroMQ message as an early arrival, within a byte cap), sends heartbeats, detects silent
  * peers, and on any error stops the session: ABORT to every peer, every acquired handle released.
  */
-#include <config.h>
+#include "config.h"
 #include "base/base_internal.h"
 #include "net/net_internal.h"
 

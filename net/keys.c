@@ -7,8 +7,7 @@
  * secret key file that its group or other users can access is refused. Secret bytes are wiped
  * after use and never logged.
  */
-/* <config.h>: in net/, "config.h" would find net/config.h before autoconf's header. */
-#include <config.h>
+#include "config.h"
 #include "net/config_internal.h"
 
 #include "base/base_internal.h"

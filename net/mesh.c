@@ -20,7 +20,7 @@
  *   delay the close by that much, never more); RCVHWM 1 and MAXMSGSIZE 256
  *   because nothing legitimate ever arrives on a DEALER.
  */
-#include <config.h>
+#include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
 #include "net/net_internal.h"

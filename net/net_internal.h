@@ -8,7 +8,7 @@
 #ifndef VEIL_NET_INTERNAL_H
 #define VEIL_NET_INTERNAL_H
 
-#include "net/config.h"
+#include "net/net_config.h"
 #include "veil/net.h"
 
 #include <pthread.h>

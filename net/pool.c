@@ -4,7 +4,7 @@
  * buffer to stage a chunk and ZeroMQ gives it back through its free function (from its own
  * thread, hence the mutex) once the bytes are encoded onto the wire.
  */
-#include <config.h>
+#include "config.h"
 #include "base/base_internal.h"
 #include "net/net_internal.h"
 

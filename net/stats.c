@@ -4,7 +4,7 @@
  * snapshot taken while traffic flows may mix values from a few frames apart (exact once
  * veil_net_wait_all has returned).
  */
-#include <config.h>
+#include "config.h"
 #include "base/base_internal.h"
 #include "net/net_internal.h"
 

@@ -379,6 +379,17 @@ int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *
 /** Items not yet consumed. */
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r);
 
+/**
+ * Offline generation of a whole session (preproc_offline.c): draws fresh seeds, computes every
+ * item's correction and every party's share, and writes party p's file at paths[p] (atomically;
+ * all files or none). The seeds are wiped when done: the files are the only copy of the material.
+ * Returns VEIL_OK or the first error (invalid item, I/O, ...).
+ */
+int veil_preproc_generate_files(const struct veil_preproc_layout *layout,
+                                const struct veil_preproc_item *items, size_t nitems,
+                                const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
+                                const char *const *paths);
+
 /** Closes the reader and sets *r = NULL; NULL-safe. */
 void veil_preproc_reader_close(veil_preproc_reader_t **r);
 

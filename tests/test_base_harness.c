@@ -5,6 +5,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
+#include "test_util.h"
 #include "veil.h"
 
 #include <signal.h>
@@ -13,16 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static int report_identity(const struct veil_harness_party *me, void *arg)
 {
@@ -84,38 +75,38 @@ int main(void)
 
     /* Identities, endpoints, environment, output capture. */
     int rc = veil_harness_run(&o, report_identity, NULL, res);
-    CHECK(rc == VEIL_OK, "identity run: %s", veil_last_error());
+    VT_CHECK(rc == VEIL_OK, "identity run: %s", veil_last_error());
     char seen_ep[4][64];
     for (int i = 0; i < 4; i++) {
         int id, dealer, n;
         char ep[64], ncpu[8], home[8];
-        CHECK(res[i].exit_code == 0, "process %d exit %d: %s", i, res[i].exit_code, res[i].output);
-        CHECK(sscanf(res[i].output, "id=%d dealer=%d n=%d ep=%63s ncpu=%7s home=%7s", &id, &dealer,
+        VT_CHECK(res[i].exit_code == 0, "process %d exit %d: %s", i, res[i].exit_code, res[i].output);
+        VT_CHECK(sscanf(res[i].output, "id=%d dealer=%d n=%d ep=%63s ncpu=%7s home=%7s", &id, &dealer,
                      &n, ep, ncpu, home) == 6,
               "output of %d parsed: %s", i, res[i].output);
-        CHECK(id == i && dealer == (i == 3) && n == 3, "identity of %d", i);
-        CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0, "loopback endpoint %s", ep);
-        CHECK(strcmp(ncpu, "1") == 0 && strcmp(home, "set") == 0, "StarPU environment");
+        VT_CHECK(id == i && dealer == (i == 3) && n == 3, "identity of %d", i);
+        VT_CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0, "loopback endpoint %s", ep);
+        VT_CHECK(strcmp(ncpu, "1") == 0 && strcmp(home, "set") == 0, "StarPU environment");
         strcpy(seen_ep[i], ep);
         for (int j = 0; j < i; j++)
-            CHECK(strcmp(seen_ep[i], seen_ep[j]) != 0, "endpoints %d and %d differ", i, j);
+            VT_CHECK(strcmp(seen_ep[i], seen_ep[j]) != 0, "endpoints %d and %d differ", i, j);
     }
     veil_harness_results_free(res, 4);
 
     /* A failing party is named, with its status; its output is kept. */
     o.dealer = 0;
     rc = veil_harness_run(&o, fail_party_one, NULL, res);
-    CHECK(rc == VEIL_ERR_CHILD, "failure reported");
-    CHECK(strstr(veil_last_error(), "party 1 exited with status 5") != NULL, "message: %s",
+    VT_CHECK(rc == VEIL_ERR_CHILD, "failure reported");
+    VT_CHECK(strstr(veil_last_error(), "party 1 exited with status 5") != NULL, "message: %s",
           veil_last_error());
-    CHECK(strstr(res[1].output, "party one gives up") != NULL, "stderr captured");
-    CHECK(res[0].exit_code == 0 && res[2].exit_code == 0, "others succeeded");
+    VT_CHECK(strstr(res[1].output, "party one gives up") != NULL, "stderr captured");
+    VT_CHECK(res[0].exit_code == 0 && res[2].exit_code == 0, "others succeeded");
     veil_harness_results_free(res, 3);
 
     /* A crash is reported with its signal. */
     o.nparties = 2;
     rc = veil_harness_run(&o, crash_party, NULL, res);
-    CHECK(rc == VEIL_ERR_CHILD && strstr(veil_last_error(), "party 0 killed by signal 9"),
+    VT_CHECK(rc == VEIL_ERR_CHILD && strstr(veil_last_error(), "party 0 killed by signal 9"),
           "crash named: %s", veil_last_error());
     veil_harness_results_free(res, 2);
 
@@ -124,11 +115,11 @@ int main(void)
     double t0 = veil_now();
     rc = veil_harness_run(&o, hang_party_zero, NULL, res);
     double took = veil_now() - t0;
-    CHECK(rc == VEIL_ERR_TIMEOUT, "timeout reported");
-    CHECK(strstr(veil_last_error(), "party 0 still running") != NULL, "message: %s",
+    VT_CHECK(rc == VEIL_ERR_TIMEOUT, "timeout reported");
+    VT_CHECK(strstr(veil_last_error(), "party 0 still running") != NULL, "message: %s",
           veil_last_error());
-    CHECK(res[0].timed_out && !res[1].timed_out && res[1].exit_code == 0, "only party 0 killed");
-    CHECK(took < 20.0, "harness returned (%.1f s)", took);
+    VT_CHECK(res[0].timed_out && !res[1].timed_out && res[1].exit_code == 0, "only party 0 killed");
+    VT_CHECK(took < 20.0, "harness returned (%.1f s)", took);
     veil_harness_results_free(res, 2);
 
     /* With a grace period the others are stopped after the first failure, which is named. */
@@ -136,9 +127,9 @@ int main(void)
     o.grace_s = 0.2;
     o.nparties = 3;
     rc = veil_harness_run(&o, fail_then_others_hang, NULL, res);
-    CHECK(rc == VEIL_ERR_CHILD && strstr(veil_last_error(), "party 0 exited with status 2"),
+    VT_CHECK(rc == VEIL_ERR_CHILD && strstr(veil_last_error(), "party 0 exited with status 2"),
           "first failure named: %s", veil_last_error());
-    CHECK(res[1].killed_after_failure && res[2].killed_after_failure, "others killed after grace");
+    VT_CHECK(res[1].killed_after_failure && res[2].killed_after_failure, "others killed after grace");
     veil_harness_results_free(res, 3);
 
     /* Exec mode. */
@@ -147,18 +138,18 @@ int main(void)
     char *argv[] = {"/bin/sh", "-c", "echo \"exec $VEIL_PARTY_ID/$VEIL_NPARTIES\"; exit $VEIL_PARTY_ID",
                     NULL};
     rc = veil_harness_exec(&o, argv, res);
-    CHECK(rc == VEIL_ERR_CHILD, "party 1 exits 1");
-    CHECK(strstr(res[0].output, "exec 0/2") && strstr(res[1].output, "exec 1/2"), "exec output");
+    VT_CHECK(rc == VEIL_ERR_CHILD, "party 1 exits 1");
+    VT_CHECK(strstr(res[0].output, "exec 0/2") && strstr(res[1].output, "exec 1/2"), "exec output");
     veil_harness_results_free(res, 2);
     char *bad[] = {"/nonexistent/program", NULL};
     rc = veil_harness_exec(&o, bad, res);
-    CHECK(rc == VEIL_ERR_CHILD && res[0].exit_code == 127 &&
+    VT_CHECK(rc == VEIL_ERR_CHILD && res[0].exit_code == 127 &&
               strstr(res[0].output, "cannot execute"),
           "missing program reported");
     veil_harness_results_free(res, 2);
 
     /* Bad options. */
     o.nparties = 0;
-    CHECK(veil_harness_run(&o, report_identity, NULL, NULL) == VEIL_ERR_INVAL, "0 parties");
-    return failures ? 1 : 0;
+    VT_CHECK(veil_harness_run(&o, report_identity, NULL, NULL) == VEIL_ERR_INVAL, "0 parties");
+    return veil_test_status();
 }

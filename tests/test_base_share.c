@@ -2,21 +2,12 @@
  * reconstructs the secret exactly (edge values included), a seeded party's expansion equals its
  * split share, single shares look uniform, and bad shapes/arguments are errors. */
 #include "config.h"
+#include "test_util.h"
 #include "veil.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 int main(void)
 {
@@ -39,57 +30,57 @@ int main(void)
                 veil_seed_derive(master, 7, (uint64_t)p, seeds[p]);
             int rc = veil_share_split(secret, (enum veil_share_kind)kind, 3, dims, np,
                                       (const uint8_t(*)[VEIL_SEED_BYTES])seeds, 1000, sh);
-            CHECK(rc == VEIL_OK, "split kind %d n %d: %s", kind, np, veil_last_error());
+            VT_CHECK(rc == VEIL_OK, "split kind %d n %d: %s", kind, np, veil_last_error());
             if (rc != VEIL_OK)
                 continue;
-            CHECK(veil_share_numel(sh[0]) == n && veil_share_ndim(sh[0]) == 3 &&
+            VT_CHECK(veil_share_numel(sh[0]) == n && veil_share_ndim(sh[0]) == 3 &&
                       veil_share_dim(sh[0], 1) == 5 && veil_share_dim(sh[0], 3) == 0,
                   "shape kept");
-            CHECK(veil_share_reconstruct((const veil_share_t *const *)sh, np, back) == VEIL_OK,
+            VT_CHECK(veil_share_reconstruct((const veil_share_t *const *)sh, np, back) == VEIL_OK,
                   "reconstruct");
-            CHECK(memcmp(back, secret, sizeof secret) == 0, "kind %d, %d parties: round trip", kind,
+            VT_CHECK(memcmp(back, secret, sizeof secret) == 0, "kind %d, %d parties: round trip", kind,
                   np);
             /* A party holding only its seed expands the same share. */
             veil_share_t *mine = veil_share_new((enum veil_share_kind)kind, 3, dims);
             veil_share_expand(mine, seeds[0], 1000);
-            CHECK(memcmp(veil_share_data(mine), veil_share_data(sh[0]), n * 8) == 0,
+            VT_CHECK(memcmp(veil_share_data(mine), veil_share_data(sh[0]), n * 8) == 0,
                   "expansion equals split share");
             veil_share_destroy(&mine);
             /* No share equals the secret (uniform shares; a collision has probability 2^-64). */
             for (int p = 0; p < np; p++)
-                CHECK(memcmp(veil_share_data(sh[p]) + 5, secret + 5, (n - 5) * 8) != 0,
+                VT_CHECK(memcmp(veil_share_data(sh[p]) + 5, secret + 5, (n - 5) * 8) != 0,
                       "share %d leaks the secret", p);
             /* Fewer than N shares do not reconstruct. */
             veil_share_reconstruct((const veil_share_t *const *)sh, np - 1, back);
-            CHECK(memcmp(back, secret, sizeof secret) != 0, "N-1 shares reconstructed the secret");
+            VT_CHECK(memcmp(back, secret, sizeof secret) != 0, "N-1 shares reconstructed the secret");
             for (int p = 0; p < np; p++)
                 veil_share_destroy(&sh[p]);
         }
 
     /* Scalars (0-d tensors) are fine. */
     veil_share_t *s0 = veil_share_new(VEIL_SHARE_ARITH, 0, NULL);
-    CHECK(s0 && veil_share_numel(s0) == 1, "0-d share has one element");
+    VT_CHECK(s0 && veil_share_numel(s0) == 1, "0-d share has one element");
     veil_share_destroy(&s0);
-    CHECK(s0 == NULL, "destroy clears the pointer");
+    VT_CHECK(s0 == NULL, "destroy clears the pointer");
     /* Bad shapes. */
     const size_t zero[2] = {4, 0};
-    CHECK(veil_share_new(VEIL_SHARE_ARITH, 2, zero) == NULL, "zero dimension refused");
-    CHECK(strstr(veil_last_error(), "dimension 1") != NULL, "message names it: %s",
+    VT_CHECK(veil_share_new(VEIL_SHARE_ARITH, 2, zero) == NULL, "zero dimension refused");
+    VT_CHECK(strstr(veil_last_error(), "dimension 1") != NULL, "message names it: %s",
           veil_last_error());
     const size_t huge[2] = {(size_t)1 << 40, (size_t)1 << 40};
-    CHECK(veil_share_new(VEIL_SHARE_ARITH, 2, huge) == NULL, "overflowing shape refused");
-    CHECK(veil_share_new(VEIL_SHARE_ARITH, 9, dims) == NULL, "9 dimensions refused");
-    CHECK(veil_share_new((enum veil_share_kind)7, 1, dims) == NULL, "unknown kind refused");
+    VT_CHECK(veil_share_new(VEIL_SHARE_ARITH, 2, huge) == NULL, "overflowing shape refused");
+    VT_CHECK(veil_share_new(VEIL_SHARE_ARITH, 9, dims) == NULL, "9 dimensions refused");
+    VT_CHECK(veil_share_new((enum veil_share_kind)7, 1, dims) == NULL, "unknown kind refused");
     veil_share_t *a = veil_share_new(VEIL_SHARE_ARITH, 2, dims);
     veil_share_t *b = veil_share_new(VEIL_SHARE_ARITH, 2, dims + 1);
     const veil_share_t *ab[2] = {a, b};
-    CHECK(veil_share_reconstruct(ab, 2, back) == VEIL_ERR_SHAPE, "shape mismatch refused");
+    VT_CHECK(veil_share_reconstruct(ab, 2, back) == VEIL_ERR_SHAPE, "shape mismatch refused");
     veil_share_t *sh[1];
     uint8_t seeds[1][VEIL_SEED_BYTES] = {{0}};
-    CHECK(veil_share_split(secret, VEIL_SHARE_ARITH, 1, dims, 1,
+    VT_CHECK(veil_share_split(secret, VEIL_SHARE_ARITH, 1, dims, 1,
                            (const uint8_t(*)[VEIL_SEED_BYTES])seeds, 0, sh) == VEIL_ERR_INVAL,
           "one party refused");
     veil_share_destroy(&a);
     veil_share_destroy(&b);
-    return failures ? 1 : 0;
+    return veil_test_status();
 }

@@ -9,7 +9,7 @@
  * (3) sends to one peer interleave: an 8-byte message posted after that 8 MiB one (other tag)
  *     lands first — the receiver's tasks reading each record the order in which they ran —
  *     because chunks go round-robin across a peer's pending sends instead of FIFO. */
-#include <config.h>
+#include "config.h"
 #include "net_test_util.h"
 
 #include <starpu.h>

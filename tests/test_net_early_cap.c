@@ -3,7 +3,7 @@
  * is posted — kept, then delivered intact when it is — and (2) three more 1 MiB messages it never
  * posts: its session must stop with VEIL_ERR_NOMEM and a message naming the early-arrival cap,
  * and party 0 must see VEIL_ERR_PEER_LOST relaying that reason (no crash, no hang). */
-#include <config.h>
+#include "config.h"
 #include "net_test_util.h"
 
 #include <starpu.h>

@@ -5,7 +5,7 @@
  * one tag (which must arrive in posting order), half the parties posting their
  * receives before their sends and half after (the early-arrival path), and the receivers check
  * every byte against a pattern derived from (sender, receiver, tag). */
-#include <config.h>
+#include "config.h"
 #include "net_test_util.h"
 
 #include <starpu.h>

@@ -4,7 +4,7 @@
  * party; (2) the plan digests differ: both opens fail with VEIL_ERR_MISMATCH naming the plan
  * digest; (3) party 1 believes in 3 parties: both fail with VEIL_ERR_MISMATCH naming the party
  * counts. */
-#include <config.h>
+#include "config.h"
 #include "net_test_util.h"
 
 enum { CASE_KEY, CASE_DIGEST, CASE_COUNT };

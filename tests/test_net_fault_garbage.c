@@ -10,7 +10,7 @@
  *     overtakes party 0's own start-up) must return VEIL_ERR_PROTO each time
  *     (VEIL_ERR_PEER_LOST for an abort frame without a reason); a hello claiming to come from
  *     party 0 over party 1's connection makes party 0's open fail with VEIL_ERR_MISMATCH. */
-#include <config.h>
+#include "config.h"
 #include "net_test_util.h"
 
 #include <arpa/inet.h>

@@ -7,7 +7,7 @@
  * time from open to that error must stay under 0.5 s + timeout 2 s + 1 s (the protocol's bound)
  * + 2 s of scheduling slack for this loaded 2-core machine: a loose correctness bound, not a
  * speed measurement. */
-#include <config.h>
+#include "config.h"
 #include "net_test_util.h"
 
 #include <signal.h>

@@ -4,7 +4,7 @@
  * sends 17 B back, party 0 marks 2 rounds. After veil_net_wait_all, on both sides: messages and
  * payload bytes equal exactly what was sent; wire bytes = 64 per frame + payloads, where the only
  * non-data payload is the 64-byte hello; data frames are counted; rounds equal the marks. */
-#include <config.h>
+#include "config.h"
 #include "net_test_util.h"
 
 #include <starpu.h>

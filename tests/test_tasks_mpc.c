@@ -2,38 +2,34 @@
  * and N = 3 in trusted-first-party mode): input sharing from two owners, local add / scalar ops,
  * masked open against a mask, reveal to one party and to all, and correlated randomness
  * delivered as DAG data (Beaver c = a*b, truncation r_hi = r >> f and r_63, shared bits in both
- * forms) — every revealed value checked exactly against plaintext, and every party's bytes and
+ * forms) — and N = 3 with material generated ahead into per-party files from a recorder's item
+ * list — every revealed value checked exactly against plaintext, and every party's bytes and
  * rounds checked against the formulas of mpc.h. Also: bad arguments are refused. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
 #include "tasks/mpc.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N_ELEMS 1000
 #define TILE 256 /* 4 tiles: the last one short */
 
 struct run {
     enum veil_mpc_material material;
+    char dir[64];            /* FILE: where the per-party files are */
+    uint8_t digest[32];      /* FILE: the plan digest */
     char pub[VEIL_NET_MAX_PROCS][VEIL_Z85_KEY_CHARS + 1];
     char sec[VEIL_NET_MAX_PROCS][VEIL_Z85_KEY_CHARS + 1];
 };
 
-static int fails;
+static struct run the_run; /* what every run hands its processes (forked: a copy each) */
 static int tfp; /* the run is in trusted-first-party mode */
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void plain_input(uint64_t salt, uint64_t *v)
 {
@@ -123,25 +119,25 @@ static int sequence(veil_mpc_t *m)
         for (size_t i = 0; i < N_ELEMS; i++) {
             uint64_t want = 3 * (x[i] + y[i]) + 7;
             if (pub_all.data[i] != want) {
-                CHECK(0, "party %d: reveal of 3(x+y)+7 wrong at %zu", self, i);
+                VT_CHECK(0, "party %d: reveal of 3(x+y)+7 wrong at %zu", self, i);
                 break;
             }
         }
         if (self == n - 1)
-            CHECK(memcmp(pub_one.data, y, sizeof y) == 0, "reveal to one party");
+            VT_CHECK(memcmp(pub_one.data, y, sizeof y) == 0, "reveal to one party");
         else
-            CHECK(pub_one.data == NULL, "party %d got a reveal meant for %d", self, n - 1);
+            VT_CHECK(pub_one.data == NULL, "party %d got a reveal meant for %d", self, n - 1);
         const uint64_t *a = mat[0].data, *b = mat[1].data, *c = mat[2].data;
         const uint64_t *r = mat[3].data, *rhi = mat[4].data, *r63 = mat[5].data;
         const uint64_t *bits = mat[6].data, *packed = mat[7].data;
         for (size_t i = 0; i < N_ELEMS; i++) {
             if (c[i] != a[i] * b[i] || rhi[i] != r[i] >> f || r63[i] != r[i] >> 63 ||
                 bits[i] > 1 || ((packed[i / 64] >> (i % 64)) & 1) != bits[i]) {
-                CHECK(0, "party %d: material correlation broken at element %zu", self, i);
+                VT_CHECK(0, "party %d: material correlation broken at element %zu", self, i);
                 break;
             }
             if (self == 0 && d.data[i] + mask_open.data[i] != x[i]) {
-                CHECK(0, "open: d + a != x at %zu", i);
+                VT_CHECK(0, "open: d + a != x at %zu", i);
                 break;
             }
         }
@@ -159,10 +155,10 @@ static int sequence(veil_mpc_t *m)
         uint64_t want_bytes = 8 * want;
         if (tfp && self == 0)
             want_bytes += (uint64_t)(n - 1) * VEIL_SEED_BYTES; /* it dealt the seeds */
-        CHECK(bytes_sent(m) == want_bytes, "party %d of %d sent %" PRIu64 " bytes, expected %" PRIu64,
+        VT_CHECK(bytes_sent(m) == want_bytes, "party %d of %d sent %" PRIu64 " bytes, expected %" PRIu64,
               self, n, bytes_sent(m), want_bytes);
         /* Rounds: 2 input sharings, the open, 2 + 8 + 1 reveals. */
-        CHECK(rounds(m) == 14, "party %d counted %" PRIu64 " rounds, expected 14", self, rounds(m));
+        VT_CHECK(rounds(m) == 14, "party %d counted %" PRIu64 " rounds, expected 14", self, rounds(m));
     }
     struct veil_sec *all[] = {&sx, &sy, &sum, &scaled, &plus, &d, &pub_all, &pub_one, &mask_open};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -173,12 +169,12 @@ static int sequence(veil_mpc_t *m)
         veil_mpc_mat_release(m, mats[i]);
     size_t nitems;
     veil_mpc_items(m, &nitems);
-    CHECK(nitems == 3, "3 items logged, got %zu", nitems);
+    VT_CHECK(nitems == 3, "3 items logged, got %zu", nitems);
     /* Bad arguments, refused before anything is submitted. */
     struct veil_sec bad;
-    CHECK(veil_mpc_share_input(m, n, x, 1, dims, 0, &bad) == VEIL_ERR_INVAL, "owner out of range");
-    CHECK(veil_mpc_reveal(m, &sx, n, &bad) == VEIL_ERR_INVAL, "reveal target out of range");
-    return fails ? 1 : 0;
+    VT_CHECK(veil_mpc_share_input(m, n, x, 1, dims, 0, &bad) == VEIL_ERR_INVAL, "owner out of range");
+    VT_CHECK(veil_mpc_reveal(m, &sx, n, &bad) == VEIL_ERR_INVAL, "reveal target out of range");
+    return veil_test_failures ? 1 : 0;
 }
 
 static int party_main(const struct veil_harness_party *me, void *arg)
@@ -200,6 +196,10 @@ static int party_main(const struct veil_harness_party *me, void *arg)
         o.role = me->is_dealer ? VEIL_MPC_DEALER : VEIL_MPC_PARTY;
         o.material = r->material;
         o.tile = TILE;
+        char path[96];
+        snprintf(path, sizeof path, "%s/p%d.pre", r->dir, me->id);
+        o.preproc_path = path;
+        memcpy(o.plan_digest, r->digest, sizeof o.plan_digest);
         m = veil_mpc_new(net, &o);
         rc = m ? VEIL_OK : VEIL_ERR_STATE;
     }
@@ -213,21 +213,22 @@ static int party_main(const struct veil_harness_party *me, void *arg)
     return code;
 }
 
-static int run(int nparties, enum veil_mpc_material material)
+static int run(int nparties, enum veil_mpc_material material, const char *session)
 {
-    static struct run r;
-    r.material = material;
+    struct run *r = &the_run;
+    r->material = material;
     tfp = material == VEIL_MPC_MAT_TRUSTED_FIRST_PARTY;
     const int dealer = material == VEIL_MPC_MAT_DEALER;
     for (int p = 0; p < nparties + dealer; p++)
-        if (veil_curve_keypair(r.pub[p], r.sec[p]) != VEIL_OK)
+        if (veil_curve_keypair(r->pub[p], r->sec[p]) != VEIL_OK)
             return 1;
     struct veil_harness_result res[VEIL_HARNESS_MAX_PROCS];
     struct veil_harness_opts o = {
-        .nparties = nparties, .dealer = dealer, .timeout_s = 90, .grace_s = 10};
-    int rc = veil_harness_run(&o, party_main, &r, res);
+        .nparties = nparties, .dealer = dealer, .timeout_s = 90, .grace_s = 10, .session = session};
+    int rc = veil_harness_run(&o, party_main, r, res);
     if (rc != VEIL_OK) {
-        fprintf(stderr, "FAIL: N=%d %s: %s\n", nparties, dealer ? "dealer" : "trusted first party",
+        static const char *names[] = {"dealer", "trusted first party", "file"};
+        fprintf(stderr, "FAIL: N=%d %s material: %s\n", nparties, names[material],
                 veil_last_error());
         for (int p = 0; p < nparties + dealer; p++)
             fprintf(stderr, "---- process %d:\n%s", p, res[p].output ? res[p].output : "");
@@ -236,11 +237,58 @@ static int run(int nparties, enum veil_mpc_material material)
     return rc == VEIL_OK ? 0 : 1;
 }
 
+/* Material ahead of the run: a recorder lists the items the sequence consumes, the offline
+ * generator writes one file per party, the parties read them. */
+static int run_from_files(int nparties)
+{
+    static const char session[] = "0123456789abcdef0123456789abcdef";
+    struct veil_mpc_options o;
+    veil_mpc_options_defaults(&o);
+    o.tile = TILE;
+    veil_mpc_t *rec = veil_mpc_new_recorder(nparties, &o);
+    if (!rec || sequence(rec) != 0) {
+        fprintf(stderr, "FAIL: recorder: %s\n", veil_last_error());
+        return 1;
+    }
+    size_t nitems;
+    const struct veil_preproc_item *items = veil_mpc_items(rec, &nitems);
+    struct veil_preproc_layout layout;
+    uint8_t sid[16];
+    for (int b = 0; b < 16; b++)
+        sid[b] = (uint8_t)strtoul((char[]){session[2 * b], session[2 * b + 1], 0}, NULL, 16);
+    veil_preproc_layout_init(&layout, nparties, o.frac_bits, sid);
+    char dir[] = "/tmp/veil-preproc-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char paths[VEIL_PREPROC_MAX_PARTIES][96];
+    const char *pp[VEIL_PREPROC_MAX_PARTIES];
+    for (int p = 0; p < nparties; p++) {
+        snprintf(paths[p], sizeof paths[p], "%s/p%d.pre", dir, p);
+        pp[p] = paths[p];
+    }
+    int rc = veil_preproc_items_digest(items, nitems, the_run.digest);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_generate_files(&layout, items, nitems, the_run.digest, pp);
+    veil_mpc_destroy(&rec);
+    int failed = 1;
+    if (rc == VEIL_OK) {
+        snprintf(the_run.dir, sizeof the_run.dir, "%s", dir);
+        failed = run(nparties, VEIL_MPC_MAT_FILE, session);
+    } else {
+        fprintf(stderr, "FAIL: generating files: %s\n", veil_last_error());
+    }
+    for (int p = 0; p < nparties; p++)
+        remove(paths[p]);
+    rmdir(dir);
+    return failed;
+}
+
 int main(void)
 {
     int failed = 0;
     for (int n = 2; n <= 4; n++)
-        failed += run(n, VEIL_MPC_MAT_DEALER);
-    failed += run(3, VEIL_MPC_MAT_TRUSTED_FIRST_PARTY);
+        failed += run(n, VEIL_MPC_MAT_DEALER, NULL);
+    failed += run(3, VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, NULL);
+    failed += run_from_files(3);
     return failed ? 1 : 0;
 }

@@ -4,6 +4,7 @@
  * errors. */
 #include "config.h"
 #include "tasks/tasks_internal.h"
+#include "test_util.h"
 #include "veil.h"
 
 #include <stdio.h>
@@ -25,19 +26,9 @@ static struct starpu_codelet affine_cl = {
 
 int main(void)
 {
-    char home[] = "/tmp/veil-test-XXXXXX";
-    if (!mkdtemp(home))
-        return 1;
-    setenv("STARPU_HOME", home, 1);
-    setenv("STARPU_NCPU", "1", 1);
-    setenv("STARPU_WORKERS_NOBIND", "1", 1);
-    setenv("STARPU_SILENT", "1", 1);
-    setenv("STARPU_NOPENCL", "0", 1);
-    setenv("STARPU_SCHED", "lws", 0);
-    if (starpu_init(NULL) != 0) {
-        fprintf(stderr, "starpu_init failed\n");
-        return 77;
-    }
+    int rc = veil_test_starpu_start();
+    if (rc != 0)
+        return rc;
     int fails = 0;
     const size_t n = 1000, tile = 64;
     uint64_t *x = malloc(n * 8), *want = malloc(n * 8);
@@ -84,9 +75,8 @@ int main(void)
         fprintf(stderr, "FAIL: unregister writes back\n");
         fails++;
     }
-    starpu_shutdown();
+    veil_test_starpu_stop();
     free(x);
     free(want);
-    rmdir(home);
     return fails ? 1 : 0;
 }

@@ -37,7 +37,7 @@ struct veil_net_stats {
 };
 
 /**
- * Opens a session from a configuration file (format in net/config.h) and a 32-byte plan digest
+ * Opens a session from a configuration file (format in net/net_config.h) and a 32-byte plan digest
  * that every party must agree on. Returns only when every peer is connected, authenticated and
  * agreed on the handshake, or fails (VEIL_ERR_TIMEOUT naming the missing peers,
  * VEIL_ERR_MISMATCH naming what differs, VEIL_ERR_NET, ...; veil_last_error() says more).

@@ -1,5 +1,5 @@
 /*
- * config.h — a party's view of a session (internal to net/): who the parties are, where they
+ * net_config.h — a party's view of a session (internal to net/): who the parties are, where they
  * listen, their CURVE public keys, this process's identity and secret key, timing and link
  * emulation options. Filled from a configuration file (real deployments) or from the
  * harness's environment (tests and the launcher).

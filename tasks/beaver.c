@@ -1,0 +1,135 @@
+/*
+ * beaver.c — the elementwise Beaver product and square (contracts and costs in beaver.h). Per
+ * tile: the two masked opens of the round, then the local combination as separate tasks, each
+ * depending on the one open it needs, so a tile's local work starts as soon as its first
+ * opened operand lands and every tile runs independently of the others.
+ */
+#include "config.h"
+#include "tasks/beaver.h"
+
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "tasks/beaver_internal.h"
+#include "tasks/mpc_internal.h"
+
+#include <string.h>
+
+struct veil_sec veil_mpc_part_view(const struct veil_sec *p, const struct veil_sec *like)
+{
+    struct veil_sec v = *p;
+    v.ndim = like->ndim;
+    memcpy(v.dims, like->dims, sizeof v.dims);
+    return v;
+}
+
+static int check_arith(const char *op, const char *what, const struct veil_sec *x)
+{
+    if (!x)
+        return veil_error(VEIL_ERR_INVAL, "%s: %s is NULL", op, what);
+    if (x->kind != VEIL_SHARE_ARITH)
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: %s holds binary shares; convert it to arithmetic "
+                          "shares first",
+                          op, what);
+    if (x->numel == 0)
+        return veil_error(VEIL_ERR_SHAPE, "%s: %s is empty", op, what);
+    return VEIL_OK;
+}
+
+int veil_mpc_mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z)
+{
+    int rc;
+    if ((rc = check_arith("mul", "x", x)) != VEIL_OK ||
+        (rc = check_arith("mul", "y", y)) != VEIL_OK)
+        return rc;
+    if (!z)
+        return veil_error(VEIL_ERR_INVAL, "mul: z is NULL");
+    if (!veil_sec_same_layout(x, y))
+        return veil_error(VEIL_ERR_SHAPE,
+                          "mul: x (%zu elements, tiles of %zu) and y (%zu "
+                          "elements, tiles of %zu) must have the same shape and tiling",
+                          x->numel, x->tile, y->numel, y->tile);
+    struct veil_mpc_mat mat;
+    memset(z, 0, sizeof *z);
+    if ((rc = veil_mpc_material(m, veil_preproc_item_beaver(0, x->numel), x->tile, &mat)) !=
+        VEIL_OK)
+        return rc;
+    struct veil_sec d = {0}, e = {0}, t1 = {0}, t2 = {0}, t3 = {0};
+    if ((rc = veil_sec_init_like(m, z, x)) != VEIL_OK || !veil_mpc_computes(m))
+        goto out;
+    const int p0 = veil_mpc_self(m) == 0;
+    struct veil_sec a = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
+    struct veil_sec b = veil_mpc_part_view(&mat.part[VEIL_PRE_B], x);
+    const struct veil_sec *c = &mat.part[VEIL_PRE_C];
+    if ((rc = veil_mpc_open(m, x, &a, &d)) != VEIL_OK ||
+        (rc = veil_mpc_open(m, y, &b, &e)) != VEIL_OK)
+        goto out;
+    veil_mpc_round(m);
+    if ((rc = veil_sec_init_like(m, &t1, x)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, &t2, x)) != VEIL_OK ||
+        (p0 && (rc = veil_sec_init_like(m, &t3, x)) != VEIL_OK))
+        goto out;
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
+        /* D b_p waits for D only, a_p E for E only; the sum waits for both. */
+        rc = veil_task_mul(d.h[t], b.h[t], t1.h[t], 0);
+        if (rc == VEIL_OK)
+            rc = veil_task_mul(a.h[t], e.h[t], t2.h[t], 0);
+        if (rc == VEIL_OK && p0)
+            rc = veil_task_mul(d.h[t], e.h[t], t3.h[t], 0);
+        if (rc == VEIL_OK) {
+            starpu_data_handle_t ops[4] = {c->h[t], t1.h[t], t2.h[t], p0 ? t3.h[t] : NULL};
+            rc = veil_task_sum(ops, p0 ? 4 : 3, z->h[t], 0);
+        }
+    }
+out:
+    veil_mpc_release(m, &d);
+    veil_mpc_release(m, &e);
+    veil_mpc_release(m, &t1);
+    veil_mpc_release(m, &t2);
+    veil_mpc_release(m, &t3);
+    veil_mpc_mat_release(m, &mat);
+    return rc;
+}
+
+int veil_mpc_square(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *z)
+{
+    int rc;
+    if ((rc = check_arith("square", "x", x)) != VEIL_OK)
+        return rc;
+    if (!z)
+        return veil_error(VEIL_ERR_INVAL, "square: z is NULL");
+    struct veil_mpc_mat mat;
+    memset(z, 0, sizeof *z);
+    if ((rc = veil_mpc_material(m, veil_preproc_item_square(0, x->numel), x->tile, &mat)) !=
+        VEIL_OK)
+        return rc;
+    struct veil_sec d = {0}, t1 = {0}, t2 = {0};
+    if ((rc = veil_sec_init_like(m, z, x)) != VEIL_OK || !veil_mpc_computes(m))
+        goto out;
+    const int p0 = veil_mpc_self(m) == 0;
+    struct veil_sec a = veil_mpc_part_view(&mat.part[VEIL_PRE_SQ_A], x);
+    const struct veil_sec *a2 = &mat.part[VEIL_PRE_SQ_A2];
+    if ((rc = veil_mpc_open(m, x, &a, &d)) != VEIL_OK)
+        goto out;
+    veil_mpc_round(m);
+    if ((rc = veil_sec_init_like(m, &t1, x)) != VEIL_OK ||
+        (p0 && (rc = veil_sec_init_like(m, &t2, x)) != VEIL_OK))
+        goto out;
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
+        rc = veil_task_mul(d.h[t], a.h[t], t1.h[t], 0);
+        if (rc == VEIL_OK && p0)
+            rc = veil_task_mul(d.h[t], d.h[t], t2.h[t], 0);
+        if (rc == VEIL_OK) {
+            /* a^2 + 2 D a (+ D^2): the sum takes the same operand twice. */
+            starpu_data_handle_t ops[4] = {a2->h[t], t1.h[t], t1.h[t], p0 ? t2.h[t] : NULL};
+            rc = veil_task_sum(ops, p0 ? 4 : 3, z->h[t], 0);
+        }
+    }
+out:
+    veil_mpc_release(m, &d);
+    veil_mpc_release(m, &t1);
+    veil_mpc_release(m, &t2);
+    veil_mpc_mat_release(m, &mat);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/*
+ * beaver_internal.h — what the Beaver-family protocol files (beaver.c, matmul.c, conv.c,
+ * trunc.c) share: three local kernels as StarPU tasks on vector handles (a batched strided GEMM,
+ * an axis swap, the truncation protocol's final local step; tasks/beaver_kernels.c) and the
+ * secure matrix product on already-validated tensors (matmul.c).
+ */
+#ifndef VEIL_TASKS_BEAVER_INTERNAL_H
+#define VEIL_TASKS_BEAVER_INTERNAL_H
+
+#include "tasks/mpc.h"
+
+#include <starpu.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Batched strided row-major product on vector handles (all uint64_t, dense rows). */
+struct veil_bgemm_args {
+    size_t m, n, k; /* op(A) is m x k, op(B) k x n, C m x n */
+    int trans_a, trans_b;
+    int accumulate;    /* 0: C = ..., 1: C += ... */
+    size_t batch;      /* >= 1 products */
+    size_t sa, sb, sc; /* element strides between the batch's operands; sc == 0 sums the batch
+                          into one C (the first product overwrites unless accumulate) */
+};
+
+/**
+ * Submits one task computing, for i < batch, C[i sc] (=|+=) op(A[i sa]) op(B[i sb]) mod 2^64
+ * with veil_gemm_u64. Checks the handles' lengths cover the batch (VEIL_ERR_SHAPE) before
+ * submitting. VEIL_ERR_STARPU if StarPU refuses the task.
+ */
+int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
+                    const struct veil_bgemm_args *args);
+
+/**
+ * out = in with the two middle axes swapped: in is (p0, p1, p2, p3) row-major, out
+ * (p0, p2, p1, p3). Covers a transpose (1, r, c, 1), a batched transpose (b, r, c, 1) and
+ * (b, oc, hw) <-> (oc, b, hw) regroupings. Both vectors hold p0 p1 p2 p3 elements.
+ */
+int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const size_t p[4]);
+
+/**
+ * The local step of the truncation protocol (trunc.c): with c = copen + 2^62 (copen the opened
+ * x + r), out = [party0] ((c >> f) - 2^(62-f)) - r_hi + ((1 - c_63) r_63) << (64 - f).
+ * f in [1, 62]. Same-length vectors.
+ */
+int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
+                           starpu_data_handle_t r63, starpu_data_handle_t out, unsigned f,
+                           int party0);
+
+/**
+ * Secure z = x . y (x a x b, y b x c, one handle each) with one MATMUL triple: validated
+ * already by the caller (2-D arithmetic one-tile tensors with matching inner dimension); z is
+ * initialised here (a x c, one handle). Rounds 1; bytes per party 8 (N-1)(ab + bc).
+ */
+int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                         struct veil_sec *z);
+
+/** A view of material part p with the shape of like (same numel and tiling): shares p's
+ * handles, never released itself. */
+struct veil_sec veil_mpc_part_view(const struct veil_sec *p, const struct veil_sec *like);
+
+#endif

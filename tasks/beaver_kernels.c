@@ -1,0 +1,211 @@
+/*
+ * beaver_kernels.c — three local kernels the Beaver-family protocols need and no composition
+ * of the existing codelets does in one pass over vector handles: a batched strided GEMM (the
+ * protocol tensors are vector handles, veil_task_gemm wants matrix handles; convolution needs one
+ * product per image over slices of one handle), an axis swap (regrouping images for the
+ * convolution's backward products, transposes) and the truncation protocol's fused local step
+ * (seven elementwise tasks otherwise). Codelet, perf model and CPU body of each are here.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "codelets/gemm_internal.h"
+#include "tasks/beaver_internal.h"
+
+#include <string.h>
+
+/* ---- batched GEMM ------------------------------------------------------------------------- */
+
+static void bgemm_cpu(void *buffers[], void *cl_arg)
+{
+    struct veil_bgemm_args g;
+    starpu_codelet_unpack_args(cl_arg, &g);
+    const uint64_t *a = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *b = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    uint64_t *c = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    const size_t lda = g.trans_a ? g.m : g.k, ldb = g.trans_b ? g.k : g.n;
+    for (size_t i = 0; i < g.batch; i++) {
+        int acc = g.accumulate || (g.sc == 0 && i > 0);
+        veil_gemm_u64(g.trans_a, g.trans_b, g.m, g.n, g.k, a + i * g.sa, lda, b + i * g.sb, ldb,
+                      acc, c + i * g.sc, g.n);
+    }
+}
+
+static size_t bgemm_size_base(struct starpu_task *task, unsigned nimpl)
+{
+    (void)nimpl;
+    struct veil_bgemm_args g;
+    starpu_codelet_unpack_args(task->cl_arg, &g);
+    return g.m * g.n * g.k * g.batch;
+}
+
+static struct starpu_perfmodel bgemm_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_bgemm", .size_base = bgemm_size_base};
+
+static struct starpu_codelet bgemm_w_cl = {
+    .cpu_funcs = {bgemm_cpu},
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_W},
+    .model = &bgemm_model,
+    .name = "veil_bgemm",
+};
+
+static struct starpu_codelet bgemm_rw_cl = {
+    .cpu_funcs = {bgemm_cpu},
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_RW},
+    .model = &bgemm_model,
+    .name = "veil_bgemm_acc",
+};
+
+/* Elements an operand of rows x cols repeated batch times at stride s spans. */
+static int spans(size_t have, size_t rows, size_t cols, size_t batch, size_t s)
+{
+    size_t one = rows * cols;
+    return have >= (batch - 1) * s + one;
+}
+
+int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
+                    const struct veil_bgemm_args *g)
+{
+    size_t na, nb, nc;
+    int rc;
+    if ((rc = veil_codelet_check_vector(a, "bgemm: A", &na)) != VEIL_OK ||
+        (rc = veil_codelet_check_vector(b, "bgemm: B", &nb)) != VEIL_OK ||
+        (rc = veil_codelet_check_vector(c, "bgemm: C", &nc)) != VEIL_OK)
+        return rc;
+    if (c == a || c == b)
+        return veil_error(VEIL_ERR_INVAL, "bgemm: C must differ from A and B");
+    if (g->batch < 1 || g->m < 1 || g->n < 1 || g->k < 1)
+        return veil_error(VEIL_ERR_SHAPE, "bgemm: empty product (%zu x %zu x %zu, batch %zu)", g->m,
+                          g->k, g->n, g->batch);
+    if (!spans(na, g->m, g->k, g->batch, g->sa) || !spans(nb, g->k, g->n, g->batch, g->sb) ||
+        !spans(nc, g->m, g->n, g->batch, g->sc))
+        return veil_error(VEIL_ERR_SHAPE,
+                          "bgemm: operands of %zu, %zu, %zu elements do not hold "
+                          "%zu products of %zu x %zu by %zu x %zu",
+                          na, nb, nc, g->batch, g->m, g->k, g->k, g->n);
+    rc = starpu_task_insert(g->accumulate ? &bgemm_rw_cl : &bgemm_w_cl, STARPU_R, a, STARPU_R, b,
+                            g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g, sizeof *g, 0);
+    if (rc != 0)
+        return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
+    return VEIL_OK;
+}
+
+/* ---- axis swap ---------------------------------------------------------------------------- */
+
+struct swap_args {
+    size_t p[4];
+};
+
+static void swap_cpu(void *buffers[], void *cl_arg)
+{
+    struct swap_args s;
+    starpu_codelet_unpack_args(cl_arg, &s);
+    const uint64_t *in = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const size_t p1 = s.p[1], p2 = s.p[2], p3 = s.p[3];
+    for (size_t i0 = 0; i0 < s.p[0]; i0++) {
+        const uint64_t *ib = in + i0 * p1 * p2 * p3;
+        uint64_t *ob = out + i0 * p1 * p2 * p3;
+        if (p3 == 1) { /* a plain transpose: element moves, no per-element memcpy call */
+            for (size_t i1 = 0; i1 < p1; i1++)
+                for (size_t i2 = 0; i2 < p2; i2++)
+                    ob[i2 * p1 + i1] = ib[i1 * p2 + i2];
+            continue;
+        }
+        for (size_t i1 = 0; i1 < p1; i1++)
+            for (size_t i2 = 0; i2 < p2; i2++)
+                memcpy(ob + (i2 * p1 + i1) * p3, ib + (i1 * p2 + i2) * p3, p3 * 8);
+    }
+}
+
+static struct starpu_perfmodel swap_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_swap_axes", .size_base = veil_codelet_size_base};
+
+static struct starpu_codelet swap_cl = {
+    .cpu_funcs = {swap_cpu},
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &swap_model,
+    .name = "veil_swap_axes",
+};
+
+int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const size_t p[4])
+{
+    size_t ni, no;
+    int rc;
+    if ((rc = veil_codelet_check_vector(in, "swap_axes: input", &ni)) != VEIL_OK ||
+        (rc = veil_codelet_check_vector(out, "swap_axes: output", &no)) != VEIL_OK)
+        return rc;
+    struct swap_args s;
+    memcpy(s.p, p, sizeof s.p);
+    if (ni != no || ni != p[0] * p[1] * p[2] * p[3] || in == out)
+        return veil_error(VEIL_ERR_SHAPE,
+                          "swap_axes: %zu and %zu elements for a %zu x %zu x %zu "
+                          "x %zu tensor (distinct handles)",
+                          ni, no, p[0], p[1], p[2], p[3]);
+    rc = starpu_task_insert(&swap_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s, sizeof s, 0);
+    if (rc != 0)
+        return veil_error(VEIL_ERR_STARPU, "swap_axes: starpu_task_insert failed (%s)",
+                          strerror(-rc));
+    return VEIL_OK;
+}
+
+/* ---- truncation's local step -------------------------------------------------------------- */
+
+#define TRUNC_OFFSET (UINT64_C(1) << 62)
+
+static void trunc_finish_cpu(void *buffers[], void *cl_arg)
+{
+    unsigned f;
+    int party0;
+    starpu_codelet_unpack_args(cl_arg, &f, &party0);
+    const uint64_t *c = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *rhi = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const uint64_t *r63 = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[3]);
+    const uint64_t p0 = party0 ? UINT64_MAX : 0, off = TRUNC_OFFSET >> f;
+    const unsigned up = 64 - f;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ci = c[i] + TRUNC_OFFSET;
+        uint64_t wrap = ((~ci) >> 63) * r63[i];
+        out[i] = (((ci >> f) - off) & p0) - rhi[i] + (wrap << up);
+    }
+}
+
+static struct starpu_perfmodel trunc_model = {.type = STARPU_HISTORY_BASED,
+                                              .symbol = "veil_trunc_finish",
+                                              .size_base = veil_codelet_size_base};
+
+static struct starpu_codelet trunc_cl = {
+    .cpu_funcs = {trunc_finish_cpu},
+    .nbuffers = 4,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
+    .model = &trunc_model,
+    .name = "veil_trunc_finish",
+};
+
+int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
+                           starpu_data_handle_t r63, starpu_data_handle_t out, unsigned f,
+                           int party0)
+{
+    size_t n0, n1, n2, n3;
+    int rc;
+    if ((rc = veil_codelet_check_vector(copen, "trunc: opened value", &n0)) != VEIL_OK ||
+        (rc = veil_codelet_check_vector(rhi, "trunc: r_hi", &n1)) != VEIL_OK ||
+        (rc = veil_codelet_check_vector(r63, "trunc: r_63", &n2)) != VEIL_OK ||
+        (rc = veil_codelet_check_vector(out, "trunc: output", &n3)) != VEIL_OK)
+        return rc;
+    if (n0 != n1 || n0 != n2 || n0 != n3)
+        return veil_error(VEIL_ERR_SHAPE, "trunc: tiles of %zu, %zu, %zu, %zu elements", n0, n1, n2,
+                          n3);
+    if (f < 1 || f > 62)
+        return veil_error(VEIL_ERR_INVAL, "trunc: f = %u, use 1 to 62", f);
+    rc = starpu_task_insert(&trunc_cl, STARPU_R, copen, STARPU_R, rhi, STARPU_R, r63, STARPU_W, out,
+                            STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0, sizeof party0, 0);
+    if (rc != 0)
+        return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));
+    return VEIL_OK;
+}

@@ -1,0 +1,149 @@
+/*
+ * matmul.c — the secure matrix product with one MATMUL triple (contract and cost in beaver.h),
+ * and its transposed variants through a local transpose of the shares. The local combination
+ * runs as GEMM tasks into separate temporaries (D B when D lands, A E when E lands, D E at
+ * party 0 accumulated onto D B) and one sum, so neither product waits for the other open.
+ */
+#include "config.h"
+#include "tasks/beaver.h"
+
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "tasks/beaver_internal.h"
+#include "tasks/mpc_internal.h"
+
+#include <string.h>
+
+static int check_matrix(const char *op, const char *what, const struct veil_sec *x)
+{
+    if (!x)
+        return veil_error(VEIL_ERR_INVAL, "%s: %s is NULL", op, what);
+    if (x->kind != VEIL_SHARE_ARITH)
+        return veil_error(VEIL_ERR_INVAL, "%s: %s holds binary shares; use arithmetic shares", op,
+                          what);
+    if (x->ndim != 2)
+        return veil_error(VEIL_ERR_SHAPE, "%s: %s has %d dimensions; pass a 2-D matrix", op, what,
+                          x->ndim);
+    if (x->ntiles != 1)
+        return veil_error(VEIL_ERR_SHAPE,
+                          "%s: %s is split into %d tiles; create it with tile "
+                          "SIZE_MAX (one handle)",
+                          op, what, x->ntiles);
+    return VEIL_OK;
+}
+
+static struct veil_bgemm_args gemm1(size_t a, size_t c, size_t b, int acc)
+{
+    struct veil_bgemm_args g = {.m = a, .n = c, .k = b, .accumulate = acc, .batch = 1};
+    return g;
+}
+
+int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                         struct veil_sec *z)
+{
+    const size_t a = x->dims[0], b = x->dims[1], c = y->dims[1];
+    const size_t zdims[2] = {a, c};
+    struct veil_mpc_mat mat;
+    memset(z, 0, sizeof *z);
+    int rc = veil_mpc_material(m, veil_preproc_item_matmul(0, a, b, c), SIZE_MAX, &mat);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_sec d = {0}, e = {0}, t1 = {0}, t2 = {0};
+    if ((rc = veil_sec_init(m, z, VEIL_SHARE_ARITH, 2, zdims, SIZE_MAX)) != VEIL_OK ||
+        !veil_mpc_computes(m))
+        goto out;
+    struct veil_sec ma = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
+    struct veil_sec mb = veil_mpc_part_view(&mat.part[VEIL_PRE_B], y);
+    if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK ||
+        (rc = veil_mpc_open(m, y, &mb, &e)) != VEIL_OK)
+        goto out;
+    veil_mpc_round(m);
+    if ((rc = veil_sec_init_like(m, &t1, z)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, &t2, z)) != VEIL_OK)
+        goto out;
+    struct veil_bgemm_args g0 = gemm1(a, c, b, 0), g1 = gemm1(a, c, b, 1);
+    if ((rc = veil_task_bgemm(d.h[0], mb.h[0], t1.h[0], &g0)) != VEIL_OK ||
+        (rc = veil_task_bgemm(ma.h[0], e.h[0], t2.h[0], &g0)) != VEIL_OK)
+        goto out;
+    if (veil_mpc_self(m) == 0 && (rc = veil_task_bgemm(d.h[0], e.h[0], t1.h[0], &g1)) != VEIL_OK)
+        goto out;
+    starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
+    rc = veil_task_sum(ops, 3, z->h[0], 0);
+out:
+    veil_mpc_release(m, &d);
+    veil_mpc_release(m, &e);
+    veil_mpc_release(m, &t1);
+    veil_mpc_release(m, &t2);
+    veil_mpc_mat_release(m, &mat);
+    return rc;
+}
+
+int veil_mpc_matmul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                    struct veil_sec *z)
+{
+    int rc;
+    if ((rc = check_matrix("matmul", "x", x)) != VEIL_OK ||
+        (rc = check_matrix("matmul", "y", y)) != VEIL_OK)
+        return rc;
+    if (!z)
+        return veil_error(VEIL_ERR_INVAL, "matmul: z is NULL");
+    if (x->dims[1] != y->dims[0])
+        return veil_error(VEIL_ERR_SHAPE,
+                          "matmul: x is %zu x %zu but y is %zu x %zu; y needs %zu "
+                          "rows",
+                          x->dims[0], x->dims[1], y->dims[0], y->dims[1], x->dims[1]);
+    return veil_mpc_matmul_core(m, x, y, z);
+}
+
+/* t = x^T (a local transpose of the shares), one handle. */
+static int transpose(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *t)
+{
+    const size_t dims[2] = {x->dims[1], x->dims[0]};
+    int rc = veil_sec_init(m, t, VEIL_SHARE_ARITH, 2, dims, SIZE_MAX);
+    if (rc != VEIL_OK || !veil_mpc_computes(m))
+        return rc;
+    const size_t p[4] = {1, x->dims[0], x->dims[1], 1};
+    return veil_task_swap_axes(x->h[0], t->h[0], p);
+}
+
+int veil_mpc_matmul_tn(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                       struct veil_sec *z)
+{
+    int rc;
+    if ((rc = check_matrix("matmul_tn", "x", x)) != VEIL_OK ||
+        (rc = check_matrix("matmul_tn", "y", y)) != VEIL_OK)
+        return rc;
+    if (!z)
+        return veil_error(VEIL_ERR_INVAL, "matmul_tn: z is NULL");
+    if (x->dims[0] != y->dims[0])
+        return veil_error(VEIL_ERR_SHAPE,
+                          "matmul_tn: x^T is %zu x %zu but y is %zu x %zu; y "
+                          "needs %zu rows",
+                          x->dims[1], x->dims[0], y->dims[0], y->dims[1], x->dims[0]);
+    struct veil_sec xt = {0};
+    if ((rc = transpose(m, x, &xt)) == VEIL_OK)
+        rc = veil_mpc_matmul_core(m, &xt, y, z);
+    veil_mpc_release(m, &xt);
+    return rc;
+}
+
+int veil_mpc_matmul_nt(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                       struct veil_sec *z)
+{
+    int rc;
+    if ((rc = check_matrix("matmul_nt", "x", x)) != VEIL_OK ||
+        (rc = check_matrix("matmul_nt", "y", y)) != VEIL_OK)
+        return rc;
+    if (!z)
+        return veil_error(VEIL_ERR_INVAL, "matmul_nt: z is NULL");
+    if (x->dims[1] != y->dims[1])
+        return veil_error(VEIL_ERR_SHAPE,
+                          "matmul_nt: x is %zu x %zu but y^T is %zu x %zu; y "
+                          "needs %zu columns",
+                          x->dims[0], x->dims[1], y->dims[1], y->dims[0], x->dims[1]);
+    struct veil_sec yt = {0};
+    if ((rc = transpose(m, y, &yt)) == VEIL_OK)
+        rc = veil_mpc_matmul_core(m, x, &yt, z);
+    veil_mpc_release(m, &yt);
+    return rc;
+}
