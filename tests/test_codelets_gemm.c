@@ -1,14 +1,14 @@
 /* Tests the Z_2^64 matrix product: veil_gemm_u64 called directly and through StarPU tasks
- * (veil_task_gemm) equals a naive triple loop bit for bit, on random matrices salted with the
- * edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block boundary of
- * both microkernels, padded leading dimensions, all four transpose combinations, overwrite and
- * accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2, portable, and
- * the unblocked fallback); that VEIL_GEMM_KERNEL=generic selects the portable kernel and an unknown
- * kernel name is refused; and that
- * the submit helper rejects mismatched shapes with VEIL_ERR_SHAPE and bad handles with
- * VEIL_ERR_INVAL before submitting. */
+ * (veil_task_gemm) equals the plaintext reference (veil_ref_gemm) bit for bit, on random matrices
+ * salted with the edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block
+ * boundary of both microkernels, padded leading dimensions, all four transpose combinations,
+ * overwrite and accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2,
+ * portable, and the unblocked fallback); that VEIL_GEMM_KERNEL=generic selects the portable kernel
+ * and an unknown kernel name is refused; and that the submit helper rejects mismatched shapes with
+ * VEIL_ERR_SHAPE and bad handles with VEIL_ERR_INVAL before submitting. */
 #include "config.h"
 #include "codelets/gemm_internal.h"
+#include "codelets/reference.h"
 #include "veil.h"
 
 #include <errno.h>
@@ -48,18 +48,37 @@ static void fill(uint64_t *x, size_t n)
     }
 }
 
-/* The oracle: C (=|+=) op(A) op(B), the textbook loop. */
-static void naive_gemm(int ta, int tb, size_t m, size_t n, size_t k, const uint64_t *a, size_t lda,
+/* The oracle: C (=|+=) op(A) op(B) with the project's plaintext reference veil_ref_gemm, on
+ * contiguous copies of op(A) and op(B). Returns 0, or -1 when out of memory. */
+static int oracle_gemm(int ta, int tb, size_t m, size_t n, size_t k, const uint64_t *a, size_t lda,
                        const uint64_t *b, size_t ldb, int acc, uint64_t *c, size_t ldc)
 {
+    if (m == 0 || n == 0)
+        return 0;
+    uint64_t *oa = malloc((m * k + 1) * 8), *ob = malloc((k * n + 1) * 8),
+             *prod = malloc(m * n * 8);
+    int rc = -1;
+    if (!oa || !ob || !prod)
+        goto done;
     for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++) {
-            uint64_t s = acc ? c[i * ldc + j] : 0;
-            for (size_t p = 0; p < k; p++)
-                s +=
-                    (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
-            c[i * ldc + j] = s;
-        }
+        for (size_t p = 0; p < k; p++)
+            oa[i * k + p] = ta ? a[p * lda + i] : a[i * lda + p];
+    for (size_t p = 0; p < k; p++)
+        for (size_t j = 0; j < n; j++)
+            ob[p * n + j] = tb ? b[j * ldb + p] : b[p * ldb + j];
+    if (k == 0)
+        memset(prod, 0, m * n * 8);
+    else
+        veil_ref_gemm(m, n, k, oa, ob, prod);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            c[i * ldc + j] = (acc ? c[i * ldc + j] : 0) + prod[i * n + j];
+    rc = 0;
+done:
+    free(oa);
+    free(ob);
+    free(prod);
+    return rc;
 }
 
 struct shape {
@@ -89,7 +108,10 @@ static void check_direct(int ta, int tb, int acc, size_t m, size_t n, size_t k)
     fill(c, nc);
     memcpy(want, c, nc * 8);
     veil_gemm_u64(ta, tb, m, n, k, a, lda, b, ldb, acc, c, ldc);
-    naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, acc, want, ldc);
+    if (oracle_gemm(ta, tb, m, n, k, a, lda, b, ldb, acc, want, ldc) != 0) {
+        FAIL("out of memory");
+        goto done;
+    }
     /* The whole buffers, so the padding columns past n must be untouched too. */
     if (memcmp(c, want, nc * 8) != 0)
         FAIL("direct %s: %zu x %zu x %zu trans_a %d trans_b %d accumulate %d differs",
@@ -124,7 +146,10 @@ static void check_task(int ta, int tb, int acc, size_t m, size_t n, size_t k)
     fill(b, br * ldb);
     fill(c, m * ldc);
     memcpy(want, c, m * ldc * 8);
-    naive_gemm(ta, tb, m, n, k, a, lda, b, ldb, acc, want, ldc);
+    if (oracle_gemm(ta, tb, m, n, k, a, lda, b, ldb, acc, want, ldc) != 0) {
+        FAIL("out of memory");
+        goto done;
+    }
     register_rowmajor(&ha, a, ar, ac, lda);
     register_rowmajor(&hb, b, br, bc, ldb);
     register_rowmajor(&hc, c, m, n, ldc);
@@ -155,7 +180,10 @@ static void check_same_handle_chain(void)
     uint64_t a[R * K], c[K * K], want[K * K];
     starpu_data_handle_t ha, hc;
     fill(a, R * K);
-    naive_gemm(1, 0, K, K, R, a, K, a, K, 0, want, K);
+    if (oracle_gemm(1, 0, K, K, R, a, K, a, K, 0, want, K) != 0) {
+        FAIL("out of memory");
+        return;
+    }
     for (size_t i = 0; i < K * K; i++)
         want[i] *= 3;
     register_rowmajor(&ha, a, R, K, K);

@@ -1,0 +1,143 @@
+/*
+ * b2a.c — B2A of bits: XOR-shared bits become arithmetic 0/1 shares with one BIT item (shared
+ * random bit b in both forms). The bits are packed 64 to a word per tile, e = bits ^ b is opened
+ * (one round, one packed word per 64 elements), then [bit] = e + [b] - 2 e [b] locally. The
+ * comparison circuit's msb words are already packed, so LTZ enters at veil_cmp_b2a_packed.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "tasks/compare.h"
+#include "tasks/compare_internal.h"
+
+#include <string.h>
+
+struct mask_arg {
+    size_t offset; /* first word of this tile in the BIT item's packed part */
+    size_t nbits;  /* elements of this tile (the tail of the last word is cleared) */
+};
+
+/* packed tile (R), bp (R, the whole packed part) -> e = packed ^ bp[offset..] (W). */
+static void mask_cpu(void *buffers[], void *cl_arg)
+{
+    const struct mask_arg *arg = veil_cmp_arg(cl_arg);
+    const uint64_t *in = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *bp = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    uint64_t *e = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    const size_t nw = STARPU_VECTOR_GET_NX(buffers[2]);
+    for (size_t i = 0; i < nw; i++)
+        e[i] = in[i] ^ bp[arg->offset + i];
+    if (arg->nbits % 64)
+        e[nw - 1] &= (UINT64_C(1) << (arg->nbits % 64)) - 1;
+}
+
+struct fin_arg {
+    int party0;
+};
+
+/* e (public packed bits, R), [b] (R) -> [bit] = e + [b] - 2 e [b] (W). */
+static void fin_cpu(void *buffers[], void *cl_arg)
+{
+    const struct fin_arg *arg = veil_cmp_arg(cl_arg);
+    const uint64_t *e = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *b = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[2]);
+    const uint64_t one = arg->party0 ? 1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t ei = (e[i / 64] >> (i % 64)) & 1;
+        /* ei = 0: [b]; ei = 1: 1 - [b] (the 1 at party 0 only) */
+        out[i] = ei ? one - b[i] : b[i];
+    }
+}
+
+static struct starpu_perfmodel mask_model = {.type = STARPU_HISTORY_BASED,
+                                             .symbol = "veil_b2a_mask"};
+static struct starpu_perfmodel fin_model = {.type = STARPU_HISTORY_BASED,
+                                            .symbol = "veil_b2a_finish"};
+static struct starpu_codelet mask_cl = {
+    .cpu_funcs = {mask_cpu},
+    .cpu_funcs_name = {"mask_cpu"},
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_W},
+    .model = &mask_model,
+    .name = "veil_b2a_mask",
+};
+static struct starpu_codelet fin_cl = {
+    .cpu_funcs = {fin_cpu},
+    .cpu_funcs_name = {"fin_cpu"},
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_W},
+    .model = &fin_model,
+    .name = "veil_b2a_finish",
+};
+
+int veil_cmp_b2a_packed(veil_mpc_t *m, const struct veil_sec *packed, int ndim,
+                        const size_t *dims, size_t tile, struct veil_sec *out)
+{
+    struct veil_mpc_mat bit;
+    struct veil_sec e = {0}, pub = {0};
+    int rc = veil_sec_init(m, out, VEIL_SHARE_ARITH, ndim, dims, tile);
+    if (rc != VEIL_OK)
+        return rc;
+    if (out->ntiles != packed->ntiles ||
+        packed->numel != veil_cmp_packed_words(out->numel, out->tile)) {
+        veil_mpc_release(m, out);
+        return veil_error(VEIL_ERR_SHAPE, "b2a: %zu packed words in %d tiles do not match %zu "
+                          "elements in %d tiles", packed->numel, packed->ntiles, out->numel,
+                          out->ntiles);
+    }
+    const size_t mtile = out->ntiles > 1 ? out->tile : SIZE_MAX;
+    if ((rc = veil_mpc_material(m, veil_preproc_item_bit(0, out->numel), mtile, &bit)) != VEIL_OK)
+        return rc;
+    if ((rc = veil_sec_init_like(m, &e, packed)) != VEIL_OK)
+        goto out;
+    e.kind = VEIL_SHARE_BINARY;
+    const int party = veil_mpc_computes(m);
+    for (int t = 0; party && t < out->ntiles && rc == VEIL_OK; t++) {
+        const struct mask_arg arg = {.offset = (size_t)t * ((out->tile + 63) / 64),
+                                     .nbits = veil_sec_tile_numel(out, t)};
+        const starpu_data_handle_t h[3] = {packed->h[t], bit.part[VEIL_PRE_BIT_B].h[0], e.h[t]};
+        rc = veil_cmp_submit(&mask_cl, "b2a", h, NULL, 3, &arg, sizeof arg);
+    }
+    if (rc != VEIL_OK)
+        goto out;
+    veil_mpc_round(m);
+    if ((rc = veil_mpc_open(m, &e, NULL, &pub)) != VEIL_OK)
+        goto out;
+    const struct fin_arg fa = {.party0 = veil_mpc_self(m) == 0};
+    for (int t = 0; party && t < out->ntiles && rc == VEIL_OK; t++) {
+        const starpu_data_handle_t h[3] = {pub.h[t], bit.part[VEIL_PRE_BIT_A].h[t], out->h[t]};
+        rc = veil_cmp_submit(&fin_cl, "b2a", h, NULL, 3, &fa, sizeof fa);
+    }
+out:
+    veil_mpc_release(m, &e);
+    veil_mpc_release(m, &pub);
+    veil_mpc_mat_release(m, &bit);
+    return rc;
+}
+
+int veil_mpc_b2a(veil_mpc_t *m, const struct veil_sec *bits, struct veil_sec *out)
+{
+    if (!m || !bits || !out)
+        return veil_error(VEIL_ERR_INVAL, "b2a: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (bits->kind != VEIL_SHARE_BINARY)
+        return veil_error(VEIL_ERR_INVAL, "b2a: the input must be a binary (XOR) sharing");
+    size_t wn, wt;
+    int rc = veil_cmp_sliced_layout("b2a", bits, 1, &wn, &wt);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_sec packed = {0};
+    const size_t dims[1] = {wn};
+    const size_t tile = bits->ntiles > 1 ? bits->tile : SIZE_MAX;
+    if ((rc = veil_sec_init(m, &packed, VEIL_SHARE_BINARY, 1, dims,
+                            bits->ntiles > 1 ? wt : SIZE_MAX)) != VEIL_OK)
+        return rc;
+    for (int t = 0; veil_mpc_computes(m) && t < bits->ntiles && rc == VEIL_OK; t++)
+        rc = veil_task_bit_pack(bits->h[t], 0, packed.h[t], 0);
+    if (rc == VEIL_OK)
+        rc = veil_cmp_b2a_packed(m, &packed, bits->ndim, bits->dims, tile, out);
+    veil_mpc_release(m, &packed);
+    return rc;
+}

@@ -1,0 +1,264 @@
+/*
+ * compare.c — LTZ (x < 0) by a masked open and a bit-sliced generate/propagate carry circuit
+ * (costs and the protocol in compare.h). Per tile: a leaf task bit-slices the public c = x - r
+ * and this party's XOR share of r into the 63 (g, p) leaves (local: c is public), then six
+ * levels of AND gates (and_gates.c), each a "prepare operands" task, one AND layer, and a
+ * "combine" task, then the msb word and its B2A (b2a.c). Nothing waits across tiles.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "tasks/compare.h"
+#include "tasks/compare_internal.h"
+
+#include <string.h>
+
+#define LEAVES 63 /* bits 0..62 feed the carry into bit 63 */
+
+/* out[i] bit j = in[j] bit i (64 x 64 bit matrix transpose, in place). */
+static void transpose64(uint64_t a[64])
+{
+    uint64_t msk = UINT64_C(0x00000000FFFFFFFF);
+    for (unsigned j = 32; j; j >>= 1, msk ^= msk << j)
+        for (unsigned k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+            uint64_t t = ((a[k] >> j) ^ a[k | j]) & msk;
+            a[k | j] ^= t;
+            a[k] ^= t << j;
+        }
+}
+
+/* Groups, pairs and AND words (per 64-element block) of circuit level l (0-based). */
+struct level {
+    int k;      /* groups entering the level */
+    int pairs;  /* floor(k / 2) */
+    int knext;  /* ceil(k / 2) */
+    int last;   /* knext == 1: no P needed */
+    int words;  /* AND gates (words per block): pairs G, plus pairs - 1 P unless last */
+};
+
+static struct level level_of(int l)
+{
+    struct level v;
+    v.k = LEAVES;
+    for (int i = 0; i < l; i++)
+        v.k = (v.k + 1) / 2;
+    v.pairs = v.k / 2;
+    v.knext = (v.k + 1) / 2;
+    v.last = v.knext == 1;
+    v.words = v.pairs + (v.last ? 0 : v.pairs - 1);
+    return v;
+}
+
+/* ---- codelets ------------------------------------------------------------------------- */
+
+struct leaf_arg {
+    int party0;
+};
+
+/* c (public, T), rb (share, T) -> state (G[63][B] | P[63][B]), top (B): the leaves. */
+static void leaf_cpu(void *buffers[], void *cl_arg)
+{
+    const struct leaf_arg *arg = veil_cmp_arg(cl_arg);
+    const uint64_t *c = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *r = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    uint64_t *st = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    uint64_t *top = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
+    const size_t nb = STARPU_VECTOR_GET_NX(buffers[3]);
+    const uint64_t pub = arg->party0 ? ~UINT64_C(0) : 0;
+    uint64_t ct[64], rt[64];
+    for (size_t b = 0; b < nb; b++) {
+        const size_t base = b * 64, cnt = n - base < 64 ? n - base : 64;
+        memset(ct, 0, sizeof ct);
+        memset(rt, 0, sizeof rt);
+        memcpy(ct, c + base, cnt * 8);
+        memcpy(rt, r + base, cnt * 8);
+        transpose64(ct);
+        transpose64(rt);
+        for (int i = 0; i < LEAVES; i++) {
+            st[(size_t)i * nb + b] = ct[i] & rt[i];
+            st[((size_t)LEAVES + (size_t)i) * nb + b] = (ct[i] & pub) ^ rt[i];
+        }
+        top[b] = (ct[63] & pub) ^ rt[63];
+    }
+}
+
+struct level_arg {
+    int l;
+};
+
+/* state_l -> X, Y: the AND operands of level l (G gates first, then P gates). */
+static void prep_cpu(void *buffers[], void *cl_arg)
+{
+    const struct level_arg *arg = veil_cmp_arg(cl_arg);
+    const struct level v = level_of(arg->l);
+    const uint64_t *st = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    uint64_t *x = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    uint64_t *y = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    const size_t nb = STARPU_VECTOR_GET_NX(buffers[1]) / (size_t)v.words;
+    const uint64_t *g = st, *p = st + (size_t)v.k * nb;
+    size_t w = 0;
+    for (int j = 0; j < v.pairs; j++, w++) {
+        memcpy(x + w * nb, p + (size_t)(2 * j + 1) * nb, nb * 8);
+        memcpy(y + w * nb, g + (size_t)(2 * j) * nb, nb * 8);
+    }
+    for (int j = 1; !v.last && j < v.pairs; j++, w++) {
+        memcpy(x + w * nb, p + (size_t)(2 * j + 1) * nb, nb * 8);
+        memcpy(y + w * nb, p + (size_t)(2 * j) * nb, nb * 8);
+    }
+}
+
+/* state_l, z (AND results) -> state_{l+1} (only G at the last level). */
+static void comb_cpu(void *buffers[], void *cl_arg)
+{
+    const struct level_arg *arg = veil_cmp_arg(cl_arg);
+    const struct level v = level_of(arg->l);
+    const uint64_t *st = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *z = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    const size_t nb = STARPU_VECTOR_GET_NX(buffers[1]) / (size_t)v.words;
+    const uint64_t *g = st, *p = st + (size_t)v.k * nb;
+    uint64_t *g2 = out, *p2 = out + (size_t)v.knext * nb;
+    for (int j = 0; j < v.pairs; j++) {
+        const uint64_t *ghi = g + (size_t)(2 * j + 1) * nb, *zj = z + (size_t)j * nb;
+        for (size_t b = 0; b < nb; b++)
+            g2[(size_t)j * nb + b] = ghi[b] ^ zj[b];
+        if (v.last)
+            continue;
+        if (j == 0)
+            memset(p2, 0, nb * 8); /* the lowest group's P is never used */
+        else
+            memcpy(p2 + (size_t)j * nb, z + (size_t)(v.pairs + j - 1) * nb, nb * 8);
+    }
+    if (v.k % 2) {
+        memcpy(g2 + (size_t)v.pairs * nb, g + (size_t)(v.k - 1) * nb, nb * 8);
+        memcpy(p2 + (size_t)v.pairs * nb, p + (size_t)(v.k - 1) * nb, nb * 8);
+    }
+}
+
+static struct starpu_perfmodel leaf_model = {.type = STARPU_HISTORY_BASED,
+                                             .symbol = "veil_ltz_leaf"};
+static struct starpu_perfmodel prep_model = {.type = STARPU_HISTORY_BASED,
+                                             .symbol = "veil_ltz_prep"};
+static struct starpu_perfmodel comb_model = {.type = STARPU_HISTORY_BASED,
+                                             .symbol = "veil_ltz_comb"};
+
+static struct starpu_codelet leaf_cl = {
+    .cpu_funcs = {leaf_cpu},
+    .cpu_funcs_name = {"leaf_cpu"},
+    .nbuffers = 4,
+    .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_W},
+    .model = &leaf_model,
+    .name = "veil_ltz_leaf",
+};
+static struct starpu_codelet prep_cl = {
+    .cpu_funcs = {prep_cpu},
+    .cpu_funcs_name = {"prep_cpu"},
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_W, STARPU_W},
+    .model = &prep_model,
+    .name = "veil_ltz_prep",
+};
+static struct starpu_codelet comb_cl = {
+    .cpu_funcs = {comb_cpu},
+    .cpu_funcs_name = {"comb_cpu"},
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_W},
+    .model = &comb_model,
+    .name = "veil_ltz_comb",
+};
+
+/* ---- protocol ------------------------------------------------------------------------- */
+
+/* A 1-D view of x (same handles, not owned) so it matches 1-D material parts. */
+static struct veil_sec flat(const struct veil_sec *x)
+{
+    struct veil_sec v = *x;
+    v.ndim = 1;
+    memset(v.dims, 0, sizeof v.dims);
+    v.dims[0] = x->numel;
+    return v;
+}
+
+/* A 1-D binary tensor of per_block words per 64-element block of x, tiled alike. */
+static int sliced(veil_mpc_t *m, const struct veil_sec *x, size_t per_block, struct veil_sec *t)
+{
+    size_t numel, tile;
+    int rc = veil_cmp_sliced_layout("ltz", x, per_block, &numel, &tile);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[1] = {numel};
+    return veil_sec_init(m, t, VEIL_SHARE_BINARY, 1, dims, x->ntiles > 1 ? tile : SIZE_MAX);
+}
+
+int veil_mpc_ltz(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *b)
+{
+    if (!m || !x || !b)
+        return veil_error(VEIL_ERR_INVAL, "ltz: NULL argument");
+    memset(b, 0, sizeof *b);
+    if (x->kind != VEIL_SHARE_ARITH)
+        return veil_error(VEIL_ERR_INVAL, "ltz: the input must be an arithmetic sharing");
+    size_t wn, wt;
+    int rc = veil_cmp_sliced_layout("ltz", x, 1, &wn, &wt);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_mpc_mat mask;
+    const size_t mtile = x->ntiles > 1 ? x->tile : SIZE_MAX;
+    if ((rc = veil_mpc_material(m, veil_preproc_item_cmpmask(0, x->numel), mtile, &mask)) !=
+        VEIL_OK)
+        return rc;
+    const int party = veil_mpc_computes(m);
+    struct veil_sec xf = flat(x), c = {0}, state = {0}, top = {0}, msb = {0};
+
+    veil_mpc_round(m);
+    if ((rc = veil_mpc_open(m, &xf, &mask.part[VEIL_PRE_CM_R], &c)) != VEIL_OK ||
+        (rc = sliced(m, x, 2 * LEAVES, &state)) != VEIL_OK ||
+        (rc = sliced(m, x, 1, &top)) != VEIL_OK)
+        goto out;
+    const struct leaf_arg la = {.party0 = veil_mpc_self(m) == 0};
+    for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
+        const starpu_data_handle_t h[4] = {c.h[t], mask.part[VEIL_PRE_CM_RB].h[t], state.h[t],
+                                           top.h[t]};
+        rc = veil_cmp_submit(&leaf_cl, "ltz", h, NULL, 4, &la, sizeof la);
+    }
+    for (int l = 0; rc == VEIL_OK; l++) {
+        const struct level v = level_of(l);
+        if (v.k == 1)
+            break;
+        struct veil_sec xs = {0}, ys = {0}, zs = {0}, next = {0};
+        const struct level_arg arg = {.l = l};
+        if ((rc = sliced(m, x, (size_t)v.words, &xs)) == VEIL_OK &&
+            (rc = sliced(m, x, (size_t)v.words, &ys)) == VEIL_OK &&
+            (rc = sliced(m, x, v.last ? 1 : 2 * (size_t)v.knext, &next)) == VEIL_OK) {
+            for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
+                const starpu_data_handle_t h[3] = {state.h[t], xs.h[t], ys.h[t]};
+                rc = veil_cmp_submit(&prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
+            }
+            if (rc == VEIL_OK)
+                rc = veil_mpc_and(m, &xs, &ys, &zs);
+            for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
+                const starpu_data_handle_t h[3] = {state.h[t], zs.h[t], next.h[t]};
+                rc = veil_cmp_submit(&comb_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
+            }
+        }
+        veil_mpc_release(m, &xs);
+        veil_mpc_release(m, &ys);
+        veil_mpc_release(m, &zs);
+        veil_mpc_release(m, &state);
+        state = next;
+    }
+    if (rc == VEIL_OK)
+        rc = sliced(m, x, 1, &msb);
+    for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++)
+        rc = veil_task_xor(top.h[t], state.h[t], msb.h[t], 0);
+    if (rc == VEIL_OK)
+        rc = veil_cmp_b2a_packed(m, &msb, x->ndim, x->dims, x->ntiles > 1 ? x->tile : SIZE_MAX,
+                                 b);
+out:
+    veil_mpc_release(m, &c);
+    veil_mpc_release(m, &state);
+    veil_mpc_release(m, &top);
+    veil_mpc_release(m, &msb);
+    veil_mpc_mat_release(m, &mask);
+    return rc;
+}

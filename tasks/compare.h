@@ -1,0 +1,66 @@
+/*
+ * compare.h — secure comparison (LTZ / MSB), B2A of bits, ReLU and selection over arithmetic
+ * shares in Z_2^64 (internal). Every function is SPMD (parties and the dealer call it with the
+ * same shapes), requests its correlated randomness, submits tasks and messages, and returns.
+ *
+ * LTZ (x < 0, x read as two's complement over the full ring): material CMPMASK(n) (r
+ * arithmetic, <r> XOR-shared), then
+ *   round 1      open c = x - r (public), so x = c + r;
+ *   rounds 2..7  msb(x) = c_63 ^ r_63 ^ carry, carry = carry-out of the 63-bit addition
+ *                c_low + r_low, by the generate/propagate circuit: leaves g_i = c_i & r_i,
+ *                p_i = c_i ^ r_i (LOCAL, c public: party 0 applies the public bits to the XOR
+ *                shares), then 6 levels of (G, P) o (G', P') = (G ^ (P & G'), P & P')
+ *                (63 -> 32 -> 16 -> 8 -> 4 -> 2 -> 1 groups). P of the lowest group is never
+ *                needed, nor any P at the last level: the AND gates per level are
+ *                61, 31, 15, 7, 3, 1 = 118 words per 64 elements (one AND item per level);
+ *   round 8      B2A of msb = (c_63 ^ rb_63) ^ carry (binary, already packed 64 to a word by
+ *                the bit-slicing) with a BIT item: open e = msb ^ b, [msb] = e + [b] - 2 e [b].
+ * Elements are bit-sliced per tile (one word = one bit position of 64 elements), so tiles must
+ * be a multiple of 64 elements (or the tensor one tile). Each tile runs its own circuit: its
+ * level-k opens are their own messages, so levels of different tiles overlap (a wavefront).
+ *
+ * COSTS (per party; N parties; n elements; W = sum over tiles of ceil(tile_numel / 64), the
+ * 64-bit words of one packed bit per element, W = n / 64 when 64 divides every tile):
+ *   veil_mpc_ltz    rounds 8;  bytes (N-1) * 8 * (n + 2 * 118 * W + W) = (N-1) * 8 * (n + 237 W)
+ *                   (N = 2, 64 | n: 37.625 B per element; CrypTen: 216 B)
+ *   veil_mpc_b2a    rounds 1;  bytes (N-1) * 8 * W
+ *   veil_mpc_relu   rounds 9;  bytes (N-1) * 8 * (3 n + 237 W)  (LTZ + one Beaver product:
+ *                   N = 2: 53.625 B per element; CrypTen: 232 B)
+ *   veil_mpc_select rounds 1;  bytes (N-1) * 16 * n
+ * The dealer sends the designated party, per LTZ: 2 n (CMPMASK) + 118 W (AND items: 61 W, 31 W,
+ * 15 W, 7 W, 3 W, W) + n (BIT) words; ReLU adds n (BEAVER).
+ */
+#ifndef VEIL_TASKS_COMPARE_H
+#define VEIL_TASKS_COMPARE_H
+
+#include "tasks/mpc.h"
+
+/** AND words per 64 elements of the carry circuit, and the LTZ rounds. */
+#define VEIL_LTZ_AND_WORDS 118
+#define VEIL_LTZ_ROUNDS 8
+
+/**
+ * b = [x < 0] as arithmetic 0/1 shares (initialised here like x). x arithmetic, tiles a multiple
+ * of 64 or one tile (VEIL_ERR_INVAL otherwise). Exact for every x in Z_2^64. Costs above.
+ */
+int veil_mpc_ltz(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *b);
+
+/**
+ * out = arithmetic 0/1 shares of binary-shared bits (bit 0 of each word; the other bits are
+ * ignored), initialised like bits; same tiling rule as LTZ. Costs above.
+ */
+int veil_mpc_b2a(veil_mpc_t *m, const struct veil_sec *bits, struct veil_sec *out);
+
+/**
+ * y = max(x, 0) = x * [x >= 0]; when mask is non-NULL it receives the arithmetic 0/1 shares of
+ * [x >= 0] (the derivative, for the backward pass dy * mask). Outputs initialised like x.
+ * Costs above.
+ */
+int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
+                  struct veil_sec *mask);
+
+/** z = b ? x : y = y + b (x - y) for arithmetic 0/1 shares b; all the same layout. */
+int veil_mpc_select(veil_mpc_t *m, const struct veil_sec *b, const struct veil_sec *x,
+                    const struct veil_sec *y, struct veil_sec *z);
+
+#endif

@@ -1,0 +1,557 @@
+/*
+ * pool.c — max over the last dimension by a tournament tree (with the one-hot argmax carried
+ * down the tree in the same rounds), max / average pooling and max pooling's backward pass
+ * (protocols and costs in pool.h). The rearrangements (pair differences, window gathers, the
+ * backward scatter-add) are small local codelets defined here: no composition of the generic
+ * codelets does a strided gather in one pass.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "tasks/beaver.h"
+#include "tasks/compare.h"
+#include "tasks/compare_internal.h"
+#include "tasks/pool.h"
+#include "tasks/trunc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PTR(i) ((uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]))
+#define NX(i) STARPU_VECTOR_GET_NX(buffers[i])
+
+/* ---- codelets ------------------------------------------------------------------------- */
+
+/* out W, then the input tiles R (variable): out = their concatenation. */
+static void concat_cpu(void *buffers[], void *cl_arg)
+{
+    const int *nin = veil_cmp_arg(cl_arg);
+    uint64_t *out = PTR(0);
+    size_t at = 0;
+    for (int i = 0; i < *nin; i++) {
+        memcpy(out + at, PTR(1 + i), NX(1 + i) * 8);
+        at += NX(1 + i);
+    }
+}
+
+struct tour_arg {
+    size_t rows, kl, k, m, s; /* rows, candidates, positions, product row length, 2^level */
+    int party0;
+};
+
+/* V (rows x kl) -> D (rows x p): D[r, j] = V[r, 2j] - V[r, 2j + 1]. */
+static void diff_cpu(void *buffers[], void *cl_arg)
+{
+    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const uint64_t *v = PTR(0);
+    uint64_t *d = PTR(1);
+    const size_t p = a->kl / 2;
+    for (size_t r = 0; r < a->rows; r++)
+        for (size_t j = 0; j < p; j++)
+            d[r * p + j] = v[r * a->kl + 2 * j] - v[r * a->kl + 2 * j + 1];
+}
+
+/* b (rows x p), D (rows x p), OH (rows x k) -> A, B (rows x m): per row, b against D, then b of
+ * the covering pair against OH over the covered prefix (m - p positions). */
+static void prep_cpu(void *buffers[], void *cl_arg)
+{
+    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const uint64_t *b = PTR(0), *d = PTR(1), *oh = PTR(2);
+    uint64_t *x = PTR(3), *y = PTR(4);
+    const size_t p = a->kl / 2, cov = a->m - p;
+    for (size_t r = 0; r < a->rows; r++) {
+        uint64_t *xr = x + r * a->m, *yr = y + r * a->m;
+        for (size_t j = 0; j < p; j++) {
+            xr[j] = b[r * p + j];
+            yr[j] = d[r * p + j];
+        }
+        for (size_t q = 0; q < cov; q++) {
+            xr[p + q] = b[r * p + q / (2 * a->s)];
+            yr[p + q] = oh[r * a->k + q];
+        }
+    }
+}
+
+/* V (rows x kl), P (rows x m) -> V' (rows x ceil(kl / 2)): V'[j] = V[2j + 1] + P[j]. */
+static void combv_cpu(void *buffers[], void *cl_arg)
+{
+    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const uint64_t *v = PTR(0), *pr = PTR(1);
+    uint64_t *o = PTR(2);
+    const size_t p = a->kl / 2, kn = (a->kl + 1) / 2;
+    for (size_t r = 0; r < a->rows; r++) {
+        for (size_t j = 0; j < p; j++)
+            o[r * kn + j] = v[r * a->kl + 2 * j + 1] + pr[r * a->m + j];
+        if (a->kl % 2)
+            o[r * kn + p] = v[r * a->kl + a->kl - 1];
+    }
+}
+
+/* Level 0: b (rows x p) -> OH' (rows x k): b on the left of a pair, 1 - b on the right, 1 for a
+ * candidate passing through (the constants at party 0). */
+static void oh0_cpu(void *buffers[], void *cl_arg)
+{
+    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const uint64_t *b = PTR(0);
+    uint64_t *o = PTR(1);
+    const size_t p = a->k / 2;
+    const uint64_t one = a->party0 ? 1 : 0;
+    for (size_t r = 0; r < a->rows; r++)
+        for (size_t q = 0; q < a->k; q++)
+            o[r * a->k + q] = q >= 2 * p ? one : q % 2 ? one - b[r * p + q / 2] : b[r * p + q / 2];
+}
+
+/* Level >= 1: OH (rows x k), P (rows x m) -> OH': b oh on a pair's left range, oh - b oh on its
+ * right range, oh elsewhere. */
+static void oh_cpu(void *buffers[], void *cl_arg)
+{
+    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const uint64_t *oh = PTR(0), *pr = PTR(1);
+    uint64_t *o = PTR(2);
+    const size_t p = a->kl / 2, cov = a->m - p;
+    for (size_t r = 0; r < a->rows; r++)
+        for (size_t q = 0; q < a->k; q++) {
+            const uint64_t v = oh[r * a->k + q];
+            if (q >= cov)
+                o[r * a->k + q] = v;
+            else if ((q / a->s) % 2 == 0)
+                o[r * a->k + q] = pr[r * a->m + p + q];
+            else
+                o[r * a->k + q] = v - pr[r * a->m + p + q];
+        }
+}
+
+struct win_arg {
+    struct veil_pool_geom g;
+    size_t oh, ow;
+    int mode; /* 0 gather windows, 1 window sums, 2 expand dy, 3 scatter-add */
+};
+
+/* Window rearrangements: 0: x -> X (rows x kk); 1: x -> S (rows); 2: dy (rows) -> E (rows x kk)
+ * (repeat); 3: P (rows x kk) -> dx (zeroed, then each entry added to its pixel). */
+static void win_cpu(void *buffers[], void *cl_arg)
+{
+    const struct win_arg *a = veil_cmp_arg(cl_arg);
+    const uint64_t *in = PTR(0);
+    uint64_t *out = PTR(1);
+    const size_t k = a->g.k, kk = k * k, h = a->g.h, w = a->g.w, s = a->g.stride;
+    if (a->mode == 3)
+        memset(out, 0, NX(1) * 8);
+    size_t r = 0;
+    for (size_t bc = 0; bc < a->g.batch * a->g.c; bc++)
+        for (size_t y = 0; y < a->oh; y++)
+            for (size_t x = 0; x < a->ow; x++, r++) {
+                uint64_t acc = 0;
+                for (size_t i = 0; i < k; i++)
+                    for (size_t j = 0; j < k; j++) {
+                        const size_t pix = (bc * h + y * s + i) * w + x * s + j;
+                        const size_t e = r * kk + i * k + j;
+                        switch (a->mode) {
+                        case 0: out[e] = in[pix]; break;
+                        case 1: acc += in[pix]; break;
+                        case 2: out[e] = in[r]; break;
+                        default: out[pix] += in[e]; break;
+                        }
+                    }
+                if (a->mode == 1)
+                    out[r] = acc;
+            }
+}
+
+static struct starpu_perfmodel concat_model = {.type = STARPU_HISTORY_BASED,
+                                               .symbol = "veil_pool_concat"};
+static struct starpu_perfmodel diff_model = {.type = STARPU_HISTORY_BASED,
+                                             .symbol = "veil_pool_diff"};
+static struct starpu_perfmodel prep_model = {.type = STARPU_HISTORY_BASED,
+                                             .symbol = "veil_pool_prep"};
+static struct starpu_perfmodel combv_model = {.type = STARPU_HISTORY_BASED,
+                                              .symbol = "veil_pool_combv"};
+static struct starpu_perfmodel oh0_model = {.type = STARPU_HISTORY_BASED,
+                                            .symbol = "veil_pool_oh0"};
+static struct starpu_perfmodel oh_model = {.type = STARPU_HISTORY_BASED,
+                                           .symbol = "veil_pool_oh"};
+static struct starpu_perfmodel win_model = {.type = STARPU_HISTORY_BASED,
+                                            .symbol = "veil_pool_window"};
+
+static struct starpu_codelet concat_cl = {.cpu_funcs = {concat_cpu},
+                                          .cpu_funcs_name = {"concat_cpu"},
+                                          .nbuffers = STARPU_VARIABLE_NBUFFERS,
+                                          .model = &concat_model,
+                                          .name = "veil_pool_concat"};
+static struct starpu_codelet diff_cl = {.cpu_funcs = {diff_cpu},
+                                        .cpu_funcs_name = {"diff_cpu"},
+                                        .nbuffers = 2,
+                                        .modes = {STARPU_R, STARPU_W},
+                                        .model = &diff_model,
+                                        .name = "veil_pool_diff"};
+static struct starpu_codelet prep_cl = {
+    .cpu_funcs = {prep_cpu},
+    .cpu_funcs_name = {"prep_cpu"},
+    .nbuffers = 5,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
+    .model = &prep_model,
+    .name = "veil_pool_prep"};
+static struct starpu_codelet combv_cl = {.cpu_funcs = {combv_cpu},
+                                         .cpu_funcs_name = {"combv_cpu"},
+                                         .nbuffers = 3,
+                                         .modes = {STARPU_R, STARPU_R, STARPU_W},
+                                         .model = &combv_model,
+                                         .name = "veil_pool_combv"};
+static struct starpu_codelet oh0_cl = {.cpu_funcs = {oh0_cpu},
+                                       .cpu_funcs_name = {"oh0_cpu"},
+                                       .nbuffers = 2,
+                                       .modes = {STARPU_R, STARPU_W},
+                                       .model = &oh0_model,
+                                       .name = "veil_pool_oh0"};
+static struct starpu_codelet oh_cl = {.cpu_funcs = {oh_cpu},
+                                      .cpu_funcs_name = {"oh_cpu"},
+                                      .nbuffers = 3,
+                                      .modes = {STARPU_R, STARPU_R, STARPU_W},
+                                      .model = &oh_model,
+                                      .name = "veil_pool_oh"};
+static struct starpu_codelet win_cl = {.cpu_funcs = {win_cpu},
+                                       .cpu_funcs_name = {"win_cpu"},
+                                       .nbuffers = 2,
+                                       .modes = {STARPU_R, STARPU_W},
+                                       .model = &win_model,
+                                       .name = "veil_pool_window"};
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+/* A single-handle 1-D arithmetic tensor of n elements. */
+static int flat_new(veil_mpc_t *m, size_t n, struct veil_sec *t)
+{
+    const size_t dims[1] = {n};
+    return veil_sec_init(m, t, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
+}
+
+/* Gives t the shape dims (same element count; the single handle is unchanged). */
+static void reshape(struct veil_sec *t, int ndim, const size_t *dims)
+{
+    t->ndim = ndim;
+    memset(t->dims, 0, sizeof t->dims);
+    for (int i = 0; i < ndim; i++)
+        t->dims[i] = dims[i];
+}
+
+/* *out = x as one handle: a copy of x's tiles when it has several, else x's own handle
+ * (*owned = 0: not to be released). */
+static int single(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *out, int *owned)
+{
+    if (x->ntiles == 1) {
+        *out = *x;
+        *owned = 0;
+        return VEIL_OK;
+    }
+    *owned = 1;
+    int rc = flat_new(m, x->numel, out);
+    if (rc != VEIL_OK || !veil_mpc_computes(m))
+        return rc;
+    const int nin = x->ntiles;
+    starpu_data_handle_t *h = malloc(sizeof *h * (size_t)(nin + 1));
+    enum starpu_data_access_mode *md = malloc(sizeof *md * (size_t)(nin + 1));
+    if (!h || !md) {
+        free(h);
+        free(md);
+        return veil_error(VEIL_ERR_NOMEM, "pool: out of memory");
+    }
+    h[0] = out->h[0];
+    md[0] = STARPU_W;
+    for (int i = 0; i < nin; i++) {
+        h[1 + i] = x->h[i];
+        md[1 + i] = STARPU_R;
+    }
+    rc = veil_cmp_submit(&concat_cl, "pool", h, md, nin + 1, &nin, sizeof nin);
+    free(h);
+    free(md);
+    return rc;
+}
+
+static struct veil_sec flat_view(const struct veil_sec *x)
+{
+    struct veil_sec v = *x;
+    reshape(&v, 1, &x->numel);
+    return v;
+}
+
+static int submit2(veil_mpc_t *m, struct starpu_codelet *cl, starpu_data_handle_t a,
+                   starpu_data_handle_t b, const void *arg, size_t size)
+{
+    if (!veil_mpc_computes(m))
+        return VEIL_OK;
+    const starpu_data_handle_t h[2] = {a, b};
+    return veil_cmp_submit(cl, cl->name, h, NULL, 2, arg, size);
+}
+
+static int submit3(veil_mpc_t *m, struct starpu_codelet *cl, starpu_data_handle_t a,
+                   starpu_data_handle_t b, starpu_data_handle_t c, const void *arg, size_t size)
+{
+    if (!veil_mpc_computes(m))
+        return VEIL_OK;
+    const starpu_data_handle_t h[3] = {a, b, c};
+    return veil_cmp_submit(cl, cl->name, h, NULL, 3, arg, size);
+}
+
+#define H(t) (veil_mpc_computes(m) ? (t).h[0] : NULL)
+
+/* ---- max over the last dimension ------------------------------------------------------ */
+
+/* A copy of the single-handle tensor src into a new single-handle 1-D tensor. */
+static int copy_new(veil_mpc_t *m, const struct veil_sec *src, struct veil_sec *out)
+{
+    int rc = flat_new(m, src->numel, out);
+    if (rc == VEIL_OK && veil_mpc_computes(m))
+        rc = veil_task_add_scalar(src->h[0], 0, out->h[0], 0);
+    return rc;
+}
+
+/* The tournament over in (rows x k, one handle, borrowed); results single-handle 1-D. */
+static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
+                      struct veil_sec *max, struct veil_sec *onehot)
+{
+    struct veil_sec cur = *in, oh = {0};
+    int owned = 0, rc = VEIL_OK;
+    const int p0 = veil_mpc_self(m) == 0;
+    if (k == 1 && onehot) { /* a single candidate wins everywhere: oh = 1 */
+        struct veil_sec zero = {0};
+        if ((rc = flat_new(m, rows, &zero)) == VEIL_OK)
+            rc = veil_mpc_add_scalar(m, &zero, 1, &oh);
+        veil_mpc_release(m, &zero);
+    }
+    size_t kl = k, s = 1;
+    for (int l = 0; kl > 1 && rc == VEIL_OK; l++, s *= 2) {
+        const size_t p = kl / 2, kn = (kl + 1) / 2;
+        const size_t cov = onehot && l > 0 ? (2 * p * s < k ? 2 * p * s : k) : 0;
+        const size_t mrow = p + cov;
+        struct tour_arg a = {.rows = rows, .kl = kl, .k = k, .m = mrow, .s = s, .party0 = p0};
+        struct veil_sec d = {0}, neg = {0}, t = {0}, b = {0}, x = {0}, y = {0}, pr = {0},
+                        v2 = {0}, oh2 = {0};
+        if ((rc = flat_new(m, rows * p, &d)) == VEIL_OK)
+            rc = submit2(m, &diff_cl, H(cur), H(d), &a, sizeof a);
+        if (rc == VEIL_OK)
+            rc = veil_mpc_ltz(m, &d, &neg);
+        if (rc == VEIL_OK)
+            rc = veil_mpc_mul_scalar(m, &neg, UINT64_MAX, &t);
+        if (rc == VEIL_OK)
+            rc = veil_mpc_add_scalar(m, &t, 1, &b); /* b = [lo >= hi] */
+        if (rc == VEIL_OK && cov) {
+            if ((rc = flat_new(m, rows * mrow, &x)) == VEIL_OK &&
+                (rc = flat_new(m, rows * mrow, &y)) == VEIL_OK && veil_mpc_computes(m)) {
+                const starpu_data_handle_t h[5] = {b.h[0], d.h[0], oh.h[0], x.h[0], y.h[0]};
+                rc = veil_cmp_submit(&prep_cl, "max", h, NULL, 5, &a, sizeof a);
+            }
+            if (rc == VEIL_OK)
+                rc = veil_mpc_mul(m, &x, &y, &pr);
+        } else if (rc == VEIL_OK) {
+            rc = veil_mpc_mul(m, &b, &d, &pr);
+        }
+        if (rc == VEIL_OK && (rc = flat_new(m, rows * kn, &v2)) == VEIL_OK)
+            rc = submit3(m, &combv_cl, H(cur), H(pr), H(v2), &a, sizeof a);
+        if (rc == VEIL_OK && onehot && (rc = flat_new(m, rows * k, &oh2)) == VEIL_OK)
+            rc = l == 0 ? submit2(m, &oh0_cl, H(b), H(oh2), &a, sizeof a)
+                        : submit3(m, &oh_cl, H(oh), H(pr), H(oh2), &a, sizeof a);
+        struct veil_sec *tmp[] = {&d, &neg, &t, &b, &x, &y, &pr, &oh};
+        for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+            veil_mpc_release(m, tmp[i]);
+        if (owned)
+            veil_mpc_release(m, &cur);
+        cur = v2;
+        owned = 1;
+        oh = oh2;
+        kl = kn;
+    }
+    if (rc == VEIL_OK && !owned) { /* k == 1: the maximum is the input itself */
+        struct veil_sec c = {0};
+        rc = copy_new(m, &cur, &c);
+        cur = c;
+        owned = 1;
+    }
+    if (rc != VEIL_OK) {
+        if (owned)
+            veil_mpc_release(m, &cur);
+        veil_mpc_release(m, &oh);
+        return rc;
+    }
+    *max = cur;
+    if (onehot)
+        *onehot = oh;
+    else
+        veil_mpc_release(m, &oh);
+    return VEIL_OK;
+}
+
+int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *max,
+                         struct veil_sec *argmax_onehot)
+{
+    if (!m || !x || !max)
+        return veil_error(VEIL_ERR_INVAL, "max_lastdim: NULL argument");
+    memset(max, 0, sizeof *max);
+    if (argmax_onehot)
+        memset(argmax_onehot, 0, sizeof *argmax_onehot);
+    if (x->kind != VEIL_SHARE_ARITH || x->ndim < 1)
+        return veil_error(VEIL_ERR_INVAL, "max_lastdim: the input must be an arithmetic sharing "
+                          "with at least one dimension");
+    const size_t k = x->dims[x->ndim - 1], rows = x->numel / k;
+    struct veil_sec src = {0};
+    int owned = 0;
+    int rc = single(m, x, &src, &owned);
+    if (rc == VEIL_OK)
+        rc = tournament(m, &src, rows, k, max, argmax_onehot);
+    if (owned)
+        veil_mpc_release(m, &src);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t one[1] = {1};
+    if (x->ndim > 1)
+        reshape(max, x->ndim - 1, x->dims);
+    else
+        reshape(max, 1, one);
+    if (argmax_onehot)
+        reshape(argmax_onehot, x->ndim, x->dims);
+    return VEIL_OK;
+}
+
+/* ---- pooling -------------------------------------------------------------------------- */
+
+/* Validates g against x (NULL: not checked) and fills the window arguments. */
+static int geom(const char *op, const struct veil_sec *x, const struct veil_pool_geom *g,
+                struct win_arg *a)
+{
+    if (!g)
+        return veil_error(VEIL_ERR_INVAL, "%s: NULL geometry", op);
+    if (!g->batch || !g->c || !g->h || !g->w)
+        return veil_error(VEIL_ERR_INVAL, "%s: every image dimension must be >= 1", op);
+    if (g->k == 0 || g->stride == 0)
+        return veil_error(VEIL_ERR_INVAL, "%s: window k = %zu and stride %zu must be >= 1", op,
+                          g->k, g->stride);
+    if (g->k > g->h || g->k > g->w)
+        return veil_error(VEIL_ERR_INVAL, "%s: a %zu x %zu window is larger than the %zu x %zu "
+                          "image", op, g->k, g->k, g->h, g->w);
+    memset(a, 0, sizeof *a);
+    a->g = *g;
+    a->oh = (g->h - g->k) / g->stride + 1;
+    a->ow = (g->w - g->k) / g->stride + 1;
+    if (x && (x->ndim != 4 || x->dims[0] != g->batch || x->dims[1] != g->c ||
+              x->dims[2] != g->h || x->dims[3] != g->w))
+        return veil_error(VEIL_ERR_SHAPE, "%s: the input must be (batch %zu, c %zu, h %zu, w %zu) "
+                          "as the geometry says", op, g->batch, g->c, g->h, g->w);
+    if (x && x->kind != VEIL_SHARE_ARITH)
+        return veil_error(VEIL_ERR_INVAL, "%s: the input must be an arithmetic sharing", op);
+    return VEIL_OK;
+}
+
+/* out (n elements, one handle) = the window codelet in mode over x (any tiling). */
+static int windows(veil_mpc_t *m, const struct veil_sec *x, struct win_arg *a, int mode,
+                   size_t n, struct veil_sec *out)
+{
+    struct veil_sec src = {0};
+    int owned = 0;
+    a->mode = mode;
+    int rc = single(m, x, &src, &owned);
+    if (rc == VEIL_OK && (rc = flat_new(m, n, out)) == VEIL_OK)
+        rc = submit2(m, &win_cl, H(src), H(*out), a, sizeof *a);
+    if (owned)
+        veil_mpc_release(m, &src);
+    return rc;
+}
+
+int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
+                       struct veil_sec *y, struct veil_sec *route)
+{
+    if (!m || !x || !y)
+        return veil_error(VEIL_ERR_INVAL, "maxpool2d: NULL argument");
+    memset(y, 0, sizeof *y);
+    if (route)
+        memset(route, 0, sizeof *route);
+    struct win_arg a;
+    int rc = geom("maxpool2d", x, g, &a);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
+    struct veil_sec win = {0};
+    if ((rc = windows(m, x, &a, 0, rows * kk, &win)) == VEIL_OK)
+        rc = tournament(m, &win, rows, kk, y, route);
+    veil_mpc_release(m, &win);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[5] = {g->batch, g->c, a.oh, a.ow, kk};
+    reshape(y, 4, dims);
+    if (route)
+        reshape(route, 5, dims);
+    return VEIL_OK;
+}
+
+int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
+                                const struct veil_sec *dy, const struct veil_pool_geom *g,
+                                struct veil_sec *dx)
+{
+    if (!m || !route || !dy || !dx)
+        return veil_error(VEIL_ERR_INVAL, "maxpool2d_backward: NULL argument");
+    memset(dx, 0, sizeof *dx);
+    struct win_arg a;
+    int rc = geom("maxpool2d_backward", NULL, g, &a);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
+    if (route->numel != rows * kk || dy->numel != rows)
+        return veil_error(VEIL_ERR_SHAPE, "maxpool2d_backward: route has %zu elements and dy "
+                          "%zu; the geometry needs %zu and %zu", route->numel, dy->numel,
+                          rows * kk, rows);
+    struct veil_sec r1 = {0}, dys = {0}, e = {0}, pr = {0};
+    int owned = 0, dys_owned = 0;
+    if ((rc = single(m, route, &r1, &owned)) != VEIL_OK)
+        return rc;
+    const struct veil_sec rf = flat_view(&r1);
+    /* dy repeated over each window, one product with the route, then the scatter-add. */
+    a.mode = 2;
+    if ((rc = single(m, dy, &dys, &dys_owned)) == VEIL_OK &&
+        (rc = flat_new(m, rows * kk, &e)) == VEIL_OK)
+        rc = submit2(m, &win_cl, H(dys), H(e), &a, sizeof a);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul(m, &rf, &e, &pr);
+    a.mode = 3;
+    if (rc == VEIL_OK && (rc = flat_new(m, g->batch * g->c * g->h * g->w, dx)) == VEIL_OK)
+        rc = submit2(m, &win_cl, H(pr), H(*dx), &a, sizeof a);
+    if (owned)
+        veil_mpc_release(m, &r1);
+    if (dys_owned)
+        veil_mpc_release(m, &dys);
+    veil_mpc_release(m, &e);
+    veil_mpc_release(m, &pr);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[4] = {g->batch, g->c, g->h, g->w};
+    reshape(dx, 4, dims);
+    return VEIL_OK;
+}
+
+int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
+                       struct veil_sec *y)
+{
+    if (!m || !x || !y)
+        return veil_error(VEIL_ERR_INVAL, "avgpool2d: NULL argument");
+    memset(y, 0, sizeof *y);
+    struct win_arg a;
+    int rc = geom("avgpool2d", x, g, &a);
+    if (rc != VEIL_OK)
+        return rc;
+    const int f = veil_mpc_frac_bits(m);
+    if (f < 1)
+        return veil_error(VEIL_ERR_INVAL, "avgpool2d: needs fixed point with f >= 1 fractional "
+                          "bits (f = %d)", f);
+    const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
+    /* 1 / k^2 in fixed point, rounded to nearest. */
+    const uint64_t inv = ((UINT64_C(1) << f) + kk / 2) / kk;
+    struct veil_sec sum = {0}, scaled = {0};
+    if ((rc = windows(m, x, &a, 1, rows, &sum)) == VEIL_OK)
+        rc = veil_mpc_mul_scalar(m, &sum, inv, &scaled);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_trunc(m, &scaled, f, y);
+    veil_mpc_release(m, &sum);
+    veil_mpc_release(m, &scaled);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[4] = {g->batch, g->c, a.oh, a.ow};
+    reshape(y, 4, dims);
+    return VEIL_OK;
+}

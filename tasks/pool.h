@@ -1,0 +1,64 @@
+/*
+ * pool.h — maximum over the last dimension (tournament tree, optional one-hot argmax), max and
+ * average pooling over NCHW images with square k x k windows, and max pooling's backward pass
+ * (internal). SPMD like every protocol (compare.h).
+ *
+ * MAX OVER THE LAST DIMENSION (rows of k): a tournament: level l pairs the k_l candidates of each
+ * row (2j, 2j+1) (an odd last one passes through), b = [v_2j - v_2j+1 >= 0] by one batched LTZ
+ * over rows * floor(k_l / 2) differences, then ONE batched Beaver product computes
+ * b (v_2j - v_2j+1) and, when the one-hot argmax is asked for, b * oh for every original
+ * position under a compared pair (the one-hot vector oh of a candidate lives on the contiguous
+ * range of original positions its subtree covers; level 0's oh is the constant 1, so level 0
+ * needs no product for it). v' = v_2j+1 + b (v_2j - v_2j+1); oh' = b oh on the left range,
+ * oh - b oh on the right one. Ties go to the lower index.
+ *   levels L = ceil(log2 k); rounds 9 L (k = 1: 0 rounds);
+ *   bytes per party, R rows, p_l = floor(k_l / 2) pairs at level l, c_l = original positions
+ *   under the pairs of level l (0 at level 0 or without argmax), LTZ of n = R p_l elements in one
+ *   tile (W_l = ceil(R p_l / 64)):
+ *     sum over l of (N-1) * 8 * (R p_l + 237 W_l + 2 R (p_l + c_l)).
+ * MAXPOOL k x k, stride s: windows gathered locally into (B C OH OW, k k) then the above with
+ * k k candidates; 2 x 2: 2 levels, 18 rounds (target <= 20); the route (one-hot over each
+ * window) serves the backward pass: dx = scatter-add of route * dy (1 Beaver round, bytes
+ * (N-1) * 16 * B C OH OW k k). AVGPOOL: local window sum, times the fixed-point constant
+ * round(2^f / k^2), then veil_mpc_trunc by f (1 round, its own bytes): error at most 1 ulp
+ * beyond the constant's rounding.
+ *
+ * Outputs are single-handle tensors (tile = numel): pooling's work is rearrangement plus a few
+ * batched protocol calls; inputs may be tiled in any way.
+ */
+#ifndef VEIL_TASKS_POOL_H
+#define VEIL_TASKS_POOL_H
+
+#include "tasks/mpc.h"
+
+/**
+ * max (...) = max over the last dimension of x (..., k), k >= 1; argmax_onehot (may be NULL)
+ * receives (..., k) arithmetic 0/1 shares with a single 1 at the (first) maximum of each row.
+ * Values compared as signed 64-bit; differences must not overflow (|x| < 2^62).
+ */
+int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *max,
+                         struct veil_sec *argmax_onehot);
+
+struct veil_pool_geom {
+    size_t batch, c, h, w, k, stride;
+};
+
+/**
+ * y (batch, c, oh, ow) = max over each k x k window (oh = (h - k) / stride + 1, likewise ow) of
+ * x (batch, c, h, w) (x's shape must be exactly that). route (may be NULL) receives the one-hot
+ * (batch, c, oh, ow, k * k) of each window's maximum (training). VEIL_ERR_INVAL for k = 0,
+ * stride = 0 or a window larger than the image; VEIL_ERR_SHAPE when x does not match g.
+ */
+int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
+                       struct veil_sec *y, struct veil_sec *route);
+
+/** dx (batch, c, h, w) = sum over windows of route * dy scattered back to the window's pixels. */
+int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
+                                const struct veil_sec *dy, const struct veil_pool_geom *g,
+                                struct veil_sec *dx);
+
+/** y (batch, c, oh, ow) = mean of each k x k window (fixed point with f fractional bits). */
+int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
+                       struct veil_sec *y);
+
+#endif
