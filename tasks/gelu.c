@@ -49,7 +49,8 @@ int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
     struct veil_flatop_args a;
     memset(&a, 0, sizeof a);
     /* [x + a; x - a] -> ltz -> [x < -a; x < a] */
-    if ((rc = veil_sec_init(m, &stk, VEIL_SHARE_ARITH, 1, dims2, 0)) != VEIL_OK)
+    if ((rc = veil_sec_init(m, &stk, VEIL_SHARE_ARITH, 1, dims2, veil_nl_stack_tile(m))) !=
+        VEIL_OK)
         goto out;
     a.kind = VEIL_FLATOP_REPLICATE;
     a.k = 2;

@@ -22,6 +22,10 @@ int veil_nl_check_unary(const char *op, const struct veil_sec *x, const struct v
 int veil_nl_flat(veil_mpc_t *m, struct veil_flatop_args a, struct veil_sec *const *outs,
                  int nouts, const struct veil_sec *const *ins, int nins);
 
+/** Tile for stacked tensors that go through ltz: the context's tile rounded down to a multiple
+ * of 64 (at least 64), as ltz requires. */
+size_t veil_nl_stack_tile(const veil_mpc_t *m);
+
 /** z = (x * y) >> s and z = (x * x) >> s: a Beaver product then a truncation (2 rounds). */
 int veil_nl_mul_trunc(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y, int s,
                       struct veil_sec *z);

@@ -53,7 +53,9 @@ static size_t total(void **bufs, int first, int count)
 
 void veil_flatop_cpu(void *buffers[], void *cl_arg)
 {
-    const struct veil_flatop_args *a = cl_arg;
+    struct veil_flatop_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    const struct veil_flatop_args *a = &args;
     struct cursor out, in;
     uint64_t *po, *pi;
     size_t lo, li;
