@@ -30,8 +30,8 @@ enum veil_nl_fn { VEIL_NL_RECIPROCAL, VEIL_NL_INV_SQRT };
 /**
  * Fills *tab for fn over [2^lo, 2^hi) with steps segments per octave at f fractional bits. The
  * start on segment [a, b) is the constant minimising the worst relative error of 1/x (2/(a+b))
- * or 1/sqrt(x) (2/(sqrt a + sqrt b)). VEIL_ERR_INVAL (message) when lo >= hi, a bound is outside
- * [-f/2, 30 - f/2]... see nonlinear.h, or k would exceed VEIL_FLATOP_MAX_COPIES.
+ * or 1/sqrt(x) (2/(sqrt a + sqrt b)). VEIL_ERR_INVAL (message) unless -f/2 <= lo < hi <= 24 - f/2
+ * and k <= VEIL_FLATOP_MAX_COPIES.
  */
 int veil_nl_table_init(struct veil_nl_table *tab, enum veil_nl_fn fn, int lo, int hi, int steps,
                        int f);

@@ -1,5 +1,5 @@
 /* Tests the secure softmax over the last dimension (tasks/nonlinear.h) with real party
- * processes: N = 2 and 3 with a dealer process, N = 2 in trusted-first-party mode. Two inputs
+ * processes: N = 2, 3 and 4 with a dealer process, N = 2 in trusted-first-party mode. Two inputs
  * shared by party 0: 30 rows of 10 and 3 rows of 128 (tiles of 256, so rows cross tile
  * boundaries), with logits spread over [-12, 12] plus one row of equal values and one row with a
  * gap of 60; each revealed value is within the stated absolute error of the double softmax, every
@@ -119,6 +119,7 @@ int main(void)
     struct veil_test_mpc_opts runs[] = {
         {.nparties = 2, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 3, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
+        {.nparties = 4, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 2, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = -1},
     };
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
