@@ -1,6 +1,7 @@
 /* Tests the elementwise nonlinear protocols (tasks/nonlinear.h: exp, reciprocal, inverse square
  * root, GELU) with real party processes: N = 2, 3 and 4 with a dealer process, N = 3 in trusted-
- * first-party mode. 600 inputs per function (tiles of 256, the last short) spread over each
+ * first-party mode, N = 2 from preprocessing files. 600 inputs per function (tiles of 256, the
+ * last short) spread over each
  * documented range are shared by party 0; the revealed outputs are compared with double
  * references within the error bounds stated in nonlinear.h; every party's rounds and bytes over
  * each protocol equal veil_nl_cost's formulas. Bad input (NULL, binary shares, an empty or
@@ -154,6 +155,7 @@ int main(void)
         {.nparties = 3, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 4, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = -1},
+        {.nparties = 2, .material = VEIL_MPC_MAT_FILE, .frac_bits = -1},
     };
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         memset(out, 0, NFN * NUMEL * 8);
