@@ -3,9 +3,8 @@
  * first-party mode, N = 2 from preprocessing files. 600 inputs per function (tiles of 256, the
  * last short) spread over each documented range are shared by party 0; the revealed outputs are
  * compared with double references within the error bounds stated in nonlinear.h; every party's
- * rounds and bytes over
- * each protocol equal veil_nl_cost's formulas. Bad input (NULL, binary shares, an empty or
- * too-wide reciprocal range) is refused before any material is requested. */
+ * rounds and bytes over each protocol equal veil_nl_cost's formulas. Bad input (NULL, binary
+ * shares, an empty or too-wide reciprocal range) is refused before any material is requested. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/nonlinear.h"
