@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 enum { OP_EXP, OP_RECIP, OP_ISQRT, OP_SM10, OP_SM128, OP_GELU, OP_COUNT };
-static const char *op_names[OP_COUNT] = {"exp", "recip", "isqrt", "softmax10", "softmax128",
-                                         "gelu"};
+static const char *op_names[OP_COUNT] = {"exp",       "recip",      "isqrt",
+                                         "softmax10", "softmax128", "gelu"};
 
 struct cfg {
     int op;
@@ -39,22 +39,32 @@ static double input_value(int op, size_t i, size_t n)
 {
     double u = ((double)i + 0.5) / (double)n;
     switch (op) {
-    case OP_EXP: return -16 * u;
-    case OP_RECIP: return exp2(10 * u * 0.999);
-    case OP_ISQRT: return exp2(-8 + 16 * u * 0.999);
-    case OP_GELU: return -6 + 12 * u;
-    default: return -8 + 16 * fmod(u * 7919.0, 1.0);
+    case OP_EXP:
+        return -16 * u;
+    case OP_RECIP:
+        return exp2(10 * u * 0.999);
+    case OP_ISQRT:
+        return exp2(-8 + 16 * u * 0.999);
+    case OP_GELU:
+        return -6 + 12 * u;
+    default:
+        return -8 + 16 * fmod(u * 7919.0, 1.0);
     }
 }
 
 static int call(veil_mpc_t *m, int op, const struct veil_sec *x, struct veil_sec *y)
 {
     switch (op) {
-    case OP_EXP: return veil_mpc_exp(m, x, y);
-    case OP_RECIP: return veil_mpc_reciprocal(m, x, y);
-    case OP_ISQRT: return veil_mpc_inv_sqrt(m, x, y);
-    case OP_GELU: return veil_mpc_gelu(m, x, y);
-    default: return veil_mpc_softmax_lastdim(m, x, y);
+    case OP_EXP:
+        return veil_mpc_exp(m, x, y);
+    case OP_RECIP:
+        return veil_mpc_reciprocal(m, x, y);
+    case OP_ISQRT:
+        return veil_mpc_inv_sqrt(m, x, y);
+    case OP_GELU:
+        return veil_mpc_gelu(m, x, y);
+    default:
+        return veil_mpc_softmax_lastdim(m, x, y);
     }
 }
 
@@ -111,10 +121,8 @@ static int body(veil_mpc_t *m, void *arg)
 
 static void one(struct cfg *c, int nparties)
 {
-    struct veil_test_mpc_opts o = {.nparties = nparties,
-                                   .material = VEIL_MPC_MAT_DEALER,
-                                   .frac_bits = -1,
-                                   .timeout_s = 600};
+    struct veil_test_mpc_opts o = {
+        .nparties = nparties, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1, .timeout_s = 600};
     memset(c->res, 0, 3 * sizeof(double));
     if (veil_test_mpc_run(&o, body, c) != 0) {
         printf("| %s | %zu | failed |\n", op_names[c->op], c->n);
@@ -132,11 +140,21 @@ int main(int argc, char **argv)
     static struct cfg c = {.repeats = 2};
     while ((opt = getopt(argc, argv, "s:e:E:r:n:o:")) != -1) {
         switch (opt) {
-        case 's': minexp = atoi(optarg); break;
-        case 'e': maxexp = atoi(optarg); break;
-        case 'E': recip_maxexp = atoi(optarg); break;
-        case 'r': c.repeats = atoi(optarg); break;
-        case 'n': nparties = atoi(optarg); break;
+        case 's':
+            minexp = atoi(optarg);
+            break;
+        case 'e':
+            maxexp = atoi(optarg);
+            break;
+        case 'E':
+            recip_maxexp = atoi(optarg);
+            break;
+        case 'r':
+            c.repeats = atoi(optarg);
+            break;
+        case 'n':
+            nparties = atoi(optarg);
+            break;
         case 'o':
             for (int i = 0; i < OP_COUNT; i++)
                 if (strcmp(optarg, op_names[i]) == 0)
@@ -147,8 +165,10 @@ int main(int argc, char **argv)
             }
             break;
         default:
-            fprintf(stderr, "usage: %s [-s MINEXP] [-e MAXEXP] [-E RECIP_MAXEXP] [-r REPEATS] "
-                    "[-n N] [-o OP]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [-s MINEXP] [-e MAXEXP] [-E RECIP_MAXEXP] [-r REPEATS] "
+                    "[-n N] [-o OP]\n",
+                    argv[0]);
             return 2;
         }
     }

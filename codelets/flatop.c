@@ -58,15 +58,22 @@ int veil_task_flatop(const struct veil_flatop_args *a, const starpu_data_handle_
                           (unsigned long long)a->k, VEIL_FLATOP_MAX_COPIES);
     int ok;
     switch (a->kind) {
-    case VEIL_FLATOP_COPY: ok = lout == lin; break;
+    case VEIL_FLATOP_COPY:
+        ok = lout == lin;
+        break;
     case VEIL_FLATOP_ROWSUM:
-    case VEIL_FLATOP_WSUM: ok = lin / a->k == lout && lin % a->k == 0; break;
-    default: ok = lout / a->k == lin && lout % a->k == 0; break;
+    case VEIL_FLATOP_WSUM:
+        ok = lin / a->k == lout && lin % a->k == 0;
+        break;
+    default:
+        ok = lout / a->k == lin && lout % a->k == 0;
+        break;
     }
     if (!ok)
-        return veil_error(VEIL_ERR_SHAPE, "flatop: %zu output and %zu input words do not fit "
-                          "operation %d with k = %llu", lout, lin, a->kind,
-                          (unsigned long long)a->k);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "flatop: %zu output and %zu input words do not fit "
+                          "operation %d with k = %llu",
+                          lout, lin, a->kind, (unsigned long long)a->k);
     for (int i = 0; i < a->nout; i++)
         for (int j = 0; j < a->nin; j++)
             if (out[i] == in[j])
@@ -86,7 +93,6 @@ int veil_task_flatop(const struct veil_flatop_args *a, const starpu_data_handle_
                             STARPU_VALUE, a, sizeof *a, STARPU_PRIORITY, priority, 0);
     free(d);
     if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "flatop: starpu_task_insert failed (%s)",
-                          strerror(-rc));
+        return veil_error(VEIL_ERR_STARPU, "flatop: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;
 }

@@ -34,8 +34,8 @@ enum veil_flatop_kind {
  * (a public constant enters one party's share only); WSUM always multiplies by c[i]. */
 struct veil_flatop_args {
     int kind;
-    int nout, nin;   /* buffers: the nout output tiles (W) first, then the nin input tiles (R) */
-    uint64_t k;      /* row length or number of copies */
+    int nout, nin; /* buffers: the nout output tiles (W) first, then the nin input tiles (R) */
+    uint64_t k;    /* row length or number of copies */
     int add_const;
     uint64_t c0;
     uint64_t c[VEIL_FLATOP_MAX_COPIES];

@@ -23,8 +23,10 @@ int veil_mpc_exp(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
     const int f = veil_mpc_frac_bits(m), sq = VEIL_EXP_SQUARINGS, g = VEIL_EXP_GUARD;
     int p = f + sq + g;
     if (2 * p + 6 > 62)
-        return veil_error(VEIL_ERR_UNSUPPORTED, "exp: %d fractional bits leave no headroom for "
-                          "the %d-bit base; use f <= %d", f, p, 28 - sq - g);
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "exp: %d fractional bits leave no headroom for "
+                          "the %d-bit base; use f <= %d",
+                          f, p, 28 - sq - g);
     struct veil_sec t = {0}, h = {0}, s = {0}, b = {0}, nb = {0};
     /* t = x / 2^n is exact at p = f + n + g bits: x << g */
     if ((rc = veil_mpc_mul_scalar(m, x, UINT64_C(1) << g, &t)) != VEIL_OK ||

@@ -38,8 +38,10 @@ int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
         return rc;
     const int f = veil_mpc_frac_bits(m), F = VEIL_GELU_FRAC;
     if (f + 2 > F)
-        return veil_error(VEIL_ERR_UNSUPPORTED, "gelu: f = %d; the polynomial runs at %d bits, "
-                          "use f <= %d", f, F, F - 2);
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "gelu: f = %d; the polynomial runs at %d bits, "
+                          "use f <= %d",
+                          f, F, F - 2);
     struct veil_nl_gelu g;
     veil_nl_gelu_init(&g, f);
     struct veil_sec stk = {0}, bits = {0}, q = {0}, qv = {0}, q5 = {0}, s2 = {0}, t2 = {0};
@@ -49,8 +51,7 @@ int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
     struct veil_flatop_args a;
     memset(&a, 0, sizeof a);
     /* [x + a; x - a] -> ltz -> [x < -a; x < a] */
-    if ((rc = veil_sec_init(m, &stk, VEIL_SHARE_ARITH, 1, dims2, veil_nl_stack_tile(m))) !=
-        VEIL_OK)
+    if ((rc = veil_sec_init(m, &stk, VEIL_SHARE_ARITH, 1, dims2, veil_nl_stack_tile(m))) != VEIL_OK)
         goto out;
     a.kind = VEIL_FLATOP_REPLICATE;
     a.k = 2;
@@ -105,8 +106,8 @@ int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
         (rc = veil_mpc_sub(m, &w, &z1, y)) != VEIL_OK)
         goto out;
 out:;
-    struct veil_sec *tmp[] = {&stk, &bits, &q,  &qv,  &q5,   &s2,   &t2, &v,  &acc, &pr, &tr,
-                              &r1,  &xs,   &r2, &pp,  &pmx,  &vals, &prod, &z1, &z2, &w};
+    struct veil_sec *tmp[] = {&stk, &bits, &q,  &qv, &q5,  &s2,   &t2,   &v,  &acc, &pr, &tr,
+                              &r1,  &xs,   &r2, &pp, &pmx, &vals, &prod, &z1, &z2,  &w};
     for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
         veil_mpc_release(m, tmp[i]);
     return rc;

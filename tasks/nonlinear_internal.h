@@ -19,8 +19,8 @@ int veil_nl_check_unary(const char *op, const struct veil_sec *x, const struct v
  * outs[0..nouts) are written (already initialised), ins[0..nins) read. a->add_const is kept only
  * at party 0. Nothing happens at a context that does not compute. Returns as veil_task_flatop.
  */
-int veil_nl_flat(veil_mpc_t *m, struct veil_flatop_args a, struct veil_sec *const *outs,
-                 int nouts, const struct veil_sec *const *ins, int nins);
+int veil_nl_flat(veil_mpc_t *m, struct veil_flatop_args a, struct veil_sec *const *outs, int nouts,
+                 const struct veil_sec *const *ins, int nins);
 
 /** Tile for stacked tensors that go through ltz: the context's tile rounded down to a multiple
  * of 64 (at least 64), as ltz requires. */

@@ -29,14 +29,17 @@ int veil_nl_table_init(struct veil_nl_table *tab, enum veil_nl_fn fn, int lo, in
 {
     memset(tab, 0, sizeof *tab);
     if (steps < 1 || lo >= hi || lo < -f / 2 || hi > 24 - f / 2)
-        return veil_error(VEIL_ERR_INVAL, "%s: range [2^%d, 2^%d) with %d steps per octave; "
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: range [2^%d, 2^%d) with %d steps per octave; "
                           "need -f/2 <= lo < hi <= 24 - f/2 (f = %d)",
                           fn == VEIL_NL_RECIPROCAL ? "reciprocal" : "inv_sqrt", lo, hi, steps, f);
     int k = steps * (hi - lo) - 1;
     if (k > VEIL_FLATOP_MAX_COPIES)
-        return veil_error(VEIL_ERR_INVAL, "%s: %d thresholds (range [2^%d, 2^%d), %d per octave); "
-                          "at most %d: narrow the range", fn == VEIL_NL_RECIPROCAL ? "reciprocal"
-                          : "inv_sqrt", k, lo, hi, steps, VEIL_FLATOP_MAX_COPIES);
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: %d thresholds (range [2^%d, 2^%d), %d per octave); "
+                          "at most %d: narrow the range",
+                          fn == VEIL_NL_RECIPROCAL ? "reciprocal" : "inv_sqrt", k, lo, hi, steps,
+                          VEIL_FLATOP_MAX_COPIES);
     tab->k = k;
     double y[VEIL_FLATOP_MAX_COPIES + 1];
     for (int j = 0; j <= k; j++) {
@@ -105,8 +108,8 @@ static void start(size_t n, const uint64_t *x, const struct veil_nl_table *tab, 
     }
 }
 
-void veil_ref_reciprocal_range(size_t n, const uint64_t *x, int lo, int hi, int f,
-                               uint64_t *state, uint64_t *y)
+void veil_ref_reciprocal_range(size_t n, const uint64_t *x, int lo, int hi, int f, uint64_t *state,
+                               uint64_t *y)
 {
     struct veil_nl_table tab;
     if (veil_nl_table_init(&tab, VEIL_NL_RECIPROCAL, lo, hi, VEIL_RECIP_STEPS, f) != VEIL_OK)
@@ -119,8 +122,8 @@ void veil_ref_reciprocal_range(size_t n, const uint64_t *x, int lo, int hi, int 
         }
 }
 
-void veil_ref_inv_sqrt_range(size_t n, const uint64_t *x, int lo, int hi, int f,
-                             uint64_t *state, uint64_t *y)
+void veil_ref_inv_sqrt_range(size_t n, const uint64_t *x, int lo, int hi, int f, uint64_t *state,
+                             uint64_t *y)
 {
     struct veil_nl_table tab;
     if (veil_nl_table_init(&tab, VEIL_NL_INV_SQRT, lo, hi, VEIL_ISQRT_STEPS, f) != VEIL_OK)

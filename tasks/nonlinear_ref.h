@@ -39,11 +39,11 @@ int veil_nl_table_init(struct veil_nl_table *tab, enum veil_nl_fn fn, int lo, in
 /** GELU constants at f fractional bits (see nonlinear.h): the cut a, and what the protocol
  * multiplies and adds. */
 struct veil_nl_gelu {
-    uint64_t a;        /* a at f bits */
-    uint64_t cv;       /* round(2^VEIL_GELU_CV_BITS / a^2) */
-    uint64_t cv5;      /* round(C5 2^VEIL_GELU_CV_BITS / a^2) */
-    uint64_t c[6];     /* C_i at VEIL_GELU_FRAC bits (c[5] unused) */
-    int shift_v;       /* truncation from x^2 * cv to v at VEIL_GELU_FRAC bits */
+    uint64_t a;    /* a at f bits */
+    uint64_t cv;   /* round(2^VEIL_GELU_CV_BITS / a^2) */
+    uint64_t cv5;  /* round(C5 2^VEIL_GELU_CV_BITS / a^2) */
+    uint64_t c[6]; /* C_i at VEIL_GELU_FRAC bits (c[5] unused) */
+    int shift_v;   /* truncation from x^2 * cv to v at VEIL_GELU_FRAC bits */
 };
 void veil_nl_gelu_init(struct veil_nl_gelu *g, int f);
 
@@ -54,12 +54,13 @@ uint64_t veil_ref_trunc_model(uint64_t x, int s, uint64_t *state);
 /* Models of the protocols on n plaintext fixed-point words (f fractional bits). state: the
  * truncation error stream (NULL: floor). Output arrays must not overlap inputs. */
 void veil_ref_exp(size_t n, const uint64_t *x, int f, uint64_t *state, uint64_t *y);
-void veil_ref_reciprocal_range(size_t n, const uint64_t *x, int lo, int hi, int f,
-                               uint64_t *state, uint64_t *y);
-void veil_ref_inv_sqrt_range(size_t n, const uint64_t *x, int lo, int hi, int f,
-                             uint64_t *state, uint64_t *y);
+void veil_ref_reciprocal_range(size_t n, const uint64_t *x, int lo, int hi, int f, uint64_t *state,
+                               uint64_t *y);
+void veil_ref_inv_sqrt_range(size_t n, const uint64_t *x, int lo, int hi, int f, uint64_t *state,
+                             uint64_t *y);
 void veil_ref_gelu(size_t n, const uint64_t *x, int f, uint64_t *state, uint64_t *y);
-/** Softmax of rows of k words; allocates k + 1 words of scratch per row on the stack (k <= 4096). */
+/** Softmax of rows of k words; allocates k + 1 words of scratch per row on the stack (k <= 4096).
+ */
 void veil_ref_softmax_lastdim(size_t rows, size_t k, const uint64_t *x, int f, uint64_t *state,
                               uint64_t *y);
 

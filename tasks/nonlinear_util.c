@@ -31,8 +31,8 @@ size_t veil_nl_stack_tile(const veil_mpc_t *m)
     return t < 64 ? 64 : t;
 }
 
-int veil_nl_flat(veil_mpc_t *m, struct veil_flatop_args a, struct veil_sec *const *outs,
-                 int nouts, const struct veil_sec *const *ins, int nins)
+int veil_nl_flat(veil_mpc_t *m, struct veil_flatop_args a, struct veil_sec *const *outs, int nouts,
+                 const struct veil_sec *const *ins, int nins)
 {
     if (!veil_mpc_computes(m))
         return VEIL_OK;
@@ -165,8 +165,8 @@ int veil_nl_cost(enum veil_nl_op op, int nparties, size_t n, size_t k, int lo, i
         if (hi <= lo)
             return VEIL_ERR_INVAL;
         r = R + (op == VEIL_NL_RECIP ? 3 * VEIL_RECIP_ITERS : 5 * VEIL_ISQRT_ITERS);
-        b = ltz_bytes(K * n) + (op == VEIL_NL_RECIP ? 40 * VEIL_RECIP_ITERS
-                                                     : 64 * VEIL_ISQRT_ITERS) * (uint64_t)n;
+        b = ltz_bytes(K * n) +
+            (op == VEIL_NL_RECIP ? 40 * VEIL_RECIP_ITERS : 64 * VEIL_ISQRT_ITERS) * (uint64_t)n;
         break;
     }
     case VEIL_NL_SOFTMAX: {

@@ -24,8 +24,7 @@ int veil_mpc_reciprocal_range(veil_mpc_t *m, const struct veil_sec *x, int lo, i
     struct veil_nl_table tab;
     const int f = veil_mpc_frac_bits(m);
     if (rc != VEIL_OK ||
-        (rc = veil_nl_table_init(&tab, VEIL_NL_RECIPROCAL, lo, hi, VEIL_RECIP_STEPS, f)) !=
-            VEIL_OK)
+        (rc = veil_nl_table_init(&tab, VEIL_NL_RECIPROCAL, lo, hi, VEIL_RECIP_STEPS, f)) != VEIL_OK)
         return rc;
     struct veil_sec cur = {0}, xy = {0}, c = {0}, p = {0};
     if ((rc = veil_nl_start(m, x, &tab, &cur)) != VEIL_OK)

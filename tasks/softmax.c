@@ -39,9 +39,10 @@ int veil_mpc_softmax_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct vei
     if (!x || !y)
         return veil_error(VEIL_ERR_INVAL, "softmax: NULL tensor");
     if (x->ndim < 1 || x->dims[x->ndim - 1] == 0)
-        return veil_error(VEIL_ERR_SHAPE, "softmax: the input needs a last dimension of at least "
-                          "one element (got %d dimensions, last %zu)", x->ndim,
-                          x->ndim ? x->dims[x->ndim - 1] : 0);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "softmax: the input needs a last dimension of at least "
+                          "one element (got %d dimensions, last %zu)",
+                          x->ndim, x->ndim ? x->dims[x->ndim - 1] : 0);
     int rc = veil_nl_check_unary("softmax", x, y);
     if (rc != VEIL_OK)
         return rc;
@@ -51,10 +52,11 @@ int veil_mpc_softmax_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct vei
     while (hi < 30 && ((size_t)1 << hi) <= k)
         hi++;
     struct veil_nl_table tab;
-    if ((rc = veil_nl_table_init(&tab, VEIL_NL_RECIPROCAL, 0, hi, VEIL_RECIP_STEPS, f)) !=
-        VEIL_OK)
-        return veil_error(rc, "softmax: rows of %zu elements are too long for the reciprocal of "
-                          "their sums", k);
+    if ((rc = veil_nl_table_init(&tab, VEIL_NL_RECIPROCAL, 0, hi, VEIL_RECIP_STEPS, f)) != VEIL_OK)
+        return veil_error(rc,
+                          "softmax: rows of %zu elements are too long for the reciprocal of "
+                          "their sums",
+                          k);
     struct veil_sec mx = {0}, bmx = {0}, d = {0}, e = {0}, s = {0}, r = {0}, br = {0}, p = {0};
     size_t rdims[1] = {rows};
     if ((rc = veil_mpc_max_lastdim(m, x, &mx, NULL)) != VEIL_OK ||

@@ -40,20 +40,28 @@ static int fails;
 static double ref(int fn, double x)
 {
     switch (fn) {
-    case 0: return exp(x);
-    case 1: return 1 / x;
-    case 2: return 1 / sqrt(x);
-    default: return veil_ref_gelu_f64(x);
+    case 0:
+        return exp(x);
+    case 1:
+        return 1 / x;
+    case 2:
+        return 1 / sqrt(x);
+    default:
+        return veil_ref_gelu_f64(x);
     }
 }
 
 static int run_fn(veil_mpc_t *m, int fn, const struct veil_sec *x, struct veil_sec *y)
 {
     switch (fn) {
-    case 0: return veil_mpc_exp(m, x, y);
-    case 1: return veil_mpc_reciprocal(m, x, y);
-    case 2: return veil_mpc_inv_sqrt(m, x, y);
-    default: return veil_mpc_gelu(m, x, y);
+    case 0:
+        return veil_mpc_exp(m, x, y);
+    case 1:
+        return veil_mpc_reciprocal(m, x, y);
+    case 2:
+        return veil_mpc_inv_sqrt(m, x, y);
+    default:
+        return veil_mpc_gelu(m, x, y);
     }
 }
 
@@ -73,8 +81,7 @@ static void bad_input(veil_mpc_t *m, const struct veil_sec *x)
     CHECK(veil_mpc_exp(m, NULL, &y) == VEIL_ERR_INVAL, "exp(NULL) refused");
     bx.kind = VEIL_SHARE_BINARY;
     CHECK(veil_mpc_gelu(m, &bx, &y) == VEIL_ERR_INVAL, "gelu of binary shares refused");
-    CHECK(strstr(veil_last_error(), "gelu") != NULL, "message names the op: %s",
-          veil_last_error());
+    CHECK(strstr(veil_last_error(), "gelu") != NULL, "message names the op: %s", veil_last_error());
     CHECK(veil_mpc_reciprocal_range(m, x, 4, 4, &y) == VEIL_ERR_INVAL, "empty range refused");
     CHECK(veil_mpc_reciprocal_range(m, x, -20, 10, &y) == VEIL_ERR_INVAL, "lo < -f/2 refused");
     CHECK(veil_mpc_inv_sqrt_range(m, x, -8, 30, &y) == VEIL_ERR_INVAL, "too wide refused");
@@ -110,8 +117,8 @@ static int body(veil_mpc_t *m, void *arg)
                   names[fn], self, c1.rounds - c0.rounds, er);
             CHECK(c1.bytes - c0.bytes == eb, "%s: party %d: %" PRIu64 " bytes, formula %" PRIu64,
                   names[fn], self, c1.bytes - c0.bytes, eb);
-            CHECK(y.ndim == 2 && y.dims[0] == dims[0] && y.dims[1] == dims[1],
-                  "%s keeps the shape", names[fn]);
+            CHECK(y.ndim == 2 && y.dims[0] == dims[0] && y.dims[1] == dims[1], "%s keeps the shape",
+                  names[fn]);
         }
         if (veil_mpc_reveal(m, &y, -1, &r) != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
             CHECK(0, "reveal: %s", veil_last_error());
@@ -175,8 +182,8 @@ int main(void)
             }
             veil_test_log("%s: %s: max abs error %.3g at %g", name, names[fn], worst, at);
             if (!(worst <= max_abs[fn])) {
-                fprintf(stderr, "FAIL %s: %s: max abs error %.3g at %g > %.3g\n", name,
-                        names[fn], worst, at, max_abs[fn]);
+                fprintf(stderr, "FAIL %s: %s: max abs error %.3g at %g > %.3g\n", name, names[fn],
+                        worst, at, max_abs[fn]);
                 veil_test_failures++;
             }
         }

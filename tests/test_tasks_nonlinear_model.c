@@ -33,8 +33,14 @@ static double dec(uint64_t v)
 }
 
 typedef void (*model_fn)(uint64_t x, uint64_t *state, uint64_t *y);
-static void m_exp(uint64_t x, uint64_t *s, uint64_t *y) { veil_ref_exp(1, &x, F, s, y); }
-static void m_gelu(uint64_t x, uint64_t *s, uint64_t *y) { veil_ref_gelu(1, &x, F, s, y); }
+static void m_exp(uint64_t x, uint64_t *s, uint64_t *y)
+{
+    veil_ref_exp(1, &x, F, s, y);
+}
+static void m_gelu(uint64_t x, uint64_t *s, uint64_t *y)
+{
+    veil_ref_gelu(1, &x, F, s, y);
+}
 static void m_rec(uint64_t x, uint64_t *s, uint64_t *y)
 {
     veil_ref_reciprocal_range(1, &x, VEIL_RECIP_LO, VEIL_RECIP_HI, F, s, y);
@@ -43,8 +49,14 @@ static void m_isq(uint64_t x, uint64_t *s, uint64_t *y)
 {
     veil_ref_inv_sqrt_range(1, &x, VEIL_ISQRT_LO, VEIL_ISQRT_HI, F, s, y);
 }
-static double r_rec(double x) { return 1 / x; }
-static double r_isq(double x) { return 1 / sqrt(x); }
+static double r_rec(double x)
+{
+    return 1 / x;
+}
+static double r_isq(double x)
+{
+    return 1 / sqrt(x);
+}
 
 /* Max abs and rel error of fn over [lo, hi] at step (in ulps); two error streams. */
 static void sweep(const char *name, model_fn fn, double (*ref)(double), double lo, double hi,
@@ -113,8 +125,7 @@ int main(void)
                 worst = fmax(worst, fabs(sum - 1));
             }
             if (verbose)
-                printf("softmax/%d: max |row sum - 1| %.3g, max abs error %.3g\n", k, worst,
-                       werr);
+                printf("softmax/%d: max |row sum - 1| %.3g, max abs error %.3g\n", k, worst, werr);
             CHECK(worst <= (k == 10 ? 2e-4 : 1.5e-3), "softmax/%d: row sum off by %.3g", k, worst);
             CHECK(werr <= 3e-4, "softmax/%d: max abs error %.3g", k, werr);
         }

@@ -79,10 +79,12 @@ static int body(veil_mpc_t *m, void *arg)
             uint64_t er, eb;
             veil_test_mpc_counters(m, &c1);
             veil_nl_cost(VEIL_NL_SOFTMAX, veil_mpc_nparties(m), n, k_of[c], 0, 0, &er, &eb);
-            CHECK(c1.rounds - c0.rounds == er, "softmax/%zu: party %d: %" PRIu64
-                  " rounds, formula %" PRIu64, k_of[c], self, c1.rounds - c0.rounds, er);
-            CHECK(c1.bytes - c0.bytes == eb, "softmax/%zu: party %d: %" PRIu64
-                  " bytes, formula %" PRIu64, k_of[c], self, c1.bytes - c0.bytes, eb);
+            CHECK(c1.rounds - c0.rounds == er,
+                  "softmax/%zu: party %d: %" PRIu64 " rounds, formula %" PRIu64, k_of[c], self,
+                  c1.rounds - c0.rounds, er);
+            CHECK(c1.bytes - c0.bytes == eb,
+                  "softmax/%zu: party %d: %" PRIu64 " bytes, formula %" PRIu64, k_of[c], self,
+                  c1.bytes - c0.bytes, eb);
         }
         if (veil_mpc_reveal(m, &y, -1, &r) != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
             CHECK(0, "reveal: %s", veil_last_error());
@@ -150,9 +152,10 @@ int main(void)
             veil_test_log("%s: softmax/%zu: max abs error %.3g, max |row sum - 1| %.3g", name, k,
                           worst, worst_sum);
             if (!(worst <= MAX_ABS) || !(worst_sum <= row_sum_tol[c])) {
-                fprintf(stderr, "FAIL %s: softmax/%zu: max abs error %.3g (bound %.3g), row sum "
-                        "off by %.3g (bound %.3g)\n", name, k, worst, MAX_ABS, worst_sum,
-                        row_sum_tol[c]);
+                fprintf(stderr,
+                        "FAIL %s: softmax/%zu: max abs error %.3g (bound %.3g), row sum "
+                        "off by %.3g (bound %.3g)\n",
+                        name, k, worst, MAX_ABS, worst_sum, row_sum_tol[c]);
                 veil_test_failures++;
             }
         }
