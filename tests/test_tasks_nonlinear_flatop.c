@@ -133,6 +133,7 @@ int main(void)
     unreg(&out);
     unreg(&sum);
     veil_test_compare_u64("replicate", out.data, want, C * N);
+    fin(&out);
     for (size_t i = 0; i < N; i++)
         want[i] = 5 + (x[i] + 1000) + 2 * (x[i] + 2000) - (x[i] + 3000);
     veil_test_compare_u64("wsum", sum.data, want, N);
