@@ -37,9 +37,10 @@ struct proc {
     size_t line_start; /* forwarding: offset of the current unfinished line */
 };
 
-/* Picks a free TCP port on 127.0.0.1 by binding port 0. Another process could take it before the
- * party binds it; tests accept that small window (the mesh reports a clear bind error). */
-static int free_port(void)
+/* Binds a listening TCP socket to an ephemeral port on 127.0.0.1 and returns it (port in *port).
+ * The socket stays open until the party that owns the port adopts it, so the port cannot be
+ * taken by anyone else in between. */
+static int listen_socket(int *port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
@@ -47,14 +48,16 @@ static int free_port(void)
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 128) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
 }
 
+/* Fills every identity; listening sockets are opened into ids[i].listen_fd (-1 on entry). */
 static int fill_identities(const struct veil_harness_opts *o, int nprocs,
                            struct veil_harness_party *ids)
 {
@@ -69,11 +72,11 @@ static int fill_identities(const struct veil_harness_opts *o, int nprocs,
             session[b] = (uint8_t)strtoul((char[]){o->session[2 * b], o->session[2 * b + 1], 0},
                                           NULL, 16);
     }
-    memset(ids, 0, sizeof *ids * (size_t)nprocs);
     for (int i = 0; i < nprocs; i++) {
-        int port = free_port();
-        if (port < 0)
-            return veil_error(VEIL_ERR_IO, "harness: cannot find a free loopback port: %s",
+        int port = 0;
+        ids[i].listen_fd = listen_socket(&port);
+        if (ids[i].listen_fd < 0)
+            return veil_error(VEIL_ERR_IO, "harness: cannot listen on a loopback port: %s",
                               strerror(errno));
         snprintf(ids[0].endpoints[i], sizeof ids[0].endpoints[i], "tcp://127.0.0.1:%d", port);
     }
@@ -109,6 +112,8 @@ static void child_environment(const struct veil_harness_opts *o, const struct ve
         strcat(buf, me->endpoints[i]);
     }
     setenv("VEIL_ENDPOINTS", buf, 1);
+    snprintf(buf, sizeof buf, "%d", me->listen_fd);
+    setenv("VEIL_LISTEN_FD", buf, 1);
     if (!o->keep_starpu_env) {
         const char *sched = o->sched ? o->sched : getenv("STARPU_SCHED");
         setenv("STARPU_SCHED", sched ? sched : "lws", 1);
@@ -206,15 +211,18 @@ static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, voi
     struct veil_harness_party ids[VEIL_HARNESS_MAX_PROCS];
     struct proc procs[VEIL_HARNESS_MAX_PROCS];
     memset(procs, 0, sizeof procs);
+    for (int i = 0; i < VEIL_HARNESS_MAX_PROCS; i++) {
+        procs[i].out_fd = -1;
+        ids[i].listen_fd = -1;
+    }
     int rc = fill_identities(opts, nprocs, ids);
     if (rc != VEIL_OK)
-        return rc;
+        goto fail;
 
     fflush(stdout);
     fflush(stderr);
     for (int i = 0; i < nprocs; i++) {
         struct proc *p = &procs[i];
-        p->out_fd = -1;
         p->out = malloc(OUTPUT_CAP + 1);
         if (!p->out) {
             rc = veil_error(VEIL_ERR_NOMEM, "harness: out of memory");
@@ -252,6 +260,9 @@ static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, voi
             for (int j = 0; j < i; j++)
                 if (procs[j].out_fd >= 0)
                     close(procs[j].out_fd);
+            for (int j = 0; j < nprocs; j++)
+                if (j != i && ids[j].listen_fd >= 0)
+                    close(ids[j].listen_fd);
             child_environment(opts, &ids[i], p->starpu_home);
             if (argv) {
                 execvp(argv[0], argv);
@@ -266,6 +277,13 @@ static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, voi
         setpgid(p->pid, p->pid); /* also in the parent, to avoid the race with the child */
         close(fds[1]);
         p->out_fd = fds[0];
+    }
+
+    /* Each child holds its own listening socket now; the parent's copies would keep the ports
+     * bound after a child gives its socket back. */
+    for (int i = 0; i < nprocs; i++) {
+        close(ids[i].listen_fd);
+        ids[i].listen_fd = -1;
     }
 
     /* Collect output and exits until all have ended or the bound is hit. */
@@ -375,6 +393,9 @@ static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, voi
             procs[i].out = NULL;
         }
 fail:
+    for (int i = 0; i < nprocs; i++)
+        if (ids[i].listen_fd >= 0)
+            close(ids[i].listen_fd);
     for (int i = 0; i < nprocs; i++) {
         struct proc *p = &procs[i];
         if (p->pid > 0 && !p->exited) { /* only on the failure path of the fork loop */
@@ -437,6 +458,15 @@ int veil_harness_party_from_env(struct veil_harness_party *me)
         (rc = env_int("VEIL_PARTY_ID", 0, me->nparties - 1 + me->has_dealer, &me->id)) != VEIL_OK)
         return rc;
     me->is_dealer = me->has_dealer && me->id == me->nparties;
+    me->listen_fd = -1;
+    const char *lfd = getenv("VEIL_LISTEN_FD");
+    if (lfd && *lfd) {
+        char *end;
+        long v = strtol(lfd, &end, 10);
+        if (*end != '\0' || v < -1 || v > 65535)
+            return veil_error(VEIL_ERR_INVAL, "VEIL_LISTEN_FD=%s: expected a file descriptor", lfd);
+        me->listen_fd = (int)v;
+    }
     const char *s = getenv("VEIL_SESSION");
     if (!s || strlen(s) != 32 || strspn(s, "0123456789abcdef") != 32)
         return veil_error(VEIL_ERR_INVAL, "VEIL_SESSION must be 32 lowercase hex digits");

@@ -13,6 +13,9 @@
  *   VEIL_DEALER        1 when a dealer process runs (it has id N)
  *   VEIL_ENDPOINTS     comma-separated tcp://127.0.0.1:PORT, parties 0..N-1 then the dealer
  *   VEIL_SESSION       32 hex digits, random per run
+ *   VEIL_LISTEN_FD     a TCP socket already bound to this process's endpoint and listening:
+ *                      the harness binds every port before it forks, so no other process on the
+ *                      machine can take one in between (the mesh adopts it with ZMQ_USE_FD)
  *   STARPU_NCPU=1 STARPU_WORKERS_NOBIND=1 STARPU_SILENT=1, a private STARPU_HOME, and
  *   STARPU_SCHED (the option, else the caller's STARPU_SCHED, else lws) — unless the option
  *   keep_starpu_env is set, in which case the caller's StarPU variables are left alone.
@@ -44,6 +47,7 @@ struct veil_harness_party {
     int has_dealer;
     char endpoints[VEIL_HARNESS_MAX_PROCS][64];
     char session[33];
+    int listen_fd; /* bound, listening socket for endpoints[id]; -1 when none */
 };
 
 /** Result of one process. */

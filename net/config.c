@@ -43,6 +43,7 @@ void veil_net_config_defaults(struct veil_net_config *cfg)
     cfg->link.latency_s = 0.0;
     cfg->link.bandwidth_Bps = 0.0;
     cfg->insecure_plaintext = 0;
+    cfg->listen_fd = -1;
 }
 
 int veil_net_config_nprocs(const struct veil_net_config *cfg)

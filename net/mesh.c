@@ -86,6 +86,7 @@ int veil_net_config_from_harness(const struct veil_harness_party *me,
     if (!me || !cfg)
         return veil_error(VEIL_ERR_INVAL, "veil_net_config_from_harness: NULL argument");
     veil_net_config_defaults(cfg);
+    cfg->listen_fd = me->listen_fd;
     cfg->nparties = me->nparties;
     cfg->has_dealer = me->has_dealer;
     cfg->self = me->id;
@@ -173,6 +174,10 @@ int veil_net_mesh_create(struct veil_net *net)
         return zcheck(-1, "monitor socket");
     if ((rc = set_int(net->monitor, ZMQ_LINGER, 0, "monitor linger")) ||
         (rc = zcheck(zmq_connect(net->monitor, mon), "connect monitor")))
+        return rc;
+    /* A listening socket handed over by the launcher (the harness binds every port before it
+     * forks, so no other process can take one in between). */
+    if (c->listen_fd >= 0 && (rc = set_int(net->router, ZMQ_USE_FD, c->listen_fd, "use fd")))
         return rc;
     if (zmq_bind(net->router, c->peers[net->self].endpoint) != 0)
         return veil_error(VEIL_ERR_NET, "net: cannot listen on %s: %s (is the port taken?)",

@@ -45,9 +45,11 @@ struct veil_net_config {
     double timeout_s;
     struct veil_link_params link;
     uint8_t plan_digest[VEIL_PLAN_DIGEST_BYTES]; /* caller-supplied until the compiler exists */
+    int listen_fd; /* >= 0: an already bound and listening socket for our endpoint; -1: bind */
 };
 
-/** Defaults: heartbeat 0.5 s, timeout 10 s, no link emulation, CURVE on, zeros elsewhere. */
+/** Defaults: heartbeat 0.5 s, timeout 10 s, no link emulation, CURVE on, listen_fd -1, zeros
+ * elsewhere. */
 void veil_net_config_defaults(struct veil_net_config *cfg);
 /** Parses a configuration file (format above) into cfg; every field validated. */
 int veil_net_config_load(const char *path, struct veil_net_config *cfg);

@@ -8,6 +8,10 @@
  * im2col(x)^T (B OH OW x CKK): a dedicated correlation triple (masks of x, dY and
  * corr(mask_x, mask_dY)) would open x itself instead, |x| = B C H W words rather than
  * B OH OW C KH KW, i.e. about KH KW / stride^2 times fewer; preproc.h has no such item yet.
+ *
+ * Overlap (MPC-Pipe's inter-linear pipeline): the weight's open (w - B) and im2col of the input
+ * mask depend only on w and the material, so when the caller submits layers ahead they run before
+ * the input arrives; conv(A, E) then runs while D = x - A is in flight.
  */
 #include "config.h"
 #include "tasks/beaver.h"
@@ -17,6 +21,7 @@
 #include "tasks/beaver_internal.h"
 #include "tasks/mpc_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Checked geometry: the im2col form and the derived sizes. */
@@ -60,8 +65,11 @@ static int check_geom(const char *op, const struct veil_conv_geom *g, struct geo
                                       .ph = (uint32_t)g->pad,
                                       .pw = (uint32_t)g->pad};
     int rc = veil_im2col_geom_check(&o->ig, &o->oh, &o->ow, &o->xlen, &o->cols_len);
-    if (rc != VEIL_OK)
-        return veil_error(rc, "%s: %s", op, veil_last_error());
+    if (rc != VEIL_OK) {
+        char why[256]; /* the message is rewritten below: copy it first */
+        snprintf(why, sizeof why, "%s", veil_last_error());
+        return veil_error(rc, "%s: %s", op, why);
+    }
     o->ohow = o->oh * o->ow;
     o->ckk = g->c * g->kh * g->kw;
     o->wlen = g->oc * o->ckk;

@@ -1,14 +1,17 @@
 /* Tests the multi-process harness: each process gets its identity and distinct loopback
- * endpoints, output is captured per process, a failing party is named, a hanging party is
- * killed at the time bound, the grace period stops the rest after a failure, and exec mode
- * passes the identity to another program. */
+ * endpoints (with a listening socket already bound to its own), output is captured per process,
+ * a failing party is named, a hanging party is killed at the time bound, the grace period stops
+ * the rest after a failure, and exec mode passes the identity to another program. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
 #include "test_util.h"
 #include "veil.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,16 @@ static int report_identity(const struct veil_harness_party *me, void *arg)
     if (env.id != me->id || env.nparties != me->nparties || env.is_dealer != me->is_dealer ||
         strcmp(env.session, me->session) != 0 || strcmp(env.endpoints[me->id], me->endpoints[me->id]))
         return 4;
+    /* The reserved socket is ours, listening on our endpoint's port. */
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int accepting = 0;
+    socklen_t alen = sizeof accepting;
+    if (env.listen_fd != me->listen_fd || me->listen_fd < 0 ||
+        getsockname(me->listen_fd, (struct sockaddr *)&a, &len) != 0 ||
+        getsockopt(me->listen_fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &alen) != 0 ||
+        !accepting || ntohs(a.sin_port) != atoi(strrchr(me->endpoints[me->id], ':') + 1))
+        return 5;
     const char *ncpu = getenv("STARPU_NCPU"), *home = getenv("STARPU_HOME");
     printf("id=%d dealer=%d n=%d ep=%s ncpu=%s home=%s\n", me->id, me->is_dealer, me->nparties,
            me->endpoints[me->id], ncpu ? ncpu : "-", home ? "set" : "-");

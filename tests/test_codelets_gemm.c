@@ -1,11 +1,12 @@
 /* Tests the Z_2^64 matrix product: veil_gemm_u64 called directly and through StarPU tasks
  * (veil_task_gemm) equals the plaintext reference (veil_ref_gemm) bit for bit, on random matrices
  * salted with the edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block
- * boundary of both microkernels, padded leading dimensions, all four transpose combinations,
+ * boundary of every microkernel, padded leading dimensions, all four transpose combinations,
  * overwrite and accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2,
  * portable, and the unblocked fallback); that VEIL_GEMM_KERNEL=generic selects the portable kernel
- * and an unknown kernel name is refused; and that the submit helper rejects mismatched shapes with
- * VEIL_ERR_SHAPE and bad handles with VEIL_ERR_INVAL before submitting. */
+ * and an unknown kernel name is refused; that the perf model's footprint is the product's
+ * (m, n, k); and that the submit helper rejects mismatched shapes with VEIL_ERR_SHAPE and bad
+ * handles with VEIL_ERR_INVAL before submitting. */
 #include "config.h"
 #include "codelets/gemm_internal.h"
 #include "codelets/reference.h"
@@ -197,6 +198,60 @@ static void check_same_handle_chain(void)
         FAIL("chain C = A^T A; C += A^T A; C += A^T A differs");
 }
 
+/* Footprint and size of a GEMM task on these handles, through StarPU's own entry points. */
+static uint32_t task_footprint(starpu_data_handle_t a, starpu_data_handle_t b,
+                               starpu_data_handle_t c, size_t *macs)
+{
+    struct starpu_task *task =
+        starpu_task_build(&veil_gemm_cl, STARPU_R, a, STARPU_R, b, STARPU_W, c, 0);
+    if (!task) {
+        FAIL("starpu_task_build failed");
+        return 0;
+    }
+    struct starpu_perfmodel *model = veil_gemm_cl.model;
+    uint32_t fp = starpu_task_footprint(model, task, starpu_worker_get_perf_archtype(0, 0), 0);
+    *macs = model->size_base ? model->size_base(task, 0) : 0;
+    task->destroy = 0;
+    starpu_task_destroy(task);
+    return fp;
+}
+
+/* The perf model is keyed on (m, n, k): the same product stored transposed shares a history,
+ * another shape does not, and size_base counts multiply-adds. */
+static void check_perfmodel(void)
+{
+    static uint64_t a[8 * 32], at[32 * 8], b[32 * 16], bt[16 * 32], c[8 * 16];
+    static uint64_t a2[32 * 32], c2[32 * 16];
+    starpu_data_handle_t ha, hat, hb, hbt, hc, ha2, hc2;
+    register_rowmajor(&ha, a, 8, 32, 32);    /* A 8 x 32: m 8, k 32 */
+    register_rowmajor(&hat, at, 32, 8, 8);   /* the same A stored transposed */
+    register_rowmajor(&hb, b, 32, 16, 16);   /* B 32 x 16: n 16 */
+    register_rowmajor(&hbt, bt, 16, 32, 32); /* the same B stored transposed */
+    register_rowmajor(&hc, c, 8, 16, 16);
+    register_rowmajor(&ha2, a2, 32, 32, 32); /* m 32, k 32 */
+    register_rowmajor(&hc2, c2, 32, 16, 16);
+
+    size_t macs1, macs2, macs3;
+    uint32_t f1 = task_footprint(ha, hb, hc, &macs1);
+    uint32_t f2 = task_footprint(hat, hbt, hc, &macs2);
+    uint32_t f3 = task_footprint(ha2, hb, hc2, &macs3);
+    if (f1 != f2)
+        FAIL("perf model: the same 8 x 16 x 32 product stored transposed has another footprint");
+    if (f1 == f3)
+        FAIL("perf model: 8 x 16 x 32 and 32 x 16 x 32 share a footprint");
+    if (macs1 != 8 * 16 * 32 || macs2 != macs1 || macs3 != 32 * 16 * 32)
+        FAIL("perf model: size_base %zu, %zu, %zu; expected 4096, 4096, 16384", macs1, macs2,
+             macs3);
+
+    starpu_data_unregister(ha);
+    starpu_data_unregister(hat);
+    starpu_data_unregister(hb);
+    starpu_data_unregister(hbt);
+    starpu_data_unregister(hc);
+    starpu_data_unregister(ha2);
+    starpu_data_unregister(hc2);
+}
+
 static void expect_reject(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
                           int ta, int tb, int want, const char *needle, const char *what)
 {
@@ -318,6 +373,7 @@ int main(void)
     if (veil_gemm_force_kernel("avx1024") != VEIL_ERR_UNSUPPORTED)
         FAIL("unknown kernel name accepted");
     check_bad_shapes();
+    check_perfmodel();
     starpu_task_wait_for_all();
     starpu_shutdown();
     veil_gemm_release_buffers();

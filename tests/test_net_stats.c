@@ -56,6 +56,8 @@ static int party(const struct veil_harness_party *me, void *arg)
     if (me->id == 0) {
         if (write_config(me, k, path, sizeof path))
             return 2;
+        /* A deployment binds its endpoint itself: give back the socket the harness reserved. */
+        close(me->listen_fd);
         rc = veil_net_open_file(path, digest, &net);
     } else {
         struct veil_net_config cfg;

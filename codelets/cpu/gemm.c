@@ -363,11 +363,12 @@ static void pack_a(size_t mr, int trans, const uint64_t *a, size_t lda, size_t i
     for (size_t ir = 0; ir < mb; ir += mr) {
         size_t rows = mb - ir < mr ? mb - ir : mr;
         if (!trans) {
-            for (size_t r = 0; r < rows; r++) {
-                const uint64_t *src = a + (i0 + ir + r) * lda + p0;
-                for (size_t p = 0; p < kb; p++)
-                    pa[p * mr + r] = src[p];
-            }
+            /* p outer: contiguous writes, mr read streams (the other order, one row at a time,
+             * made packing 6% of a 2048^3 product instead of 3.6%). */
+            const uint64_t *src = a + (i0 + ir) * lda + p0;
+            for (size_t p = 0; p < kb; p++)
+                for (size_t r = 0; r < rows; r++)
+                    pa[p * mr + r] = src[r * lda + p];
         } else {
             for (size_t p = 0; p < kb; p++) {
                 const uint64_t *src = a + (p0 + p) * lda + i0 + ir;
