@@ -41,6 +41,8 @@ struct veil_flatop_args {
     uint64_t c[VEIL_FLATOP_MAX_COPIES];
 };
 
+/** The codelet (buffers: nout outputs W, then nin inputs R; struct veil_flatop_args by value)
+ * and its CPU body (cpu/flatop.c). */
 extern struct starpu_codelet veil_flatop_cl;
 void veil_flatop_cpu(void *buffers[], void *cl_arg);
 

@@ -15,7 +15,7 @@
  *   max over rows of k: R_max(k) = 9 ceil(log2 k) rounds, B_max(rows, k) bytes (tasks/pool.h),
  * the formulas are given in each contract and computed by veil_nl_cost().
  *
- * ERRORS measured (model over the whole range at 1-ulp steps, and the protocols at N = 2, 3 in
+ * ERRORS measured (model over the whole range at 1-ulp steps, and the protocols at N = 2, 3, 4 in
  * tests/test_tasks_nonlinear*.c) are absolute unless said otherwise; the truncation protocol's
  * 1-ulp error is included.
  */

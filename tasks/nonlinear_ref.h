@@ -45,6 +45,7 @@ struct veil_nl_gelu {
     uint64_t c[6]; /* C_i at VEIL_GELU_FRAC bits (c[5] unused) */
     int shift_v;   /* truncation from x^2 * cv to v at VEIL_GELU_FRAC bits */
 };
+/** Fills *g for f fractional bits (f <= VEIL_GELU_FRAC - 2). */
 void veil_nl_gelu_init(struct veil_nl_gelu *g, int f);
 
 /** The model's truncation: floor(x / 2^s) plus an error bit drawn from *state (xorshift), or
@@ -59,8 +60,7 @@ void veil_ref_reciprocal_range(size_t n, const uint64_t *x, int lo, int hi, int 
 void veil_ref_inv_sqrt_range(size_t n, const uint64_t *x, int lo, int hi, int f, uint64_t *state,
                              uint64_t *y);
 void veil_ref_gelu(size_t n, const uint64_t *x, int f, uint64_t *state, uint64_t *y);
-/** Softmax of rows of k words; allocates k + 1 words of scratch per row on the stack (k <= 4096).
- */
+/** Softmax of rows of k words (k < 2^16), row after row. */
 void veil_ref_softmax_lastdim(size_t rows, size_t k, const uint64_t *x, int f, uint64_t *state,
                               uint64_t *y);
 
