@@ -71,8 +71,9 @@
  * Range: x in [-64, 0] (softmax after max subtraction): max abs error 7.3e-5 (relative 1.5e-3
  * where y > 0.05); for x in [-112, -64] the result stays within 1.6e-5 of exp(x) (about 0);
  * below about -112 the base passes its minimum and the result is WRONG (back near 1 at
- * x = -128). For x in (0, 8] the relative error grows like x^3 / 24576 (1.9% at x = 8); above
- * about 19 the ring overflows. Rounds 14 = 7 (square + trunc). Bytes: 112 (N-1) n.
+ * x = -128). For x > 0 the relative error grows like x^3 / 24576 (1.9% at x = 8, 13% at 16);
+ * from x = 16.6 (exp(x) 2^38 >= 2^62 in the last square) the ring overflows and the result is
+ * garbage. Rounds 14 = 7 (square + trunc). Bytes: 112 (N-1) n.
  */
 int veil_mpc_exp(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y);
 
