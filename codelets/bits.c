@@ -7,6 +7,9 @@
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "codelets/cuda/cuda_internal.h"
+#endif
 
 #include "base/base_internal.h"
 
@@ -26,6 +29,10 @@ static struct starpu_perfmodel bitslice_model = {
 struct starpu_codelet veil_bit_extract_cl = {
     .cpu_funcs = {veil_bit_extract_cpu},
     .cpu_funcs_name = {"veil_bit_extract_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_bit_extract_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &bit_extract_model,
@@ -35,6 +42,10 @@ struct starpu_codelet veil_bit_extract_cl = {
 struct starpu_codelet veil_bit_pack_cl = {
     .cpu_funcs = {veil_bit_pack_cpu},
     .cpu_funcs_name = {"veil_bit_pack_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_bit_pack_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &bit_pack_model,
@@ -44,6 +55,10 @@ struct starpu_codelet veil_bit_pack_cl = {
 struct starpu_codelet veil_bit_unpack_cl = {
     .cpu_funcs = {veil_bit_unpack_cpu},
     .cpu_funcs_name = {"veil_bit_unpack_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_bit_unpack_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &bit_unpack_model,
@@ -53,6 +68,10 @@ struct starpu_codelet veil_bit_unpack_cl = {
 struct starpu_codelet veil_bitslice_cl = {
     .cpu_funcs = {veil_bitslice_cpu},
     .cpu_funcs_name = {"veil_bitslice_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_bitslice_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &bitslice_model,

@@ -6,6 +6,9 @@
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "codelets/cuda/cuda_internal.h"
+#endif
 
 static struct starpu_perfmodel xor_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_xor", .size_base = veil_codelet_size_base};
@@ -22,6 +25,10 @@ static struct starpu_perfmodel and_mask_model = {
 struct starpu_codelet veil_xor_cl = {
     .cpu_funcs = {veil_xor_cpu},
     .cpu_funcs_name = {"veil_xor_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_xor_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &xor_model,
@@ -31,6 +38,10 @@ struct starpu_codelet veil_xor_cl = {
 struct starpu_codelet veil_and_cl = {
     .cpu_funcs = {veil_and_cpu},
     .cpu_funcs_name = {"veil_and_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_and_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &and_model,
@@ -40,6 +51,10 @@ struct starpu_codelet veil_and_cl = {
 struct starpu_codelet veil_not_cl = {
     .cpu_funcs = {veil_not_cpu},
     .cpu_funcs_name = {"veil_not_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_not_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &not_model,
@@ -49,6 +64,10 @@ struct starpu_codelet veil_not_cl = {
 struct starpu_codelet veil_xor_mask_cl = {
     .cpu_funcs = {veil_xor_mask_cpu},
     .cpu_funcs_name = {"veil_xor_mask_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_xor_mask_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &xor_mask_model,
@@ -58,6 +77,10 @@ struct starpu_codelet veil_xor_mask_cl = {
 struct starpu_codelet veil_and_mask_cl = {
     .cpu_funcs = {veil_and_mask_cpu},
     .cpu_funcs_name = {"veil_and_mask_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_and_mask_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &and_mask_model,

@@ -6,6 +6,9 @@
  */
 #include "config.h"
 #include "codelets/gemm_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "codelets/cuda/cuda_internal.h"
+#endif
 #include "base/base_internal.h"
 
 #include <string.h>
@@ -54,6 +57,10 @@ static struct starpu_perfmodel gemm_model = {
 struct starpu_codelet veil_gemm_cl = {
     .cpu_funcs = {veil_gemm_cpu},
     .cpu_funcs_name = {"veil_gemm_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_gemm_cuda, veil_gemm_int_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC, STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &gemm_model,
@@ -63,6 +70,10 @@ struct starpu_codelet veil_gemm_cl = {
 struct starpu_codelet veil_gemm_acc_cl = {
     .cpu_funcs = {veil_gemm_cpu},
     .cpu_funcs_name = {"veil_gemm_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_gemm_cuda, veil_gemm_int_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC, STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_RW},
     .model = &gemm_model,

@@ -7,6 +7,9 @@
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "codelets/cuda/cuda_internal.h"
+#endif
 
 #include "base/base_internal.h"
 
@@ -40,6 +43,10 @@ static struct starpu_perfmodel col2im_model = {
 struct starpu_codelet veil_im2col_cl = {
     .cpu_funcs = {veil_im2col_cpu},
     .cpu_funcs_name = {"veil_im2col_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_im2col_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &im2col_model,
@@ -49,6 +56,10 @@ struct starpu_codelet veil_im2col_cl = {
 struct starpu_codelet veil_col2im_cl = {
     .cpu_funcs = {veil_col2im_cpu},
     .cpu_funcs_name = {"veil_col2im_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_col2im_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &col2im_model,

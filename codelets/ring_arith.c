@@ -6,6 +6,9 @@
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "codelets/cuda/cuda_internal.h"
+#endif
 
 static struct starpu_perfmodel add_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_add", .size_base = veil_codelet_size_base};
@@ -24,6 +27,10 @@ static struct starpu_perfmodel add_scalar_model = {
 struct starpu_codelet veil_add_cl = {
     .cpu_funcs = {veil_add_cpu},
     .cpu_funcs_name = {"veil_add_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_add_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &add_model,
@@ -33,6 +40,10 @@ struct starpu_codelet veil_add_cl = {
 struct starpu_codelet veil_sub_cl = {
     .cpu_funcs = {veil_sub_cpu},
     .cpu_funcs_name = {"veil_sub_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_sub_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &sub_model,
@@ -42,6 +53,10 @@ struct starpu_codelet veil_sub_cl = {
 struct starpu_codelet veil_neg_cl = {
     .cpu_funcs = {veil_neg_cpu},
     .cpu_funcs_name = {"veil_neg_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_neg_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &neg_model,
@@ -51,6 +66,10 @@ struct starpu_codelet veil_neg_cl = {
 struct starpu_codelet veil_mul_cl = {
     .cpu_funcs = {veil_mul_cpu},
     .cpu_funcs_name = {"veil_mul_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_mul_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &mul_model,
@@ -60,6 +79,10 @@ struct starpu_codelet veil_mul_cl = {
 struct starpu_codelet veil_mul_scalar_cl = {
     .cpu_funcs = {veil_mul_scalar_cpu},
     .cpu_funcs_name = {"veil_mul_scalar_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_mul_scalar_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &mul_scalar_model,
@@ -69,6 +92,10 @@ struct starpu_codelet veil_mul_scalar_cl = {
 struct starpu_codelet veil_add_scalar_cl = {
     .cpu_funcs = {veil_add_scalar_cpu},
     .cpu_funcs_name = {"veil_add_scalar_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_add_scalar_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &add_scalar_model,

@@ -6,6 +6,9 @@
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "codelets/cuda/cuda_internal.h"
+#endif
 
 #include "base/base_internal.h"
 
@@ -20,6 +23,10 @@ static struct starpu_perfmodel sar_model = {
 struct starpu_codelet veil_shl_cl = {
     .cpu_funcs = {veil_shl_cpu},
     .cpu_funcs_name = {"veil_shl_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_shl_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &shl_model,
@@ -29,6 +36,10 @@ struct starpu_codelet veil_shl_cl = {
 struct starpu_codelet veil_shr_cl = {
     .cpu_funcs = {veil_shr_cpu},
     .cpu_funcs_name = {"veil_shr_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_shr_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &shr_model,
@@ -38,6 +49,10 @@ struct starpu_codelet veil_shr_cl = {
 struct starpu_codelet veil_sar_cl = {
     .cpu_funcs = {veil_sar_cpu},
     .cpu_funcs_name = {"veil_sar_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_sar_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &sar_model,

@@ -7,6 +7,9 @@
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "codelets/cuda/cuda_internal.h"
+#endif
 
 #include "base/base_internal.h"
 
@@ -19,6 +22,10 @@ static struct starpu_perfmodel sum_model = {
 struct starpu_codelet veil_sum_cl = {
     .cpu_funcs = {veil_sum_cpu},
     .cpu_funcs_name = {"veil_sum_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_sum_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &sum_model,
     .name = "veil_sum",

@@ -5,6 +5,9 @@
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "codelets/cuda/cuda_internal.h"
+#endif
 
 #include "base/base_internal.h"
 
@@ -17,6 +20,10 @@ static struct starpu_perfmodel transpose_model = {
 struct starpu_codelet veil_transpose_cl = {
     .cpu_funcs = {veil_transpose_cpu},
     .cpu_funcs_name = {"veil_transpose_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_transpose_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &transpose_model,

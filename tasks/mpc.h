@@ -32,8 +32,11 @@
  * struct veil_pub a public tensor every party holds the same copy of. Both are row-major,
  * split into tiles of `tile` elements, one StarPU vector handle per tile (separate handles, not
  * partitioning); a tile is the unit of the inner-layer pipeline: its messages and tasks are
- * independent of the other tiles'. Tensors own their memory; veil_mpc_release() queues the
- * unregistration behind the submitted tasks and frees the memory at the next veil_mpc_wait().
+ * independent of the other tiles'. Tensors own their memory; veil_mpc_release() returns at
+ * once and hands the handles and memory to the context, which unregisters and frees them at the
+ * next veil_mpc_wait(), when no task can still use them. (starpu_data_unregister_submit would
+ * free earlier, but its completion cannot be observed without a blocking call; a temporary's
+ * memory therefore lives until the next barrier, which the compiler places.)
  *
  * CALLING CONVENTION. Inputs are initialised tensors (borrowed); outputs are struct veil_sec the
  * callee initialises (the caller passes an uninitialised or released struct and later releases

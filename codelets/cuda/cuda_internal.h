@@ -1,0 +1,122 @@
+/*
+ * cuda/cuda_internal.h — the CUDA side of the codelets: the StarPU CUDA bodies (registered as
+ * .cuda_funcs by codelets/<prim>.c when VEIL_USE_CUDA is defined) and the plain launchers the
+ * bodies call. The kernels and launchers are compiled whenever configure finds nvcc, so the CUDA
+ * code is built (not run) on machines without a GPU or without a CUDA-enabled StarPU; the bodies
+ * exist only with VEIL_USE_CUDA.
+ *
+ * Every body reads its buffers and by-value arguments exactly as its CPU twin does (see
+ * codelets_internal.h / gemm_internal.h), launches on starpu_cuda_get_local_stream(), checks
+ * cudaGetLastError() (a failed launch is reported through STARPU_CUDA_REPORT_ERROR, StarPU's
+ * convention for a broken device) and returns without synchronising: the codelets carry
+ * STARPU_CUDA_ASYNC. Results are bit for bit those of the CPU bodies.
+ */
+#ifndef VEIL_CODELETS_CUDA_INTERNAL_H
+#define VEIL_CODELETS_CUDA_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef VEIL_USE_CUDA
+/* StarPU CUDA bodies (codelets/cuda/<family>.cu). */
+void veil_add_cuda(void *buffers[], void *cl_arg);
+void veil_sub_cuda(void *buffers[], void *cl_arg);
+void veil_neg_cuda(void *buffers[], void *cl_arg);
+void veil_mul_cuda(void *buffers[], void *cl_arg);
+void veil_mul_scalar_cuda(void *buffers[], void *cl_arg);
+void veil_add_scalar_cuda(void *buffers[], void *cl_arg);
+void veil_xor_cuda(void *buffers[], void *cl_arg);
+void veil_and_cuda(void *buffers[], void *cl_arg);
+void veil_not_cuda(void *buffers[], void *cl_arg);
+void veil_xor_mask_cuda(void *buffers[], void *cl_arg);
+void veil_and_mask_cuda(void *buffers[], void *cl_arg);
+void veil_shl_cuda(void *buffers[], void *cl_arg);
+void veil_shr_cuda(void *buffers[], void *cl_arg);
+void veil_sar_cuda(void *buffers[], void *cl_arg);
+void veil_bit_extract_cuda(void *buffers[], void *cl_arg);
+void veil_bit_pack_cuda(void *buffers[], void *cl_arg);
+void veil_bit_unpack_cuda(void *buffers[], void *cl_arg);
+void veil_bitslice_cuda(void *buffers[], void *cl_arg);
+void veil_sum_cuda(void *buffers[], void *cl_arg);
+void veil_im2col_cuda(void *buffers[], void *cl_arg);
+void veil_col2im_cuda(void *buffers[], void *cl_arg);
+void veil_transpose_cuda(void *buffers[], void *cl_arg);
+/**
+ * GEMM bodies (codelets/cuda/gemm.cu), same buffers and arguments as veil_gemm_cpu.
+ * veil_gemm_cuda: limb split + 10 cuBLAS DGEMMs per inner chunk of at most VEIL_LIMB_GEMM_KMAX,
+ * on StarPU's per-worker cuBLAS handle (the application calls starpu_cublas_init() after
+ * starpu_init); falls back to the integer kernel when no handle exists or the workspace cannot
+ * be allocated. veil_gemm_int_cuda: a tiled 64-bit integer multiply-add kernel. Both are
+ * registered (implementations 0 and 1), so a model-based scheduler picks the faster per size.
+ */
+void veil_gemm_cuda(void *buffers[], void *cl_arg);
+void veil_gemm_int_cuda(void *buffers[], void *cl_arg);
+#endif
+
+#ifdef __CUDACC__
+/* Launchers: enqueue on stream s and return cudaGetLastError() (no synchronisation). Pointers
+ * are device pointers. Operation codes of the elementwise launchers: */
+enum veil_cuda_op {
+    VEIL_CUDA_ADD,
+    VEIL_CUDA_SUB,
+    VEIL_CUDA_MUL,
+    VEIL_CUDA_XOR,
+    VEIL_CUDA_AND, /* binary */
+    VEIL_CUDA_NEG,
+    VEIL_CUDA_NOT, /* unary */
+    VEIL_CUDA_MUL_SCALAR,
+    VEIL_CUDA_ADD_SCALAR,
+    VEIL_CUDA_XOR_MASK,
+    VEIL_CUDA_AND_MASK,
+    VEIL_CUDA_SHL,
+    VEIL_CUDA_SHR,
+    VEIL_CUDA_SAR,
+    VEIL_CUDA_BIT_EXTRACT /* with parameter p */
+};
+/** out[i] = a[i] op b[i] (binary ops), op a[i] (unary), a[i] op p (parameter ops), i < n. */
+cudaError_t veil_cuda_elementwise(enum veil_cuda_op op, const uint64_t *a, const uint64_t *b,
+                                  uint64_t p, uint64_t *out, size_t n, cudaStream_t s);
+/** Packs bit k of a[0..n) into ceil(n / 64) words at out (cuda/bits.cu). */
+cudaError_t veil_cuda_bit_pack(const uint64_t *a, size_t n, unsigned k, uint64_t *out,
+                               cudaStream_t s);
+/** out[j] = bit (j mod 64) of words[j / 64], j < n. */
+cudaError_t veil_cuda_bit_unpack(const uint64_t *words, uint64_t *out, size_t n, cudaStream_t s);
+/** 64 x 64 bit transpose per block of 64 words (veil_task_bitslice's contract). */
+cudaError_t veil_cuda_bitslice(const uint64_t *a, size_t na, uint64_t *out, size_t nout,
+                               cudaStream_t s);
+/** out = in[0] + ... + in[k-1], 1 <= k <= 64 (cuda/sum.cu). */
+cudaError_t veil_cuda_sum(const uint64_t *const *in, unsigned k, uint64_t *out, size_t n,
+                          cudaStream_t s);
+struct veil_im2col_geom;
+/** im2col / col2im for a geometry that veil_im2col_geom_check accepts (cuda/im2col.cu). */
+cudaError_t veil_cuda_im2col(const struct veil_im2col_geom *g, const uint64_t *image,
+                             uint64_t *cols, cudaStream_t s);
+cudaError_t veil_cuda_col2im(const struct veil_im2col_geom *g, const uint64_t *cols,
+                             uint64_t *image, cudaStream_t s);
+/** out (cols x rows, row stride ld_out) = in^T, in rows x cols with row stride ld_in. */
+cudaError_t veil_cuda_transpose(const uint64_t *in, size_t rows, size_t cols, size_t ld_in,
+                                uint64_t *out, size_t ld_out, cudaStream_t s);
+/**
+ * C (=|+=) op(A) op(B) mod 2^64 on the device, veil_gemm_u64's conventions (cuda/gemm.cu).
+ * veil_cuda_gemm_int: tiled 64-bit integer kernel. veil_cuda_gemm_limb: limb split + cuBLAS
+ * DGEMMs on handle (a cublasHandle_t, passed as void * to keep cuBLAS out of this header) with
+ * stream-ordered workspace (cudaMallocAsync); returns cudaErrorUnknown if a cuBLAS call fails.
+ */
+cudaError_t veil_cuda_gemm_int(int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                               const uint64_t *a, size_t lda, const uint64_t *b, size_t ldb,
+                               int accumulate, uint64_t *c, size_t ldc, cudaStream_t s);
+cudaError_t veil_cuda_gemm_limb(void *handle, int trans_a, int trans_b, size_t m, size_t n,
+                                size_t k, const uint64_t *a, size_t lda, const uint64_t *b,
+                                size_t ldb, int accumulate, uint64_t *c, size_t ldc,
+                                cudaStream_t s);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VEIL_CODELETS_CUDA_INTERNAL_H */
