@@ -110,16 +110,25 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt(argc, argv, "s:e:r:t:n:")) != -1) {
         switch (opt) {
-        case 's': c.minexp = atoi(optarg); break;
-        case 'e': c.maxexp = atoi(optarg); break;
-        case 'r': c.repeats = atoi(optarg); break;
-        case 'n': c.nparties = atoi(optarg); break;
+        case 's':
+            c.minexp = atoi(optarg);
+            break;
+        case 'e':
+            c.maxexp = atoi(optarg);
+            break;
+        case 'r':
+            c.repeats = atoi(optarg);
+            break;
+        case 'n':
+            c.nparties = atoi(optarg);
+            break;
         case 't':
             for (char *s = strtok(optarg, ","); s && c.ntiles < MAX_TILES; s = strtok(NULL, ","))
                 c.tiles[c.ntiles++] = (size_t)strtoull(s, NULL, 10);
             break;
         default:
-            fprintf(stderr, "usage: %s [-s MINEXP] [-e MAXEXP] [-r REPEATS] [-t TILE,...] [-n N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-s MINEXP] [-e MAXEXP] [-r REPEATS] [-t TILE,...] [-n N]\n",
+                    argv[0]);
             return 2;
         }
     }

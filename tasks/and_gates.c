@@ -82,9 +82,10 @@ int veil_cmp_sliced_layout(const char *op, const struct veil_sec *x, size_t per_
                            size_t *numel, size_t *tile)
 {
     if (x->ntiles > 1 && x->tile % 64 != 0)
-        return veil_error(VEIL_ERR_INVAL, "%s: tiles of %zu elements; the bit-sliced circuit "
-                          "needs tiles that are a multiple of 64 (or a single tile)", op,
-                          x->tile);
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: tiles of %zu elements; the bit-sliced circuit "
+                          "needs tiles that are a multiple of 64 (or a single tile)",
+                          op, x->tile);
     *numel = per_block * veil_cmp_packed_words(x->numel, x->tile);
     *tile = per_block * ((x->tile + 63) / 64);
     return VEIL_OK;
@@ -111,8 +112,8 @@ static void and_finish_cpu(void *buffers[], void *cl_arg)
         z[i] = c[i] ^ (d[i] & b[i]) ^ (e[i] & a[i]) ^ (d[i] & e[i] & de);
 }
 
-static struct starpu_perfmodel and_finish_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "veil_and_finish"};
+static struct starpu_perfmodel and_finish_model = {.type = STARPU_HISTORY_BASED,
+                                                   .symbol = "veil_and_finish"};
 
 static struct starpu_codelet and_finish_cl = {
     .cpu_funcs = {and_finish_cpu},
@@ -129,8 +130,10 @@ int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
     if (!x || !y || !z)
         return veil_error(VEIL_ERR_INVAL, "and: NULL tensor");
     if (!veil_sec_same_layout(x, y) || x->ndim != 1)
-        return veil_error(VEIL_ERR_SHAPE, "and: operands must be 1-D with the same layout "
-                          "(%zu vs %zu words)", x->numel, y->numel);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "and: operands must be 1-D with the same layout "
+                          "(%zu vs %zu words)",
+                          x->numel, y->numel);
     struct veil_mpc_mat mat;
     const size_t tile = x->ntiles > 1 ? x->tile : SIZE_MAX;
     int rc = veil_mpc_material(m, veil_preproc_item_and(0, x->numel), tile, &mat);
@@ -147,8 +150,11 @@ int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
         goto out;
     const struct and_arg arg = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
-        const starpu_data_handle_t h[6] = {d.h[t], e.h[t], mat.part[VEIL_PRE_A].h[t],
-                                           mat.part[VEIL_PRE_B].h[t], mat.part[VEIL_PRE_C].h[t],
+        const starpu_data_handle_t h[6] = {d.h[t],
+                                           e.h[t],
+                                           mat.part[VEIL_PRE_A].h[t],
+                                           mat.part[VEIL_PRE_B].h[t],
+                                           mat.part[VEIL_PRE_C].h[t],
                                            z->h[t]};
         rc = veil_cmp_submit(&and_finish_cl, "and", h, NULL, 6, &arg, sizeof arg);
     }

@@ -2,7 +2,7 @@
  * b2a.c — B2A of bits: XOR-shared bits become arithmetic 0/1 shares with one BIT item (shared
  * random bit b in both forms). The bits are packed 64 to a word per tile, e = bits ^ b is opened
  * (one round, one packed word per 64 elements), then [bit] = e + [b] - 2 e [b] locally. The
- * comparison circuit's msb words are already packed, so LTZ enters at veil_cmp_b2a_packed.
+ * comparison circuit's msb words are already packed, so LTZ enters at veil_cmp_b2a_open.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -72,48 +72,47 @@ static struct starpu_codelet fin_cl = {
     .name = "veil_b2a_finish",
 };
 
-int veil_cmp_b2a_packed(veil_mpc_t *m, const struct veil_sec *packed, int ndim,
-                        const size_t *dims, size_t tile, struct veil_sec *out)
+int veil_cmp_b2a_open(veil_mpc_t *m, const struct veil_sec *packed, const struct veil_sec *like,
+                      const struct veil_mpc_mat *bit, struct veil_pub *f)
 {
-    struct veil_mpc_mat bit;
-    struct veil_sec e = {0}, pub = {0};
-    int rc = veil_sec_init(m, out, VEIL_SHARE_ARITH, ndim, dims, tile);
+    memset(f, 0, sizeof *f);
+    if (packed->ntiles != like->ntiles ||
+        packed->numel != veil_cmp_packed_words(like->numel, like->tile))
+        return veil_error(VEIL_ERR_SHAPE,
+                          "b2a: %zu packed words in %d tiles do not match %zu "
+                          "elements in %d tiles",
+                          packed->numel, packed->ntiles, like->numel, like->ntiles);
+    struct veil_sec e = {0};
+    int rc = veil_sec_init_like(m, &e, packed);
     if (rc != VEIL_OK)
         return rc;
-    if (out->ntiles != packed->ntiles ||
-        packed->numel != veil_cmp_packed_words(out->numel, out->tile)) {
-        veil_mpc_release(m, out);
-        return veil_error(VEIL_ERR_SHAPE, "b2a: %zu packed words in %d tiles do not match %zu "
-                          "elements in %d tiles", packed->numel, packed->ntiles, out->numel,
-                          out->ntiles);
-    }
-    const size_t mtile = out->ntiles > 1 ? out->tile : SIZE_MAX;
-    if ((rc = veil_mpc_material(m, veil_preproc_item_bit(0, out->numel), mtile, &bit)) != VEIL_OK)
-        return rc;
-    if ((rc = veil_sec_init_like(m, &e, packed)) != VEIL_OK)
-        goto out;
     e.kind = VEIL_SHARE_BINARY;
-    const int party = veil_mpc_computes(m);
-    for (int t = 0; party && t < out->ntiles && rc == VEIL_OK; t++) {
-        const struct mask_arg arg = {.offset = (size_t)t * ((out->tile + 63) / 64),
-                                     .nbits = veil_sec_tile_numel(out, t)};
-        const starpu_data_handle_t h[3] = {packed->h[t], bit.part[VEIL_PRE_BIT_B].h[0], e.h[t]};
+    for (int t = 0; veil_mpc_computes(m) && t < like->ntiles && rc == VEIL_OK; t++) {
+        const struct mask_arg arg = {.offset = (size_t)t * ((like->tile + 63) / 64),
+                                     .nbits = veil_sec_tile_numel(like, t)};
+        const starpu_data_handle_t h[3] = {packed->h[t], bit->part[VEIL_PRE_BIT_B].h[0], e.h[t]};
         rc = veil_cmp_submit(&mask_cl, "b2a", h, NULL, 3, &arg, sizeof arg);
     }
+    if (rc == VEIL_OK) {
+        veil_mpc_round(m);
+        rc = veil_mpc_open(m, &e, NULL, f);
+    }
+    veil_mpc_release(m, &e);
+    return rc;
+}
+
+int veil_cmp_b2a_finish(veil_mpc_t *m, const struct veil_pub *f, const struct veil_mpc_mat *bit,
+                        const struct veil_sec *like, struct veil_sec *out)
+{
+    int rc = veil_sec_init_like(m, out, like);
     if (rc != VEIL_OK)
-        goto out;
-    veil_mpc_round(m);
-    if ((rc = veil_mpc_open(m, &e, NULL, &pub)) != VEIL_OK)
-        goto out;
+        return rc;
+    out->kind = VEIL_SHARE_ARITH;
     const struct fin_arg fa = {.party0 = veil_mpc_self(m) == 0};
-    for (int t = 0; party && t < out->ntiles && rc == VEIL_OK; t++) {
-        const starpu_data_handle_t h[3] = {pub.h[t], bit.part[VEIL_PRE_BIT_A].h[t], out->h[t]};
+    for (int t = 0; veil_mpc_computes(m) && t < like->ntiles && rc == VEIL_OK; t++) {
+        const starpu_data_handle_t h[3] = {f->h[t], bit->part[VEIL_PRE_BIT_A].h[t], out->h[t]};
         rc = veil_cmp_submit(&fin_cl, "b2a", h, NULL, 3, &fa, sizeof fa);
     }
-out:
-    veil_mpc_release(m, &e);
-    veil_mpc_release(m, &pub);
-    veil_mpc_mat_release(m, &bit);
     return rc;
 }
 
@@ -129,15 +128,24 @@ int veil_mpc_b2a(veil_mpc_t *m, const struct veil_sec *bits, struct veil_sec *ou
     if (rc != VEIL_OK)
         return rc;
     struct veil_sec packed = {0};
+    struct veil_pub f = {0};
+    struct veil_mpc_mat bit;
     const size_t dims[1] = {wn};
     const size_t tile = bits->ntiles > 1 ? bits->tile : SIZE_MAX;
+    if ((rc = veil_mpc_material(m, veil_preproc_item_bit(0, bits->numel), tile, &bit)) != VEIL_OK)
+        return rc;
     if ((rc = veil_sec_init(m, &packed, VEIL_SHARE_BINARY, 1, dims,
                             bits->ntiles > 1 ? wt : SIZE_MAX)) != VEIL_OK)
-        return rc;
+        goto out;
     for (int t = 0; veil_mpc_computes(m) && t < bits->ntiles && rc == VEIL_OK; t++)
         rc = veil_task_bit_pack(bits->h[t], 0, packed.h[t], 0);
     if (rc == VEIL_OK)
-        rc = veil_cmp_b2a_packed(m, &packed, bits->ndim, bits->dims, tile, out);
+        rc = veil_cmp_b2a_open(m, &packed, bits, &bit, &f);
+    if (rc == VEIL_OK)
+        rc = veil_cmp_b2a_finish(m, &f, &bit, bits, out);
+out:
     veil_mpc_release(m, &packed);
+    veil_mpc_release(m, &f);
+    veil_mpc_mat_release(m, &bit);
     return rc;
 }

@@ -29,11 +29,11 @@ static void transpose64(uint64_t a[64])
 
 /* Groups, pairs and AND words (per 64-element block) of circuit level l (0-based). */
 struct level {
-    int k;      /* groups entering the level */
-    int pairs;  /* floor(k / 2) */
-    int knext;  /* ceil(k / 2) */
-    int last;   /* knext == 1: no P needed */
-    int words;  /* AND gates (words per block): pairs G, plus pairs - 1 P unless last */
+    int k;     /* groups entering the level */
+    int pairs; /* floor(k / 2) */
+    int knext; /* ceil(k / 2) */
+    int last;  /* knext == 1: no P needed */
+    int words; /* AND gates (words per block): pairs G, plus pairs - 1 P unless last */
 };
 
 static struct level level_of(int l)
@@ -170,8 +170,7 @@ static struct starpu_codelet comb_cl = {
 
 /* ---- protocol ------------------------------------------------------------------------- */
 
-/* A 1-D view of x (same handles, not owned) so it matches 1-D material parts. */
-static struct veil_sec flat(const struct veil_sec *x)
+struct veil_sec veil_cmp_flat(const struct veil_sec *x)
 {
     struct veil_sec v = *x;
     v.ndim = 1;
@@ -191,15 +190,61 @@ static int sliced(veil_mpc_t *m, const struct veil_sec *x, size_t per_block, str
     return veil_sec_init(m, t, VEIL_SHARE_BINARY, 1, dims, x->ntiles > 1 ? tile : SIZE_MAX);
 }
 
-int veil_mpc_ltz(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *b)
+/* The six AND levels: state (the leaves, consumed) -> *g, the carry into bit 63. */
+static int carry_tree(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *state,
+                      struct veil_sec *g)
 {
-    if (!m || !x || !b)
-        return veil_error(VEIL_ERR_INVAL, "ltz: NULL argument");
-    memset(b, 0, sizeof *b);
+    const int party = veil_mpc_computes(m);
+    int rc = VEIL_OK;
+    for (int l = 0; rc == VEIL_OK; l++) {
+        const struct level v = level_of(l);
+        if (v.k == 1)
+            break;
+        struct veil_sec xs = {0}, ys = {0}, zs = {0}, next = {0};
+        const struct level_arg arg = {.l = l};
+        if ((rc = sliced(m, x, (size_t)v.words, &xs)) == VEIL_OK &&
+            (rc = sliced(m, x, (size_t)v.words, &ys)) == VEIL_OK &&
+            (rc = sliced(m, x, v.last ? 1 : 2 * (size_t)v.knext, &next)) == VEIL_OK) {
+            for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
+                const starpu_data_handle_t h[3] = {state->h[t], xs.h[t], ys.h[t]};
+                rc = veil_cmp_submit(&prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
+            }
+            if (rc == VEIL_OK)
+                rc = veil_mpc_and(m, &xs, &ys, &zs);
+            for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
+                const starpu_data_handle_t h[3] = {state->h[t], zs.h[t], next.h[t]};
+                rc = veil_cmp_submit(&comb_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
+            }
+        }
+        veil_mpc_release(m, &xs);
+        veil_mpc_release(m, &ys);
+        veil_mpc_release(m, &zs);
+        veil_mpc_release(m, state);
+        *state = next;
+    }
+    if (rc != VEIL_OK) {
+        veil_mpc_release(m, state);
+        return rc;
+    }
+    *g = *state;
+    memset(state, 0, sizeof *state);
+    return VEIL_OK;
+}
+
+static int check_input(const char *op, const struct veil_sec *x)
+{
     if (x->kind != VEIL_SHARE_ARITH)
-        return veil_error(VEIL_ERR_INVAL, "ltz: the input must be an arithmetic sharing");
+        return veil_error(VEIL_ERR_INVAL, "%s: the input must be an arithmetic sharing", op);
     size_t wn, wt;
-    int rc = veil_cmp_sliced_layout("ltz", x, 1, &wn, &wt);
+    return veil_cmp_sliced_layout(op, x, 1, &wn, &wt);
+}
+
+int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_mat *bit,
+                      struct veil_pub *f)
+{
+    memset(bit, 0, sizeof *bit);
+    memset(f, 0, sizeof *f);
+    int rc = check_input("ltz", x);
     if (rc != VEIL_OK)
         return rc;
     struct veil_mpc_mat mask;
@@ -207,8 +252,12 @@ int veil_mpc_ltz(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *b)
     if ((rc = veil_mpc_material(m, veil_preproc_item_cmpmask(0, x->numel), mtile, &mask)) !=
         VEIL_OK)
         return rc;
+    if ((rc = veil_mpc_material(m, veil_preproc_item_bit(0, x->numel), mtile, bit)) != VEIL_OK) {
+        veil_mpc_mat_release(m, &mask);
+        return rc;
+    }
     const int party = veil_mpc_computes(m);
-    struct veil_sec xf = flat(x), c = {0}, state = {0}, top = {0}, msb = {0};
+    struct veil_sec xf = veil_cmp_flat(x), c = {0}, state = {0}, top = {0}, g = {0}, msb = {0};
 
     veil_mpc_round(m);
     if ((rc = veil_mpc_open(m, &xf, &mask.part[VEIL_PRE_CM_R], &c)) != VEIL_OK ||
@@ -221,44 +270,40 @@ int veil_mpc_ltz(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *b)
                                            top.h[t]};
         rc = veil_cmp_submit(&leaf_cl, "ltz", h, NULL, 4, &la, sizeof la);
     }
-    for (int l = 0; rc == VEIL_OK; l++) {
-        const struct level v = level_of(l);
-        if (v.k == 1)
-            break;
-        struct veil_sec xs = {0}, ys = {0}, zs = {0}, next = {0};
-        const struct level_arg arg = {.l = l};
-        if ((rc = sliced(m, x, (size_t)v.words, &xs)) == VEIL_OK &&
-            (rc = sliced(m, x, (size_t)v.words, &ys)) == VEIL_OK &&
-            (rc = sliced(m, x, v.last ? 1 : 2 * (size_t)v.knext, &next)) == VEIL_OK) {
-            for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
-                const starpu_data_handle_t h[3] = {state.h[t], xs.h[t], ys.h[t]};
-                rc = veil_cmp_submit(&prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
-            }
-            if (rc == VEIL_OK)
-                rc = veil_mpc_and(m, &xs, &ys, &zs);
-            for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
-                const starpu_data_handle_t h[3] = {state.h[t], zs.h[t], next.h[t]};
-                rc = veil_cmp_submit(&comb_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
-            }
-        }
-        veil_mpc_release(m, &xs);
-        veil_mpc_release(m, &ys);
-        veil_mpc_release(m, &zs);
-        veil_mpc_release(m, &state);
-        state = next;
-    }
+    if (rc == VEIL_OK)
+        rc = carry_tree(m, x, &state, &g);
     if (rc == VEIL_OK)
         rc = sliced(m, x, 1, &msb);
     for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++)
-        rc = veil_task_xor(top.h[t], state.h[t], msb.h[t], 0);
+        rc = veil_task_xor(top.h[t], g.h[t], msb.h[t], 0);
     if (rc == VEIL_OK)
-        rc = veil_cmp_b2a_packed(m, &msb, x->ndim, x->dims, x->ntiles > 1 ? x->tile : SIZE_MAX,
-                                 b);
+        rc = veil_cmp_b2a_open(m, &msb, x, bit, f);
 out:
     veil_mpc_release(m, &c);
     veil_mpc_release(m, &state);
     veil_mpc_release(m, &top);
+    veil_mpc_release(m, &g);
     veil_mpc_release(m, &msb);
     veil_mpc_mat_release(m, &mask);
+    if (rc != VEIL_OK) {
+        veil_mpc_mat_release(m, bit);
+        veil_mpc_release(m, f);
+    }
+    return rc;
+}
+
+int veil_mpc_ltz(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *b)
+{
+    if (!m || !x || !b)
+        return veil_error(VEIL_ERR_INVAL, "ltz: NULL argument");
+    memset(b, 0, sizeof *b);
+    struct veil_mpc_mat bit;
+    struct veil_pub f;
+    int rc = veil_cmp_ltz_open(m, x, &bit, &f);
+    if (rc != VEIL_OK)
+        return rc;
+    rc = veil_cmp_b2a_finish(m, &f, &bit, x, b);
+    veil_mpc_release(m, &f);
+    veil_mpc_mat_release(m, &bit);
     return rc;
 }

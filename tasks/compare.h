@@ -14,7 +14,14 @@
  *                needed, nor any P at the last level: the AND gates per level are
  *                61, 31, 15, 7, 3, 1 = 118 words per 64 elements (one AND item per level);
  *   round 8      B2A of msb = (c_63 ^ rb_63) ^ carry (binary, already packed 64 to a word by
- *                the bit-slicing) with a BIT item: open e = msb ^ b, [msb] = e + [b] - 2 e [b].
+ *                the bit-slicing) with a BIT item (shared random bit beta): open f = msb ^ beta
+ *                (packed: one word per 64 elements), then [msb] = f + [beta] - 2 f [beta].
+ * The sign bit c_63 ^ r_63 is folded in the BINARY domain (rb's bit 63, c public), so the only
+ * conversion is that one B2A of the final bit: no separate B2A of r_63 and no extra product.
+ * ReLU / MAX IN LTZ'S ROUNDS. Since [x < 0] = f XOR beta and beta is material, the product
+ * x * beta (Beaver) does not wait for f: its two opens travel in round 1 together with c, and
+ * after round 8, x [x >= 0] = f ? x beta : x - x beta is local. ReLU and the elementwise max
+ * therefore take 8 rounds, not LTZ + 1.
  * Elements are bit-sliced per tile (one word = one bit position of 64 elements), so tiles must
  * be a multiple of 64 elements (or the tensor one tile). Each tile runs its own circuit: its
  * level-k opens are their own messages, so levels of different tiles overlap (a wavefront).
@@ -24,11 +31,14 @@
  *   veil_mpc_ltz    rounds 8;  bytes (N-1) * 8 * (n + 2 * 118 * W + W) = (N-1) * 8 * (n + 237 W)
  *                   (N = 2, 64 | n: 37.625 B per element; CrypTen: 216 B)
  *   veil_mpc_b2a    rounds 1;  bytes (N-1) * 8 * W
- *   veil_mpc_relu   rounds 9;  bytes (N-1) * 8 * (3 n + 237 W)  (LTZ + one Beaver product:
- *                   N = 2: 53.625 B per element; CrypTen: 232 B)
+ *   veil_mpc_relu   rounds 8;  bytes (N-1) * 8 * (3 n + 237 W)  (LTZ + the Beaver product
+ *                   x * beta in LTZ's first round: N = 2: 53.625 B per element; CrypTen: 9
+ *                   rounds, 232 B)
+ *   veil_mpc_max    rounds 8;  bytes as ReLU (max(x, y) = y + relu(x - y))
  *   veil_mpc_select rounds 1;  bytes (N-1) * 16 * n
- * The dealer sends the designated party, per LTZ: 2 n (CMPMASK) + 118 W (AND items: 61 W, 31 W,
- * 15 W, 7 W, 3 W, W) + n (BIT) words; ReLU adds n (BEAVER).
+ * The dealer sends the designated party, per LTZ: 2 n (CMPMASK) + n (BIT) + 118 W (AND items:
+ * 61 W, 31 W, 15 W, 7 W, 3 W, W) words; ReLU / max add n (BEAVER). Items are requested in that
+ * order: CMPMASK, BIT, the six ANDs, then BEAVER.
  */
 #ifndef VEIL_TASKS_COMPARE_H
 #define VEIL_TASKS_COMPARE_H
@@ -38,6 +48,7 @@
 /** AND words per 64 elements of the carry circuit, and the LTZ rounds. */
 #define VEIL_LTZ_AND_WORDS 118
 #define VEIL_LTZ_ROUNDS 8
+#define VEIL_RELU_ROUNDS 8
 
 /**
  * b = [x < 0] as arithmetic 0/1 shares (initialised here like x). x arithmetic, tiles a multiple
@@ -58,6 +69,10 @@ int veil_mpc_b2a(veil_mpc_t *m, const struct veil_sec *bits, struct veil_sec *ou
  */
 int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
                   struct veil_sec *mask);
+
+/** z = max(x, y) elementwise (signed; |x - y| < 2^63); same layout; z like x. Costs above. */
+int veil_mpc_max(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z);
 
 /** z = b ? x : y = y + b (x - y) for arithmetic 0/1 shares b; all the same layout. */
 int veil_mpc_select(veil_mpc_t *m, const struct veil_sec *b, const struct veil_sec *x,

@@ -35,14 +35,40 @@ int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
                  struct veil_sec *z);
 
 /**
- * B2A of packed bits: packed (binary, bit j of word w of tile t = element 64 w + j of tile t of
- * the result, laid out by veil_cmp_sliced_layout with 1 word per block) becomes arithmetic 0/1
- * shares in *out (initialised here with ndim/dims and tile). One BIT item (numel = product of
- * dims): open e = bits ^ b packed (1 round, marked here), then [bit] = e + [b] - 2 e [b].
- * Bytes per party (N-1) * 8 * W.
+ * LTZ up to its last opening: requests CMPMASK(n) then BIT(n) (both tiled like x), opens
+ * c = x - r (round 1), runs the carry circuit (rounds 2..7) and opens f = msb ^ b packed
+ * (round 8); marks those 8 rounds. Afterwards [x < 0] = f XOR beta bit by bit, where f (public,
+ * *f, laid out by veil_cmp_sliced_layout with 1 word per block) and beta = bit->part[
+ * VEIL_PRE_BIT_A] (arithmetic 0/1, tiled like x): a caller may open its own products with beta
+ * in round 1 (unmarked, veil_cmp_mul_unmarked) and finish locally once f is public, which is how
+ * ReLU and max cost LTZ's 8 rounds. Release *bit with veil_mpc_mat_release, *f with
+ * veil_mpc_release.
  */
-int veil_cmp_b2a_packed(veil_mpc_t *m, const struct veil_sec *packed, int ndim,
-                        const size_t *dims, size_t tile, struct veil_sec *out);
+int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_mat *bit,
+                      struct veil_pub *f);
+
+/**
+ * The opening step of B2A: given packed bits (binary; laid out by veil_cmp_sliced_layout for
+ * a tensor like `like`) and a BIT item for like->numel elements tiled like `like`, opens
+ * f = bits ^ b (packed; 1 round, marked here). Bytes per party (N-1) * 8 * W.
+ */
+int veil_cmp_b2a_open(veil_mpc_t *m, const struct veil_sec *packed, const struct veil_sec *like,
+                      const struct veil_mpc_mat *bit, struct veil_pub *f);
+
+/** The local end of B2A: out (initialised like `like`) = f XOR beta = f ? 1 - beta : beta. */
+int veil_cmp_b2a_finish(veil_mpc_t *m, const struct veil_pub *f, const struct veil_mpc_mat *bit,
+                        const struct veil_sec *like, struct veil_sec *out);
+
+/**
+ * Beaver product z = x * y (arithmetic, same numel and tiling; z initialised 1-D like x) with a
+ * BEAVER item, WITHOUT marking a round: the caller's opens travel in a round it marks.
+ * Bytes per party (N-1) * 16 * numel.
+ */
+int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                          struct veil_sec *z);
+
+/** A 1-D view of x (same handles, not owned). */
+struct veil_sec veil_cmp_flat(const struct veil_sec *x);
 
 /**
  * Submits one task of cl over nh handles (modes[i], or the codelet's modes when modes is NULL)

@@ -51,73 +51,90 @@ static void diff_cpu(void *buffers[], void *cl_arg)
             d[r * p + j] = v[r * a->kl + 2 * j] - v[r * a->kl + 2 * j + 1];
 }
 
-/* b (rows x p), D (rows x p), OH (rows x k) -> A, B (rows x m): per row, b against D, then b of
- * the covering pair against OH over the covered prefix (m - p positions). */
+/* The bit of pair (r, j) in the packed public f (one bit per pair, row-major). */
+static inline int fbit(const uint64_t *f, size_t idx)
+{
+    return (int)((f[idx / 64] >> (idx % 64)) & 1);
+}
+
+/* beta (rows x p), D (rows x p), OH (rows x k) -> X, Y (rows x m): per row, D against beta, then
+ * the covered prefix of OH against the beta of the pair covering each position. */
 static void prep_cpu(void *buffers[], void *cl_arg)
 {
     const struct tour_arg *a = veil_cmp_arg(cl_arg);
-    const uint64_t *b = PTR(0), *d = PTR(1), *oh = PTR(2);
+    const uint64_t *beta = PTR(0), *d = PTR(1), *oh = PTR(2);
     uint64_t *x = PTR(3), *y = PTR(4);
     const size_t p = a->kl / 2, cov = a->m - p;
     for (size_t r = 0; r < a->rows; r++) {
         uint64_t *xr = x + r * a->m, *yr = y + r * a->m;
         for (size_t j = 0; j < p; j++) {
-            xr[j] = b[r * p + j];
-            yr[j] = d[r * p + j];
+            xr[j] = d[r * p + j];
+            yr[j] = beta[r * p + j];
         }
         for (size_t q = 0; q < cov; q++) {
-            xr[p + q] = b[r * p + q / (2 * a->s)];
-            yr[p + q] = oh[r * a->k + q];
+            xr[p + q] = oh[r * a->k + q];
+            yr[p + q] = beta[r * p + q / (2 * a->s)];
         }
     }
 }
 
-/* V (rows x kl), P (rows x m) -> V' (rows x ceil(kl / 2)): V'[j] = V[2j + 1] + P[j]. */
+/* V (rows x kl), W (rows x m), D, f -> V' (rows x ceil(kl / 2)): with b = [D >= 0] =
+ * f ? beta : 1 - beta and W = D beta, b D = f ? W : D - W and V'[j] = V[2j + 1] + b D. */
 static void combv_cpu(void *buffers[], void *cl_arg)
 {
     const struct tour_arg *a = veil_cmp_arg(cl_arg);
-    const uint64_t *v = PTR(0), *pr = PTR(1);
-    uint64_t *o = PTR(2);
+    const uint64_t *v = PTR(0), *w = PTR(1), *d = PTR(2), *f = PTR(3);
+    uint64_t *o = PTR(4);
     const size_t p = a->kl / 2, kn = (a->kl + 1) / 2;
     for (size_t r = 0; r < a->rows; r++) {
-        for (size_t j = 0; j < p; j++)
-            o[r * kn + j] = v[r * a->kl + 2 * j + 1] + pr[r * a->m + j];
+        for (size_t j = 0; j < p; j++) {
+            const uint64_t wj = w[r * a->m + j], dj = d[r * p + j];
+            o[r * kn + j] = v[r * a->kl + 2 * j + 1] + (fbit(f, r * p + j) ? wj : dj - wj);
+        }
         if (a->kl % 2)
             o[r * kn + p] = v[r * a->kl + a->kl - 1];
     }
 }
 
-/* Level 0: b (rows x p) -> OH' (rows x k): b on the left of a pair, 1 - b on the right, 1 for a
- * candidate passing through (the constants at party 0). */
+/* Level 0: f, beta (rows x p) -> OH' (rows x k): b on the left of a pair, 1 - b on the right,
+ * 1 for a candidate passing through (the constants at party 0). */
 static void oh0_cpu(void *buffers[], void *cl_arg)
 {
     const struct tour_arg *a = veil_cmp_arg(cl_arg);
-    const uint64_t *b = PTR(0);
-    uint64_t *o = PTR(1);
+    const uint64_t *f = PTR(0), *beta = PTR(1);
+    uint64_t *o = PTR(2);
     const size_t p = a->k / 2;
     const uint64_t one = a->party0 ? 1 : 0;
     for (size_t r = 0; r < a->rows; r++)
-        for (size_t q = 0; q < a->k; q++)
-            o[r * a->k + q] = q >= 2 * p ? one : q % 2 ? one - b[r * p + q / 2] : b[r * p + q / 2];
+        for (size_t q = 0; q < a->k; q++) {
+            if (q >= 2 * p) {
+                o[r * a->k + q] = one;
+                continue;
+            }
+            const size_t idx = r * p + q / 2;
+            const uint64_t b = fbit(f, idx) ? beta[idx] : one - beta[idx];
+            o[r * a->k + q] = q % 2 ? one - b : b;
+        }
 }
 
-/* Level >= 1: OH (rows x k), P (rows x m) -> OH': b oh on a pair's left range, oh - b oh on its
- * right range, oh elsewhere. */
+/* Level >= 1: OH (rows x k), W (rows x m), f -> OH': b oh on a pair's left range, oh - b oh on
+ * its right range (b oh = f ? W : oh - W), oh elsewhere. */
 static void oh_cpu(void *buffers[], void *cl_arg)
 {
     const struct tour_arg *a = veil_cmp_arg(cl_arg);
-    const uint64_t *oh = PTR(0), *pr = PTR(1);
-    uint64_t *o = PTR(2);
+    const uint64_t *oh = PTR(0), *w = PTR(1), *f = PTR(2);
+    uint64_t *o = PTR(3);
     const size_t p = a->kl / 2, cov = a->m - p;
     for (size_t r = 0; r < a->rows; r++)
         for (size_t q = 0; q < a->k; q++) {
             const uint64_t v = oh[r * a->k + q];
-            if (q >= cov)
+            if (q >= cov) {
                 o[r * a->k + q] = v;
-            else if ((q / a->s) % 2 == 0)
-                o[r * a->k + q] = pr[r * a->m + p + q];
-            else
-                o[r * a->k + q] = v - pr[r * a->m + p + q];
+                continue;
+            }
+            const uint64_t wq = w[r * a->m + p + q];
+            const uint64_t bo = fbit(f, r * p + q / (2 * a->s)) ? wq : v - wq;
+            o[r * a->k + q] = (q / a->s) % 2 == 0 ? bo : v - bo;
         }
 }
 
@@ -147,10 +164,18 @@ static void win_cpu(void *buffers[], void *cl_arg)
                         const size_t pix = (bc * h + y * s + i) * w + x * s + j;
                         const size_t e = r * kk + i * k + j;
                         switch (a->mode) {
-                        case 0: out[e] = in[pix]; break;
-                        case 1: acc += in[pix]; break;
-                        case 2: out[e] = in[r]; break;
-                        default: out[pix] += in[e]; break;
+                        case 0:
+                            out[e] = in[pix];
+                            break;
+                        case 1:
+                            acc += in[pix];
+                            break;
+                        case 2:
+                            out[e] = in[r];
+                            break;
+                        default:
+                            out[pix] += in[e];
+                            break;
                         }
                     }
                 if (a->mode == 1)
@@ -168,8 +193,7 @@ static struct starpu_perfmodel combv_model = {.type = STARPU_HISTORY_BASED,
                                               .symbol = "veil_pool_combv"};
 static struct starpu_perfmodel oh0_model = {.type = STARPU_HISTORY_BASED,
                                             .symbol = "veil_pool_oh0"};
-static struct starpu_perfmodel oh_model = {.type = STARPU_HISTORY_BASED,
-                                           .symbol = "veil_pool_oh"};
+static struct starpu_perfmodel oh_model = {.type = STARPU_HISTORY_BASED, .symbol = "veil_pool_oh"};
 static struct starpu_perfmodel win_model = {.type = STARPU_HISTORY_BASED,
                                             .symbol = "veil_pool_window"};
 
@@ -184,29 +208,29 @@ static struct starpu_codelet diff_cl = {.cpu_funcs = {diff_cpu},
                                         .modes = {STARPU_R, STARPU_W},
                                         .model = &diff_model,
                                         .name = "veil_pool_diff"};
-static struct starpu_codelet prep_cl = {
-    .cpu_funcs = {prep_cpu},
-    .cpu_funcs_name = {"prep_cpu"},
+static struct starpu_codelet prep_cl = {.cpu_funcs = {prep_cpu},
+                                        .cpu_funcs_name = {"prep_cpu"},
+                                        .nbuffers = 5,
+                                        .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
+                                        .model = &prep_model,
+                                        .name = "veil_pool_prep"};
+static struct starpu_codelet combv_cl = {
+    .cpu_funcs = {combv_cpu},
+    .cpu_funcs_name = {"combv_cpu"},
     .nbuffers = 5,
-    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
-    .model = &prep_model,
-    .name = "veil_pool_prep"};
-static struct starpu_codelet combv_cl = {.cpu_funcs = {combv_cpu},
-                                         .cpu_funcs_name = {"combv_cpu"},
-                                         .nbuffers = 3,
-                                         .modes = {STARPU_R, STARPU_R, STARPU_W},
-                                         .model = &combv_model,
-                                         .name = "veil_pool_combv"};
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
+    .model = &combv_model,
+    .name = "veil_pool_combv"};
 static struct starpu_codelet oh0_cl = {.cpu_funcs = {oh0_cpu},
                                        .cpu_funcs_name = {"oh0_cpu"},
-                                       .nbuffers = 2,
-                                       .modes = {STARPU_R, STARPU_W},
+                                       .nbuffers = 3,
+                                       .modes = {STARPU_R, STARPU_R, STARPU_W},
                                        .model = &oh0_model,
                                        .name = "veil_pool_oh0"};
 static struct starpu_codelet oh_cl = {.cpu_funcs = {oh_cpu},
                                       .cpu_funcs_name = {"oh_cpu"},
-                                      .nbuffers = 3,
-                                      .modes = {STARPU_R, STARPU_R, STARPU_W},
+                                      .nbuffers = 4,
+                                      .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
                                       .model = &oh_model,
                                       .name = "veil_pool_oh"};
 static struct starpu_codelet win_cl = {.cpu_funcs = {win_cpu},
@@ -283,15 +307,6 @@ static int submit2(veil_mpc_t *m, struct starpu_codelet *cl, starpu_data_handle_
     return veil_cmp_submit(cl, cl->name, h, NULL, 2, arg, size);
 }
 
-static int submit3(veil_mpc_t *m, struct starpu_codelet *cl, starpu_data_handle_t a,
-                   starpu_data_handle_t b, starpu_data_handle_t c, const void *arg, size_t size)
-{
-    if (!veil_mpc_computes(m))
-        return VEIL_OK;
-    const starpu_data_handle_t h[3] = {a, b, c};
-    return veil_cmp_submit(cl, cl->name, h, NULL, 3, arg, size);
-}
-
 #define H(t) (veil_mpc_computes(m) ? (t).h[0] : NULL)
 
 /* ---- max over the last dimension ------------------------------------------------------ */
@@ -324,35 +339,44 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
         const size_t cov = onehot && l > 0 ? (2 * p * s < k ? 2 * p * s : k) : 0;
         const size_t mrow = p + cov;
         struct tour_arg a = {.rows = rows, .kl = kl, .k = k, .m = mrow, .s = s, .party0 = p0};
-        struct veil_sec d = {0}, neg = {0}, t = {0}, b = {0}, x = {0}, y = {0}, pr = {0},
-                        v2 = {0}, oh2 = {0};
+        struct veil_mpc_mat bit = {0};
+        struct veil_sec d = {0}, f = {0}, x = {0}, y = {0}, w = {0}, v2 = {0}, oh2 = {0};
         if ((rc = flat_new(m, rows * p, &d)) == VEIL_OK)
             rc = submit2(m, &diff_cl, H(cur), H(d), &a, sizeof a);
+        /* [d < 0] = f ^ beta; the products with beta go out in the LTZ's first round */
         if (rc == VEIL_OK)
-            rc = veil_mpc_ltz(m, &d, &neg);
-        if (rc == VEIL_OK)
-            rc = veil_mpc_mul_scalar(m, &neg, UINT64_MAX, &t);
-        if (rc == VEIL_OK)
-            rc = veil_mpc_add_scalar(m, &t, 1, &b); /* b = [lo >= hi] */
+            rc = veil_cmp_ltz_open(m, &d, &bit, &f);
+        struct veil_sec *beta = &bit.part[VEIL_PRE_BIT_A];
         if (rc == VEIL_OK && cov) {
             if ((rc = flat_new(m, rows * mrow, &x)) == VEIL_OK &&
                 (rc = flat_new(m, rows * mrow, &y)) == VEIL_OK && veil_mpc_computes(m)) {
-                const starpu_data_handle_t h[5] = {b.h[0], d.h[0], oh.h[0], x.h[0], y.h[0]};
+                const starpu_data_handle_t h[5] = {beta->h[0], d.h[0], oh.h[0], x.h[0], y.h[0]};
                 rc = veil_cmp_submit(&prep_cl, "max", h, NULL, 5, &a, sizeof a);
             }
             if (rc == VEIL_OK)
-                rc = veil_mpc_mul(m, &x, &y, &pr);
+                rc = veil_cmp_mul_unmarked(m, &x, &y, &w);
         } else if (rc == VEIL_OK) {
-            rc = veil_mpc_mul(m, &b, &d, &pr);
+            rc = veil_cmp_mul_unmarked(m, &d, beta, &w);
         }
-        if (rc == VEIL_OK && (rc = flat_new(m, rows * kn, &v2)) == VEIL_OK)
-            rc = submit3(m, &combv_cl, H(cur), H(pr), H(v2), &a, sizeof a);
-        if (rc == VEIL_OK && onehot && (rc = flat_new(m, rows * k, &oh2)) == VEIL_OK)
-            rc = l == 0 ? submit2(m, &oh0_cl, H(b), H(oh2), &a, sizeof a)
-                        : submit3(m, &oh_cl, H(oh), H(pr), H(oh2), &a, sizeof a);
-        struct veil_sec *tmp[] = {&d, &neg, &t, &b, &x, &y, &pr, &oh};
+        if (rc == VEIL_OK && (rc = flat_new(m, rows * kn, &v2)) == VEIL_OK &&
+            veil_mpc_computes(m)) {
+            const starpu_data_handle_t h[5] = {cur.h[0], w.h[0], d.h[0], f.h[0], v2.h[0]};
+            rc = veil_cmp_submit(&combv_cl, "max", h, NULL, 5, &a, sizeof a);
+        }
+        if (rc == VEIL_OK && onehot && (rc = flat_new(m, rows * k, &oh2)) == VEIL_OK &&
+            veil_mpc_computes(m)) {
+            if (l == 0) {
+                const starpu_data_handle_t h[3] = {f.h[0], beta->h[0], oh2.h[0]};
+                rc = veil_cmp_submit(&oh0_cl, "max", h, NULL, 3, &a, sizeof a);
+            } else {
+                const starpu_data_handle_t h[4] = {oh.h[0], w.h[0], f.h[0], oh2.h[0]};
+                rc = veil_cmp_submit(&oh_cl, "max", h, NULL, 4, &a, sizeof a);
+            }
+        }
+        struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh};
         for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
             veil_mpc_release(m, tmp[i]);
+        veil_mpc_mat_release(m, &bit);
         if (owned)
             veil_mpc_release(m, &cur);
         cur = v2;
@@ -390,7 +414,7 @@ int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_se
         memset(argmax_onehot, 0, sizeof *argmax_onehot);
     if (x->kind != VEIL_SHARE_ARITH || x->ndim < 1)
         return veil_error(VEIL_ERR_INVAL, "max_lastdim: the input must be an arithmetic sharing "
-                          "with at least one dimension");
+                                          "with at least one dimension");
     const size_t k = x->dims[x->ndim - 1], rows = x->numel / k;
     struct veil_sec src = {0};
     int owned = 0;
@@ -425,24 +449,28 @@ static int geom(const char *op, const struct veil_sec *x, const struct veil_pool
         return veil_error(VEIL_ERR_INVAL, "%s: window k = %zu and stride %zu must be >= 1", op,
                           g->k, g->stride);
     if (g->k > g->h || g->k > g->w)
-        return veil_error(VEIL_ERR_INVAL, "%s: a %zu x %zu window is larger than the %zu x %zu "
-                          "image", op, g->k, g->k, g->h, g->w);
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: a %zu x %zu window is larger than the %zu x %zu "
+                          "image",
+                          op, g->k, g->k, g->h, g->w);
     memset(a, 0, sizeof *a);
     a->g = *g;
     a->oh = (g->h - g->k) / g->stride + 1;
     a->ow = (g->w - g->k) / g->stride + 1;
-    if (x && (x->ndim != 4 || x->dims[0] != g->batch || x->dims[1] != g->c ||
-              x->dims[2] != g->h || x->dims[3] != g->w))
-        return veil_error(VEIL_ERR_SHAPE, "%s: the input must be (batch %zu, c %zu, h %zu, w %zu) "
-                          "as the geometry says", op, g->batch, g->c, g->h, g->w);
+    if (x && (x->ndim != 4 || x->dims[0] != g->batch || x->dims[1] != g->c || x->dims[2] != g->h ||
+              x->dims[3] != g->w))
+        return veil_error(VEIL_ERR_SHAPE,
+                          "%s: the input must be (batch %zu, c %zu, h %zu, w %zu) "
+                          "as the geometry says",
+                          op, g->batch, g->c, g->h, g->w);
     if (x && x->kind != VEIL_SHARE_ARITH)
         return veil_error(VEIL_ERR_INVAL, "%s: the input must be an arithmetic sharing", op);
     return VEIL_OK;
 }
 
 /* out (n elements, one handle) = the window codelet in mode over x (any tiling). */
-static int windows(veil_mpc_t *m, const struct veil_sec *x, struct win_arg *a, int mode,
-                   size_t n, struct veil_sec *out)
+static int windows(veil_mpc_t *m, const struct veil_sec *x, struct win_arg *a, int mode, size_t n,
+                   struct veil_sec *out)
 {
     struct veil_sec src = {0};
     int owned = 0;
@@ -494,9 +522,10 @@ int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
         return rc;
     const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
     if (route->numel != rows * kk || dy->numel != rows)
-        return veil_error(VEIL_ERR_SHAPE, "maxpool2d_backward: route has %zu elements and dy "
-                          "%zu; the geometry needs %zu and %zu", route->numel, dy->numel,
-                          rows * kk, rows);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "maxpool2d_backward: route has %zu elements and dy "
+                          "%zu; the geometry needs %zu and %zu",
+                          route->numel, dy->numel, rows * kk, rows);
     struct veil_sec r1 = {0}, dys = {0}, e = {0}, pr = {0};
     int owned = 0, dys_owned = 0;
     if ((rc = single(m, route, &r1, &owned)) != VEIL_OK)
@@ -537,8 +566,10 @@ int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
         return rc;
     const int f = veil_mpc_frac_bits(m);
     if (f < 1)
-        return veil_error(VEIL_ERR_INVAL, "avgpool2d: needs fixed point with f >= 1 fractional "
-                          "bits (f = %d)", f);
+        return veil_error(VEIL_ERR_INVAL,
+                          "avgpool2d: needs fixed point with f >= 1 fractional "
+                          "bits (f = %d)",
+                          f);
     const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
     /* 1 / k^2 in fixed point, rounded to nearest. */
     const uint64_t inv = ((UINT64_C(1) << f) + kk / 2) / kk;

@@ -17,10 +17,12 @@
  *   tile (W_l = ceil(R p_l / 64)):
  *     sum over l of (N-1) * 8 * (R p_l + 237 W_l + 2 R (p_l + c_l)).
  * MAXPOOL k x k, stride s: windows gathered locally into (B C OH OW, k k) then the above with
- * k k candidates; 2 x 2: 2 levels, 18 rounds (target <= 20); the route (one-hot over each
- * window) serves the backward pass: dx = scatter-add of route * dy (1 Beaver round, bytes
- * (N-1) * 16 * B C OH OW k k). AVGPOOL: local window sum, times the fixed-point constant
- * round(2^f / k^2), then veil_mpc_trunc by f (1 round, its own bytes): error at most 1 ulp
+ * k k candidates; 2 x 2: 2 levels, 16 rounds (target <= 20; 3 x 3: 4 levels, 32) and, per
+ * window at N = 2 with 64 | R, 28.11 words = 224.9 B with the route (20.11 words = 160.9 B
+ * without: level 0 6 R + 237 (2R/64), level 1 11 R (3 R without) + 237 (R/64)); the route
+ * (one-hot over each window) serves the backward pass: dx = scatter-add of route * dy (1 Beaver
+ * round, bytes (N-1) * 16 * B C OH OW k k). AVGPOOL: local window sum, times the fixed-point
+ * constant round(2^f / k^2), then veil_mpc_trunc by f (1 round, its own bytes): error at most 1 ulp
  * beyond the constant's rounding.
  *
  * Outputs are single-handle tensors (tile = numel): pooling's work is rearrangement plus a few

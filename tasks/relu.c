@@ -1,15 +1,106 @@
 /*
- * relu.c — ReLU (y = x [x >= 0], with the 0/1 mask kept for the backward pass), selection
- * z = b ? x : y, both on LTZ and one Beaver product (veil_mpc_mul, tasks/beaver.h). Costs in
- * compare.h.
+ * relu.c — ReLU (y = x [x >= 0], with the 0/1 mask kept for the backward pass), the elementwise
+ * maximum and selection z = b ? x : y. ReLU and max cost LTZ's 8 rounds: LTZ ends with the
+ * public f and the shared random bit beta, [x < 0] = f XOR beta; the product x * beta does not
+ * depend on f, so its Beaver opens travel in LTZ's first round, and once f is public
+ * x [x >= 0] = (f ? x beta : x - x beta) is local. Costs in compare.h.
  */
 #include "config.h"
 #include "base/base_internal.h"
-#include "tasks/compare.h"
 #include "tasks/beaver.h"
+#include "tasks/compare.h"
 #include "tasks/compare_internal.h"
 
 #include <string.h>
+
+#define PTR(i) ((uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]))
+
+struct p0_arg {
+    int party0;
+};
+
+/* d, e (public), a, b, c (triple) -> z = c + d b + e a (+ d e at party 0). */
+static void beaver_cpu(void *buffers[], void *cl_arg)
+{
+    const struct p0_arg *arg = veil_cmp_arg(cl_arg);
+    const uint64_t *d = PTR(0), *e = PTR(1), *a = PTR(2), *b = PTR(3), *c = PTR(4);
+    uint64_t *z = PTR(5);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[5]);
+    const uint64_t p0 = arg->party0 ? 1 : 0;
+    for (size_t i = 0; i < n; i++)
+        z[i] = c[i] + d[i] * b[i] + e[i] * a[i] + p0 * d[i] * e[i];
+}
+
+/* f (public packed), beta, w = x beta, x -> y = x [x >= 0], mask = [x >= 0]. */
+static void relu_fin_cpu(void *buffers[], void *cl_arg)
+{
+    const struct p0_arg *arg = veil_cmp_arg(cl_arg);
+    const uint64_t *f = PTR(0), *beta = PTR(1), *w = PTR(2), *x = PTR(3);
+    uint64_t *y = PTR(4), *mask = PTR(5);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[4]);
+    const uint64_t one = arg->party0 ? 1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        /* [x < 0] = f ^ beta: f = 1 -> [x >= 0] = beta; f = 0 -> [x >= 0] = 1 - beta */
+        const int fi = (int)((f[i / 64] >> (i % 64)) & 1);
+        y[i] = fi ? w[i] : x[i] - w[i];
+        mask[i] = fi ? beta[i] : one - beta[i];
+    }
+}
+
+static struct starpu_perfmodel beaver_model = {.type = STARPU_HISTORY_BASED,
+                                               .symbol = "veil_cmp_beaver"};
+static struct starpu_perfmodel relu_fin_model = {.type = STARPU_HISTORY_BASED,
+                                                 .symbol = "veil_relu_finish"};
+static struct starpu_codelet beaver_cl = {
+    .cpu_funcs = {beaver_cpu},
+    .cpu_funcs_name = {"beaver_cpu"},
+    .nbuffers = 6,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
+    .model = &beaver_model,
+    .name = "veil_cmp_beaver",
+};
+static struct starpu_codelet relu_fin_cl = {
+    .cpu_funcs = {relu_fin_cpu},
+    .cpu_funcs_name = {"relu_fin_cpu"},
+    .nbuffers = 6,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
+    .model = &relu_fin_model,
+    .name = "veil_relu_finish",
+};
+
+int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                          struct veil_sec *z)
+{
+    memset(z, 0, sizeof *z);
+    if (x->numel != y->numel || x->tile != y->tile)
+        return veil_error(VEIL_ERR_SHAPE, "mul: %zu vs %zu elements", x->numel, y->numel);
+    struct veil_mpc_mat mat;
+    const size_t tile = x->ntiles > 1 ? x->tile : SIZE_MAX;
+    int rc = veil_mpc_material(m, veil_preproc_item_beaver(0, x->numel), tile, &mat);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_sec xf = veil_cmp_flat(x), yf = veil_cmp_flat(y), d = {0}, e = {0};
+    if ((rc = veil_mpc_open(m, &xf, &mat.part[VEIL_PRE_A], &d)) != VEIL_OK ||
+        (rc = veil_mpc_open(m, &yf, &mat.part[VEIL_PRE_B], &e)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, z, &xf)) != VEIL_OK)
+        goto out;
+    z->kind = VEIL_SHARE_ARITH;
+    const struct p0_arg arg = {.party0 = veil_mpc_self(m) == 0};
+    for (int t = 0; veil_mpc_computes(m) && t < x->ntiles && rc == VEIL_OK; t++) {
+        const starpu_data_handle_t h[6] = {d.h[t],
+                                           e.h[t],
+                                           mat.part[VEIL_PRE_A].h[t],
+                                           mat.part[VEIL_PRE_B].h[t],
+                                           mat.part[VEIL_PRE_C].h[t],
+                                           z->h[t]};
+        rc = veil_cmp_submit(&beaver_cl, "mul", h, NULL, 6, &arg, sizeof arg);
+    }
+out:
+    veil_mpc_release(m, &d);
+    veil_mpc_release(m, &e);
+    veil_mpc_mat_release(m, &mat);
+    return rc;
+}
 
 int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
                   struct veil_sec *mask)
@@ -19,21 +110,57 @@ int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
     memset(y, 0, sizeof *y);
     if (mask)
         memset(mask, 0, sizeof *mask);
-    struct veil_sec neg = {0}, ge = {0}, t = {0};
-    int rc = veil_mpc_ltz(m, x, &neg);
-    /* [x >= 0] = 1 - [x < 0] (the 1 at party 0): local */
-    if (rc == VEIL_OK)
-        rc = veil_mpc_mul_scalar(m, &neg, UINT64_MAX, &t);
-    if (rc == VEIL_OK)
-        rc = veil_mpc_add_scalar(m, &t, 1, &ge);
-    if (rc == VEIL_OK)
-        rc = veil_mpc_mul(m, x, &ge, y);
-    veil_mpc_release(m, &neg);
-    veil_mpc_release(m, &t);
-    if (rc == VEIL_OK && mask)
+    struct veil_mpc_mat bit;
+    struct veil_pub f;
+    struct veil_sec w = {0}, ge = {0};
+    int rc = veil_cmp_ltz_open(m, x, &bit, &f);
+    if (rc != VEIL_OK)
+        return rc;
+    /* x * beta: its opens go out with LTZ's first round (no round of its own) */
+    if ((rc = veil_cmp_mul_unmarked(m, x, &bit.part[VEIL_PRE_BIT_A], &w)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, y, x)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, &ge, x)) != VEIL_OK)
+        goto out;
+    const struct p0_arg arg = {.party0 = veil_mpc_self(m) == 0};
+    for (int t = 0; veil_mpc_computes(m) && t < x->ntiles && rc == VEIL_OK; t++) {
+        const starpu_data_handle_t h[6] = {
+            f.h[t], bit.part[VEIL_PRE_BIT_A].h[t], w.h[t], x->h[t], y->h[t], ge.h[t]};
+        rc = veil_cmp_submit(&relu_fin_cl, "relu", h, NULL, 6, &arg, sizeof arg);
+    }
+out:
+    veil_mpc_release(m, &w);
+    veil_mpc_release(m, &f);
+    veil_mpc_mat_release(m, &bit);
+    if (rc == VEIL_OK && mask) {
         *mask = ge;
-    else
+    } else {
         veil_mpc_release(m, &ge);
+        if (rc != VEIL_OK)
+            veil_mpc_release(m, y);
+    }
+    return rc;
+}
+
+int veil_mpc_max(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z)
+{
+    if (!m || !x || !y || !z)
+        return veil_error(VEIL_ERR_INVAL, "max: NULL argument");
+    memset(z, 0, sizeof *z);
+    if (!veil_sec_same_layout(x, y))
+        return veil_error(VEIL_ERR_SHAPE,
+                          "max: x and y must have the same shape and tiling "
+                          "(%zu vs %zu elements)",
+                          x->numel, y->numel);
+    /* max(x, y) = y + relu(x - y) */
+    struct veil_sec d = {0}, r = {0};
+    int rc = veil_mpc_sub(m, x, y, &d);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_relu(m, &d, &r, NULL);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_add(m, y, &r, z);
+    veil_mpc_release(m, &d);
+    veil_mpc_release(m, &r);
     return rc;
 }
 
@@ -44,8 +171,10 @@ int veil_mpc_select(veil_mpc_t *m, const struct veil_sec *b, const struct veil_s
         return veil_error(VEIL_ERR_INVAL, "select: NULL argument");
     memset(z, 0, sizeof *z);
     if (!veil_sec_same_layout(b, x) || !veil_sec_same_layout(x, y))
-        return veil_error(VEIL_ERR_SHAPE, "select: b, x and y must have the same shape and "
-                          "tiling (%zu, %zu, %zu elements)", b->numel, x->numel, y->numel);
+        return veil_error(VEIL_ERR_SHAPE,
+                          "select: b, x and y must have the same shape and "
+                          "tiling (%zu, %zu, %zu elements)",
+                          b->numel, x->numel, y->numel);
     struct veil_sec diff = {0}, prod = {0};
     int rc = veil_mpc_sub(m, x, y, &diff);
     if (rc == VEIL_OK)

@@ -18,14 +18,14 @@
 #include <string.h>
 
 struct job {
-    size_t n;         /* elements */
-    size_t tile;      /* tile of the inputs (multiple of 64) */
+    size_t n;    /* elements */
+    size_t tile; /* tile of the inputs (multiple of 64) */
     int nparties;
     int tfp;
-    uint64_t *x;      /* plaintext input (parent) */
-    uint64_t *bits;   /* plaintext bits for B2A (parent) */
-    uint64_t *out;    /* shared: revealed LTZ then B2A results (2 n words) */
-    uint64_t *cnt;    /* shared: per party bytes, rounds */
+    uint64_t *x;    /* plaintext input (parent) */
+    uint64_t *bits; /* plaintext bits for B2A (parent) */
+    uint64_t *out;  /* shared: revealed LTZ then B2A results (2 n words) */
+    uint64_t *cnt;  /* shared: per party bytes, rounds */
 };
 
 static int fails;
@@ -52,10 +52,20 @@ static size_t edge_cases(uint64_t *x, size_t cap)
 {
     size_t k = 0;
     const uint64_t fixed_max = UINT64_C(1) << 62; /* largest fixed-point magnitudes used */
-    const uint64_t fixed[] = {0, 1, UINT64_MAX, UINT64_C(1) << 63, (UINT64_C(1) << 63) - 1,
-                              (UINT64_C(1) << 63) + 1, fixed_max - 1, -(fixed_max - 1),
-                              fixed_max, -fixed_max, UINT64_C(1) << 16, -(UINT64_C(1) << 16),
-                              2, UINT64_MAX - 1};
+    const uint64_t fixed[] = {0,
+                              1,
+                              UINT64_MAX,
+                              UINT64_C(1) << 63,
+                              (UINT64_C(1) << 63) - 1,
+                              (UINT64_C(1) << 63) + 1,
+                              fixed_max - 1,
+                              -(fixed_max - 1),
+                              fixed_max,
+                              -fixed_max,
+                              UINT64_C(1) << 16,
+                              -(UINT64_C(1) << 16),
+                              2,
+                              UINT64_MAX - 1};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && k < cap; i++)
         x[k++] = fixed[i];
     for (int b = 0; b < 64 && k + 6 <= cap; b++) {
@@ -84,8 +94,9 @@ static int body(veil_mpc_t *m, void *arg)
     /* B2A input: a valid XOR sharing (party 0 holds the bits, the others random words whose
      * bit 0 they also XOR into... kept simple: the others hold words with bit 0 = 0 and random
      * high bits, which B2A must ignore). */
-    if (rc == VEIL_OK && (rc = veil_sec_init(m, &bits, VEIL_SHARE_BINARY, 1, dims, j->tile)) ==
-                             VEIL_OK && veil_mpc_computes(m))
+    if (rc == VEIL_OK &&
+        (rc = veil_sec_init(m, &bits, VEIL_SHARE_BINARY, 1, dims, j->tile)) == VEIL_OK &&
+        veil_mpc_computes(m))
         for (size_t i = 0; i < j->n; i++)
             bits.data[i] = self == 0 ? j->bits[i] ^ (rnd() & ~UINT64_C(1)) : rnd() & ~UINT64_C(1);
     if (rc == VEIL_OK)
@@ -142,11 +153,11 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
         j.x[i] = rnd();
     for (size_t i = 0; i < n; i++)
         j.bits[i] = rnd() & 1;
-    struct veil_test_mpc_opts o = {
-        .nparties = nparties,
-        .material = tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
-        .frac_bits = -1,
-        .timeout_s = 120};
+    struct veil_test_mpc_opts o = {.nparties = nparties,
+                                   .material =
+                                       tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
+                                   .frac_bits = -1,
+                                   .timeout_s = 120};
     if (veil_test_mpc_run(&o, body, &j) != 0) {
         bad = 1;
         goto out;
@@ -172,7 +183,8 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
             want += (N - 1) * VEIL_SEED_BYTES;
         const uint64_t want_rounds = 1 + VEIL_LTZ_ROUNDS + 1 + 1 + 1;
         if (j.cnt[2 * p] != want || j.cnt[2 * p + 1] != want_rounds) {
-            fprintf(stderr, "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
+            fprintf(stderr,
+                    "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
                     " rounds, formula %" PRIu64 " bytes, %" PRIu64 " rounds\n",
                     veil_test_mpc_name(&o), p, j.cnt[2 * p], j.cnt[2 * p + 1], want, want_rounds);
             bad = 1;

@@ -26,10 +26,10 @@ static const struct veil_pool_geom g3 = {.batch = 2, .c = 3, .h = 8, .w = 6, .k 
 #define OUT3 (2 * 3 * 6 * 4)
 
 struct job {
-    uint64_t *x[NK];  /* ROWS x ks[i] */
+    uint64_t *x[NK]; /* ROWS x ks[i] */
     uint64_t *img, *dy;
-    uint64_t *out;    /* shared results */
-    uint64_t *cnt;    /* shared: per party bytes, rounds */
+    uint64_t *out; /* shared results */
+    uint64_t *cnt; /* shared: per party bytes, rounds */
 };
 
 /* Offsets of the results in job.out. */
@@ -98,8 +98,8 @@ static int body(veil_mpc_t *m, void *arg)
             rc = veil_mpc_max_lastdim(m, &x[i], &mx[i], &oh[i]);
     }
     const size_t idims[4] = {2, 3, 8, 6}, ddims[4] = {2, 3, 4, 3};
-    if (rc == VEIL_OK) /* tiles of 64: the pooling gathers over several tiles */
-        rc = veil_mpc_share_input(m, 0, self == 0 ? j->img : NULL, 4, idims, 64, &img);
+    if (rc == VEIL_OK) /* tiles of 32: pooling gathers 9 tiles (a task of more than 8 buffers) */
+        rc = veil_mpc_share_input(m, 0, self == 0 ? j->img : NULL, 4, idims, 32, &img);
     if (rc == VEIL_OK)
         rc = veil_mpc_maxpool2d(m, &img, &g2, &y2, &route);
     if (rc == VEIL_OK)
@@ -163,8 +163,8 @@ static int body(veil_mpc_t *m, void *arg)
         veil_mpc_release(m, &o_mx[i]);
         veil_mpc_release(m, &o_oh[i]);
     }
-    struct veil_sec *all[] = {&img, &dy, &y2, &route, &dx, &y3, &ya,
-                              &o_y2, &o_route, &o_dx, &o_y3, &o_ya};
+    struct veil_sec *all[] = {&img, &dy,   &y2,      &route, &dx,   &y3,
+                              &ya,  &o_y2, &o_route, &o_dx,  &o_y3, &o_ya};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
     return fails ? 1 : 0;
@@ -234,10 +234,10 @@ static int run(int nparties, int tfp)
         j.dy[e] = (uint64_t)((int64_t)(rnd() >> 40) - (1LL << 23));
     j.out = veil_test_mpc_shared(out_words * 8);
     j.cnt = veil_test_mpc_shared(2 * 16 * 8);
-    struct veil_test_mpc_opts o = {
-        .nparties = nparties,
-        .material = tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
-        .frac_bits = 16};
+    struct veil_test_mpc_opts o = {.nparties = nparties,
+                                   .material =
+                                       tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
+                                   .frac_bits = 16};
     int bad = 0;
     if (veil_test_mpc_run(&o, body, &j) != 0) {
         bad = 1;
@@ -271,8 +271,10 @@ static int run(int nparties, int tfp)
                 const uint64_t want = (uint64_t)((int64_t)sum >> 2), got = j.out[off_ya + r];
                 ok &= got - want <= 1; /* floor, or 1 ulp above */
                 if (!ok && bad++ < 5)
-                    fprintf(stderr, "FAIL %s: 2x2 window %zu: max %016" PRIx64 " avg %016" PRIx64
-                            " (want %016" PRIx64 ")\n", name, r, j.out[off_y2 + r], got, want);
+                    fprintf(stderr,
+                            "FAIL %s: 2x2 window %zu: max %016" PRIx64 " avg %016" PRIx64
+                            " (want %016" PRIx64 ")\n",
+                            name, r, j.out[off_y2 + r], got, want);
             }
     for (size_t e = 0; e < IMG; e++)
         if (j.out[off_dx + e] != dx[e] && bad++ < 5)
@@ -291,12 +293,12 @@ static int run(int nparties, int tfp)
     uint64_t words = 0, rounds = 0;
     for (int i = 0; i < NK; i++) {
         words += max_words(ROWS, ks[i], 1) + ROWS + ROWS * ks[i]; /* + the two reveals */
-        rounds += 1 + 9 * (uint64_t)levels(ks[i]) + 2;
+        rounds += 1 + 8 * (uint64_t)levels(ks[i]) + 2;
     }
     words += max_words(OUT2, 4, 1) + 2 * OUT2 * 4 /* backward */ + max_words(OUT3, 9, 0) +
              OUT2 /* avgpool's trunc */ + OUT2 + OUT2 * 4 + IMG + OUT3 + OUT2 /* reveals */;
-    rounds += 1 + 18 + 1 + 1 + 9 * 4 + 1 + 5;
-    CHECK(levels(4) == 2 && 9 * levels(4) == 18, "maxpool 2x2 rounds");
+    rounds += 1 + 16 + 1 + 1 + 8 * 4 + 1 + 5;
+    CHECK(levels(4) == 2 && 8 * levels(4) == 16, "maxpool 2x2: 16 rounds");
     for (int p = 0; p < nparties; p++) {
         uint64_t want = (N - 1) * 8 * words;
         if (p == 0)
@@ -306,9 +308,10 @@ static int run(int nparties, int tfp)
         if (tfp && p == 0)
             want += (N - 1) * VEIL_SEED_BYTES;
         if (j.cnt[2 * p] != want || j.cnt[2 * p + 1] != rounds) {
-            fprintf(stderr, "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
-                    " rounds, formula %" PRIu64 " bytes, %" PRIu64 " rounds\n", name, p,
-                    j.cnt[2 * p], j.cnt[2 * p + 1], want, rounds);
+            fprintf(stderr,
+                    "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
+                    " rounds, formula %" PRIu64 " bytes, %" PRIu64 " rounds\n",
+                    name, p, j.cnt[2 * p], j.cnt[2 * p + 1], want, rounds);
             bad = 1;
         }
     }

@@ -1,8 +1,9 @@
-/* Tests ReLU and select (tasks/compare.h) with real party processes (N = 2, 3, 4 with a dealer,
- * N = 3 trusted-first-party): y = max(x, 0) and the mask [x >= 0] EXACT against plaintext on
- * random fixed-point values and edge cases (0, +-1 ulp, -2^63, 2^63 - 1, the largest fixed-point
- * magnitudes), then z = select(mask, x, w) = mask ? x : w exact; every party's bytes and rounds
- * EQUAL the formulas of compare.h. Bad input (operands of different shapes) is refused. */
+/* Tests ReLU, the elementwise max and select (tasks/compare.h) with real party processes (N = 2, 3,
+ * 4 with a dealer, N = 3 trusted-first-party): y = max(x, 0) and the mask [x >= 0] EXACT against
+ * plaintext on random fixed-point values and edge cases (0, +-1 ulp, -2^63, 2^63 - 1, the largest
+ * fixed-point magnitudes), then z = select(mask, x, w) = mask ? x : w and max(x, w) exact; every
+ * party's bytes and rounds EQUAL the formulas of compare.h (ReLU and max in LTZ's 8 rounds). Bad
+ * input (operands of different shapes) is refused. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/compare.h"
@@ -16,9 +17,9 @@
 
 struct job {
     size_t n, tile;
-    uint64_t *x, *w;  /* plaintext inputs (parent) */
-    uint64_t *out;    /* shared: y, mask, z (3 n words) */
-    uint64_t *cnt;    /* shared: per party bytes, rounds */
+    uint64_t *x, *w; /* plaintext inputs (parent) */
+    uint64_t *out;   /* shared: y, mask, z, max (4 n words) */
+    uint64_t *cnt;   /* shared: per party bytes, rounds */
 };
 
 static int fails;
@@ -47,6 +48,7 @@ static int body(veil_mpc_t *m, void *arg)
     const int self = veil_mpc_self(m);
     const size_t dims[2] = {j->n / 8, 8};
     struct veil_sec x = {0}, w = {0}, y = {0}, mask = {0}, z = {0}, oy = {0}, om = {0}, oz = {0};
+    struct veil_sec mx = {0}, omx = {0};
     int rc = veil_mpc_share_input(m, 0, self == 0 ? j->x : NULL, 2, dims, j->tile, &x);
     if (rc == VEIL_OK)
         rc = veil_mpc_share_input(m, 1, self == 1 ? j->w : NULL, 2, dims, j->tile, &w);
@@ -55,11 +57,15 @@ static int body(veil_mpc_t *m, void *arg)
     if (rc == VEIL_OK)
         rc = veil_mpc_select(m, &mask, &x, &w, &z);
     if (rc == VEIL_OK)
+        rc = veil_mpc_max(m, &x, &w, &mx);
+    if (rc == VEIL_OK)
         rc = veil_mpc_reveal(m, &y, -1, &oy);
     if (rc == VEIL_OK)
         rc = veil_mpc_reveal(m, &mask, -1, &om);
     if (rc == VEIL_OK)
         rc = veil_mpc_reveal(m, &z, -1, &oz);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_reveal(m, &mx, -1, &omx);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
         fprintf(stderr, "process %d: %s\n", self, veil_last_error());
         return 1;
@@ -69,6 +75,7 @@ static int body(veil_mpc_t *m, void *arg)
             memcpy(j->out, oy.data, j->n * 8);
             memcpy(j->out + j->n, om.data, j->n * 8);
             memcpy(j->out + 2 * j->n, oz.data, j->n * 8);
+            memcpy(j->out + 3 * j->n, omx.data, j->n * 8);
         }
         struct veil_test_mpc_counters c;
         veil_test_mpc_counters(m, &c);
@@ -81,8 +88,9 @@ static int body(veil_mpc_t *m, void *arg)
     if (veil_sec_init(m, &small, VEIL_SHARE_ARITH, 1, d1, 0) == VEIL_OK) {
         CHECK(veil_mpc_select(m, &mask, &x, &small, &bad) == VEIL_ERR_SHAPE, "select shapes");
         CHECK(veil_mpc_relu(m, NULL, &bad, NULL) == VEIL_ERR_INVAL, "relu NULL");
+        CHECK(veil_mpc_max(m, &x, &small, &bad) == VEIL_ERR_SHAPE, "max shapes");
     }
-    struct veil_sec *all[] = {&x, &w, &y, &mask, &z, &oy, &om, &oz, &small};
+    struct veil_sec *all[] = {&x, &w, &y, &mask, &z, &oy, &om, &oz, &small, &mx, &omx};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
     return fails ? 1 : 0;
@@ -93,23 +101,30 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
     struct job j = {.n = n, .tile = tile};
     j.x = malloc(n * 8);
     j.w = malloc(n * 8);
-    j.out = veil_test_mpc_shared(3 * n * 8);
+    j.out = veil_test_mpc_shared(4 * n * 8);
     j.cnt = veil_test_mpc_shared(2 * 16 * 8);
     int bad = 0;
     if (!j.x || !j.w || !j.out || !j.cnt)
         return 1;
-    const uint64_t edge[] = {0, 1, UINT64_MAX, UINT64_C(1) << 63, (UINT64_C(1) << 63) - 1,
-                             UINT64_C(1) << 62, -(UINT64_C(1) << 62), (UINT64_C(1) << 62) - 1,
-                             UINT64_C(1) << 16, -(UINT64_C(1) << 16)};
+    const uint64_t edge[] = {0,
+                             1,
+                             UINT64_MAX,
+                             UINT64_C(1) << 63,
+                             (UINT64_C(1) << 63) - 1,
+                             UINT64_C(1) << 62,
+                             -(UINT64_C(1) << 62),
+                             (UINT64_C(1) << 62) - 1,
+                             UINT64_C(1) << 16,
+                             -(UINT64_C(1) << 16)};
     for (size_t i = 0; i < n; i++) {
         /* fixed-point values up to 2^24 in magnitude (f = 16), plus the edge cases */
         j.x[i] = i < sizeof edge / 8 ? edge[i] : (uint64_t)((int64_t)(rnd() >> 23) - (1LL << 40));
-        j.w[i] = rnd();
+        j.w[i] = i % 3 ? (uint64_t)((int64_t)(rnd() >> 23) - (1LL << 40)) : j.x[i] - (i % 2);
     }
-    struct veil_test_mpc_opts o = {
-        .nparties = nparties,
-        .material = tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
-        .frac_bits = -1};
+    struct veil_test_mpc_opts o = {.nparties = nparties,
+                                   .material =
+                                       tfp ? VEIL_MPC_MAT_TRUSTED_FIRST_PARTY : VEIL_MPC_MAT_DEALER,
+                                   .frac_bits = -1};
     if (veil_test_mpc_run(&o, body, &j) != 0) {
         bad = 1;
         goto out;
@@ -118,24 +133,29 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
     for (size_t i = 0; i < n; i++) {
         const int pos = (int64_t)j.x[i] >= 0;
         const uint64_t y = pos ? j.x[i] : 0, z = pos ? j.x[i] : j.w[i];
-        if ((j.out[i] != y || j.out[n + i] != (uint64_t)pos || j.out[2 * n + i] != z) &&
+        const uint64_t mx = (int64_t)j.x[i] >= (int64_t)j.w[i] ? j.x[i] : j.w[i];
+        if ((j.out[i] != y || j.out[n + i] != (uint64_t)pos || j.out[2 * n + i] != z ||
+             (i >= sizeof edge / 8 && j.out[3 * n + i] != mx)) &&
             wrong++ < 5)
-            fprintf(stderr, "FAIL %s: x %016" PRIx64 ": relu %016" PRIx64 " mask %" PRIu64
-                    " select %016" PRIx64 "\n", veil_test_mpc_name(&o), j.x[i], j.out[i],
-                    j.out[n + i], j.out[2 * n + i]);
+            fprintf(stderr,
+                    "FAIL %s: x %016" PRIx64 ": relu %016" PRIx64 " mask %" PRIu64
+                    " select %016" PRIx64 "\n",
+                    veil_test_mpc_name(&o), j.x[i], j.out[i], j.out[n + i], j.out[2 * n + i]);
     }
     bad |= wrong != 0;
     const uint64_t w = veil_cmp_packed_words(n, tile), N = (uint64_t)nparties;
     for (int p = 0; p < nparties; p++) {
-        uint64_t want = (N - 1) * 8 * (3 * n + 237 * w) /* relu */ +
-                        (N - 1) * 16 * n /* select */ + (N - 1) * 8 * 3 * n /* reveals */;
+        uint64_t want = 2 * (N - 1) * 8 * (3 * n + 237 * w) /* relu, max */ +
+                        (N - 1) * 16 * n /* select */ + (N - 1) * 8 * 4 * n /* reveals */;
         if (p <= 1)
             want += (N - 1) * 8 * n; /* its input */
         if (tfp && p == 0)
             want += (N - 1) * VEIL_SEED_BYTES;
-        const uint64_t want_rounds = 2 + (VEIL_LTZ_ROUNDS + 1) + 1 + 3;
+        const uint64_t want_rounds = 2 + 2 * VEIL_RELU_ROUNDS + 1 + 4;
+        CHECK(VEIL_RELU_ROUNDS == 8, "ReLU rounds");
         if (j.cnt[2 * p] != want || j.cnt[2 * p + 1] != want_rounds) {
-            fprintf(stderr, "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
+            fprintf(stderr,
+                    "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64
                     " rounds, formula %" PRIu64 " bytes, %" PRIu64 " rounds\n",
                     veil_test_mpc_name(&o), p, j.cnt[2 * p], j.cnt[2 * p + 1], want, want_rounds);
             bad = 1;
@@ -144,7 +164,7 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
 out:
     free(j.x);
     free(j.w);
-    veil_test_mpc_shared_free(j.out, 3 * n * 8);
+    veil_test_mpc_shared_free(j.out, 4 * n * 8);
     veil_test_mpc_shared_free(j.cnt, 2 * 16 * 8);
     return bad;
 }
