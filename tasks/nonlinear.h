@@ -12,7 +12,7 @@
  * each party sends (summed over its peers), n = numel, N parties; with the primitive costs
  *   mul / square / trunc: 1 round each, (N-1) 16 n / (N-1) 8 n / (N-1) 8 n bytes,
  *   ltz:  R_ltz = 8 rounds, B_ltz(w) = 8 (N-1) (w + 237 ceil(w/64)) bytes (tasks/compare.h),
- *   max over rows of k: R_max(k) = 9 ceil(log2 k) rounds, B_max(rows, k) bytes (tasks/pool.h),
+ *   max over rows of k: R_max(k) = 8 ceil(log2 k) rounds, B_max(rows, k) bytes (tasks/pool.h),
  * the formulas are given in each contract and computed by veil_nl_cost().
  *
  * ERRORS measured (model over the whole range at 1-ulp steps, and the protocols at N = 2, 3, 4 in
@@ -52,8 +52,8 @@
  *   reciprocal        [1, 1024)          14 = 8 + 6      3052          1.8e-5 / 1.5e-5
  *     (range [1, 16): same rounds, 1246 bytes)
  *   inv_sqrt          [2^-8, 2^8)        18 = 8 + 10     4906          1.1e-4 / 9.3e-5
- *   softmax, k = 10   x - max >= -112    66 = 36+14+14+2 309           2.0e-4 / 1.6e-4
- *   softmax, k = 128  x - max >= -112    93 = 63+14+14+2 208           1.1e-4 / 3.7e-5
+ *   softmax, k = 10   x - max >= -112    62 = 32+14+14+2 309           2.0e-4 / 1.6e-4
+ *   softmax, k = 128  x - max >= -112    86 = 56+14+14+2 208           1.1e-4 / 3.7e-5
  *   gelu              |x| < 2^14         19 = 8 + 11     227           1.0e-3 / 1.0e-3
  * Row sums of softmax: |sum - 1| <= 1.1e-4 (k = 10), 7.6e-4 (k = 128, model worst case).
  * CrypTen for comparison: softmax over 10 about 94 rounds; exp 8 (1 + x/256) squarings.
@@ -114,7 +114,7 @@ int veil_mpc_inv_sqrt(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *
  * lies in [1, k]: its largest term is exp(0)), then e * (1/s) (mul + trunc); k < 2^16
  * (VEIL_ERR_INVAL beyond: the reciprocal's range limit). Valid while every
  * x - max(row) >= -112 (exp's range). Rounds: R_max(k) + 14 + (R_ltz + 6) + 2 with
- * R_max(k) = 9 ceil(log2 k): 66 for k = 10, 93 for k = 128. Bytes: B_max(rows, k) + 112 (N-1) n
+ * R_max(k) = 8 ceil(log2 k): 62 for k = 10, 86 for k = 128. Bytes: B_max(rows, k) + 112 (N-1) n
  * + B_ltz(K rows) + 80 (N-1) rows + 24 (N-1) n, K = 8 h - 1, B_max from tasks/pool.h.
  */
 int veil_mpc_softmax_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y);

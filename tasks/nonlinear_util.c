@@ -141,7 +141,7 @@ static void max_cost(uint64_t rows, uint64_t k, uint64_t *rounds, uint64_t *byte
     *bytes = 0;
     for (uint64_t kl = k; kl > 1; kl = (kl + 1) / 2) {
         const uint64_t p = rows * (kl / 2);
-        *rounds += VEIL_LTZ_ROUNDS + 1;
+        *rounds += VEIL_LTZ_ROUNDS; /* the select rides in the ltz rounds (pool.h, compare.h) */
         *bytes += 8 * (p + (2 * VEIL_LTZ_AND_WORDS + 1) * ((p + 63) / 64) + 2 * p);
     }
 }
