@@ -25,7 +25,7 @@ static struct starpu_perfmodel bit_unpack_model = {
 static struct starpu_perfmodel bitslice_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_bitslice", .size_base = veil_codelet_size_base};
 
-/* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
+/* CUDA bodies (codelets/cuda/) are registered when the StarPU found has CUDA (VEIL_USE_CUDA). */
 struct starpu_codelet veil_bit_extract_cl = {
     .cpu_funcs = {veil_bit_extract_cpu},
     .cpu_funcs_name = {"veil_bit_extract_cpu"},

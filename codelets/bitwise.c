@@ -21,7 +21,7 @@ static struct starpu_perfmodel xor_mask_model = {
 static struct starpu_perfmodel and_mask_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_and_mask", .size_base = veil_codelet_size_base};
 
-/* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
+/* CUDA bodies (codelets/cuda/) are registered when the StarPU found has CUDA (VEIL_USE_CUDA). */
 struct starpu_codelet veil_xor_cl = {
     .cpu_funcs = {veil_xor_cpu},
     .cpu_funcs_name = {"veil_xor_cpu"},

@@ -39,7 +39,7 @@ static struct starpu_perfmodel col2im_model = {
     .footprint = geom_footprint,
 };
 
-/* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
+/* CUDA bodies (codelets/cuda/) are registered when the StarPU found has CUDA (VEIL_USE_CUDA). */
 struct starpu_codelet veil_im2col_cl = {
     .cpu_funcs = {veil_im2col_cpu},
     .cpu_funcs_name = {"veil_im2col_cpu"},

@@ -23,7 +23,7 @@ static struct starpu_perfmodel mul_scalar_model = {
 static struct starpu_perfmodel add_scalar_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_add_scalar", .size_base = veil_codelet_size_base};
 
-/* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
+/* CUDA bodies (codelets/cuda/) are registered when the StarPU found has CUDA (VEIL_USE_CUDA). */
 struct starpu_codelet veil_add_cl = {
     .cpu_funcs = {veil_add_cpu},
     .cpu_funcs_name = {"veil_add_cpu"},

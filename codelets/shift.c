@@ -19,7 +19,7 @@ static struct starpu_perfmodel shr_model = {
 static struct starpu_perfmodel sar_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_sar", .size_base = veil_codelet_size_base};
 
-/* CUDA bodies will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
+/* CUDA bodies (codelets/cuda/) are registered when the StarPU found has CUDA (VEIL_USE_CUDA). */
 struct starpu_codelet veil_shl_cl = {
     .cpu_funcs = {veil_shl_cpu},
     .cpu_funcs_name = {"veil_shl_cpu"},

@@ -18,7 +18,7 @@
 static struct starpu_perfmodel sum_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_sum", .size_base = veil_codelet_size_base};
 
-/* CUDA body will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
+/* The CUDA body (codelets/cuda/) is registered when the StarPU found has CUDA (VEIL_USE_CUDA). */
 struct starpu_codelet veil_sum_cl = {
     .cpu_funcs = {veil_sum_cpu},
     .cpu_funcs_name = {"veil_sum_cpu"},
@@ -37,6 +37,10 @@ static struct starpu_perfmodel xor_sum_model = {
 struct starpu_codelet veil_xor_sum_cl = {
     .cpu_funcs = {veil_xor_sum_cpu},
     .cpu_funcs_name = {"veil_xor_sum_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_xor_sum_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &xor_sum_model,
     .name = "veil_xor_sum",

@@ -16,7 +16,7 @@
 static struct starpu_perfmodel transpose_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_transpose", .size_base = veil_codelet_size_base};
 
-/* CUDA body will join as .cuda_funcs under #ifdef VEIL_USE_CUDA. */
+/* The CUDA body (codelets/cuda/) is registered when the StarPU found has CUDA (VEIL_USE_CUDA). */
 struct starpu_codelet veil_transpose_cl = {
     .cpu_funcs = {veil_transpose_cpu},
     .cpu_funcs_name = {"veil_transpose_cpu"},

@@ -1,6 +1,7 @@
 /* Tests every CUDA codelet body except GEMM against the CPU body and the plaintext reference, bit
  * for bit: the elementwise ring, bitwise and shift ops (shift amounts 0, 1, 31, 63), bit extract /
- * pack / unpack / bit-slice (both directions, partial blocks), the k-operand sum (k = 1, 2, 7, 64),
+ * pack / unpack / bit-slice (both directions, partial blocks), the k-operand sum and XOR-sum
+ * (k = 1, 2, 7, 64),
  * im2col / col2im (padding, strides) and transpose (padded leading dimensions), on sizes around
  * warp and block boundaries with the ring edge values mixed in. Each task runs on a copy of the
  * codelet restricted to one architecture (where = STARPU_CUDA, then STARPU_CPU). Skips (77) when
@@ -174,6 +175,9 @@ static void check_sum(size_t n, uint64_t *a, uint64_t *b, uint64_t *want)
         veil_ref_sum((size_t)k, n, (const uint64_t *const *)in, want);
         snprintf(what, sizeof(what), "sum k=%d n=%zu", k, n);
         check_vec(&veil_sum_cl, what, in, len, k, n, 1, NULL, 0, want);
+        veil_ref_xor_sum((size_t)k, n, (const uint64_t *const *)in, want);
+        snprintf(what, sizeof(what), "xor_sum k=%d n=%zu", k, n);
+        check_vec(&veil_xor_sum_cl, what, in, len, k, n, 1, NULL, 0, want);
     }
 }
 
