@@ -1,0 +1,45 @@
+/*
+ * nonlinear_internal.h — pieces the nonlinear protocol files share (exp.c, reciprocal.c,
+ * softmax.c, gelu.c; implemented in nonlinear_util.c): argument checks, the flat relayout of
+ * whole tensors (stack, split, row sum, row broadcast), multiply-then-truncate compositions, and
+ * the comparison-based start of the Newton methods.
+ */
+#ifndef VEIL_TASKS_NONLINEAR_INTERNAL_H
+#define VEIL_TASKS_NONLINEAR_INTERNAL_H
+
+#include "codelets/flatop_internal.h"
+#include "tasks/mpc.h"
+#include "tasks/nonlinear_ref.h"
+
+/** Checks that x is a non-empty arithmetic tensor and y is not NULL (VEIL_ERR_INVAL naming op). */
+int veil_nl_check_unary(const char *op, const struct veil_sec *x, const struct veil_sec *y);
+
+/**
+ * One flat relayout task over whole tensors (a->nout / a->nin are set here from the counts):
+ * outs[0..nouts) are written (already initialised), ins[0..nins) read. a->add_const is kept only
+ * at party 0. Nothing happens at a context that does not compute. Returns as veil_task_flatop.
+ */
+int veil_nl_flat(veil_mpc_t *m, struct veil_flatop_args a, struct veil_sec *const *outs, int nouts,
+                 const struct veil_sec *const *ins, int nins);
+
+/** Tile for stacked tensors that go through ltz: the context's tile rounded down to a multiple
+ * of 64 (at least 64), as ltz requires. */
+size_t veil_nl_stack_tile(const veil_mpc_t *m);
+
+/** z = (x * y) >> s and z = (x * x) >> s: a Beaver product then a truncation (2 rounds). */
+int veil_nl_mul_trunc(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y, int s,
+                      struct veil_sec *z);
+int veil_nl_square_trunc(veil_mpc_t *m, const struct veil_sec *x, int s, struct veil_sec *z);
+
+/** z = c - x for a public ring constant c (local). */
+int veil_nl_rsub_scalar(veil_mpc_t *m, const struct veil_sec *x, uint64_t c, struct veil_sec *z);
+
+/**
+ * The start y0 of a Newton method from tab (nonlinear_ref.h): x replicated k times minus the
+ * thresholds (one tensor of k numel words), one ltz call on it, then the linear form of the
+ * comparison bits. y0 is initialised like x. Rounds R_ltz; bytes B_ltz(k numel).
+ */
+int veil_nl_start(veil_mpc_t *m, const struct veil_sec *x, const struct veil_nl_table *tab,
+                  struct veil_sec *y0);
+
+#endif
