@@ -11,7 +11,8 @@
  * range of original positions its subtree covers; level 0's oh is the constant 1, so level 0
  * needs no product for it). v' = v_2j+1 + b (v_2j - v_2j+1); oh' = b oh on the left range,
  * oh - b oh on the right one. Ties go to the lower index.
- *   levels L = ceil(log2 k); rounds 9 L (k = 1: 0 rounds);
+ *   levels L = ceil(log2 k); rounds 8 L (the Beaver product opens in the LTZ's first round; k = 1:
+ *   0 rounds);
  *   bytes per party, R rows, p_l = floor(k_l / 2) pairs at level l, c_l = original positions
  *   under the pairs of level l (0 at level 0 or without argmax), LTZ of n = R p_l elements in one
  *   tile (W_l = ceil(R p_l / 64)):
