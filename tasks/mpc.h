@@ -186,6 +186,17 @@ int veil_mpc_share_input(veil_mpc_t *m, int owner, const uint64_t *values, int n
                          const size_t *dims, size_t tile, struct veil_sec *out);
 
 /**
+ * Input sharing of real values: the owner encodes values (numel doubles) with the context's
+ * fractional bits and shares them as veil_mpc_share_input does. The documented input range is
+ * enforced here, at the owner, before anything is sent: NaN, infinities and |x| >= max_abs are
+ * refused with VEIL_ERR_RANGE naming the element (max_abs <= 0 means the encodable bound
+ * 2^(62-f); protocols that multiply want a tighter one, e.g. 2^(31-f) keeps products of two
+ * inputs within the truncation's |x| < 2^62). Every party passes the same max_abs. Same costs.
+ */
+int veil_mpc_share_input_fixed(veil_mpc_t *m, int owner, const double *values, double max_abs,
+                               int ndim, const size_t *dims, size_t tile, struct veil_sec *out);
+
+/**
  * Masked open without the round mark (protocols open several tensors in one round): d = x - a
  * (arithmetic) or x XOR a (binary) becomes public in *d (initialised here like x): each party
  * sends its d_p to every peer and sums (XORs) what it receives, per tile. Bytes per party:

@@ -190,6 +190,34 @@ int veil_mpc_share_input(veil_mpc_t *m, int owner, const uint64_t *values, int n
     return rc;
 }
 
+int veil_mpc_share_input_fixed(veil_mpc_t *m, int owner, const double *values, double max_abs,
+                               int ndim, const size_t *dims, size_t tile, struct veil_sec *out)
+{
+    memset(out, 0, sizeof *out);
+    if (m->self != owner || !veil_mpc_computes(m))
+        return veil_mpc_share_input(m, owner, NULL, ndim, dims, tile, out);
+    struct veil_sec shape;
+    int rc = veil_sec_shape(m, &shape, VEIL_SHARE_ARITH, ndim, dims, tile);
+    if (rc != VEIL_OK)
+        return rc;
+    if (!values)
+        return veil_error(VEIL_ERR_INVAL, "share input: the owner must give its values");
+    const int f = m->opt.frac_bits;
+    for (size_t i = 0; max_abs > 0 && i < shape.numel; i++)
+        if (!(values[i] > -max_abs && values[i] < max_abs)) /* NaN fails too */
+            return veil_error(VEIL_ERR_RANGE, "share input: element %zu is %g, outside the "
+                              "documented input range |x| < %g", i, values[i], max_abs);
+    uint64_t *words = veil_aligned_alloc(shape.numel * 8);
+    if (!words)
+        return VEIL_ERR_NOMEM;
+    rc = veil_fixed_encode_array(values, shape.numel, f, words);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_share_input(m, owner, words, ndim, dims, tile, out);
+    veil_wipe(words, shape.numel * 8);
+    veil_aligned_free(words);
+    return rc;
+}
+
 /* ---- local operations --------------------------------------------------------------------- */
 
 typedef int (*binop_fn)(starpu_data_handle_t, starpu_data_handle_t, starpu_data_handle_t, int);

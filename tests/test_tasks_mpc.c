@@ -4,7 +4,8 @@
  * delivered as DAG data (Beaver c = a*b, truncation r_hi = r >> f and r_63, shared bits in both
  * forms) — and N = 3 with material generated ahead into per-party files from a recorder's item
  * list — every revealed value checked exactly against plaintext, and every party's bytes and
- * rounds checked against the formulas of mpc.h. Also: bad arguments are refused. */
+ * rounds checked against the formulas of mpc.h. Also: bad arguments are refused, and real inputs
+ * outside the documented range (NaN, |x| >= the bound) are refused at the owner. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
@@ -12,6 +13,7 @@
 #include "test_util.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +176,30 @@ static int sequence(veil_mpc_t *m)
     struct veil_sec bad;
     VT_CHECK(veil_mpc_share_input(m, n, x, 1, dims, 0, &bad) == VEIL_ERR_INVAL, "owner out of range");
     VT_CHECK(veil_mpc_reveal(m, &sx, n, &bad) == VEIL_ERR_INVAL, "reveal target out of range");
+    /* Real inputs: the documented range is enforced at the owner before anything is sent. */
+    const size_t four[1] = {4};
+    if (party && self == 0) {
+        const double with_nan[4] = {1.0, NAN, 2.0, 3.0}, too_big[4] = {1.0, 2.0, 64.0, 3.0};
+        VT_CHECK(veil_mpc_share_input_fixed(m, 0, with_nan, 0, 1, four, 0, &bad) ==
+                     VEIL_ERR_RANGE && strstr(veil_last_error(), "element 1"),
+                 "NaN refused at sharing: %s", veil_last_error());
+        VT_CHECK(veil_mpc_share_input_fixed(m, 0, too_big, 64.0, 1, four, 0, &bad) ==
+                     VEIL_ERR_RANGE && strstr(veil_last_error(), "element 2"),
+                 "|x| >= max_abs refused at sharing: %s", veil_last_error());
+    }
+    const double real[4] = {-3.5, 0.0, 1.25, 1000.0625};
+    struct veil_sec sreal;
+    struct veil_pub preal;
+    if (veil_mpc_share_input_fixed(m, 1, self == 1 ? real : NULL, 2048.0, 1, four, 0, &sreal) !=
+            VEIL_OK ||
+        veil_mpc_reveal(m, &sreal, -1, &preal) != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
+        VT_CHECK(0, "process %d: real input: %s", self, veil_last_error());
+    } else if (party) {
+        for (int i = 0; i < 4; i++)
+            VT_CHECK(veil_fixed_decode(preal.data[i], f) == real[i], "real input %d", i);
+    }
+    veil_mpc_release(m, &sreal);
+    veil_mpc_release(m, &preal);
     return veil_test_failures ? 1 : 0;
 }
 
