@@ -10,7 +10,9 @@
  * Then mul of 10^6 elements in tiles of 4096 .. 2^20 (one tile): the inner-layer pipeline; and
  * conv2d / grad_input / grad_weight on batch 8, 32 -> 32 channels, 16 x 16, 3 x 3, stride 1,
  * pad 1 (n = the product's output elements).
- * Usage: bench_beaver [max_elements]   (default 10000000; results on stdout as a table)
+ * With -f the material is generated ahead into per-party files (the offline phase, not timed)
+ * and the parties run without a dealer: the figures are then the online phase alone.
+ * Usage: bench_beaver [-f] [max_elements]   (default 10000000; results on stdout as a table)
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -182,6 +184,11 @@ static int body(veil_mpc_t *m, void *arg)
 
 int main(int argc, char **argv)
 {
+    int from_files = 0;
+    if (argc > 1 && strcmp(argv[1], "-f") == 0) {
+        from_files = 1;
+        argc--, argv++;
+    }
     if (argc > 1)
         max_elems = strtoull(argv[1], NULL, 10);
     if (max_elems < 1000)
@@ -197,10 +204,14 @@ int main(int argc, char **argv)
     veil_prg_destroy(&g);
     for (size_t i = 0; i < max_elems; i++)
         plain[i] = (uint64_t)((int64_t)plain[i] >> 34); /* |v| < 2^30: products stay in range */
-    struct veil_test_mpc_opts o = {
-        .nparties = 2, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1, .timeout_s = 1800};
+    struct veil_test_mpc_opts o = {.nparties = 2,
+                                   .material = from_files ? VEIL_MPC_MAT_FILE : VEIL_MPC_MAT_DEALER,
+                                   .frac_bits = -1,
+                                   .timeout_s = 1800};
     if (veil_test_mpc_run(&o, body, NULL) != 0)
         return 1;
+    printf("material: %s\n", from_files ? "stored files (online phase alone)"
+                                         : "dealer process, online (expansion and traffic timed)");
     printf("%-14s %10s %5s %10s %14s %12s %7s\n", "op", "n", "reps", "seconds", "elements/s",
            "bytes/elem", "rounds");
     for (int i = 0; i < MAXROWS && rows[i].reps; i++) {
