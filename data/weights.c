@@ -384,7 +384,9 @@ static int cmp_name(const void *a, const void *b)
 static int cmp_begin(const void *a, const void *b)
 {
     const struct tensor *x = a, *y = b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
 }
 
 static int parse_header(veil_weights_t *w, const char *h, size_t hl)

@@ -55,8 +55,8 @@ int veil_net_config_from_env(struct veil_net_config *cfg)
             goto done;
         }
     }
-    rc = veil_net_config_from_harness(&me, insecure ? NULL : (const char(*)[VEIL_Z85_KEY_CHARS + 1])pub,
-                                      insecure ? NULL : sec, cfg);
+    const char(*keys)[VEIL_Z85_KEY_CHARS + 1] = insecure ? NULL : (const void *)pub;
+    rc = veil_net_config_from_harness(&me, keys, insecure ? NULL : sec, cfg);
     if (rc)
         goto done;
     cfg->insecure_plaintext = insecure;

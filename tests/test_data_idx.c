@@ -139,7 +139,8 @@ int main(void)
     put_gz("lab.gz", lab, ll);
     veil_dataset_t *d = veil_dataset_load_idx(path_of("img"), path_of("lab.gz"), 1);
     VT_CHECK(d && veil_dataset_count(d) == 5 && veil_dataset_rows(d) == 4 &&
-                 veil_dataset_cols(d) == 3, "generated set: %s", d ? "bad shape" : veil_last_error());
+                 veil_dataset_cols(d) == 3,
+             "generated set: %s", d ? "bad shape" : veil_last_error());
     if (d) {
         VT_CHECK(memcmp(veil_dataset_pixels(d), img + 16, 60) == 0, "pixels differ");
         VT_CHECK(memcmp(veil_dataset_labels(d), lab + 8, 5) == 0, "labels differ");

@@ -151,7 +151,8 @@ int main(void)
              w ? veil_weights_name(w, 0) : veil_last_error());
     veil_weights_destroy(&w);
 
-    bad("{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, "unknown dtype 'F16'");
+    bad("{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
+        "unknown dtype 'F16'");
     bad("{\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,16]},"
         "\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[16,32]}}", 32, "appears twice");
     bad("{\"a\":{\"dtype\":\"F64\",\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 16,

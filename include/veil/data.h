@@ -60,7 +60,13 @@ int veil_dataset_image_f64(const veil_dataset_t *d, size_t index, double *out);
  * match the shape, overlapping or out-of-range offsets, bytes after the JSON other than spaces,
  * and nesting beyond the above are errors.
  */
-enum veil_dtype { VEIL_DTYPE_F64, VEIL_DTYPE_F32, VEIL_DTYPE_I64, VEIL_DTYPE_U64, VEIL_DTYPE_COUNT };
+enum veil_dtype {
+    VEIL_DTYPE_F64,
+    VEIL_DTYPE_F32,
+    VEIL_DTYPE_I64,
+    VEIL_DTYPE_U64,
+    VEIL_DTYPE_COUNT
+};
 
 #define VEIL_WEIGHTS_MAX_DIMS 8
 
@@ -89,7 +95,8 @@ int veil_weights_check_model(const veil_weights_t *w, const char *model);
 /** Number of tensors, and the name of tensor i (file order; borrowed). */
 size_t veil_weights_count(const veil_weights_t *w);
 const char *veil_weights_name(const veil_weights_t *w, size_t i);
-/** dtype, ndim and dims (VEIL_WEIGHTS_MAX_DIMS entries) of tensor name; VEIL_ERR_INVAL if absent. */
+/** dtype, ndim and dims (VEIL_WEIGHTS_MAX_DIMS entries, any may be NULL) of tensor name;
+ * VEIL_ERR_INVAL if absent. */
 int veil_weights_info(const veil_weights_t *w, const char *name, enum veil_dtype *dtype,
                       int *ndim, size_t *dims);
 /**
