@@ -177,5 +177,6 @@ int veil_share_reconstruct(const veil_share_t *const *shares, int nparties, uint
 #endif
 
 #include "veil/net.h"
+#include "veil/data.h"
 
 #endif /* VEIL_H */

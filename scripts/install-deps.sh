@@ -3,7 +3,7 @@
 # Run as root (or with sudo available). Safe to run again.
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config
-      libstarpu-dev libhwloc-dev hwloc libzmq3-dev libssl-dev
+      libstarpu-dev libhwloc-dev hwloc libzmq3-dev libssl-dev zlib1g-dev
       libopenblas-dev clang libclang-rt-14-dev libpciaccess-dev
       dataset-fashion-mnist gnuplot-nox python3"
 SUDO=

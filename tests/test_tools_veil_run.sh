@@ -1,0 +1,58 @@
+#!/bin/sh
+# test_tools_veil_run.sh — the veil-run launcher: 3 parties and a dealer running
+# tests/veil_run_probe open a CURVE mesh from the environment and exchange one message per
+# pair (every process's prefixed "ok" line must appear); the key directory is gone afterwards;
+# a failing child's exit status propagates; --link 1ms,1Gbit reaches the children; bad options
+# and garbage link text exit 2; the time bound exits 124.
+B=${VEIL_TOP_BUILDDIR:-.}
+RUN=$B/tools/veil-run
+PROBE=$B/tests/veil_run_probe
+T=$(mktemp -d /tmp/veil-run-test-XXXXXX) || exit 1
+trap 'rm -rf "$T"' EXIT
+fail=0
+say() { [ "${VEIL_TEST_VERBOSE:-0}" = 1 ] && echo "$@" >&2; return 0; }
+bad() { echo "FAIL: $*" >&2; fail=1; }
+
+"$RUN" -n 3 --dealer --timeout 60 -- "$PROBE" >"$T/out" 2>&1
+rc=$?
+say "$(cat "$T/out")"
+[ $rc = 0 ] || bad "3 parties + dealer: exit $rc: $(tail -5 "$T/out")"
+for tag in p0 p1 p2 dealer; do
+    case $tag in dealer) id=3 ;; *) id=${tag#p} ;; esac
+    grep -q "^\[$tag\] probe $id/4 ok" "$T/out" || bad "no '[$tag] probe $id/4 ok' line"
+done
+
+"$RUN" -n 2 --link 1ms,1Gbit -- "$PROBE" env >"$T/env" 2>&1
+rc=$?
+say "$(cat "$T/env")"
+[ $rc = 0 ] || bad "--link 1ms,1Gbit: exit $rc: $(tail -3 "$T/env")"
+grep -q "^\[p1\] probe 1 keydir /tmp/veil-run-keys-.* link 1ms,1Gbit latency 0.001000 plaintext 0" \
+    "$T/env" || bad "the link did not reach party 1: $(cat "$T/env")"
+kd=$(sed -n 's/.*keydir \([^ ]*\) .*/\1/p' "$T/env" | head -1)
+[ -n "$kd" ] && [ ! -e "$kd" ] || bad "key directory '$kd' left behind"
+
+"$RUN" -n 2 --insecure-plaintext -- "$PROBE" env >"$T/plain" 2>&1 || bad "plaintext run"
+grep -q "plaintext 1" "$T/plain" || bad "--insecure-plaintext not passed on"
+
+"$RUN" -n 3 --timeout 60 -- "$PROBE" exit 7 1 >"$T/fail" 2>&1
+rc=$?
+say "$(cat "$T/fail")"
+[ $rc = 7 ] || bad "failing party: exit $rc, expected 7"
+grep -q "^\[p1\] probe 1 exits 7" "$T/fail" || bad "no '[p1] probe 1 exits 7' line"
+
+"$RUN" -n 1 --timeout 1 -- sleep 30 >"$T/to" 2>&1
+rc=$?
+[ $rc = 124 ] || bad "timeout: exit $rc, expected 124"
+
+for args in "-n 0 -- true" "-n 17 -- true" "-n x -- true" "-- true" "-n 2" "-n 2 --bogus -- true" \
+    "-n 2 --link garbage -- true" "-n 2 --link 1ms -- true" "-n 2 --timeout -1 -- true" \
+    "-n"; do
+    # shellcheck disable=SC2086
+    "$RUN" $args >"$T/u" 2>&1
+    rc=$?
+    say "veil-run $args -> $rc: $(head -2 "$T/u")"
+    [ $rc = 2 ] || bad "veil-run $args: exit $rc, expected 2"
+    grep -q "veil-run" "$T/u" || bad "veil-run $args: no message"
+done
+"$RUN" --help >"$T/h" 2>&1 && grep -q "usage: veil-run" "$T/h" || bad "--help"
+exit $fail

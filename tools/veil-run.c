@@ -1,0 +1,199 @@
+/*
+ * veil-run — starts every process of a Veil session on this machine: N parties (and a dealer)
+ * running PROGRAM through the harness's exec mode, each with its identity, endpoints, session
+ * and a pre-bound listening socket in its environment, plus fresh CURVE keys made for this run
+ * in a private directory (VEIL_KEY_DIR) that is removed at the end. Forwards the children's
+ * output with a [pN] / [dealer] prefix and exits with the first failing process's status
+ * (124 when the time bound killed the run, 2 for a usage error).
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "base/harness.h"
+#include "net/emulate.h"
+#include "net/net_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define EXIT_TIMEOUT 124
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: veil-run -n N [--dealer] [--link LATENCY,BANDWIDTH] [--timeout SECONDS]\n"
+            "                [--insecure-plaintext] -- PROGRAM [ARGS...]\n"
+            "\n"
+            "Starts N parties (ids 0..N-1) and, with --dealer, a dealer (id N), each running\n"
+            "PROGRAM ARGS on this machine over loopback, with fresh CURVE keys for this run.\n"
+            "Each process finds its identity in VEIL_PARTY_ID, VEIL_NPARTIES, VEIL_DEALER,\n"
+            "VEIL_ENDPOINTS, VEIL_SESSION, VEIL_LISTEN_FD and its keys under VEIL_KEY_DIR.\n"
+            "\n"
+            "options:\n"
+            "  -n, --parties N          number of computing parties, 1..%d\n"
+            "  --dealer                 also start the dealer process\n"
+            "  --link LAT,BW            emulate every link, e.g. 1ms,1Gbit (VEIL_LINK)\n"
+            "  --timeout SECONDS        kill everything after this (default 600); exit 124\n"
+            "  --insecure-plaintext     no CURVE encryption (debugging only)\n"
+            "  -h, --help               show this help\n"
+            "\n"
+            "Exit status: 0 when every process exited 0, else the first failing process's\n"
+            "status (128+signal when killed), 124 on timeout, 2 for a usage error.\n",
+            VEIL_NET_MAX_PARTIES);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "veil-run: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'veil-run --help'.\n");
+    return EXIT_USAGE;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Removes the key directory's files and the directory. */
+static void remove_keys(const char *dir, int nprocs)
+{
+    char path[4200];
+    for (int p = 0; p < nprocs; p++) {
+        snprintf(path, sizeof path, "%s/p%d.key", dir, p);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/p%d.pub", dir, p);
+        unlink(path);
+    }
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "veil-run: cannot remove key directory %s: %s\n", dir, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+    int n = 0, dealer = 0, insecure = 0, i;
+    double timeout = 600;
+    const char *link = NULL;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--parties")) {
+            if (++i >= argc)
+                return usage_error("%s needs a number", a);
+            char *end = NULL;
+            long v = strtol(argv[i], &end, 10);
+            if (end == argv[i] || *end || v < 1 || v > VEIL_NET_MAX_PARTIES)
+                return usage_error("-n '%s': the number of parties is 1..16", argv[i]);
+            n = (int)v;
+        } else if (!strcmp(a, "--dealer")) {
+            dealer = 1;
+        } else if (!strcmp(a, "--insecure-plaintext")) {
+            insecure = 1;
+        } else if (!strcmp(a, "--link")) {
+            if (++i >= argc)
+                return usage_error("%s needs LATENCY,BANDWIDTH", a);
+            struct veil_link_params lp;
+            if (veil_link_parse(argv[i], &lp) != VEIL_OK) {
+                fprintf(stderr, "veil-run: --link '%s': %s\n", argv[i], veil_last_error());
+                return usage_error("%s", "--link: give LATENCY,BANDWIDTH such as 1ms,1Gbit");
+            }
+            link = argv[i];
+        } else if (!strcmp(a, "--timeout")) {
+            if (++i >= argc)
+                return usage_error("%s needs a number of seconds", a);
+            if (parse_double(argv[i], &timeout) || !(timeout > 0) || timeout > 1e7)
+                return usage_error("--timeout '%s': a number of seconds > 0", argv[i]);
+        } else {
+            return usage_error("unknown option '%s' (the program goes after '--')", a);
+        }
+    }
+    if (n == 0)
+        return usage_error("%s", "-n N is required");
+    if (i >= argc)
+        return usage_error("%s", "no program given: veil-run -n N -- PROGRAM [ARGS...]");
+    int nprocs = n + dealer;
+
+    char dir[] = "/tmp/veil-run-keys-XXXXXX"; /* mkdtemp: mode 0700 */
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "veil-run: cannot create a key directory: %s\n", strerror(errno));
+        return 1;
+    }
+    int status = 1;
+    for (int p = 0; p < nprocs; p++) {
+        char pub[VEIL_Z85_KEY_CHARS + 1], sec[VEIL_Z85_KEY_CHARS + 1], path[4200];
+        snprintf(path, sizeof path, "%s/p%d.key", dir, p);
+        int rc = veil_curve_keypair(pub, sec);
+        if (rc == VEIL_OK)
+            rc = veil_curve_write_key_file(path, pub, sec);
+        veil_wipe(sec, sizeof sec);
+        if (rc != VEIL_OK) {
+            fprintf(stderr, "veil-run: key pair %d: %s\n", p, veil_last_error());
+            goto done;
+        }
+    }
+
+    char env_dir[sizeof dir + 32], env_link[300];
+    const char *env[5];
+    int ne = 0;
+    snprintf(env_dir, sizeof env_dir, "VEIL_KEY_DIR=%s", dir);
+    env[ne++] = env_dir;
+    if (link) {
+        snprintf(env_link, sizeof env_link, "VEIL_LINK=%s", link);
+        env[ne++] = env_link;
+    }
+    if (insecure)
+        env[ne++] = "VEIL_INSECURE_PLAINTEXT=1";
+    env[ne] = NULL;
+
+    struct veil_harness_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.nparties = n;
+    opts.dealer = dealer;
+    opts.timeout_s = timeout;
+    opts.grace_s = 5;
+    opts.forward_output = 1;
+    opts.extra_env = env;
+    struct veil_harness_result res[VEIL_HARNESS_MAX_PROCS];
+    memset(res, 0, sizeof res);
+    int rc = veil_harness_exec(&opts, argv + i, res);
+    if (rc == VEIL_OK) {
+        status = 0;
+    } else {
+        fprintf(stderr, "veil-run: %s\n", veil_last_error());
+        /* The first failure is the one that exited earliest on its own (not killed by us). */
+        int first = -1, any_timeout = 0;
+        for (int p = 0; p < nprocs; p++) {
+            any_timeout |= res[p].timed_out;
+            if (res[p].exit_code == 0 || res[p].killed_after_failure || res[p].timed_out)
+                continue;
+            if (first < 0 || res[p].seconds < res[first].seconds)
+                first = p;
+        }
+        if (first >= 0)
+            status = res[first].exit_code < 0 ? 127 : res[first].exit_code;
+        else if (any_timeout || rc == VEIL_ERR_TIMEOUT)
+            status = EXIT_TIMEOUT;
+        else
+            status = 1;
+        if (status == 0)
+            status = 1;
+    }
+    veil_harness_results_free(res, nprocs);
+done:
+    remove_keys(dir, nprocs);
+    return status;
+}
