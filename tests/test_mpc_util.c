@@ -5,12 +5,14 @@
  */
 #include "config.h"
 #include "test_mpc_util.h"
+#include "test_util.h"
 
 #include "base/base_internal.h"
 #include "base/harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -205,4 +207,25 @@ void veil_test_mpc_shared_free(void *p, size_t bytes)
 {
     if (p)
         munmap(p, bytes ? bytes : 1);
+}
+
+void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op,
+                              struct veil_test_mpc_counters *before, uint64_t rounds,
+                              uint64_t bytes)
+{
+    struct veil_test_mpc_counters now;
+    if (veil_mpc_wait(m) != VEIL_OK) {
+        VT_CHECK(0, "%s: wait: %s", op, veil_last_error());
+        return;
+    }
+    if (!veil_mpc_computes(m))
+        return;
+    veil_test_mpc_counters(m, &now);
+    VT_CHECK(now.rounds - before->rounds == rounds,
+             "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
+             now.rounds - before->rounds, rounds);
+    VT_CHECK(now.bytes - before->bytes == bytes,
+             "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64, op, veil_mpc_self(m),
+             now.bytes - before->bytes, bytes);
+    *before = now;
 }

@@ -65,4 +65,13 @@ void veil_test_mpc_counters(veil_mpc_t *m, struct veil_test_mpc_counters *c);
 void *veil_test_mpc_shared(size_t bytes);
 void veil_test_mpc_shared_free(void *p, size_t bytes);
 
+/**
+ * Waits for quiescence, then checks (VT_CHECK) that this party's rounds and bytes since *before
+ * equal the formulas' rounds and bytes, naming op on failure; *before then becomes the new
+ * counters. Does nothing more at the dealer or a recorder. Records a failure if the wait fails.
+ */
+void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op,
+                              struct veil_test_mpc_counters *before, uint64_t rounds,
+                              uint64_t bytes);
+
 #endif /* VEIL_TEST_MPC_UTIL_H */

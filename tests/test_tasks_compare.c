@@ -11,6 +11,7 @@
 #include "tasks/compare.h"
 #include "tasks/compare_internal.h"
 #include "test_mpc_util.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,16 +29,6 @@ struct job {
     uint64_t *cnt;  /* shared: per party bytes, rounds */
 };
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 static uint64_t rnd(void)
@@ -124,18 +115,18 @@ static int body(veil_mpc_t *m, void *arg)
     }
     /* Bad input, refused before submission. */
     struct veil_sec bad = {0};
-    CHECK(veil_mpc_ltz(m, &bits, &bad) == VEIL_ERR_INVAL, "ltz of a binary sharing");
+    VT_CHECK(veil_mpc_ltz(m, &bits, &bad) == VEIL_ERR_INVAL, "ltz of a binary sharing");
     struct veil_sec odd = {0};
     const size_t d2[1] = {1000};
     if (veil_sec_init(m, &odd, VEIL_SHARE_ARITH, 1, d2, 100) == VEIL_OK) {
-        CHECK(veil_mpc_ltz(m, &odd, &bad) == VEIL_ERR_INVAL, "tiles of 100 refused");
-        CHECK(strstr(veil_last_error(), "multiple of 64") != NULL, "message: %s",
+        VT_CHECK(veil_mpc_ltz(m, &odd, &bad) == VEIL_ERR_INVAL, "tiles of 100 refused");
+        VT_CHECK(strstr(veil_last_error(), "multiple of 64") != NULL, "message: %s",
               veil_last_error());
     }
     struct veil_sec *all[] = {&x, &b, &open, &bits, &ba, &open2, &odd};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 static int run(int nparties, int tfp, size_t n, size_t tile)

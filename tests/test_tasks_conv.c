@@ -44,16 +44,6 @@ static uint64_t *in_x[NGEOM], *in_w[NGEOM], *in_dy[NGEOM];
 static uint64_t *out;
 static size_t out_off[NGEOM][3], out_words;
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* Input pixel (iy, ix) that output (oy, ox) reads through kernel tap (ki, kj), or -1. */
 static long pix(const struct veil_conv_geom *g, size_t oy, size_t ox, size_t ki, size_t kj)
@@ -94,25 +84,6 @@ static void oracle(const struct veil_conv_geom *g, const uint64_t *x, const uint
                 }
 }
 
-static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_counters *before,
-                       uint64_t rounds, uint64_t bytes)
-{
-    struct veil_test_mpc_counters now;
-    if (veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "%s: wait: %s", op, veil_last_error());
-        return;
-    }
-    if (!veil_mpc_computes(m))
-        return;
-    veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds,
-          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
-          now.rounds - before->rounds, rounds);
-    CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
-          op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
-    *before = now;
-}
-
 static void bad_inputs(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w)
 {
     size_t n0, n1;
@@ -120,24 +91,24 @@ static void bad_inputs(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     struct veil_sec y = {0};
     struct veil_conv_geom g = geoms[0];
     g.pad = 3; /* >= kernel */
-    CHECK(veil_mpc_conv2d(m, x, w, &g, &y) == VEIL_ERR_INVAL, "pad >= kernel refused");
-    CHECK(strstr(veil_last_error(), "conv2d") != NULL, "message names the op: %s",
+    VT_CHECK(veil_mpc_conv2d(m, x, w, &g, &y) == VEIL_ERR_INVAL, "pad >= kernel refused");
+    VT_CHECK(strstr(veil_last_error(), "conv2d") != NULL, "message names the op: %s",
           veil_last_error());
     g = geoms[0];
     g.kh = g.kw = 10; /* larger than the padded input */
     g.pad = 1;
-    CHECK(veil_mpc_conv2d(m, x, w, &g, &y) == VEIL_ERR_INVAL, "kernel too large refused");
+    VT_CHECK(veil_mpc_conv2d(m, x, w, &g, &y) == VEIL_ERR_INVAL, "kernel too large refused");
     g = geoms[0];
     g.stride = 0;
-    CHECK(veil_mpc_conv2d_grad_weight(m, x, x, &g, &y) == VEIL_ERR_INVAL, "stride 0 refused");
+    VT_CHECK(veil_mpc_conv2d_grad_weight(m, x, x, &g, &y) == VEIL_ERR_INVAL, "stride 0 refused");
     g = geoms[0];
     g.c = 2; /* x has 3 channels */
-    CHECK(veil_mpc_conv2d(m, x, w, &g, &y) == VEIL_ERR_SHAPE, "channel mismatch refused");
-    CHECK(strstr(veil_last_error(), "x must be 4-D") != NULL, "message: %s", veil_last_error());
-    CHECK(veil_mpc_conv2d_grad_input(m, w, x, &geoms[0], &y) == VEIL_ERR_SHAPE,
+    VT_CHECK(veil_mpc_conv2d(m, x, w, &g, &y) == VEIL_ERR_SHAPE, "channel mismatch refused");
+    VT_CHECK(strstr(veil_last_error(), "x must be 4-D") != NULL, "message: %s", veil_last_error());
+    VT_CHECK(veil_mpc_conv2d_grad_input(m, w, x, &geoms[0], &y) == VEIL_ERR_SHAPE,
           "dy of the wrong shape refused");
     veil_mpc_items(m, &n1);
-    CHECK(n0 == n1, "a refused call requested material");
+    VT_CHECK(n0 == n1, "a refused call requested material");
 }
 
 static int run_geom(veil_mpc_t *m, int gi, struct veil_test_mpc_counters *c)
@@ -157,34 +128,34 @@ static int run_geom(veil_mpc_t *m, int gi, struct veil_test_mpc_counters *c)
     if (rc == VEIL_OK)
         rc = veil_mpc_share_input(m, 0, self == 0 ? in_dy[gi] : NULL, 4, yd, SIZE_MAX, &sdy);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "inputs: %s", veil_last_error());
+        VT_CHECK(0, "inputs: %s", veil_last_error());
         return 1;
     }
     veil_test_mpc_counters(m, c);
     if (gi == 0)
         bad_inputs(m, &sx, &sw);
     if (veil_mpc_conv2d(m, &sx, &sw, g, &y) != VEIL_OK)
-        CHECK(0, "conv2d: %s", veil_last_error());
-    check_cost(m, "conv2d", c, 1, 8 * n1 * (s.x + s.w));
+        VT_CHECK(0, "conv2d: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "conv2d", c, 1, 8 * n1 * (s.x + s.w));
     if (veil_mpc_conv2d_grad_input(m, &sw, &sdy, g, &dx) != VEIL_OK)
-        CHECK(0, "grad_input: %s", veil_last_error());
-    check_cost(m, "grad_input", c, 1, 8 * n1 * g->oc * (ckk + bohow));
+        VT_CHECK(0, "grad_input: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "grad_input", c, 1, 8 * n1 * g->oc * (ckk + bohow));
     if (veil_mpc_conv2d_grad_weight(m, &sx, &sdy, g, &dw) != VEIL_OK)
-        CHECK(0, "grad_weight: %s", veil_last_error());
-    check_cost(m, "grad_weight", c, 1, 8 * n1 * bohow * (g->oc + ckk));
-    if (fails)
+        VT_CHECK(0, "grad_weight: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "grad_weight", c, 1, 8 * n1 * bohow * (g->oc + ckk));
+    if (veil_test_failures)
         return 1;
     if ((rc = veil_mpc_reveal(m, &y, -1, &r[0])) == VEIL_OK &&
         (rc = veil_mpc_reveal(m, &dx, -1, &r[1])) == VEIL_OK)
         rc = veil_mpc_reveal(m, &dw, -1, &r[2]);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "reveal: %s", veil_last_error());
+        VT_CHECK(0, "reveal: %s", veil_last_error());
         return 1;
     }
     if (self == 0) {
-        CHECK(r[0].ndim == 4 && r[0].dims[2] == s.oh && r[0].dims[3] == s.ow, "y shape");
-        CHECK(r[1].ndim == 4 && r[1].dims[1] == g->c && r[1].dims[2] == g->h, "dx shape");
-        CHECK(r[2].ndim == 4 && r[2].dims[0] == g->oc && r[2].dims[3] == g->kw, "dw shape");
+        VT_CHECK(r[0].ndim == 4 && r[0].dims[2] == s.oh && r[0].dims[3] == s.ow, "y shape");
+        VT_CHECK(r[1].ndim == 4 && r[1].dims[1] == g->c && r[1].dims[2] == g->h, "dx shape");
+        VT_CHECK(r[2].ndim == 4 && r[2].dims[0] == g->oc && r[2].dims[3] == g->kw, "dw shape");
         memcpy(out + out_off[gi][0], r[0].data, s.y * 8);
         memcpy(out + out_off[gi][1], r[1].data, s.x * 8);
         memcpy(out + out_off[gi][2], r[2].data, s.w * 8);
@@ -192,7 +163,7 @@ static int run_geom(veil_mpc_t *m, int gi, struct veil_test_mpc_counters *c)
     struct veil_sec *all[] = {&sx, &sw, &sdy, &y, &dx, &dw, &r[0], &r[1], &r[2]};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 static int body(veil_mpc_t *m, void *arg)

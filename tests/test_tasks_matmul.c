@@ -27,35 +27,6 @@ static uint64_t x[A * B], y[B * C], u[B * A], v[C * B], lx[LA * LB], ly[LB * LC]
 #define OUT_WORDS (3 * A * C + LA * LC)
 static uint64_t *out;
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_counters *before,
-                       uint64_t rounds, uint64_t bytes)
-{
-    struct veil_test_mpc_counters now;
-    if (veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "%s: wait: %s", op, veil_last_error());
-        return;
-    }
-    if (!veil_mpc_computes(m))
-        return;
-    veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds,
-          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
-          now.rounds - before->rounds, rounds);
-    CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
-          op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
-    *before = now;
-}
 
 static int share(veil_mpc_t *m, int owner, const uint64_t *v_, size_t r, size_t c,
                  struct veil_sec *s)
@@ -75,21 +46,21 @@ static void bad_inputs(veil_mpc_t *m, const struct veil_sec *sx)
         veil_sec_init(m, &s52, VEIL_SHARE_ARITH, 2, d52, SIZE_MAX) == VEIL_OK &&
         veil_sec_init(m, &flat, VEIL_SHARE_ARITH, 1, d12, SIZE_MAX) == VEIL_OK &&
         veil_sec_init(m, &tiled, VEIL_SHARE_ARITH, 2, d4x100, 64) == VEIL_OK) {
-        CHECK(veil_mpc_matmul(m, &s34, &s52, &z) == VEIL_ERR_SHAPE, "3x4 . 5x2 refused");
-        CHECK(strstr(veil_last_error(), "matmul") && strstr(veil_last_error(), "3 x 4"),
+        VT_CHECK(veil_mpc_matmul(m, &s34, &s52, &z) == VEIL_ERR_SHAPE, "3x4 . 5x2 refused");
+        VT_CHECK(strstr(veil_last_error(), "matmul") && strstr(veil_last_error(), "3 x 4"),
               "message names the op and shapes: %s", veil_last_error());
-        CHECK(veil_mpc_matmul(m, &flat, &s52, &z) == VEIL_ERR_SHAPE, "1-D operand refused");
-        CHECK(veil_mpc_matmul(m, &s34, &tiled, &z) == VEIL_ERR_SHAPE, "tiled operand refused");
-        CHECK(veil_mpc_matmul_tn(m, sx, &s52, &z) == VEIL_ERR_SHAPE, "tn mismatch refused");
-        CHECK(veil_mpc_matmul_nt(m, sx, &s52, &z) == VEIL_ERR_SHAPE, "nt mismatch refused");
+        VT_CHECK(veil_mpc_matmul(m, &flat, &s52, &z) == VEIL_ERR_SHAPE, "1-D operand refused");
+        VT_CHECK(veil_mpc_matmul(m, &s34, &tiled, &z) == VEIL_ERR_SHAPE, "tiled operand refused");
+        VT_CHECK(veil_mpc_matmul_tn(m, sx, &s52, &z) == VEIL_ERR_SHAPE, "tn mismatch refused");
+        VT_CHECK(veil_mpc_matmul_nt(m, sx, &s52, &z) == VEIL_ERR_SHAPE, "nt mismatch refused");
         s52.kind = VEIL_SHARE_BINARY;
-        CHECK(veil_mpc_matmul(m, &s34, &s52, &z) == VEIL_ERR_INVAL, "binary refused");
+        VT_CHECK(veil_mpc_matmul(m, &s34, &s52, &z) == VEIL_ERR_INVAL, "binary refused");
     }
     struct veil_sec *all[] = {&s34, &s52, &flat, &tiled};
     for (size_t i = 0; i < 4; i++)
         veil_mpc_release(m, all[i]);
     veil_mpc_items(m, &n1);
-    CHECK(n0 == n1, "a refused call requested material");
+    VT_CHECK(n0 == n1, "a refused call requested material");
 }
 
 static int body(veil_mpc_t *m, void *arg)
@@ -111,33 +82,33 @@ static int body(veil_mpc_t *m, void *arg)
     if (rc == VEIL_OK)
         rc = share(m, 1, ly, LB, LC, &sly);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "inputs: %s", veil_last_error());
+        VT_CHECK(0, "inputs: %s", veil_last_error());
         return 1;
     }
     veil_test_mpc_counters(m, &c);
     bad_inputs(m, &sx);
     if (veil_mpc_matmul(m, &sx, &sy, &z[0]) != VEIL_OK)
-        CHECK(0, "matmul: %s", veil_last_error());
-    check_cost(m, "matmul", &c, 1, 8 * n1 * (A * B + B * C));
+        VT_CHECK(0, "matmul: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "matmul", &c, 1, 8 * n1 * (A * B + B * C));
     if (veil_mpc_matmul_tn(m, &su, &sy, &z[1]) != VEIL_OK)
-        CHECK(0, "matmul_tn: %s", veil_last_error());
-    check_cost(m, "matmul_tn", &c, 1, 8 * n1 * (A * B + B * C));
+        VT_CHECK(0, "matmul_tn: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "matmul_tn", &c, 1, 8 * n1 * (A * B + B * C));
     if (veil_mpc_matmul_nt(m, &sx, &sv, &z[2]) != VEIL_OK)
-        CHECK(0, "matmul_nt: %s", veil_last_error());
-    check_cost(m, "matmul_nt", &c, 1, 8 * n1 * (A * B + B * C));
+        VT_CHECK(0, "matmul_nt: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "matmul_nt", &c, 1, 8 * n1 * (A * B + B * C));
     if (veil_mpc_matmul(m, &slx, &sly, &z[3]) != VEIL_OK)
-        CHECK(0, "matmul large: %s", veil_last_error());
-    check_cost(m, "matmul large", &c, 1, 8 * n1 * (LA * LB + LB * LC));
-    if (fails)
+        VT_CHECK(0, "matmul large: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "matmul large", &c, 1, 8 * n1 * (LA * LB + LB * LC));
+    if (veil_test_failures)
         return 1;
     for (int i = 0; i < 4 && rc == VEIL_OK; i++)
         rc = veil_mpc_reveal(m, &z[i], -1, &r[i]);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "reveal: %s", veil_last_error());
+        VT_CHECK(0, "reveal: %s", veil_last_error());
         return 1;
     }
     if (veil_mpc_self(m) == 0) {
-        CHECK(r[0].ndim == 2 && r[0].dims[0] == A && r[0].dims[1] == C, "z is a x c");
+        VT_CHECK(r[0].ndim == 2 && r[0].dims[0] == A && r[0].dims[1] == C, "z is a x c");
         for (int i = 0; i < 3; i++)
             memcpy(out + i * A * C, r[i].data, A * C * 8);
         memcpy(out + 3 * A * C, r[3].data, LA * LC * 8);
@@ -149,7 +120,7 @@ static int body(veil_mpc_t *m, void *arg)
         veil_mpc_release(m, &z[i]);
         veil_mpc_release(m, &r[i]);
     }
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 int main(void)

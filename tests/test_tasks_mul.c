@@ -24,36 +24,6 @@
 static uint64_t x[NUMEL], y[NUMEL];
 static uint64_t *out; /* shared: z then w, written by party 0 */
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
-
-/* Waits, then checks this party's traffic since *before against rounds and bytes. */
-static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_counters *before,
-                       uint64_t rounds, uint64_t bytes)
-{
-    struct veil_test_mpc_counters now;
-    if (veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "%s: wait: %s", op, veil_last_error());
-        return;
-    }
-    if (!veil_mpc_computes(m))
-        return;
-    veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds,
-          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
-          now.rounds - before->rounds, rounds);
-    CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
-          op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
-    *before = now;
-}
 
 static int body(veil_mpc_t *m, void *arg)
 {
@@ -67,7 +37,7 @@ static int body(veil_mpc_t *m, void *arg)
     if (rc == VEIL_OK)
         rc = veil_mpc_share_input(m, 1, self == 1 ? y : NULL, 2, dims, TILE, &sy);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "inputs: %s", veil_last_error());
+        VT_CHECK(0, "inputs: %s", veil_last_error());
         return 1;
     }
     veil_test_mpc_counters(m, &c);
@@ -79,41 +49,41 @@ static int body(veil_mpc_t *m, void *arg)
     const size_t d34[2] = {3, 4}, d52[2] = {5, 2};
     if (veil_sec_init(m, &s34, VEIL_SHARE_ARITH, 2, d34, 0) == VEIL_OK &&
         veil_sec_init(m, &s52, VEIL_SHARE_ARITH, 2, d52, 0) == VEIL_OK) {
-        CHECK(veil_mpc_mul(m, &s34, &s52, &bad) == VEIL_ERR_SHAPE, "mul 3x4 by 5x2 refused");
-        CHECK(strstr(veil_last_error(), "mul") != NULL, "message names the op: %s",
+        VT_CHECK(veil_mpc_mul(m, &s34, &s52, &bad) == VEIL_ERR_SHAPE, "mul 3x4 by 5x2 refused");
+        VT_CHECK(strstr(veil_last_error(), "mul") != NULL, "message names the op: %s",
               veil_last_error());
         s52.kind = VEIL_SHARE_BINARY;
-        CHECK(veil_mpc_square(m, &s52, &bad) == VEIL_ERR_INVAL, "square of binary refused");
-        CHECK(veil_mpc_mul(m, NULL, &s34, &bad) == VEIL_ERR_INVAL, "NULL refused");
+        VT_CHECK(veil_mpc_square(m, &s52, &bad) == VEIL_ERR_INVAL, "square of binary refused");
+        VT_CHECK(veil_mpc_mul(m, NULL, &s34, &bad) == VEIL_ERR_INVAL, "NULL refused");
         s52.kind = VEIL_SHARE_ARITH;
     }
     veil_mpc_release(m, &s34);
     veil_mpc_release(m, &s52);
     veil_mpc_items(m, &nitems1);
-    CHECK(nitems0 == nitems1, "a refused call requested material");
+    VT_CHECK(nitems0 == nitems1, "a refused call requested material");
 
     if ((rc = veil_mpc_mul(m, &sx, &sy, &z)) != VEIL_OK)
-        CHECK(0, "mul: %s", veil_last_error());
-    check_cost(m, "mul", &c, 1, 16 * n1 * NUMEL);
+        VT_CHECK(0, "mul: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "mul", &c, 1, 16 * n1 * NUMEL);
     if ((rc = veil_mpc_square(m, &sx, &w)) != VEIL_OK)
-        CHECK(0, "square: %s", veil_last_error());
-    check_cost(m, "square", &c, 1, 8 * n1 * NUMEL);
-    if (fails)
+        VT_CHECK(0, "square: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "square", &c, 1, 8 * n1 * NUMEL);
+    if (veil_test_failures)
         return 1;
     if (veil_mpc_reveal(m, &z, -1, &rz) != VEIL_OK || veil_mpc_reveal(m, &w, -1, &rw) != VEIL_OK ||
         veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "reveal: %s", veil_last_error());
+        VT_CHECK(0, "reveal: %s", veil_last_error());
         return 1;
     }
     if (self == 0) {
-        CHECK(rz.ndim == 2 && rz.dims[0] == ROWS && rz.dims[1] == COLS, "z keeps x's shape");
+        VT_CHECK(rz.ndim == 2 && rz.dims[0] == ROWS && rz.dims[1] == COLS, "z keeps x's shape");
         memcpy(out, rz.data, NUMEL * 8);
         memcpy(out + NUMEL, rw.data, NUMEL * 8);
     }
     struct veil_sec *all[] = {&sx, &sy, &z, &w, &rz, &rw};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 int main(void)

@@ -26,16 +26,6 @@ static uint64_t *out; /* shared: NFN x NUMEL words written by party 0 */
 static const char *names[NFN] = {"exp", "reciprocal", "inv_sqrt", "gelu"};
 static const double max_abs[NFN] = {1e-4, 3e-5, 1.5e-4, 1.2e-3};
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static double ref(int fn, double x)
 {
@@ -78,15 +68,15 @@ static void bad_input(veil_mpc_t *m, const struct veil_sec *x)
     size_t n0, n1;
     struct veil_sec y = {0}, bx = *x;
     veil_mpc_items(m, &n0);
-    CHECK(veil_mpc_exp(m, NULL, &y) == VEIL_ERR_INVAL, "exp(NULL) refused");
+    VT_CHECK(veil_mpc_exp(m, NULL, &y) == VEIL_ERR_INVAL, "exp(NULL) refused");
     bx.kind = VEIL_SHARE_BINARY;
-    CHECK(veil_mpc_gelu(m, &bx, &y) == VEIL_ERR_INVAL, "gelu of binary shares refused");
-    CHECK(strstr(veil_last_error(), "gelu") != NULL, "message names the op: %s", veil_last_error());
-    CHECK(veil_mpc_reciprocal_range(m, x, 4, 4, &y) == VEIL_ERR_INVAL, "empty range refused");
-    CHECK(veil_mpc_reciprocal_range(m, x, -20, 10, &y) == VEIL_ERR_INVAL, "lo < -f/2 refused");
-    CHECK(veil_mpc_inv_sqrt_range(m, x, -8, 30, &y) == VEIL_ERR_INVAL, "too wide refused");
+    VT_CHECK(veil_mpc_gelu(m, &bx, &y) == VEIL_ERR_INVAL, "gelu of binary shares refused");
+    VT_CHECK(strstr(veil_last_error(), "gelu") != NULL, "message names the op: %s", veil_last_error());
+    VT_CHECK(veil_mpc_reciprocal_range(m, x, 4, 4, &y) == VEIL_ERR_INVAL, "empty range refused");
+    VT_CHECK(veil_mpc_reciprocal_range(m, x, -20, 10, &y) == VEIL_ERR_INVAL, "lo < -f/2 refused");
+    VT_CHECK(veil_mpc_inv_sqrt_range(m, x, -8, 30, &y) == VEIL_ERR_INVAL, "too wide refused");
     veil_mpc_items(m, &n1);
-    CHECK(n0 == n1, "a refused call requested material");
+    VT_CHECK(n0 == n1, "a refused call requested material");
 }
 
 static int body(veil_mpc_t *m, void *arg)
@@ -99,29 +89,29 @@ static int body(veil_mpc_t *m, void *arg)
         struct veil_test_mpc_counters c0, c1;
         if (veil_mpc_share_input(m, 0, self == 0 ? in[fn] : NULL, 2, dims, TILE, &x) != VEIL_OK ||
             veil_mpc_wait(m) != VEIL_OK) {
-            CHECK(0, "input: %s", veil_last_error());
+            VT_CHECK(0, "input: %s", veil_last_error());
             return 1;
         }
         if (fn == 0)
             bad_input(m, &x);
         veil_test_mpc_counters(m, &c0);
         if (run_fn(m, fn, &x, &y) != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-            CHECK(0, "%s: %s", names[fn], veil_last_error());
+            VT_CHECK(0, "%s: %s", names[fn], veil_last_error());
             return 1;
         }
         if (veil_mpc_computes(m)) {
             uint64_t er, eb;
             veil_test_mpc_counters(m, &c1);
             expected_cost(fn, veil_mpc_nparties(m), &er, &eb);
-            CHECK(c1.rounds - c0.rounds == er, "%s: party %d: %" PRIu64 " rounds, formula %" PRIu64,
+            VT_CHECK(c1.rounds - c0.rounds == er, "%s: party %d: %" PRIu64 " rounds, formula %" PRIu64,
                   names[fn], self, c1.rounds - c0.rounds, er);
-            CHECK(c1.bytes - c0.bytes == eb, "%s: party %d: %" PRIu64 " bytes, formula %" PRIu64,
+            VT_CHECK(c1.bytes - c0.bytes == eb, "%s: party %d: %" PRIu64 " bytes, formula %" PRIu64,
                   names[fn], self, c1.bytes - c0.bytes, eb);
-            CHECK(y.ndim == 2 && y.dims[0] == dims[0] && y.dims[1] == dims[1], "%s keeps the shape",
+            VT_CHECK(y.ndim == 2 && y.dims[0] == dims[0] && y.dims[1] == dims[1], "%s keeps the shape",
                   names[fn]);
         }
         if (veil_mpc_reveal(m, &y, -1, &r) != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-            CHECK(0, "reveal: %s", veil_last_error());
+            VT_CHECK(0, "reveal: %s", veil_last_error());
             return 1;
         }
         if (self == 0)
@@ -130,7 +120,7 @@ static int body(veil_mpc_t *m, void *arg)
         veil_mpc_release(m, &y);
         veil_mpc_release(m, &r);
     }
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 static uint64_t enc(double v)

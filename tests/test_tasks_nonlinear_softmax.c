@@ -26,16 +26,6 @@ static const double row_sum_tol[NCASE] = {2e-4, 1.5e-3};
 static uint64_t in[NCASE][MAXN];
 static uint64_t *out; /* shared: NCASE x MAXN words, written by party 0 */
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void bad_input(veil_mpc_t *m, const struct veil_sec *x)
 {
@@ -44,15 +34,15 @@ static void bad_input(veil_mpc_t *m, const struct veil_sec *x)
     veil_mpc_items(m, &n0);
     z.dims[z.ndim - 1] = 0;
     z.numel = 0;
-    CHECK(veil_mpc_softmax_lastdim(m, &z, &y) == VEIL_ERR_SHAPE, "last dimension 0 refused");
-    CHECK(strstr(veil_last_error(), "softmax") != NULL, "message names the op: %s",
+    VT_CHECK(veil_mpc_softmax_lastdim(m, &z, &y) == VEIL_ERR_SHAPE, "last dimension 0 refused");
+    VT_CHECK(strstr(veil_last_error(), "softmax") != NULL, "message names the op: %s",
           veil_last_error());
     z = *x;
     z.kind = VEIL_SHARE_BINARY;
-    CHECK(veil_mpc_softmax_lastdim(m, &z, &y) == VEIL_ERR_INVAL, "binary shares refused");
-    CHECK(veil_mpc_softmax_lastdim(m, NULL, &y) == VEIL_ERR_INVAL, "NULL refused");
+    VT_CHECK(veil_mpc_softmax_lastdim(m, &z, &y) == VEIL_ERR_INVAL, "binary shares refused");
+    VT_CHECK(veil_mpc_softmax_lastdim(m, NULL, &y) == VEIL_ERR_INVAL, "NULL refused");
     veil_mpc_items(m, &n1);
-    CHECK(n0 == n1, "a refused call requested material");
+    VT_CHECK(n0 == n1, "a refused call requested material");
 }
 
 static int body(veil_mpc_t *m, void *arg)
@@ -65,29 +55,29 @@ static int body(veil_mpc_t *m, void *arg)
         struct veil_test_mpc_counters c0, c1;
         if (veil_mpc_share_input(m, 0, self == 0 ? in[c] : NULL, 2, dims, TILE, &x) != VEIL_OK ||
             veil_mpc_wait(m) != VEIL_OK) {
-            CHECK(0, "input: %s", veil_last_error());
+            VT_CHECK(0, "input: %s", veil_last_error());
             return 1;
         }
         if (c == 0)
             bad_input(m, &x);
         veil_test_mpc_counters(m, &c0);
         if (veil_mpc_softmax_lastdim(m, &x, &y) != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-            CHECK(0, "softmax: %s", veil_last_error());
+            VT_CHECK(0, "softmax: %s", veil_last_error());
             return 1;
         }
         if (veil_mpc_computes(m)) {
             uint64_t er, eb;
             veil_test_mpc_counters(m, &c1);
             veil_nl_cost(VEIL_NL_SOFTMAX, veil_mpc_nparties(m), n, k_of[c], 0, 0, &er, &eb);
-            CHECK(c1.rounds - c0.rounds == er,
+            VT_CHECK(c1.rounds - c0.rounds == er,
                   "softmax/%zu: party %d: %" PRIu64 " rounds, formula %" PRIu64, k_of[c], self,
                   c1.rounds - c0.rounds, er);
-            CHECK(c1.bytes - c0.bytes == eb,
+            VT_CHECK(c1.bytes - c0.bytes == eb,
                   "softmax/%zu: party %d: %" PRIu64 " bytes, formula %" PRIu64, k_of[c], self,
                   c1.bytes - c0.bytes, eb);
         }
         if (veil_mpc_reveal(m, &y, -1, &r) != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-            CHECK(0, "reveal: %s", veil_last_error());
+            VT_CHECK(0, "reveal: %s", veil_last_error());
             return 1;
         }
         if (self == 0)
@@ -96,7 +86,7 @@ static int body(veil_mpc_t *m, void *arg)
         veil_mpc_release(m, &y);
         veil_mpc_release(m, &r);
     }
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 int main(void)

@@ -10,6 +10,7 @@
 #include "tasks/compare.h"
 #include "tasks/pool.h"
 #include "test_mpc_util.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,16 +36,6 @@ struct job {
 /* Offsets of the results in job.out. */
 static size_t off_max[NK], off_oh[NK], off_y2, off_route, off_dx, off_y3, off_ya, out_words;
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static uint64_t rng_state = 0x2545f4914f6cdd1du;
 static uint64_t rnd(void)
@@ -139,22 +130,22 @@ static int body(veil_mpc_t *m, void *arg)
         veil_test_mpc_counters(m, &c);
         j->cnt[2 * self] = c.bytes;
         j->cnt[2 * self + 1] = c.rounds;
-        CHECK(y2.ndim == 4 && y2.dims[2] == 4 && y2.dims[3] == 3, "y shape");
-        CHECK(route.ndim == 5 && route.dims[4] == 4, "route shape");
+        VT_CHECK(y2.ndim == 4 && y2.dims[2] == 4 && y2.dims[3] == 3, "y shape");
+        VT_CHECK(route.ndim == 5 && route.dims[4] == 4, "route shape");
     }
     /* Bad geometry and shapes, refused before anything is submitted. */
     struct veil_sec bad;
     struct veil_pool_geom gb = g2;
     gb.k = 0;
-    CHECK(veil_mpc_maxpool2d(m, &img, &gb, &bad, NULL) == VEIL_ERR_INVAL, "k = 0");
-    CHECK(strstr(veil_last_error(), "k = 0") != NULL, "message: %s", veil_last_error());
+    VT_CHECK(veil_mpc_maxpool2d(m, &img, &gb, &bad, NULL) == VEIL_ERR_INVAL, "k = 0");
+    VT_CHECK(strstr(veil_last_error(), "k = 0") != NULL, "message: %s", veil_last_error());
     gb.k = 7;
-    CHECK(veil_mpc_avgpool2d(m, &img, &gb, &bad) == VEIL_ERR_INVAL, "window larger than image");
-    CHECK(strstr(veil_last_error(), "larger") != NULL, "message: %s", veil_last_error());
+    VT_CHECK(veil_mpc_avgpool2d(m, &img, &gb, &bad) == VEIL_ERR_INVAL, "window larger than image");
+    VT_CHECK(strstr(veil_last_error(), "larger") != NULL, "message: %s", veil_last_error());
     gb = g2;
     gb.h = 10;
-    CHECK(veil_mpc_maxpool2d(m, &img, &gb, &bad, NULL) == VEIL_ERR_SHAPE, "shape mismatch");
-    CHECK(veil_mpc_maxpool2d_backward(m, &route, &img, &g2, &bad) == VEIL_ERR_SHAPE,
+    VT_CHECK(veil_mpc_maxpool2d(m, &img, &gb, &bad, NULL) == VEIL_ERR_SHAPE, "shape mismatch");
+    VT_CHECK(veil_mpc_maxpool2d_backward(m, &route, &img, &g2, &bad) == VEIL_ERR_SHAPE,
           "backward dy of the wrong size");
     for (int i = 0; i < NK; i++) {
         veil_mpc_release(m, &x[i]);
@@ -167,7 +158,7 @@ static int body(veil_mpc_t *m, void *arg)
                               &ya,  &o_y2, &o_route, &o_dx,  &o_y3, &o_ya};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 /* Plain maximum and first argmax of v[0..k) (signed). */
@@ -298,7 +289,7 @@ static int run(int nparties, int tfp)
     words += max_words(OUT2, 4, 1) + 2 * OUT2 * 4 /* backward */ + max_words(OUT3, 9, 0) +
              OUT2 /* avgpool's trunc */ + OUT2 + OUT2 * 4 + IMG + OUT3 + OUT2 /* reveals */;
     rounds += 1 + 16 + 1 + 1 + 8 * 4 + 1 + 5;
-    CHECK(levels(4) == 2 && 8 * levels(4) == 16, "maxpool 2x2: 16 rounds");
+    VT_CHECK(levels(4) == 2 && 8 * levels(4) == 16, "maxpool 2x2: 16 rounds");
     for (int p = 0; p < nparties; p++) {
         uint64_t want = (N - 1) * 8 * words;
         if (p == 0)
@@ -322,7 +313,7 @@ out:
     free(j.dy);
     veil_test_mpc_shared_free(j.out, out_words * 8);
     veil_test_mpc_shared_free(j.cnt, 2 * 16 * 8);
-    return bad || fails;
+    return bad || veil_test_failures;
 }
 
 int main(void)

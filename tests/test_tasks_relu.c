@@ -9,6 +9,7 @@
 #include "tasks/compare.h"
 #include "tasks/compare_internal.h"
 #include "test_mpc_util.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,16 +23,6 @@ struct job {
     uint64_t *cnt;   /* shared: per party bytes, rounds */
 };
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static uint64_t rng_state = 0x51ed27071ca5e9f1u;
 static uint64_t rnd(void)
@@ -86,14 +77,14 @@ static int body(veil_mpc_t *m, void *arg)
     struct veil_sec small = {0}, bad = {0};
     const size_t d1[1] = {64};
     if (veil_sec_init(m, &small, VEIL_SHARE_ARITH, 1, d1, 0) == VEIL_OK) {
-        CHECK(veil_mpc_select(m, &mask, &x, &small, &bad) == VEIL_ERR_SHAPE, "select shapes");
-        CHECK(veil_mpc_relu(m, NULL, &bad, NULL) == VEIL_ERR_INVAL, "relu NULL");
-        CHECK(veil_mpc_max(m, &x, &small, &bad) == VEIL_ERR_SHAPE, "max shapes");
+        VT_CHECK(veil_mpc_select(m, &mask, &x, &small, &bad) == VEIL_ERR_SHAPE, "select shapes");
+        VT_CHECK(veil_mpc_relu(m, NULL, &bad, NULL) == VEIL_ERR_INVAL, "relu NULL");
+        VT_CHECK(veil_mpc_max(m, &x, &small, &bad) == VEIL_ERR_SHAPE, "max shapes");
     }
     struct veil_sec *all[] = {&x, &w, &y, &mask, &z, &oy, &om, &oz, &small, &mx, &omx};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 static int run(int nparties, int tfp, size_t n, size_t tile)
@@ -152,7 +143,7 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
         if (tfp && p == 0)
             want += (N - 1) * VEIL_SEED_BYTES;
         const uint64_t want_rounds = 2 + 2 * VEIL_RELU_ROUNDS + 1 + 4;
-        CHECK(VEIL_RELU_ROUNDS == 8, "ReLU rounds");
+        VT_CHECK(VEIL_RELU_ROUNDS == 8, "ReLU rounds");
         if (j.cnt[2 * p] != want || j.cnt[2 * p + 1] != want_rounds) {
             fprintf(stderr,
                     "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64

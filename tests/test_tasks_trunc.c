@@ -31,51 +31,22 @@ static size_t n_run;          /* elements of x this run truncates by F */
 static uint64_t *out;         /* shared: trunc F (n_run), trunc 1, trunc 40, mul_fixed */
 #define OUT_WORDS (MAXN + 3 * SMALLN)
 
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static void check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_counters *before,
-                       uint64_t rounds, uint64_t bytes)
-{
-    struct veil_test_mpc_counters now;
-    if (veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "%s: wait: %s", op, veil_last_error());
-        return;
-    }
-    if (!veil_mpc_computes(m))
-        return;
-    veil_test_mpc_counters(m, &now);
-    CHECK(now.rounds - before->rounds == rounds,
-          "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),
-          now.rounds - before->rounds, rounds);
-    CHECK(now.bytes - before->bytes == bytes, "%s: party %d: %" PRIu64 " bytes, expected %" PRIu64,
-          op, veil_mpc_self(m), now.bytes - before->bytes, bytes);
-    *before = now;
-}
 
 static void bad_inputs(veil_mpc_t *m, struct veil_sec *s)
 {
     size_t n0, n1;
     struct veil_sec z = {0};
     veil_mpc_items(m, &n0);
-    CHECK(veil_mpc_trunc(m, s, 0, &z) == VEIL_ERR_INVAL, "f = 0 refused");
-    CHECK(strstr(veil_last_error(), "trunc") != NULL, "message names the op: %s",
+    VT_CHECK(veil_mpc_trunc(m, s, 0, &z) == VEIL_ERR_INVAL, "f = 0 refused");
+    VT_CHECK(strstr(veil_last_error(), "trunc") != NULL, "message names the op: %s",
           veil_last_error());
-    CHECK(veil_mpc_trunc(m, s, 63, &z) == VEIL_ERR_INVAL, "f = 63 refused");
-    CHECK(veil_mpc_trunc(m, s, -1, &z) == VEIL_ERR_INVAL, "f = -1 refused");
+    VT_CHECK(veil_mpc_trunc(m, s, 63, &z) == VEIL_ERR_INVAL, "f = 63 refused");
+    VT_CHECK(veil_mpc_trunc(m, s, -1, &z) == VEIL_ERR_INVAL, "f = -1 refused");
     s->kind = VEIL_SHARE_BINARY;
-    CHECK(veil_mpc_trunc(m, s, F, &z) == VEIL_ERR_INVAL, "binary refused");
+    VT_CHECK(veil_mpc_trunc(m, s, F, &z) == VEIL_ERR_INVAL, "binary refused");
     s->kind = VEIL_SHARE_ARITH;
     veil_mpc_items(m, &n1);
-    CHECK(n0 == n1, "a refused call requested material");
+    VT_CHECK(n0 == n1, "a refused call requested material");
 }
 
 static int body(veil_mpc_t *m, void *arg)
@@ -94,26 +65,26 @@ static int body(veil_mpc_t *m, void *arg)
     if (rc == VEIL_OK)
         rc = veil_mpc_share_input(m, 1, self == 1 ? fb : NULL, 1, ds, 0, &sb);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "inputs: %s", veil_last_error());
+        VT_CHECK(0, "inputs: %s", veil_last_error());
         return 1;
     }
     veil_test_mpc_counters(m, &c);
     bad_inputs(m, &ss);
     if (veil_mpc_trunc(m, &sx, F, &z[0]) != VEIL_OK)
-        CHECK(0, "trunc: %s", veil_last_error());
-    check_cost(m, "trunc", &c, 1, 8 * n1 * n_run);
+        VT_CHECK(0, "trunc: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "trunc", &c, 1, 8 * n1 * n_run);
     if (veil_mpc_trunc(m, &ss, 1, &z[1]) != VEIL_OK || veil_mpc_trunc(m, &ss, 40, &z[2]) != VEIL_OK)
-        CHECK(0, "trunc 1, 40: %s", veil_last_error());
-    check_cost(m, "trunc 1 and 40", &c, 2, 16 * n1 * SMALLN);
+        VT_CHECK(0, "trunc 1, 40: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "trunc 1 and 40", &c, 2, 16 * n1 * SMALLN);
     if (veil_mpc_mul_fixed(m, &sa, &sb, &z[3]) != VEIL_OK)
-        CHECK(0, "mul_fixed: %s", veil_last_error());
-    check_cost(m, "mul_fixed", &c, 2, 24 * n1 * SMALLN);
-    if (fails)
+        VT_CHECK(0, "mul_fixed: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "mul_fixed", &c, 2, 24 * n1 * SMALLN);
+    if (veil_test_failures)
         return 1;
     for (int i = 0; i < 4 && rc == VEIL_OK; i++)
         rc = veil_mpc_reveal(m, &z[i], -1, &r[i]);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
-        CHECK(0, "reveal: %s", veil_last_error());
+        VT_CHECK(0, "reveal: %s", veil_last_error());
         return 1;
     }
     if (self == 0) {
@@ -127,7 +98,7 @@ static int body(veil_mpc_t *m, void *arg)
         veil_mpc_release(m, &z[i]);
         veil_mpc_release(m, &r[i]);
     }
-    return fails ? 1 : 0;
+    return veil_test_failures ? 1 : 0;
 }
 
 /* Counts results off by more than the allowed +1 over floor(x / 2^f); *up gets the +1 count. */
