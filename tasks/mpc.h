@@ -25,8 +25,10 @@
  *   TRUSTED_FIRST_PARTY — development only: party 0 generates every seed, sends each party its
  *            seed, and computes the corrections itself (it is the designated party). Party 0
  *            learns every secret value: never use it where that matters.
- *   FILE   — material generated ahead (veil_mpc_record + the offline generator) and read from
- *            this party's preprocessing file, checked against the session and plan.
+ *   FILE   — material generated ahead (a RECORDER's item list + veil_preproc_generate_files)
+ *            and read from this party's preprocessing file, checked against the session and
+ *            plan. The read happens at request time in the calling thread (local disk, never
+ *            the network).
  *
  * TENSORS. struct veil_sec is one party's share of a secret tensor (arithmetic or binary),
  * struct veil_pub a public tensor every party holds the same copy of. Both are row-major,
