@@ -36,8 +36,9 @@ static int check_arith(const char *op, const char *what, const struct veil_sec *
     return VEIL_OK;
 }
 
-int veil_mpc_mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
-                 struct veil_sec *z)
+/* The Beaver product; mark: whether this call starts its own communication round. */
+static int mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+               struct veil_sec *z, int mark)
 {
     int rc;
     if ((rc = check_arith("mul", "x", x)) != VEIL_OK ||
@@ -65,7 +66,8 @@ int veil_mpc_mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
     if ((rc = veil_mpc_open(m, x, &a, &d)) != VEIL_OK ||
         (rc = veil_mpc_open(m, y, &b, &e)) != VEIL_OK)
         goto out;
-    veil_mpc_round(m);
+    if (mark)
+        veil_mpc_round(m);
     if ((rc = veil_sec_init_like(m, &t1, x)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &t2, x)) != VEIL_OK ||
         (p0 && (rc = veil_sec_init_like(m, &t3, x)) != VEIL_OK))
@@ -90,6 +92,18 @@ out:
     veil_mpc_release(m, &t3);
     veil_mpc_mat_release(m, &mat);
     return rc;
+}
+
+int veil_mpc_mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                 struct veil_sec *z)
+{
+    return mul(m, x, y, z, 1);
+}
+
+int veil_mpc_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                          struct veil_sec *z)
+{
+    return mul(m, x, y, z, 0);
 }
 
 int veil_mpc_square(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *z)

@@ -59,4 +59,11 @@ int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct v
  * handles, never released itself. */
 struct veil_sec veil_mpc_part_view(const struct veil_sec *p, const struct veil_sec *like);
 
+/**
+ * veil_mpc_mul without its round mark: for protocols whose Beaver opens travel in a round they
+ * already counted (the comparison family sends them with LTZ's first round). Same contract.
+ */
+int veil_mpc_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                          struct veil_sec *z);
+
 #endif

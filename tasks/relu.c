@@ -8,6 +8,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/beaver.h"
+#include "tasks/beaver_internal.h"
 #include "tasks/compare.h"
 #include "tasks/compare_internal.h"
 
@@ -18,18 +19,6 @@
 struct p0_arg {
     int party0;
 };
-
-/* d, e (public), a, b, c (triple) -> z = c + d b + e a (+ d e at party 0). */
-static void beaver_cpu(void *buffers[], void *cl_arg)
-{
-    const struct p0_arg *arg = veil_cmp_arg(cl_arg);
-    const uint64_t *d = PTR(0), *e = PTR(1), *a = PTR(2), *b = PTR(3), *c = PTR(4);
-    uint64_t *z = PTR(5);
-    const size_t n = STARPU_VECTOR_GET_NX(buffers[5]);
-    const uint64_t p0 = arg->party0 ? 1 : 0;
-    for (size_t i = 0; i < n; i++)
-        z[i] = c[i] + d[i] * b[i] + e[i] * a[i] + p0 * d[i] * e[i];
-}
 
 /* f (public packed), beta, w = x beta, x -> y = x [x >= 0], mask = [x >= 0]. */
 static void relu_fin_cpu(void *buffers[], void *cl_arg)
@@ -47,18 +36,8 @@ static void relu_fin_cpu(void *buffers[], void *cl_arg)
     }
 }
 
-static struct starpu_perfmodel beaver_model = {.type = STARPU_HISTORY_BASED,
-                                               .symbol = "veil_cmp_beaver"};
 static struct starpu_perfmodel relu_fin_model = {.type = STARPU_HISTORY_BASED,
                                                  .symbol = "veil_relu_finish"};
-static struct starpu_codelet beaver_cl = {
-    .cpu_funcs = {beaver_cpu},
-    .cpu_funcs_name = {"beaver_cpu"},
-    .nbuffers = 6,
-    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
-    .model = &beaver_model,
-    .name = "veil_cmp_beaver",
-};
 static struct starpu_codelet relu_fin_cl = {
     .cpu_funcs = {relu_fin_cpu},
     .cpu_funcs_name = {"relu_fin_cpu"},
@@ -74,32 +53,9 @@ int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct 
     memset(z, 0, sizeof *z);
     if (x->numel != y->numel || x->tile != y->tile)
         return veil_error(VEIL_ERR_SHAPE, "mul: %zu vs %zu elements", x->numel, y->numel);
-    struct veil_mpc_mat mat;
-    const size_t tile = x->ntiles > 1 ? x->tile : SIZE_MAX;
-    int rc = veil_mpc_material(m, veil_preproc_item_beaver(0, x->numel), tile, &mat);
-    if (rc != VEIL_OK)
-        return rc;
-    struct veil_sec xf = veil_cmp_flat(x), yf = veil_cmp_flat(y), d = {0}, e = {0};
-    if ((rc = veil_mpc_open(m, &xf, &mat.part[VEIL_PRE_A], &d)) != VEIL_OK ||
-        (rc = veil_mpc_open(m, &yf, &mat.part[VEIL_PRE_B], &e)) != VEIL_OK ||
-        (rc = veil_sec_init_like(m, z, &xf)) != VEIL_OK)
-        goto out;
-    z->kind = VEIL_SHARE_ARITH;
-    const struct p0_arg arg = {.party0 = veil_mpc_self(m) == 0};
-    for (int t = 0; veil_mpc_computes(m) && t < x->ntiles && rc == VEIL_OK; t++) {
-        const starpu_data_handle_t h[6] = {d.h[t],
-                                           e.h[t],
-                                           mat.part[VEIL_PRE_A].h[t],
-                                           mat.part[VEIL_PRE_B].h[t],
-                                           mat.part[VEIL_PRE_C].h[t],
-                                           z->h[t]};
-        rc = veil_cmp_submit(&beaver_cl, "mul", h, NULL, 6, &arg, sizeof arg);
-    }
-out:
-    veil_mpc_release(m, &d);
-    veil_mpc_release(m, &e);
-    veil_mpc_mat_release(m, &mat);
-    return rc;
+    /* Operands of the same size and tiling, whatever their shapes: the product is elementwise. */
+    const struct veil_sec xf = veil_cmp_flat(x), yf = veil_cmp_flat(y);
+    return veil_mpc_mul_unmarked(m, &xf, &yf, z);
 }
 
 int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
