@@ -178,5 +178,6 @@ int veil_share_reconstruct(const veil_share_t *const *shares, int nparties, uint
 
 #include "veil/net.h"
 #include "veil/data.h"
+#include "veil/graph.h"
 
 #endif /* VEIL_H */

@@ -1,0 +1,362 @@
+/*
+ * compile.c — veil_compile: turns a checked graph into an immutable plan. It copies the nodes
+ * (the graph may be destroyed afterwards), checks what only a whole graph can tell (at least one
+ * output, every output reachable from a leaf owned by someone), folds batch normalisation into
+ * its producer (fold.c), appends the backward pass when training (autodiff.c), computes each
+ * node's last use (liveness: the executors release a temporary right after it) and its
+ * critical-path priority, and the plan digest that the parties' handshake compares. The plan's
+ * read-only queries live here too.
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/graph_internal.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void veil_compile_options_defaults(struct veil_compile_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->frac_bits = VEIL_FIXED_FRAC_BITS_DEFAULT;
+    o->tile = 0;
+    o->microbatches = 1;
+    o->lookahead = 1;
+}
+
+static int check_options(const struct veil_compile_options *o)
+{
+    if (o->frac_bits < 8 || o->frac_bits > 24)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: frac_bits %d; give 8 to 24 (16 is the "
+                          "default)", o->frac_bits);
+    if (o->tile != 0 && (o->tile < 64 || o->tile % 64 != 0))
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: tile %zu; give 0 (default) or a multiple "
+                          "of 64 elements (the comparison circuit packs 64 elements a word)",
+                          o->tile);
+    if (o->microbatches < 1 || o->microbatches > 64)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: microbatches %d; give 1 to 64",
+                          o->microbatches);
+    if (o->lookahead < 0 || o->lookahead > 64)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: lookahead %d; give 0 to 64",
+                          o->lookahead);
+    if (o->serialized != 0 && o->serialized != 1)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: serialized must be 0 or 1");
+    if (o->weight_stationary != 0 && o->weight_stationary != 1)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: weight_stationary must be 0 or 1");
+    if (o->training != 0 && o->training != 1)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: training must be 0 or 1");
+    return VEIL_OK;
+}
+
+/* Hooks filled in by fold.c and autodiff.c; weak defaults keep the compiler usable while a
+ * stage is absent (inference graphs without batch norm need neither). */
+int veil_plan_fold_batchnorm(veil_plan_t *p) __attribute__((weak));
+int veil_plan_build_backward(veil_plan_t *p) __attribute__((weak));
+
+static void compute_liveness(veil_plan_t *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        p->nodes[i].last_use = -1;
+    for (size_t i = 0; i < p->count; i++) {
+        struct veil_node *n = &p->nodes[i];
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] >= 0)
+                p->nodes[n->in[j]].last_use = (int)i;
+        if (n->fwd >= 0) {
+            p->nodes[n->fwd].saved = 1;
+            p->nodes[n->fwd].last_use = (int)i;
+        }
+    }
+}
+
+/* Critical path: priority = cost of the longest chain from the node to the end, counting one
+ * per node that communicates (everything but reshapes, adds, leaves): nodes on long chains are
+ * submitted with higher StarPU priority so their messages go first. */
+static void compute_priorities(veil_plan_t *p)
+{
+    for (size_t k = p->count; k-- > 0;) {
+        struct veil_node *n = &p->nodes[k];
+        double own = (n->op == VEIL_OP_RESHAPE || n->op == VEIL_OP_ADD ||
+                      n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST)
+                         ? 0.0
+                         : 1.0;
+        n->priority += own;
+        for (int j = 0; j < n->nin; j++) {
+            if (n->in[j] < 0)
+                continue;
+            struct veil_node *src = &p->nodes[n->in[j]];
+            if (src->priority < n->priority)
+                src->priority = n->priority;
+        }
+    }
+}
+
+static int compute_digest(veil_plan_t *p)
+{
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+             EVP_DigestUpdate(ctx, "VEILGRAPH1", 10) == 1;
+    /* Options that change what runs (not the performance knobs that leave results and traffic
+     * identical are still included: every party must run the same DAG shape). */
+    int64_t o[8] = {p->opts.frac_bits,   (int64_t)p->opts.tile, p->opts.microbatches,
+                    p->opts.lookahead,   p->opts.serialized,    p->opts.weight_stationary,
+                    p->opts.training,    (int64_t)p->count};
+    ok = ok && EVP_DigestUpdate(ctx, o, sizeof o) == 1;
+    ok = ok && EVP_DigestUpdate(ctx, p->model, strlen(p->model) + 1) == 1;
+    for (size_t i = 0; ok && i < p->count; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        int64_t w[8 + VEIL_NODE_MAX_IN + VEIL_MAX_DIMS] = {0};
+        int k = 0;
+        w[k++] = n->op;
+        w[k++] = n->ndim;
+        w[k++] = n->nin;
+        w[k++] = n->owner;
+        w[k++] = n->output;
+        w[k++] = n->reveal_to;
+        w[k++] = n->fwd;
+        w[k++] = n->folded_into;
+        for (int j = 0; j < VEIL_NODE_MAX_IN; j++)
+            w[k++] = n->in[j];
+        for (int j = 0; j < VEIL_MAX_DIMS; j++)
+            w[k++] = j < n->ndim ? (int64_t)n->dims[j] : 0;
+        double a[8] = {n->a.stride, n->a.pad, n->a.k, n->a.axis, (double)n->a.start, n->a.eps,
+                       n->a.c, n->a.lr};
+        ok = EVP_DigestUpdate(ctx, w, sizeof w) == 1 && EVP_DigestUpdate(ctx, a, sizeof a) == 1 &&
+             EVP_DigestUpdate(ctx, n->name, strlen(n->name) + 1) == 1;
+        if (ok && n->op == VEIL_OP_CONST)
+            ok = EVP_DigestUpdate(ctx, n->cvalues, n->numel * sizeof(double)) == 1;
+    }
+    unsigned len = 0;
+    ok = ok && EVP_DigestFinal_ex(ctx, p->digest, &len) == 1 && len == 32;
+    EVP_MD_CTX_free(ctx);
+    return ok ? VEIL_OK : veil_error(VEIL_ERR_CRYPTO, "veil_compile: SHA-256 of the plan failed");
+}
+
+/* Rebuilds the leaf and output index lists after the node array changed. */
+int veil_plan_index(veil_plan_t *p)
+{
+    free(p->leaves);
+    free(p->outputs);
+    p->leaves = calloc(p->count ? p->count : 1, sizeof *p->leaves);
+    p->outputs = calloc(p->count ? p->count : 1, sizeof *p->outputs);
+    if (!p->leaves || !p->outputs)
+        return veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory");
+    p->nleaves = 0;
+    p->noutputs = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        if (n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM)
+            p->leaves[p->nleaves++] = (int)i;
+        if (n->output >= 0)
+            p->noutputs++;
+    }
+    for (size_t i = 0; i < p->count; i++)
+        if (p->nodes[i].output >= 0)
+            p->outputs[p->nodes[i].output] = (int)i;
+    return VEIL_OK;
+}
+
+veil_plan_t *veil_compile(const veil_graph_t *g, const struct veil_compile_options *opts)
+{
+    if (!g) {
+        veil_error(VEIL_ERR_INVAL, "veil_compile: no graph");
+        return NULL;
+    }
+    if (g->status != VEIL_OK) {
+        veil_error(g->status, "%s", g->error);
+        return NULL;
+    }
+    struct veil_compile_options o;
+    if (opts)
+        o = *opts;
+    else
+        veil_compile_options_defaults(&o);
+    if (check_options(&o) != VEIL_OK)
+        return NULL;
+    int has_loss = 0;
+    for (size_t i = 0; i < g->count; i++)
+        has_loss |= g->nodes[i]->op == VEIL_OP_SOFTMAX_XENT;
+    if (g->noutputs == 0 && !(o.training && has_loss)) {
+        veil_error(VEIL_ERR_INVAL, "veil_compile: graph '%s' has no output; mark the result with "
+                   "veil_reveal", g->name);
+        return NULL;
+    }
+    if (o.training && !has_loss) {
+        veil_error(VEIL_ERR_INVAL, "veil_compile: training asked but graph '%s' has no loss; end "
+                   "it with veil_softmax_cross_entropy", g->name);
+        return NULL;
+    }
+    veil_plan_t *p = calloc(1, sizeof *p);
+    if (!p)
+        goto nomem;
+    snprintf(p->model, sizeof p->model, "%s", g->name);
+    p->opts = o;
+    p->loss = -1;
+    p->count = g->count;
+    p->nodes = calloc(g->count ? g->count : 1, sizeof *p->nodes);
+    if (!p->nodes)
+        goto nomem;
+    for (size_t i = 0; i < g->count; i++) {
+        p->nodes[i] = *g->nodes[i];
+        p->nodes[i].cvalues = NULL;
+        if (g->nodes[i]->cvalues) {
+            p->nodes[i].cvalues = malloc(g->nodes[i]->numel * sizeof(double));
+            if (!p->nodes[i].cvalues)
+                goto nomem;
+            memcpy(p->nodes[i].cvalues, g->nodes[i]->cvalues, g->nodes[i]->numel * sizeof(double));
+        }
+        if (p->nodes[i].op == VEIL_OP_SOFTMAX_XENT)
+            p->loss = (int)i;
+    }
+    p->nforward = p->count;
+    if (veil_plan_index(p) != VEIL_OK)
+        goto fail;
+    if (veil_plan_fold_batchnorm) {
+        if (veil_plan_fold_batchnorm(p) != VEIL_OK)
+            goto fail;
+    } else {
+        for (size_t i = 0; i < p->count; i++)
+            if (p->nodes[i].op == VEIL_OP_BATCHNORM) {
+                veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': folding is not "
+                           "available in this build", p->nodes[i].name);
+                goto fail;
+            }
+    }
+    if (o.training) {
+        if (!veil_plan_build_backward) {
+            veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: training is not available in this "
+                       "build");
+            goto fail;
+        }
+        if (veil_plan_build_backward(p) != VEIL_OK)
+            goto fail;
+    }
+    if (veil_plan_index(p) != VEIL_OK)
+        goto fail;
+    compute_liveness(p);
+    compute_priorities(p);
+    if (compute_digest(p) != VEIL_OK)
+        goto fail;
+    return p;
+nomem:
+    veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory");
+fail:
+    veil_plan_destroy(&p);
+    return NULL;
+}
+
+void veil_plan_destroy(veil_plan_t **pp)
+{
+    if (!pp || !*pp)
+        return;
+    veil_plan_t *p = *pp;
+    for (size_t i = 0; p->nodes && i < p->count; i++)
+        free(p->nodes[i].cvalues);
+    free(p->nodes);
+    free(p->leaves);
+    free(p->outputs);
+    free(p);
+    *pp = NULL;
+}
+
+const uint8_t *veil_plan_digest(const veil_plan_t *p)
+{
+    return p ? p->digest : NULL;
+}
+
+size_t veil_plan_output_count(const veil_plan_t *p)
+{
+    return p ? p->noutputs : 0;
+}
+
+static const struct veil_node *output_node(const veil_plan_t *p, size_t i)
+{
+    return p && i < p->noutputs ? &p->nodes[p->outputs[i]] : NULL;
+}
+
+const char *veil_plan_output_name(const veil_plan_t *p, size_t i)
+{
+    const struct veil_node *n = output_node(p, i);
+    return n ? n->name : NULL;
+}
+
+size_t veil_plan_output_numel(const veil_plan_t *p, size_t i)
+{
+    const struct veil_node *n = output_node(p, i);
+    return n ? n->numel : 0;
+}
+
+int veil_plan_output_to(const veil_plan_t *p, size_t i)
+{
+    const struct veil_node *n = output_node(p, i);
+    return n ? n->reveal_to : VEIL_ALL_PARTIES;
+}
+
+static const struct veil_node *leaf_node(const veil_plan_t *p, size_t i)
+{
+    return p && i < p->nleaves ? &p->nodes[p->leaves[i]] : NULL;
+}
+
+size_t veil_plan_leaf_count(const veil_plan_t *p)
+{
+    return p ? p->nleaves : 0;
+}
+
+const char *veil_plan_leaf_name(const veil_plan_t *p, size_t i)
+{
+    const struct veil_node *n = leaf_node(p, i);
+    return n ? n->name : NULL;
+}
+
+int veil_plan_leaf_owner(const veil_plan_t *p, size_t i)
+{
+    const struct veil_node *n = leaf_node(p, i);
+    return n ? n->owner : -1;
+}
+
+size_t veil_plan_leaf_numel(const veil_plan_t *p, size_t i)
+{
+    const struct veil_node *n = leaf_node(p, i);
+    return n ? n->numel : 0;
+}
+
+int veil_plan_leaf_is_param(const veil_plan_t *p, size_t i)
+{
+    const struct veil_node *n = leaf_node(p, i);
+    return n ? n->op == VEIL_OP_PARAM : 0;
+}
+
+int veil_plan_find(const veil_plan_t *p, const char *name)
+{
+    for (size_t i = 0; p && name && i < p->count; i++)
+        if (strcmp(p->nodes[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+void veil_plan_print(const veil_plan_t *p, void *file)
+{
+    FILE *f = file ? file : stdout;
+    if (!p)
+        return;
+    fprintf(f, "plan '%s': %zu nodes (%zu forward), %zu outputs, f = %d\n", p->model, p->count,
+            p->nforward, p->noutputs, p->opts.frac_bits);
+    for (size_t i = 0; i < p->count; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        char s[128];
+        fprintf(f, "  %4zu %-24s %-28s %-18s", i, veil_op_name(n->op), n->name,
+                veil_shape_str(n->ndim, n->dims, s, sizeof s));
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] >= 0)
+                fprintf(f, " %s", p->nodes[n->in[j]].name);
+        if (n->owner >= 0)
+            fprintf(f, " owner=%d", n->owner);
+        if (n->folded_into >= 0)
+            fprintf(f, " folded-into=%s", p->nodes[n->folded_into].name);
+        if (n->output >= 0)
+            fprintf(f, " output#%d->%d", n->output, n->reveal_to);
+        fprintf(f, "\n");
+    }
+}

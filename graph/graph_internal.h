@@ -1,0 +1,234 @@
+/*
+ * graph_internal.h — the node and plan structures shared by the DSL builders (graph.c,
+ * op_*.c), the compiler (compile.c, autodiff.c), the plaintext executor (plain*.c) and the
+ * secure executor (run*.c, lower*.c). Never installed.
+ *
+ * A graph is an array of nodes in creation order, which is a topological order (a builder can
+ * only use nodes that exist). A plan copies the graph's nodes into its own array (the graph may
+ * be destroyed after compiling), then the compiler appends the backward and update nodes when
+ * training, marks batch norms folded into their producer, and computes each node's last use.
+ * Operands are node indices into the same array; the plan executes nodes 0..count-1 in order.
+ *
+ * OP SEMANTICS (forward; shapes as in include/veil/graph.h). Fixed point: every product of two
+ * fixed-point values (dense, conv2d, matmul, mul, scale by a non-integer) is followed by one
+ * truncation by f (the secure run's veil_mpc_trunc; the FIXED plaintext mode's floor). Biases
+ * are added after the truncation. The plaintext FIXED mode and the secure run execute the same
+ * ring operations in the same order; only truncation differs (floor vs floor + {0, 1}).
+ *
+ * BACKWARD OPS (emitted by autodiff.c only; in[] and `fwd` as listed; all outputs are gradients
+ * in fixed point, each product truncated once):
+ *   MATMUL_NT    in[0] (m, k), in[1] (n, k) -> (m, n) = a . b^T   (dense dx = dy . W^T)
+ *   MATMUL_TN    in[0] (k, m), in[1] (k, n) -> (m, n) = a^T . b   (dense dW = x^T . dy)
+ *   SUM_ROWS     in[0] (r, c) -> (c): column sums (dense db), no truncation
+ *   SUM_CHANNELS in[0] (B, C, H, W) -> (C) (conv db), no truncation
+ *   CONV_GRAD_INPUT  in[0] = w (O,C,KH,KW), in[1] = dy; fwd = the conv2d node -> dx like its x
+ *   CONV_GRAD_WEIGHT in[0] = x, in[1] = dy; fwd = the conv2d node -> dw like its w
+ *   RELU_GRAD    in[0] = dy; fwd = the relu node -> dy * [x >= 0] (the forward mask, saved)
+ *   MAXPOOL_GRAD in[0] = dy; fwd = the maxpool node -> dx (route saved by the forward)
+ *   AVGPOOL_GRAD in[0] = dy; fwd = the avgpool node -> dx (dy * round(2^f/k^2), truncated,
+ *                scattered to each window; overlapping windows add)
+ *   GAVGPOOL_GRAD in[0] = dy (B, C); fwd = the global avgpool node -> dx (B, C, H, W)
+ *   LAYERNORM_GRAD in[0] = dy; fwd = the layernorm node -> dx (xhat and 1/sigma saved);
+ *                  its gamma and beta gradients are separate nodes:
+ *   LAYERNORM_GRAD_GAMMA in[0] = dy; fwd = the layernorm node -> (d): sum over rows dy * xhat
+ *   SOFTMAX_GRAD in[0] = dy; fwd = the softmax node -> s * (dy - rowsum(dy * s))
+ *   XENT_GRAD    fwd = the softmax_cross_entropy node -> (softmax - labels) / batch (B, C)
+ *   SLICE        in[0]; attrs axis, start -> the part of a concat's gradient (shape given)
+ *   MUL          in[0] * in[1] elementwise, same shape, truncated (general product)
+ *   SGD_UPDATE   in[0] = the parameter leaf, in[1] = its gradient (same shape); attrs lr,
+ *                momentum, weight_decay: v = momentum v + g + weight_decay w; w' = w - lr v
+ *                (v is executor state per parameter, zero at start; each product by a public
+ *                real is mul_scalar(round(c 2^f)) + trunc). The executor replaces the
+ *                parameter's value by w' at the end of the step.
+ * RESHAPE, TRANSPOSE, ADD, SCALE serve backward too (gradient of reshape is reshape, ...).
+ */
+#ifndef VEIL_GRAPH_INTERNAL_H
+#define VEIL_GRAPH_INTERNAL_H
+
+#include "veil.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VEIL_NODE_NAME_MAX 64
+#define VEIL_NODE_MAX_IN 5
+/* Owners and reveal targets are checked against this at build time, against N at run time. */
+#define VEIL_GRAPH_MAX_PARTIES 63
+
+/* X-macro: op, name. Forward ops first (users build them), then backward ops (autodiff). */
+#define VEIL_OP_TABLE(X)                                                                          \
+    X(INPUT, "input")                                                                             \
+    X(PARAM, "param")                                                                             \
+    X(CONST, "constant")                                                                          \
+    X(DENSE, "dense")                                                                             \
+    X(CONV2D, "conv2d")                                                                           \
+    X(RELU, "relu")                                                                               \
+    X(MAXPOOL, "maxpool2d")                                                                       \
+    X(AVGPOOL, "avgpool2d")                                                                       \
+    X(GAVGPOOL, "global_avgpool")                                                                 \
+    X(RESHAPE, "reshape")                                                                         \
+    X(ADD, "add")                                                                                 \
+    X(CONCAT, "concat")                                                                           \
+    X(BATCHNORM, "batchnorm")                                                                     \
+    X(LAYERNORM, "layernorm")                                                                     \
+    X(MATMUL, "matmul")                                                                           \
+    X(TRANSPOSE, "transpose")                                                                     \
+    X(SCALE, "scale")                                                                             \
+    X(SOFTMAX, "softmax")                                                                         \
+    X(GELU, "gelu")                                                                               \
+    X(ARGMAX, "argmax")                                                                           \
+    X(SOFTMAX_XENT, "softmax_cross_entropy")                                                      \
+    X(MATMUL_NT, "matmul_nt")                                                                     \
+    X(MATMUL_TN, "matmul_tn")                                                                     \
+    X(SUM_ROWS, "sum_rows")                                                                       \
+    X(SUM_CHANNELS, "sum_channels")                                                               \
+    X(CONV_GRAD_INPUT, "conv2d_grad_input")                                                       \
+    X(CONV_GRAD_WEIGHT, "conv2d_grad_weight")                                                     \
+    X(RELU_GRAD, "relu_grad")                                                                     \
+    X(MAXPOOL_GRAD, "maxpool2d_grad")                                                             \
+    X(AVGPOOL_GRAD, "avgpool2d_grad")                                                             \
+    X(GAVGPOOL_GRAD, "global_avgpool_grad")                                                       \
+    X(LAYERNORM_GRAD, "layernorm_grad")                                                           \
+    X(LAYERNORM_GRAD_GAMMA, "layernorm_grad_gamma")                                               \
+    X(SOFTMAX_GRAD, "softmax_grad")                                                               \
+    X(XENT_GRAD, "softmax_cross_entropy_grad")                                                    \
+    X(SLICE, "slice")                                                                             \
+    X(MUL, "mul")                                                                                 \
+    X(SGD_UPDATE, "sgd_update")
+
+enum veil_op {
+#define X(op, name) VEIL_OP_##op,
+    VEIL_OP_TABLE(X)
+#undef X
+        VEIL_OP_COUNT
+};
+
+/** The op's name, as in the table. */
+const char *veil_op_name(enum veil_op op);
+
+/* Attributes; which are meaningful depends on the op. */
+struct veil_node_attrs {
+    int stride, pad;    /* CONV2D; MAXPOOL/AVGPOOL: stride */
+    int k;              /* MAXPOOL/AVGPOOL window */
+    int axis;           /* CONCAT, SLICE */
+    size_t start;       /* SLICE: first index along axis */
+    double eps;         /* BATCHNORM, LAYERNORM */
+    double c;           /* SCALE */
+    double lr, momentum, weight_decay; /* SGD_UPDATE */
+};
+
+struct veil_node {
+    enum veil_op op;
+    int index;                        /* position in its graph / plan */
+    char name[VEIL_NODE_NAME_MAX];
+    int ndim;
+    size_t dims[VEIL_MAX_DIMS];
+    size_t numel;
+    int nin;
+    int in[VEIL_NODE_MAX_IN];         /* operand indices; -1 for an absent optional operand
+                                         (dense/conv bias) */
+    int owner;                        /* INPUT/PARAM: the owning party; CONST: -1 */
+    double *cvalues;                  /* CONST: numel values (owned) */
+    struct veil_node_attrs a;
+    int fwd;                          /* backward ops: the forward node whose saved state they
+                                         use; -1 otherwise */
+    /* outputs */
+    int output;                       /* output number, -1 when not revealed */
+    int reveal_to;                    /* party or VEIL_ALL_PARTIES */
+    /* filled by the compiler */
+    int folded_into;                  /* BATCHNORM: the conv/dense node it is folded into; -1 */
+    int fold_bn;                      /* CONV2D/DENSE: the batchnorm folded into it; -1 */
+    int last_use;                     /* index of the last node reading this one (-1: none;
+                                         outputs and parameters live to the end) */
+    int saved;                        /* 1: a backward op reads this node's saved state */
+    double priority;                  /* critical-path length from here to the end (larger:
+                                         earlier), used for StarPU task priorities */
+    int grad_of;                      /* backward: the node this one is the gradient of; -1 */
+    int synthetic;                    /* PARAM made by the compiler (a folded batch norm's bias
+                                         for a layer without one): bind.c computes it, no feed */
+};
+
+struct veil_graph {
+    char name[VEIL_NODE_NAME_MAX];
+    struct veil_node **nodes;
+    size_t count, cap;
+    int status;                       /* first error */
+    char error[512];
+    int noutputs;
+};
+
+struct veil_plan {
+    char model[VEIL_NODE_NAME_MAX];
+    struct veil_compile_options opts;
+    struct veil_node *nodes;          /* count nodes, in execution order */
+    size_t count;
+    size_t nforward;                  /* nodes [0, nforward) are the forward pass */
+    int *outputs;                     /* node index of each output, in output order */
+    size_t noutputs;
+    int *leaves;                      /* node indices of INPUT and PARAM nodes */
+    size_t nleaves;
+    int loss;                         /* training: the SOFTMAX_XENT node; -1 */
+    uint8_t digest[32];
+};
+
+/* ---- graph.c ----------------------------------------------------------------------------- */
+
+/**
+ * Appends a node of op with nin operands (NULL operands: returns NULL without a new error) and
+ * the given name (NULL: "<op><index>"); a duplicate name is an error. Returns the node with
+ * shape unset (ndim 0) for the builder to fill, or NULL (error recorded on g).
+ */
+struct veil_node *veil_graph_add_node(veil_graph_t *g, enum veil_op op, const char *name,
+                                      int nin, veil_node_t *const *in);
+/** Records the first error on g (later ones are dropped) and returns NULL, for builders:
+ * `return veil_graph_fail(g, VEIL_ERR_SHAPE, "conv2d '%s': ...", ...);`. */
+veil_node_t *veil_graph_fail(veil_graph_t *g, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/** Sets n's shape; numel computed. */
+void veil_node_set_shape(struct veil_node *n, int ndim, const size_t *dims);
+/** Formats a shape as "[2,3,4]" into buf (returns buf). */
+const char *veil_shape_str(int ndim, const size_t *dims, char *buf, size_t len);
+
+/* ---- compile.c ----------------------------------------------------------------------------- */
+
+/** Index of the node called name in p, or -1. */
+int veil_plan_find(const veil_plan_t *p, const char *name);
+/** Rebuilds p->leaves and p->outputs from the node array (after nodes were added). */
+int veil_plan_index(veil_plan_t *p);
+
+/* ---- fold.c ------------------------------------------------------------------------------- */
+
+/**
+ * Marks every BATCHNORM of p folded into its producer (a CONV2D or DENSE whose output only the
+ * batch norm reads, whose weight owner owns the four batch-norm parameters): sets folded_into
+ * and the producer's fold_bn; a producer without bias gets a synthetic PARAM bias node inserted
+ * before it (name "<batchnorm>.folded_bias", owner the weight owner, synthetic = 1). Consumers of
+ * the batch norm read it as an identity of its producer. A batch norm that cannot be folded is
+ * VEIL_ERR_UNSUPPORTED with a message naming it and why.
+ */
+int veil_plan_fold_batchnorm(veil_plan_t *p);
+
+/* ---- autodiff.c --------------------------------------------------------------------------- */
+
+/**
+ * Training: appends to p the backward nodes of every node on a path from a parameter to the
+ * loss (p->loss), gradients accumulated with ADD where a node has several consumers, then one
+ * SGD_UPDATE per parameter (attrs from the training options). nforward stays the forward count.
+ */
+int veil_plan_build_backward(veil_plan_t *p);
+
+/* ---- bind.c: feeds -> per-leaf values (shared by both executors) ---------------------------- */
+
+/**
+ * Resolves the feeds of every leaf of p that party `party` owns (party -1: every leaf, as the
+ * plaintext executor does) into values[node index] (numel doubles, owned by the caller: free
+ * with veil_plan_values_free). Applies batch-norm folding to the weights and biases of the
+ * layers it was folded into (the owner holds both), creating the folded bias of a layer that had
+ * none. Missing feeds, wrong element counts, NaN or infinite values: VEIL_ERR_INVAL naming the
+ * leaf. Leaves not owned by party get NULL. values has p->count entries.
+ */
+int veil_plan_bind(const veil_plan_t *p, int party, const struct veil_feed *feeds, size_t nfeeds,
+                   double **values);
+void veil_plan_values_free(const veil_plan_t *p, double **values);
+
+#endif

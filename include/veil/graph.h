@@ -1,0 +1,265 @@
+/*
+ * veil/graph.h — Veil's network DSL, its compiler and the two ways to run a compiled plan: the
+ * plaintext executor (double or exact fixed point: the oracle of tests and examples) and the
+ * secure run between parties.
+ *
+ * BUILDING. A graph owns its nodes (the ggml habit): builders take the graph and their operand
+ * nodes and return a new node, or NULL when something is wrong. Nothing runs while building;
+ * shapes are inferred at once. The first error is kept on the graph (veil_graph_status /
+ * veil_graph_error) with a message that names the layer and what to change, every later builder
+ * given a NULL operand returns NULL quietly, and veil_compile returns that first error: a program
+ * can build a whole network and check once. Builders never abort and never print.
+ *
+ * NAMES. Every node has a name (given, or "<op><index>" when name is NULL); names are unique in a
+ * graph (a duplicate is an error). Inputs and parameters are bound to data by name, so a
+ * parameter's name is also its tensor name in a weights file.
+ *
+ * LAYOUTS. Row-major. Images are NCHW; convolution weights OIHW; dense weights (in, out) so
+ * y = x W + b with x (batch, in). Values are reals encoded in fixed point with f fractional
+ * bits (veil_compile_options.frac_bits) in the secure run and the FIXED plaintext mode.
+ *
+ * OWNERS. An input or a parameter is owned by a party (0..N-1): only the owner supplies its
+ * values, which are secret-shared at the start of a run. Constants are public.
+ *
+ * THREADS. A graph and a plan are used by one thread at a time; a compiled plan is immutable and
+ * may be shared by readers (the plaintext executor does not modify it).
+ */
+#ifndef VEIL_GRAPH_H
+#define VEIL_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct veil_graph veil_graph_t;
+typedef struct veil_node veil_node_t;
+typedef struct veil_plan veil_plan_t;
+typedef struct veil_party veil_party_t;
+
+/** veil_reveal's "to every party". */
+#define VEIL_ALL_PARTIES (-1)
+
+/* ---- graph ---------------------------------------------------------------------------------- */
+
+/** New empty graph; name (may be NULL) names the model (weights files are checked against it). */
+veil_graph_t *veil_graph_new(const char *name);
+/** Frees the graph and every node; NULL-safe; sets *g to NULL. Plans compiled from it stay valid. */
+void veil_graph_destroy(veil_graph_t **g);
+/** VEIL_OK, or the first error a builder met. */
+int veil_graph_status(const veil_graph_t *g);
+/** The first error's message ("" when none). Borrowed, valid while the graph lives. */
+const char *veil_graph_error(const veil_graph_t *g);
+const char *veil_graph_name(const veil_graph_t *g);
+size_t veil_graph_node_count(const veil_graph_t *g);
+/** The node called name, or NULL. */
+veil_node_t *veil_graph_find(const veil_graph_t *g, const char *name);
+
+const char *veil_node_name(const veil_node_t *n);
+int veil_node_ndim(const veil_node_t *n);
+size_t veil_node_dim(const veil_node_t *n, int i);
+size_t veil_node_numel(const veil_node_t *n);
+/** The op's name ("dense", "conv2d", ...). */
+const char *veil_node_op(const veil_node_t *n);
+
+/* ---- leaves --------------------------------------------------------------------------------- */
+
+/** A secret input of party owner (data, images, labels), fed per run. */
+veil_node_t *veil_input(veil_graph_t *g, const char *name, int owner, int ndim, const size_t *dims);
+/** A parameter (weight) of party owner (the model owner); trainable in training. */
+veil_node_t *veil_param(veil_graph_t *g, const char *name, int owner, int ndim, const size_t *dims);
+/** A public constant; values (numel doubles) are copied. */
+veil_node_t *veil_constant(veil_graph_t *g, const char *name, int ndim, const size_t *dims,
+                           const double *values);
+
+/* ---- layers (name may be NULL) --------------------------------------------------------------- */
+
+/** y (batch, out) = x (batch, in) . w (in, out) + b (out); b may be NULL. */
+veil_node_t *veil_dense(veil_graph_t *g, const char *name, veil_node_t *x, veil_node_t *w,
+                        veil_node_t *b);
+/** y (B, O, OH, OW) = conv2d(x (B, C, H, W), w (O, C, KH, KW)) + b (O); groups 1, square stride,
+ * zero padding pad < KH, KW; b may be NULL. */
+veil_node_t *veil_conv2d(veil_graph_t *g, const char *name, veil_node_t *x, veil_node_t *w,
+                         veil_node_t *b, int stride, int pad);
+veil_node_t *veil_relu(veil_graph_t *g, const char *name, veil_node_t *x);
+/** k x k windows, stride s, no padding, on NCHW. */
+veil_node_t *veil_maxpool2d(veil_graph_t *g, const char *name, veil_node_t *x, int k, int stride);
+veil_node_t *veil_avgpool2d(veil_graph_t *g, const char *name, veil_node_t *x, int k, int stride);
+/** (B, C, H, W) -> (B, C): the mean of each channel. */
+veil_node_t *veil_global_avgpool(veil_graph_t *g, const char *name, veil_node_t *x);
+/** (B, ...) -> (B, prod ...). */
+veil_node_t *veil_flatten(veil_graph_t *g, const char *name, veil_node_t *x);
+/** Same elements, new shape (equal element count). */
+veil_node_t *veil_reshape(veil_graph_t *g, const char *name, veil_node_t *x, int ndim,
+                          const size_t *dims);
+/** a + b, same shape (residual connections). */
+veil_node_t *veil_add(veil_graph_t *g, const char *name, veil_node_t *a, veil_node_t *b);
+/** Concatenation along axis (other dimensions equal). */
+veil_node_t *veil_concat(veil_graph_t *g, const char *name, veil_node_t *a, veil_node_t *b,
+                         int axis);
+/**
+ * Batch normalisation in inference form over channel axis 1 (NCHW or (B, C)):
+ * y = gamma (x - mean) / sqrt(var + eps) + beta, every parameter of shape (C). The compiler folds
+ * it into the preceding conv2d or dense layer (x must be such a layer's output used only here,
+ * and the parameters must belong to that layer's weight owner): it costs nothing online.
+ */
+veil_node_t *veil_batchnorm(veil_graph_t *g, const char *name, veil_node_t *x, veil_node_t *gamma,
+                            veil_node_t *beta, veil_node_t *mean, veil_node_t *var, double eps);
+/** Layer normalisation over the last dimension (d): gamma, beta of shape (d). */
+veil_node_t *veil_layernorm(veil_graph_t *g, const char *name, veil_node_t *x, veil_node_t *gamma,
+                            veil_node_t *beta, double eps);
+/** c (m, n) = a (m, k) . b (k, n), both secret (attention). */
+veil_node_t *veil_matmul(veil_graph_t *g, const char *name, veil_node_t *a, veil_node_t *b);
+/** Transpose of a 2-D tensor. */
+veil_node_t *veil_transpose(veil_graph_t *g, const char *name, veil_node_t *x);
+/** x * c for a public real c (e.g. 1/sqrt(d) in attention). */
+veil_node_t *veil_scale(veil_graph_t *g, const char *name, veil_node_t *x, double c);
+/** Softmax over the last dimension. */
+veil_node_t *veil_softmax(veil_graph_t *g, const char *name, veil_node_t *x);
+veil_node_t *veil_gelu(veil_graph_t *g, const char *name, veil_node_t *x);
+/** (..., k) -> (...): the index of the (first) maximum over the last dimension, as a real. */
+veil_node_t *veil_argmax(veil_graph_t *g, const char *name, veil_node_t *x);
+/**
+ * Training loss: the mean over the batch of cross-entropy(softmax(logits), labels), logits and
+ * labels (one-hot, secret) of shape (batch, classes); the result has shape (1). Its gradient with
+ * respect to the logits is (softmax - labels) / batch.
+ */
+veil_node_t *veil_softmax_cross_entropy(veil_graph_t *g, const char *name, veil_node_t *logits,
+                                        veil_node_t *labels);
+
+/**
+ * Marks n as an output revealed to party to (0..N-1) or to every party (VEIL_ALL_PARTIES).
+ * Outputs are numbered in the order of these calls. VEIL_OK or the graph's (first) error.
+ */
+int veil_reveal(veil_graph_t *g, veil_node_t *n, int to);
+
+/* ---- compiling ------------------------------------------------------------------------------ */
+
+struct veil_compile_options {
+    int frac_bits;        /* fixed-point fractional bits; default 16 */
+    size_t tile;          /* elements per tile of elementwise protocols; 0: default (16384) */
+    int microbatches;     /* inter-batch pipeline: split the batch into k sub-DAGs; default 1 */
+    int lookahead;        /* inter-linear pipeline: weight opens issued this many layers ahead;
+                             default 1, 0: at need */
+    int serialized;       /* 1: the blocking baseline (every open waits before the next op) */
+    int weight_stationary; /* 1: one weight mask per session (inference): W - B opened once */
+    int training;         /* 1: also build the backward pass and the SGD update (veil_train_*) */
+};
+/** The defaults above. */
+void veil_compile_options_defaults(struct veil_compile_options *o);
+
+/**
+ * Checks and compiles g (which must have at least one output, or a loss when training) into a
+ * plan: batch normalisation folded, nodes ordered, each temporary's last use known, task
+ * priorities from the critical path. opts NULL: defaults. Returns an owned plan, or NULL with
+ * veil_last_error() set (the graph's first error, or what the compiler refused and why).
+ */
+veil_plan_t *veil_compile(const veil_graph_t *g, const struct veil_compile_options *opts);
+/** NULL-safe; sets *p to NULL. */
+void veil_plan_destroy(veil_plan_t **p);
+/** The plan digest: SHA-256 of the canonical plan (ops, shapes, owners, options); every party
+ * computes the same one and the network handshake compares it. 32 bytes, borrowed. */
+const uint8_t *veil_plan_digest(const veil_plan_t *p);
+/** Number of outputs and the i-th one's name and element count. */
+size_t veil_plan_output_count(const veil_plan_t *p);
+const char *veil_plan_output_name(const veil_plan_t *p, size_t i);
+size_t veil_plan_output_numel(const veil_plan_t *p, size_t i);
+/** The party the i-th output is revealed to (VEIL_ALL_PARTIES for all). */
+int veil_plan_output_to(const veil_plan_t *p, size_t i);
+/** Inputs and parameters: count, name, owner, element count, and whether it is a parameter. */
+size_t veil_plan_leaf_count(const veil_plan_t *p);
+const char *veil_plan_leaf_name(const veil_plan_t *p, size_t i);
+int veil_plan_leaf_owner(const veil_plan_t *p, size_t i);
+size_t veil_plan_leaf_numel(const veil_plan_t *p, size_t i);
+int veil_plan_leaf_is_param(const veil_plan_t *p, size_t i);
+/**
+ * The preprocessing one run of the plan consumes with nparties parties: number of items and the
+ * bytes of correlated randomness the dealer sends (all parties together). Computed by recording
+ * the run's protocol calls, not estimated.
+ */
+int veil_plan_preproc(const veil_plan_t *p, int nparties, uint64_t *items, uint64_t *dealer_bytes);
+/** Writes a human-readable listing of the plan (one line per step, with shapes) to f (a FILE*). */
+void veil_plan_print(const veil_plan_t *p, void *file);
+
+/* ---- data binding --------------------------------------------------------------------------- */
+
+/** Values for one input or parameter, by name: numel doubles, row-major. */
+struct veil_feed {
+    const char *name;
+    const double *values;
+    size_t numel;
+};
+
+/* ---- plaintext executor --------------------------------------------------------------------- */
+
+enum veil_plain_mode {
+    VEIL_PLAIN_DOUBLE, /* IEEE doubles: the float model */
+    VEIL_PLAIN_FIXED,  /* the ring arithmetic of the secure run, with exact (floor) truncation */
+    VEIL_PLAIN_MODE_COUNT
+};
+
+/**
+ * Runs p on plaintext: every input and parameter must be fed (feeds may hold extra entries; a
+ * missing one, or one with the wrong numel, is VEIL_ERR_INVAL naming it). outputs[i] receives
+ * veil_plan_output_numel(p, i) doubles for every output (reveal targets ignored). In FIXED mode
+ * the results are what the secure run computes, up to the secure truncation's 1-ulp error per
+ * truncation. Single-threaded, no StarPU.
+ */
+int veil_plain_run(const veil_plan_t *p, enum veil_plain_mode mode, const struct veil_feed *feeds,
+                   size_t nfeeds, double *const *outputs);
+
+/* ---- secure run ----------------------------------------------------------------------------- */
+
+enum veil_material_source {
+    VEIL_MATERIAL_DEALER,  /* a dealer process sends correlated randomness during the run */
+    VEIL_MATERIAL_FILE,    /* read from a preprocessing file generated ahead (offline phase) */
+    VEIL_MATERIAL_COUNT
+};
+
+struct veil_party_options {
+    const char *config_path;  /* network configuration file; NULL: from the environment that
+                                 veil-run and Veil's harness set (VEIL_PARTY_ID, ...) */
+    enum veil_material_source material;
+    const char *preproc_path; /* FILE material: this party's preprocessing file */
+};
+void veil_party_options_defaults(struct veil_party_options *o);
+
+/**
+ * Opens this process's side of a session for plan p: StarPU, the network (handshake with the
+ * plan digest: a peer with another plan is refused by name) and the protocol context. The
+ * process is a party or the dealer, as its configuration says. Returns an owned party or NULL
+ * with veil_last_error().
+ */
+veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *o);
+/** Closes the session and shuts StarPU down; NULL-safe; sets *me to NULL. */
+void veil_party_close(veil_party_t **me);
+int veil_party_id(const veil_party_t *me);       /* 0..N-1, N for the dealer */
+int veil_party_nparties(const veil_party_t *me); /* N */
+int veil_party_is_dealer(const veil_party_t *me);
+
+/**
+ * One secure run of the plan the party was opened with: shares this party's inputs and
+ * parameters (feeds: by name; only the leaves this party owns are read, others ignored — the
+ * dealer feeds nothing), runs the DAG and reveals the outputs. outputs[i] (may be NULL for
+ * outputs not revealed to this party) receives output i's doubles when it is revealed here.
+ * Returns VEIL_OK or the session's error (a lost peer is named, never a hang).
+ */
+int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
+             double *const *outputs);
+
+/** What the last veil_run cost at this party. */
+struct veil_run_stats {
+    double online_s;      /* wall time of the run */
+    uint64_t bytes_sent;  /* payload bytes this process sent, all peers */
+    uint64_t bytes_recv;
+    uint64_t rounds;      /* communication rounds of the run */
+    uint64_t dealer_bytes_recv; /* of bytes_recv, those from the dealer */
+};
+int veil_party_last_stats(const veil_party_t *me, struct veil_run_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
