@@ -15,6 +15,30 @@
  * are added after the truncation. The plaintext FIXED mode and the secure run execute the same
  * ring operations in the same order; only truncation differs (floor vs floor + {0, 1}).
  *
+ * FIXED-POINT SEQUENCES (forward; both executors follow them step for step; trunc = the secure
+ * truncation by f, floor in the plaintext FIXED mode; enc(c) = round(c 2^f); "sum" is exact):
+ *   DENSE      y = trunc(x . W) + b (b broadcast over rows)
+ *   CONV2D     y = trunc(conv(x, W)) + b (b broadcast over each channel's pixels)
+ *   RELU, MAXPOOL, RESHAPE, ADD, CONCAT, TRANSPOSE: exact (no truncation)
+ *   AVGPOOL    y = trunc(window_sum(x) * enc(1/k^2))                 (tasks/pool.h)
+ *   GAVGPOOL   y = trunc(sum_hw(x) * enc(1/(H W)))
+ *   SCALE      y = x * c when c is an integer, else trunc(x * enc(c))
+ *   MATMUL     y = trunc(a . b)
+ *   SOFTMAX    veil_mpc_softmax_lastdim / veil_ref_softmax_lastdim (tasks/nonlinear_ref.h)
+ *   GELU       veil_mpc_gelu / veil_ref_gelu
+ *   ARGMAX     one-hot of the first maximum (veil_mpc_max_lastdim's argmax), then
+ *              y = sum_j onehot_j * enc(j) (local): the index as a fixed-point real
+ *   LAYERNORM  over the last dimension d, per row: mean = trunc(sum(x) * enc(1/d));
+ *              xc = x - mean; var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + enc(eps)
+ *              (the products xc*xc summed before one truncation); r = inv_sqrt(var) over
+ *              [2^-8, 2^8) (veil_mpc_inv_sqrt / veil_ref_inv_sqrt_range(-8, 8));
+ *              xhat = trunc(xc * r); y = trunc(xhat * gamma) + beta
+ *   BATCHNORM  folded at bind time (W' = W s, b' = (b - mean) s + beta, s = gamma/sqrt(var +
+ *              eps), in double at the weight owner, then encoded): no online op
+ *   SOFTMAX_XENT  s = softmax(logits) (saved for XENT_GRAD); the node's own value is the loss
+ *              only in the plaintext executor (double: -mean(log s[label])); the secure run
+ *              keeps s and computes no loss online (see the training API for revealing it)
+ *
  * BACKWARD OPS (emitted by autodiff.c only; in[] and `fwd` as listed; all outputs are gradients
  * in fixed point, each product truncated once):
  *   MATMUL_NT    in[0] (m, k), in[1] (n, k) -> (m, n) = a . b^T   (dense dx = dy . W^T)

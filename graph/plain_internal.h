@@ -1,0 +1,57 @@
+/*
+ * plain_internal.h — the plaintext executor's internal structure, shared by plain.c (the walk,
+ * veil_plain_run), plain_forward.c (forward ops), plain_backward.c (backward ops, SGD update)
+ * and the plaintext trainer. Never installed.
+ *
+ * Two modes: DOUBLE keeps every node as numel doubles in e->d[i]; FIXED keeps ring words in
+ * e->w[i] (fixed point, f = e->f fractional bits) and performs exactly the ring operations of
+ * the secure lowering (graph_internal.h, FIXED-POINT SEQUENCES) with floor truncation. Saved
+ * state a backward op reads (ReLU mask, max-pool route, layer norm xhat and 1/sigma, softmax
+ * output) goes in e->daux / e->waux [node][0..VEIL_PLAIN_MAX_AUX-1], each with its element count
+ * in e->aux_numel. Parameters' values are bound in e->d / e->w before the walk and survive it
+ * (the trainer updates them in place through SGD_UPDATE; velocity in e->vd / e->vw per PARAM).
+ */
+#ifndef VEIL_GRAPH_PLAIN_INTERNAL_H
+#define VEIL_GRAPH_PLAIN_INTERNAL_H
+
+#include "graph/graph_internal.h"
+
+#define VEIL_PLAIN_MAX_AUX 3
+
+struct veil_plain_exec {
+    const veil_plan_t *p;
+    enum veil_plain_mode mode;
+    int f;
+    double **d;                              /* DOUBLE: p->count arrays (NULL until computed) */
+    uint64_t **w;                            /* FIXED */
+    double *(*daux)[VEIL_PLAIN_MAX_AUX];
+    uint64_t *(*waux)[VEIL_PLAIN_MAX_AUX];
+    size_t (*aux_numel)[VEIL_PLAIN_MAX_AUX];
+    double **vd;                             /* SGD velocity per PARAM node (DOUBLE) */
+    uint64_t **vw;                           /* (FIXED) */
+};
+
+/** One op's plaintext evaluation: reads operands' arrays, allocates and fills node n's array
+ * (and its aux when n->saved). VEIL_OK, VEIL_ERR_NOMEM, or an error naming the node. */
+typedef int (*veil_plain_fn)(struct veil_plain_exec *e, const struct veil_node *n);
+
+/** The evaluation of op (forward ops: plain_forward.c; backward ops and SGD_UPDATE:
+ * plain_backward.c), or NULL when there is none (leaves are bound, not evaluated). */
+veil_plain_fn veil_plain_forward(enum veil_op op);
+veil_plain_fn veil_plain_backward(enum veil_op op);
+
+/** Allocates e's tables for p in mode (all arrays NULL). */
+int veil_plain_exec_init(struct veil_plain_exec *e, const veil_plan_t *p, enum veil_plain_mode mode);
+/** Binds leaf values (doubles per node index, as veil_plan_bind returns; FIXED mode encodes them
+ * with veil_fixed_encode and fails with VEIL_ERR_RANGE naming the leaf when one does not fit)
+ * for every node whose values[i] is non-NULL, replacing what was bound before. */
+int veil_plain_exec_bind(struct veil_plain_exec *e, double *const *values);
+/** Evaluates nodes [from, to) in order; frees each temporary after its last use when
+ * free_dead is set (never leaves or outputs). */
+int veil_plain_exec_run(struct veil_plain_exec *e, size_t from, size_t to, int free_dead);
+/** Node i's value as doubles (decoded in FIXED mode) into out (numel entries). */
+int veil_plain_exec_get(const struct veil_plain_exec *e, int i, double *out);
+/** Frees every array and the tables. */
+void veil_plain_exec_fini(struct veil_plain_exec *e);
+
+#endif
