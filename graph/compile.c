@@ -12,6 +12,7 @@
 #include "base/base_internal.h"
 #include "graph/graph_internal.h"
 
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,49 @@ void veil_compile_options_defaults(struct veil_compile_options *o)
     o->tile = 0;
     o->microbatches = 1;
     o->lookahead = 1;
+    o->lr = 0.01;
+    o->momentum = 0.9;
+    o->weight_decay = 0.0;
+}
+
+/* Whether a public real c in (0, 1] keeps at least 4 significant bits in fixed point at f
+ * fractional bits: its encoding round(c 2^f) must be 16 ulps or more, else the rounding error
+ * exceeds 1/32 of c (and c < 2^-(f+1) encodes to 0). */
+static int fixed_representable(double c, int f)
+{
+    return llround(ldexp(c, f)) >= 16;
+}
+
+/* The SGD hyper-parameters, checked only when training (they are unused otherwise). */
+static int check_sgd(const struct veil_compile_options *o)
+{
+    int f = o->frac_bits;
+    if (!(o->lr > 0.0 && o->lr <= 1.0))
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: learning rate %g; give a rate in (0, 1] "
+                          "(0.01 is the default)", o->lr);
+    if (!fixed_representable(o->lr, f))
+        return veil_error(VEIL_ERR_RANGE, "veil_compile: learning rate %g is below what %d "
+                          "fractional bits can represent (at least %g); use a larger rate or more "
+                          "frac_bits", o->lr, f, ldexp(15.5, -f));
+    if (!(o->momentum >= 0.0 && o->momentum < 1.0))
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: momentum %g; give a value in [0, 1) (0.9 "
+                          "is the default, 0 turns it off)", o->momentum);
+    if (o->momentum != 0.0 && !fixed_representable(o->momentum, f))
+        return veil_error(VEIL_ERR_RANGE, "veil_compile: momentum %g is below what %d fractional "
+                          "bits can represent (at least %g); use 0, a larger momentum or more "
+                          "frac_bits", o->momentum, f, ldexp(15.5, -f));
+    if (!(o->weight_decay >= 0.0 && o->weight_decay <= 0.1))
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: weight decay %g; give a value in "
+                          "[0, 0.1] (0 is the default)", o->weight_decay);
+    if (o->weight_decay != 0.0 && !fixed_representable(o->weight_decay, f))
+        return veil_error(VEIL_ERR_RANGE, "veil_compile: weight decay %g is below what %d "
+                          "fractional bits can represent (at least %g); use 0, a larger decay or "
+                          "more frac_bits", o->weight_decay, f, ldexp(15.5, -f));
+    if (o->weight_stationary)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: weight_stationary is for inference (the "
+                          "weight mask is opened once per session) but training changes the "
+                          "weights every step; set weight_stationary to 0");
+    return VEIL_OK;
 }
 
 static int check_options(const struct veil_compile_options *o)
@@ -47,14 +91,14 @@ static int check_options(const struct veil_compile_options *o)
         return veil_error(VEIL_ERR_INVAL, "veil_compile: weight_stationary must be 0 or 1");
     if (o->training != 0 && o->training != 1)
         return veil_error(VEIL_ERR_INVAL, "veil_compile: training must be 0 or 1");
+    if (o->training)
+        return check_sgd(o);
     return VEIL_OK;
 }
 
-/* Hooks filled in by fold.c and autodiff.c; weak defaults keep the compiler usable while a
- * stage is absent (inference graphs without batch norm need neither). */
-int veil_plan_fold_batchnorm(veil_plan_t *p) __attribute__((weak));
-int veil_plan_build_backward(veil_plan_t *p) __attribute__((weak));
-
+/* Liveness: a node lives until its last reader, through operands or through `fwd` (a backward
+ * op reading the forward node's saved state, which must survive until then). XENT_GRAD reads
+ * the labels of its loss through fwd as well (softmax - labels), so they live until it. */
 static void compute_liveness(veil_plan_t *p)
 {
     for (size_t i = 0; i < p->count; i++)
@@ -67,15 +111,20 @@ static void compute_liveness(veil_plan_t *p)
         if (n->fwd >= 0) {
             p->nodes[n->fwd].saved = 1;
             p->nodes[n->fwd].last_use = (int)i;
+            if (n->op == VEIL_OP_XENT_GRAD)
+                p->nodes[p->nodes[n->fwd].in[1]].last_use = (int)i;
         }
     }
 }
 
 /* Critical path: priority = cost of the longest chain from the node to the end, counting one
  * per node that communicates (everything but reshapes, adds, leaves): nodes on long chains are
- * submitted with higher StarPU priority so their messages go first. */
+ * submitted with higher StarPU priority so their messages go first. A backward op depends on its
+ * forward node's saved state (fwd) as on an operand. */
 static void compute_priorities(veil_plan_t *p)
 {
+    for (size_t k = 0; k < p->count; k++)
+        p->nodes[k].priority = 0.0;
     for (size_t k = p->count; k-- > 0;) {
         struct veil_node *n = &p->nodes[k];
         double own = (n->op == VEIL_OP_RESHAPE || n->op == VEIL_OP_ADD ||
@@ -83,10 +132,11 @@ static void compute_priorities(veil_plan_t *p)
                          ? 0.0
                          : 1.0;
         n->priority += own;
-        for (int j = 0; j < n->nin; j++) {
-            if (n->in[j] < 0)
+        for (int j = -1; j < n->nin; j++) {
+            int s = j < 0 ? n->fwd : n->in[j];
+            if (s < 0)
                 continue;
-            struct veil_node *src = &p->nodes[n->in[j]];
+            struct veil_node *src = &p->nodes[s];
             if (src->priority < n->priority)
                 src->priority = n->priority;
         }
@@ -103,11 +153,19 @@ static int compute_digest(veil_plan_t *p)
     int64_t o[8] = {p->opts.frac_bits,   (int64_t)p->opts.tile, p->opts.microbatches,
                     p->opts.lookahead,   p->opts.serialized,    p->opts.weight_stationary,
                     p->opts.training,    (int64_t)p->count};
-    ok = ok && EVP_DigestUpdate(ctx, o, sizeof o) == 1;
+    /* The SGD hyper-parameters only matter (and are only checked) when training. */
+    double sgd[3] = {0.0, 0.0, 0.0};
+    if (p->opts.training) {
+        sgd[0] = p->opts.lr;
+        sgd[1] = p->opts.momentum;
+        sgd[2] = p->opts.weight_decay;
+    }
+    ok = ok && EVP_DigestUpdate(ctx, o, sizeof o) == 1 &&
+         EVP_DigestUpdate(ctx, sgd, sizeof sgd) == 1;
     ok = ok && EVP_DigestUpdate(ctx, p->model, strlen(p->model) + 1) == 1;
     for (size_t i = 0; ok && i < p->count; i++) {
         const struct veil_node *n = &p->nodes[i];
-        int64_t w[8 + VEIL_NODE_MAX_IN + VEIL_MAX_DIMS] = {0};
+        int64_t w[11 + VEIL_NODE_MAX_IN + VEIL_MAX_DIMS] = {0};
         int k = 0;
         w[k++] = n->op;
         w[k++] = n->ndim;
@@ -117,12 +175,16 @@ static int compute_digest(veil_plan_t *p)
         w[k++] = n->reveal_to;
         w[k++] = n->fwd;
         w[k++] = n->folded_into;
+        w[k++] = n->fold_bn;
+        w[k++] = n->grad_of;
+        w[k++] = n->synthetic;
         for (int j = 0; j < VEIL_NODE_MAX_IN; j++)
             w[k++] = n->in[j];
         for (int j = 0; j < VEIL_MAX_DIMS; j++)
             w[k++] = j < n->ndim ? (int64_t)n->dims[j] : 0;
-        double a[8] = {n->a.stride, n->a.pad, n->a.k, n->a.axis, (double)n->a.start, n->a.eps,
-                       n->a.c, n->a.lr};
+        double a[10] = {n->a.stride, n->a.pad,          n->a.k,        n->a.axis,
+                        (double)n->a.start, n->a.eps, n->a.c, n->a.lr, n->a.momentum,
+                        n->a.weight_decay};
         ok = EVP_DigestUpdate(ctx, w, sizeof w) == 1 && EVP_DigestUpdate(ctx, a, sizeof a) == 1 &&
              EVP_DigestUpdate(ctx, n->name, strlen(n->name) + 1) == 1;
         if (ok && n->op == VEIL_OP_CONST)
@@ -213,26 +275,10 @@ veil_plan_t *veil_compile(const veil_graph_t *g, const struct veil_compile_optio
     p->nforward = p->count;
     if (veil_plan_index(p) != VEIL_OK)
         goto fail;
-    if (veil_plan_fold_batchnorm) {
-        if (veil_plan_fold_batchnorm(p) != VEIL_OK)
-            goto fail;
-    } else {
-        for (size_t i = 0; i < p->count; i++)
-            if (p->nodes[i].op == VEIL_OP_BATCHNORM) {
-                veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': folding is not "
-                           "available in this build", p->nodes[i].name);
-                goto fail;
-            }
-    }
-    if (o.training) {
-        if (!veil_plan_build_backward) {
-            veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: training is not available in this "
-                       "build");
-            goto fail;
-        }
-        if (veil_plan_build_backward(p) != VEIL_OK)
-            goto fail;
-    }
+    if (veil_plan_fold_batchnorm(p) != VEIL_OK)
+        goto fail;
+    if (o.training && veil_plan_build_backward(p) != VEIL_OK)
+        goto fail;
     if (veil_plan_index(p) != VEIL_OK)
         goto fail;
     compute_liveness(p);

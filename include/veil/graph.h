@@ -146,6 +146,11 @@ struct veil_compile_options {
     int serialized;       /* 1: the blocking baseline (every open waits before the next op) */
     int weight_stationary; /* 1: one weight mask per session (inference): W - B opened once */
     int training;         /* 1: also build the backward pass and the SGD update (veil_train_*) */
+    /* SGD, used only when training: v = momentum v + g + weight_decay w; w -= lr v. Each must be
+     * representable at frac_bits (at least 16 ulps when not 0), else veil_compile refuses it. */
+    double lr;            /* learning rate in (0, 1]; default 0.01 */
+    double momentum;      /* in [0, 1); default 0.9 */
+    double weight_decay;  /* in [0, 0.1]; default 0 */
 };
 /** The defaults above. */
 void veil_compile_options_defaults(struct veil_compile_options *o);

@@ -1,0 +1,423 @@
+/*
+ * autodiff.c — reverse-mode differentiation of a plan for training. Given the forward nodes and
+ * the loss (a softmax_cross_entropy node), it appends the backward nodes of every node on a path
+ * from a parameter to the loss, in reverse topological order of the forward pass, then gives each
+ * parameter that reaches the loss one SGD_UPDATE. A node's gradient is complete when the walk
+ * reaches it (every consumer comes later in the forward order, so it was visited first); several
+ * contributions are summed with ADD at that moment. Only what a parameter's gradient needs is
+ * built: no gradient flows into inputs, constants or nodes that no parameter influences (the first
+ * layer's dx is skipped). The backward ops and their operands are specified in graph_internal.h.
+ *
+ * Names of generated nodes: "<layer>.dx", ".dw", ".db" (conv2d, dense; ".dx" for one-operand
+ * layers), "<matmul or concat>.da" / ".db", "<layernorm>.dgamma" / ".dbeta", "<loss>.dlogits",
+ * "<node>.grad" for a sum of several contributions ("<node>.grad_part<k>" for its partial sums),
+ * "<param>.update" for the SGD step; a name that is too long or taken gets "~k" appended.
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/graph_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One contribution to a node's gradient (a node computing part of it), in a per-node list. */
+struct contrib {
+    int grad;
+    int next;
+};
+
+struct ad {
+    veil_plan_t *p;
+    size_t cap;               /* allocated entries of p->nodes */
+    int *head;                /* nforward list heads into c (-1: none) */
+    struct contrib *c;
+    size_t nc, ccap;
+};
+
+/* Same rule as fold.c: "<base><suffix>", shortened with "~k" when too long or taken. */
+static void unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out)
+{
+    int n = snprintf(out, VEIL_NODE_NAME_MAX, "%s%s", base, suffix);
+    if (n >= 0 && n < VEIL_NODE_NAME_MAX && veil_plan_find(p, out) < 0)
+        return;
+    /* Suffixes are short literals, so base keeps most of the room. */
+    for (int k = 2;; k++) {
+        char tail[32];
+        snprintf(tail, sizeof tail, "~%d", k);
+        size_t lb = strlen(base), ls = strlen(suffix), lt = strlen(tail);
+        size_t room = VEIL_NODE_NAME_MAX - 1 - ls - lt;
+        if (lb > room)
+            lb = room;
+        memcpy(out, base, lb);
+        memcpy(out + lb, suffix, ls);
+        memcpy(out + lb + ls, tail, lt + 1);
+        if (veil_plan_find(p, out) < 0)
+            return;
+    }
+}
+
+/*
+ * Appends a node of op named after node `base` with suffix; operands in[0..nin), shape
+ * (ndim, dims), attributes from attrs (NULL: zero), fwd and grad_of as given. Returns its index,
+ * or -1 with the error recorded. p->nodes may move: callers keep indices, not pointers.
+ */
+static int emit(struct ad *a, enum veil_op op, int base, const char *suffix, int nin,
+                const int *in, int ndim, const size_t *dims, const struct veil_node_attrs *attrs,
+                int fwd, int grad_of)
+{
+    veil_plan_t *p = a->p;
+    if (p->count == a->cap) {
+        size_t cap = 2 * a->cap + 16;
+        struct veil_node *nodes = realloc(p->nodes, cap * sizeof *nodes);
+        if (!nodes) {
+            veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory building the backward pass");
+            return -1;
+        }
+        p->nodes = nodes;
+        a->cap = cap;
+    }
+    struct veil_node n;
+    memset(&n, 0, sizeof n);
+    n.op = op;
+    n.index = (int)p->count;
+    unique_name(p, p->nodes[base].name, suffix, n.name);
+    veil_node_set_shape(&n, ndim, dims);
+    n.nin = nin;
+    for (int j = 0; j < VEIL_NODE_MAX_IN; j++)
+        n.in[j] = j < nin ? in[j] : -1;
+    n.owner = -1;
+    if (attrs)
+        n.a = *attrs;
+    n.fwd = fwd;
+    n.output = -1;
+    n.reveal_to = VEIL_ALL_PARTIES;
+    n.folded_into = -1;
+    n.fold_bn = -1;
+    n.last_use = -1;
+    n.grad_of = grad_of;
+    p->nodes[p->count++] = n;
+    return n.index;
+}
+
+/* Same shape as node i. */
+static int emit_like(struct ad *a, enum veil_op op, int base, const char *suffix, int nin,
+                     const int *in, int like, const struct veil_node_attrs *attrs, int fwd,
+                     int grad_of)
+{
+    size_t dims[VEIL_MAX_DIMS];
+    int ndim = a->p->nodes[like].ndim;
+    memcpy(dims, a->p->nodes[like].dims, sizeof dims);
+    return emit(a, op, base, suffix, nin, in, ndim, dims, attrs, fwd, grad_of);
+}
+
+/* Records grad as one contribution to the gradient of node target. */
+static int add_contrib(struct ad *a, int target, int grad)
+{
+    if (grad < 0)
+        return VEIL_ERR_NOMEM; /* emit failed; its error is recorded */
+    if (a->nc == a->ccap) {
+        size_t cap = 2 * a->ccap + 16;
+        struct contrib *c = realloc(a->c, cap * sizeof *c);
+        if (!c)
+            return veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory building the backward "
+                              "pass");
+        a->c = c;
+        a->ccap = cap;
+    }
+    a->c[a->nc].grad = grad;
+    a->c[a->nc].next = a->head[target];
+    a->head[target] = (int)a->nc++;
+    return VEIL_OK;
+}
+
+/* The complete gradient of node i: its one contribution, or the ADD chain of all of them. */
+static int finalize(struct ad *a, int i)
+{
+    int e = a->head[i];
+    if (e < 0) {
+        veil_error(VEIL_ERR_STATE, "veil_compile: internal: node '%s' has no gradient",
+                   a->p->nodes[i].name);
+        return -1;
+    }
+    int acc = a->c[e].grad;
+    int part = 1;
+    for (e = a->c[e].next; e >= 0; e = a->c[e].next) {
+        char suffix[32];
+        if (a->c[e].next >= 0)
+            snprintf(suffix, sizeof suffix, ".grad_part%d", part++);
+        else
+            snprintf(suffix, sizeof suffix, ".grad");
+        int in[2] = {acc, a->c[e].grad};
+        acc = emit_like(a, VEIL_OP_ADD, i, suffix, 2, in, i, NULL, -1, i);
+        if (acc < 0)
+            return -1;
+    }
+    return acc;
+}
+
+static int unsupported(const veil_plan_t *p, int i)
+{
+    const struct veil_node *n = &p->nodes[i];
+    const char *hint = n->op == VEIL_OP_GELU        ? " (use relu)"
+                       : n->op == VEIL_OP_BATCHNORM ? " (batch norm is folded for inference "
+                                                      "only: train without it)"
+                                                    : "";
+    return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: training: %s '%s' lies between a "
+                      "parameter and the loss but has no gradient in Veil; remove it from the "
+                      "trained path%s", veil_op_name(n->op), n->name, hint);
+}
+
+/* Emits the backward nodes of forward node i (on the path, its gradient gy complete) and records
+ * their contributions to i's operands that need one. */
+static int backward_node(struct ad *a, const char *needs, int i, int gy)
+{
+    veil_plan_t *p = a->p;
+    struct veil_node n = p->nodes[i]; /* a copy: emit may move the array */
+    int x = n.in[0], y = n.nin > 1 ? n.in[1] : -1, z = n.nin > 2 ? n.in[2] : -1;
+    int nx = x >= 0 && needs[x], ny = y >= 0 && needs[y], nz = z >= 0 && needs[z];
+    int rc = VEIL_OK;
+    switch (n.op) {
+    case VEIL_OP_DENSE: {
+        if (nx) {
+            int in[2] = {gy, y};
+            rc = add_contrib(a, x, emit_like(a, VEIL_OP_MATMUL_NT, i, ".dx", 2, in, x, NULL, -1,
+                                             x));
+        }
+        if (rc == VEIL_OK && ny) {
+            int in[2] = {x, gy};
+            rc = add_contrib(a, y, emit_like(a, VEIL_OP_MATMUL_TN, i, ".dw", 2, in, y, NULL, -1,
+                                             y));
+        }
+        if (rc == VEIL_OK && nz) {
+            int in[1] = {gy};
+            rc = add_contrib(a, z, emit_like(a, VEIL_OP_SUM_ROWS, i, ".db", 1, in, z, NULL, -1,
+                                             z));
+        }
+        return rc;
+    }
+    case VEIL_OP_CONV2D: {
+        if (nx) {
+            int in[2] = {y, gy};
+            rc = add_contrib(a, x, emit_like(a, VEIL_OP_CONV_GRAD_INPUT, i, ".dx", 2, in, x, &n.a,
+                                             i, x));
+        }
+        if (rc == VEIL_OK && ny) {
+            int in[2] = {x, gy};
+            rc = add_contrib(a, y, emit_like(a, VEIL_OP_CONV_GRAD_WEIGHT, i, ".dw", 2, in, y,
+                                             &n.a, i, y));
+        }
+        if (rc == VEIL_OK && nz) {
+            int in[1] = {gy};
+            rc = add_contrib(a, z, emit_like(a, VEIL_OP_SUM_CHANNELS, i, ".db", 1, in, z, NULL, -1,
+                                             z));
+        }
+        return rc;
+    }
+    case VEIL_OP_RELU:
+    case VEIL_OP_MAXPOOL:
+    case VEIL_OP_AVGPOOL:
+    case VEIL_OP_GAVGPOOL:
+    case VEIL_OP_SOFTMAX: {
+        if (!nx)
+            return VEIL_OK;
+        enum veil_op op = n.op == VEIL_OP_RELU      ? VEIL_OP_RELU_GRAD
+                          : n.op == VEIL_OP_MAXPOOL ? VEIL_OP_MAXPOOL_GRAD
+                          : n.op == VEIL_OP_AVGPOOL ? VEIL_OP_AVGPOOL_GRAD
+                          : n.op == VEIL_OP_GAVGPOOL ? VEIL_OP_GAVGPOOL_GRAD
+                                                     : VEIL_OP_SOFTMAX_GRAD;
+        int in[1] = {gy};
+        return add_contrib(a, x, emit_like(a, op, i, ".dx", 1, in, x, &n.a, i, x));
+    }
+    case VEIL_OP_RESHAPE:
+    case VEIL_OP_TRANSPOSE:
+    case VEIL_OP_SCALE: {
+        if (!nx)
+            return VEIL_OK;
+        int in[1] = {gy};
+        return add_contrib(a, x, emit_like(a, n.op, i, ".dx", 1, in, x, &n.a, -1, x));
+    }
+    case VEIL_OP_ADD:
+        if (nx)
+            rc = add_contrib(a, x, gy);
+        if (rc == VEIL_OK && ny)
+            rc = add_contrib(a, y, gy);
+        return rc;
+    case VEIL_OP_CONCAT: {
+        struct veil_node_attrs at;
+        memset(&at, 0, sizeof at);
+        at.axis = n.a.axis;
+        int in[1] = {gy};
+        if (nx) {
+            at.start = 0;
+            rc = add_contrib(a, x, emit_like(a, VEIL_OP_SLICE, i, ".da", 1, in, x, &at, -1, x));
+        }
+        if (rc == VEIL_OK && ny) {
+            at.start = p->nodes[x].dims[n.a.axis];
+            rc = add_contrib(a, y, emit_like(a, VEIL_OP_SLICE, i, ".db", 1, in, y, &at, -1, y));
+        }
+        return rc;
+    }
+    case VEIL_OP_LAYERNORM: {
+        int in[1] = {gy};
+        if (nx)
+            rc = add_contrib(a, x, emit_like(a, VEIL_OP_LAYERNORM_GRAD, i, ".dx", 1, in, x, &n.a,
+                                             i, x));
+        if (rc == VEIL_OK && ny)
+            rc = add_contrib(a, y, emit_like(a, VEIL_OP_LAYERNORM_GRAD_GAMMA, i, ".dgamma", 1, in,
+                                             y, &n.a, i, y));
+        if (rc == VEIL_OK && nz) {
+            /* SUM_ROWS is 2-D: view dy as (rows, d) first when the input is not. */
+            int rows = gy;
+            if (n.ndim != 2) {
+                size_t d = n.dims[n.ndim - 1];
+                size_t dims[2] = {n.numel / d, d};
+                rows = emit(a, VEIL_OP_RESHAPE, i, ".dbeta_rows", 1, in, 2, dims, NULL, -1, i);
+                if (rows < 0)
+                    return VEIL_ERR_NOMEM;
+            }
+            int in2[1] = {rows};
+            rc = add_contrib(a, z, emit_like(a, VEIL_OP_SUM_ROWS, i, ".dbeta", 1, in2, z, NULL,
+                                             -1, z));
+        }
+        return rc;
+    }
+    case VEIL_OP_MATMUL: {
+        if (nx) {
+            int in[2] = {gy, y};
+            rc = add_contrib(a, x, emit_like(a, VEIL_OP_MATMUL_NT, i, ".da", 2, in, x, NULL, -1,
+                                             x));
+        }
+        if (rc == VEIL_OK && ny) {
+            int in[2] = {x, gy};
+            rc = add_contrib(a, y, emit_like(a, VEIL_OP_MATMUL_TN, i, ".db", 2, in, y, NULL, -1,
+                                             y));
+        }
+        return rc;
+    }
+    default:
+        return unsupported(p, i);
+    }
+}
+
+/* Checks the loss: one of them, labels not influenced by a parameter, a batch whose 1/B the
+ * fixed-point encoding still represents to 16 ulps (XENT_GRAD divides by B). */
+static int check_loss(const veil_plan_t *p, const char *from_param)
+{
+    int L = p->loss, nloss = 0, other = -1;
+    for (size_t i = 0; i < p->nforward; i++)
+        if (p->nodes[i].op == VEIL_OP_SOFTMAX_XENT) {
+            nloss++;
+            if ((int)i != L)
+                other = (int)i;
+        }
+    if (L < 0)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: training asked but the graph has no "
+                          "loss; end it with veil_softmax_cross_entropy");
+    if (nloss > 1)
+        return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: training: the graph has %d losses "
+                          "('%s', '%s'); training takes one: keep a single "
+                          "softmax_cross_entropy", nloss, p->nodes[other].name, p->nodes[L].name);
+    const struct veil_node *l = &p->nodes[L];
+    if (from_param[l->in[1]])
+        return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: training: the labels '%s' of "
+                          "softmax_cross_entropy '%s' depend on a parameter; labels must be data "
+                          "(an input), gradients flow only through the logits",
+                          p->nodes[l->in[1]].name, l->name);
+    if (!from_param[l->in[0]])
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: training: no parameter reaches the "
+                          "logits '%s' of softmax_cross_entropy '%s'; there is nothing to train",
+                          p->nodes[l->in[0]].name, l->name);
+    int f = p->opts.frac_bits;
+    size_t batch = p->nodes[l->in[0]].dims[0];
+    if (llround(ldexp(1.0 / (double)batch, f)) < 16) {
+        long long bmax = (long long)floor(ldexp(1.0, f) / 15.5);
+        return veil_error(VEIL_ERR_RANGE, "veil_compile: training: batch size %zu of '%s' is "
+                          "beyond what %d fractional bits can represent (the gradient divides by "
+                          "the batch: 1/%zu is under 16 ulps); use a batch of at most %lld or more "
+                          "frac_bits", batch, l->name, f, batch, bmax);
+    }
+    return VEIL_OK;
+}
+
+int veil_plan_build_backward(veil_plan_t *p)
+{
+    size_t nf = p->nforward;
+    struct ad a;
+    memset(&a, 0, sizeof a);
+    a.p = p;
+    a.cap = p->count;
+    int rc = VEIL_ERR_NOMEM, L = p->loss;
+    char *from_param = calloc(nf ? nf : 1, 1);
+    char *needs = calloc(nf ? nf : 1, 1);
+    a.head = malloc((nf ? nf : 1) * sizeof *a.head);
+    if (!from_param || !needs || !a.head) {
+        veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory building the backward pass");
+        goto done;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        a.head[i] = -1;
+        from_param[i] = n->op == VEIL_OP_PARAM && !n->synthetic;
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] >= 0 && from_param[n->in[j]])
+                from_param[i] = 1;
+    }
+    rc = check_loss(p, from_param);
+    if (rc != VEIL_OK)
+        goto done;
+    /* needs: on a path from a parameter to the loss (reaches the loss and a parameter reaches
+     * it). The loss's labels were checked above to carry no parameter. */
+    needs[L] = 1;
+    for (int i = L; i >= 0; i--) {
+        if (!needs[i])
+            continue;
+        const struct veil_node *n = &p->nodes[i];
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] >= 0 && from_param[n->in[j]])
+                needs[n->in[j]] = 1;
+    }
+    for (int i = L; i >= 0; i--) {
+        if (!needs[i])
+            continue;
+        enum veil_op op = p->nodes[i].op;
+        if (op == VEIL_OP_SOFTMAX_XENT) {
+            int logits = p->nodes[i].in[0];
+            rc = add_contrib(&a, logits, emit_like(&a, VEIL_OP_XENT_GRAD, i, ".dlogits", 0, NULL,
+                                                   logits, NULL, i, logits));
+            if (rc != VEIL_OK)
+                goto done;
+            continue;
+        }
+        int g = finalize(&a, i);
+        if (g < 0) {
+            rc = VEIL_ERR_NOMEM;
+            goto done;
+        }
+        if (op == VEIL_OP_PARAM) {
+            struct veil_node_attrs at;
+            memset(&at, 0, sizeof at);
+            at.lr = p->opts.lr;
+            at.momentum = p->opts.momentum;
+            at.weight_decay = p->opts.weight_decay;
+            int in[2] = {i, g};
+            if (emit_like(&a, VEIL_OP_SGD_UPDATE, i, ".update", 2, in, i, &at, -1, -1) < 0) {
+                rc = VEIL_ERR_NOMEM;
+                goto done;
+            }
+            continue;
+        }
+        rc = backward_node(&a, needs, i, g);
+        if (rc != VEIL_OK)
+            goto done;
+    }
+    rc = veil_plan_index(p);
+done:
+    free(from_param);
+    free(needs);
+    free(a.head);
+    free(a.c);
+    return rc;
+}

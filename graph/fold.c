@@ -1,0 +1,207 @@
+/*
+ * fold.c — batch-norm folding, a compiler pass over a plan. An inference batch norm is an affine
+ * map per channel, so it folds into the conv2d or dense layer that produces its input: the weight
+ * owner rescales W and shifts b before sharing them (bind.c), and the batch norm costs nothing
+ * online. This pass only decides and records: it checks that folding is sound (the producer is a
+ * conv2d or dense layer whose output only the batch norm reads, whose weight and bias are
+ * parameters that no other node reads, and whose weight owner also owns the four batch-norm
+ * parameters), sets the batch norm's folded_into and the producer's fold_bn, and gives a layer
+ * without bias a synthetic bias parameter (bind.c computes its values). A folded batch norm stays
+ * in the plan and its consumers keep reading it: both executors evaluate it as the identity of its
+ * input (the producer's output, already normalised by the folded weights), so nothing downstream
+ * has to be rewired.
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/graph_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Index of a node other than `except` that reads node i (operand or saved state), or -1. */
+static int other_reader(const veil_plan_t *p, int i, int except)
+{
+    for (size_t k = 0; k < p->count; k++) {
+        const struct veil_node *n = &p->nodes[k];
+        if ((int)k == except)
+            continue;
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] == i)
+                return (int)k;
+        if (n->fwd == i)
+            return (int)k;
+    }
+    return -1;
+}
+
+static int shift(int idx, int pos)
+{
+    return idx >= pos ? idx + 1 : idx;
+}
+
+/* Inserts node nn at position pos, moving nodes [pos, count) up one and renumbering every
+ * reference to them, so that an order that was topological stays so when nn only reads nodes
+ * before pos. */
+static int insert_node(veil_plan_t *p, int pos, const struct veil_node *nn)
+{
+    struct veil_node *nodes = realloc(p->nodes, (p->count + 1) * sizeof *nodes);
+    if (!nodes)
+        return veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory");
+    p->nodes = nodes;
+    memmove(&nodes[pos + 1], &nodes[pos], (p->count - (size_t)pos) * sizeof *nodes);
+    nodes[pos] = *nn;
+    p->count++;
+    for (size_t k = 0; k < p->count; k++) {
+        struct veil_node *n = &nodes[k];
+        n->index = (int)k;
+        if ((int)k == pos)
+            continue;
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] >= 0)
+                n->in[j] = shift(n->in[j], pos);
+        if (n->fwd >= 0)
+            n->fwd = shift(n->fwd, pos);
+        if (n->folded_into >= 0)
+            n->folded_into = shift(n->folded_into, pos);
+        if (n->fold_bn >= 0)
+            n->fold_bn = shift(n->fold_bn, pos);
+        if (n->grad_of >= 0)
+            n->grad_of = shift(n->grad_of, pos);
+        if (n->last_use >= 0)
+            n->last_use = shift(n->last_use, pos);
+    }
+    if (p->loss >= 0)
+        p->loss = shift(p->loss, pos);
+    if ((size_t)pos < p->nforward)
+        p->nforward++;
+    return VEIL_OK;
+}
+
+/* A name for a node made by the compiler: "<base><suffix>", or, when that is too long or taken,
+ * base shortened and "~k" appended so that it fits and is unique. */
+static void unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out)
+{
+    int n = snprintf(out, VEIL_NODE_NAME_MAX, "%s%s", base, suffix);
+    if (n >= 0 && n < VEIL_NODE_NAME_MAX && veil_plan_find(p, out) < 0)
+        return;
+    /* Suffixes are short literals, so base keeps most of the room. */
+    for (int k = 2;; k++) {
+        char tail[32];
+        snprintf(tail, sizeof tail, "~%d", k);
+        size_t lb = strlen(base), ls = strlen(suffix), lt = strlen(tail);
+        size_t room = VEIL_NODE_NAME_MAX - 1 - ls - lt;
+        if (lb > room)
+            lb = room;
+        memcpy(out, base, lb);
+        memcpy(out + lb, suffix, ls);
+        memcpy(out + lb + ls, tail, lt + 1);
+        if (veil_plan_find(p, out) < 0)
+            return;
+    }
+}
+
+static const char *const bn_what[4] = {"gamma", "beta", "mean", "var"};
+
+/* Checks that batch norm bn can be folded into its producer; VEIL_OK or the refusal. */
+static int check_foldable(const veil_plan_t *p, const struct veil_node *bn)
+{
+    const struct veil_node *x = &p->nodes[bn->in[0]];
+    if (x->op != VEIL_OP_CONV2D && x->op != VEIL_OP_DENSE)
+        return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s' follows %s '%s'; "
+                          "only the output of a conv2d or dense layer can absorb a batch norm: "
+                          "put it right after one", bn->name, veil_op_name(x->op), x->name);
+    int r = other_reader(p, x->index, bn->index);
+    if (r >= 0)
+        return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the output of %s "
+                          "'%s' is also read by %s '%s'; folding changes that output, so let only "
+                          "the batch norm read it (give '%s' the batch norm's output)", bn->name,
+                          veil_op_name(x->op), x->name, veil_op_name(p->nodes[r].op),
+                          p->nodes[r].name, p->nodes[r].name);
+    if (x->output >= 0)
+        return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the output of %s "
+                          "'%s' is revealed; folding changes it, so reveal the batch norm instead",
+                          bn->name, veil_op_name(x->op), x->name);
+    const struct veil_node *w = &p->nodes[x->in[1]];
+    if (w->op != VEIL_OP_PARAM)
+        return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the weight '%s' of "
+                          "%s '%s' is a %s, not a parameter; folding rescales the weight at its "
+                          "owner, so give the layer a parameter weight (veil_param)", bn->name,
+                          w->name, veil_op_name(x->op), x->name, veil_op_name(w->op));
+    for (int j = 1; j < x->nin; j++) {
+        const struct veil_node *o = &p->nodes[x->in[j]];
+        const char *role = j == 1 ? "weight" : "bias";
+        if (j == 2 && (o->op != VEIL_OP_PARAM || o->owner != w->owner))
+            return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the bias '%s' "
+                              "of %s '%s' must be a parameter of the weight owner (party %d) for "
+                              "the fold; it is a %s of party %d", bn->name, o->name,
+                              veil_op_name(x->op), x->name, w->owner, veil_op_name(o->op),
+                              o->owner);
+        r = other_reader(p, o->index, x->index);
+        if (r >= 0)
+            return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the %s '%s' of "
+                              "%s '%s' is also read by %s '%s'; folding would change it there too: "
+                              "give the folded layer its own %s", bn->name, role, o->name,
+                              veil_op_name(x->op), x->name, veil_op_name(p->nodes[r].op),
+                              p->nodes[r].name, role);
+    }
+    for (int j = 1; j < 5; j++) {
+        const struct veil_node *q = &p->nodes[bn->in[j]];
+        if (q->op != VEIL_OP_PARAM || q->owner != w->owner)
+            return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': its %s '%s' "
+                              "belongs to party %d but the weight '%s' of %s '%s' belongs to party "
+                              "%d; the fold happens at the weight owner: give the batch norm's "
+                              "parameters to party %d", bn->name, bn_what[j - 1], q->name,
+                              q->owner, w->name, veil_op_name(x->op), x->name, w->owner,
+                              w->owner);
+    }
+    return VEIL_OK;
+}
+
+int veil_plan_fold_batchnorm(veil_plan_t *p)
+{
+    /* Nodes are inserted while walking, so the walk re-reads p->count and indices. */
+    for (size_t i = 0; i < p->count; i++) {
+        if (p->nodes[i].op != VEIL_OP_BATCHNORM || p->nodes[i].folded_into >= 0)
+            continue;
+        int rc = check_foldable(p, &p->nodes[i]);
+        if (rc != VEIL_OK)
+            return rc;
+        int bn = (int)i;
+        int x = p->nodes[bn].in[0];
+        if (p->nodes[x].nin < 3 || p->nodes[x].in[2] < 0) {
+            const struct veil_node *w = &p->nodes[p->nodes[x].in[1]];
+            struct veil_node b;
+            memset(&b, 0, sizeof b);
+            b.op = VEIL_OP_PARAM;
+            unique_name(p, p->nodes[bn].name, ".folded_bias", b.name);
+            size_t c = p->nodes[x].dims[1];
+            veil_node_set_shape(&b, 1, &c);
+            for (int j = 0; j < VEIL_NODE_MAX_IN; j++)
+                b.in[j] = -1;
+            b.owner = w->owner;
+            b.fwd = -1;
+            b.output = -1;
+            b.reveal_to = VEIL_ALL_PARTIES;
+            b.folded_into = -1;
+            b.fold_bn = -1;
+            b.last_use = -1;
+            b.grad_of = -1;
+            b.synthetic = 1;
+            rc = insert_node(p, x, &b);
+            if (rc != VEIL_OK)
+                return rc;
+            /* The producer moved up one, so did the batch norm; the bias sits at x. */
+            int bias = x;
+            x++;
+            bn++;
+            i++;
+            p->nodes[x].nin = 3;
+            p->nodes[x].in[2] = bias;
+        }
+        p->nodes[bn].folded_into = x;
+        p->nodes[x].fold_bn = bn;
+    }
+    return veil_plan_index(p);
+}
