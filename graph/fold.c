@@ -102,6 +102,17 @@ static void unique_name(const veil_plan_t *p, const char *base, const char *suff
     }
 }
 
+/* "an input", "a parameter", ... for messages. */
+static const char *what_is(const struct veil_node *n)
+{
+    switch (n->op) {
+    case VEIL_OP_INPUT: return "an input";
+    case VEIL_OP_PARAM: return "a parameter";
+    case VEIL_OP_CONST: return "a constant";
+    default: return "a computed tensor";
+    }
+}
+
 static const char *const bn_what[4] = {"gamma", "beta", "mean", "var"};
 
 /* Checks that batch norm bn can be folded into its producer; VEIL_OK or the refusal. */
@@ -126,18 +137,17 @@ static int check_foldable(const veil_plan_t *p, const struct veil_node *bn)
     const struct veil_node *w = &p->nodes[x->in[1]];
     if (w->op != VEIL_OP_PARAM)
         return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the weight '%s' of "
-                          "%s '%s' is a %s, not a parameter; folding rescales the weight at its "
+                          "%s '%s' is not a parameter but %s; folding rescales the weight at its "
                           "owner, so give the layer a parameter weight (veil_param)", bn->name,
-                          w->name, veil_op_name(x->op), x->name, veil_op_name(w->op));
+                          w->name, veil_op_name(x->op), x->name, what_is(w));
     for (int j = 1; j < x->nin; j++) {
         const struct veil_node *o = &p->nodes[x->in[j]];
         const char *role = j == 1 ? "weight" : "bias";
         if (j == 2 && (o->op != VEIL_OP_PARAM || o->owner != w->owner))
             return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the bias '%s' "
-                              "of %s '%s' must be a parameter of the weight owner (party %d) for "
-                              "the fold; it is a %s of party %d", bn->name, o->name,
-                              veil_op_name(x->op), x->name, w->owner, veil_op_name(o->op),
-                              o->owner);
+                              "of %s '%s' is %s (party %d); the fold shifts the bias at the "
+                              "weight owner: make it a parameter of party %d", bn->name, o->name,
+                              veil_op_name(x->op), x->name, what_is(o), o->owner, w->owner);
         r = other_reader(p, o->index, x->index);
         if (r >= 0)
             return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the %s '%s' of "
