@@ -6,7 +6,11 @@
  * reaches it (every consumer comes later in the forward order, so it was visited first); several
  * contributions are summed with ADD at that moment. Only what a parameter's gradient needs is
  * built: no gradient flows into inputs, constants or nodes that no parameter influences (the first
- * layer's dx is skipped). The backward ops and their operands are specified in graph_internal.h.
+ * layer's dx is skipped), and a parameter that does not reach the loss gets no update. The backward
+ * ops and their operands are specified in graph_internal.h. A parameter's SGD_UPDATE is emitted
+ * as soon as its gradient is complete, which is after every backward op that reads the parameter
+ * (they belong to its consumers, visited first): updates overlap the rest of the backward pass
+ * and are correct even where an executor writes w' at once rather than at the end of the step.
  *
  * Names of generated nodes: "<layer>.dx", ".dw", ".db" (conv2d, dense; ".dx" for one-operand
  * layers), "<matmul or concat>.da" / ".db", "<layernorm>.dgamma" / ".dbeta", "<loss>.dlogits",

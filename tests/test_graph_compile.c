@@ -629,6 +629,47 @@ static void test_sums(void)
     }
     veil_plan_destroy(&p);
     veil_graph_destroy(&g);
+
+    /* Three contributions (x + x + relu(x), one gradient read three times): partial sums. */
+    g = veil_graph_new("three");
+    x = IN(g, "x", S2(2, 3));
+    veil_node_t *y = veil_dense(g, "y", x, PAR(g, "w", S2(3, 3)), NULL);
+    s = veil_add(g, "s", veil_add(g, "t", y, y), veil_relu(g, "ry", y));
+    veil_softmax_cross_entropy(g, "loss", s, IN(g, "lab", S2(2, 3)));
+    p = compile_train(g);
+    if (p) {
+        check_training(p, veil_graph_node_count(g), "three");
+        int part = EXPECT(p, "y.grad_part1", ADD, S2(2, 3));
+        int sum = EXPECT(p, "y.grad", ADD, S2(2, 3));
+        VT_CHECK(sum < 0 || part < 0 || p->nodes[sum].in[0] == part, "the sum chains its parts");
+        EXPECT_IN(p, IDX(p, "y.dw"), 1, "y.grad");
+    }
+    veil_plan_destroy(&p);
+    veil_graph_destroy(&g);
+
+    /* Names too long for a suffix are shortened and made unique with "~k". */
+    char longname[64];
+    memset(longname, 'L', 62);
+    longname[62] = '\0';
+    g = veil_graph_new("long");
+    l = veil_dense(g, longname, IN(g, "x", S2(2, 3)), PAR(g, "w", S2(3, 3)), NULL);
+    veil_softmax_cross_entropy(g, "loss", l, IN(g, "y", S2(2, 3)));
+    p = compile_train(g);
+    if (p) {
+        check_training(p, veil_graph_node_count(g), "long");
+        int found = 0;
+        for (size_t i = p->nforward; i < p->count; i++) {
+            const char *nm = p->nodes[i].name;
+            size_t len = strlen(nm);
+            VT_CHECK(len > 0 && len < VEIL_NODE_NAME_MAX, "name length %zu", len);
+            if (p->nodes[i].op == VEIL_OP_MATMUL_TN)
+                found = len == VEIL_NODE_NAME_MAX - 1 && strcmp(nm + len - 5, ".dw~2") == 0 &&
+                        strncmp(nm, longname, 58) == 0;
+        }
+        VT_CHECK(found, "shortened name of the weight gradient");
+    }
+    veil_plan_destroy(&p);
+    veil_graph_destroy(&g);
 }
 
 static void test_attention_backward(void)
