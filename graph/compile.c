@@ -1,11 +1,12 @@
 /*
- * compile.c — veil_compile: turns a checked graph into an immutable plan. It copies the nodes
- * (the graph may be destroyed afterwards), checks what only a whole graph can tell (at least one
- * output, every output reachable from a leaf owned by someone), folds batch normalisation into
- * its producer (fold.c), appends the backward pass when training (autodiff.c), computes each
- * node's last use (liveness: the executors release a temporary right after it) and its
- * critical-path priority, and the plan digest that the parties' handshake compares. The plan's
- * read-only queries live here too.
+ * compile.c — veil_compile: turns a checked graph into an immutable plan. It checks the options
+ * (training's SGD hyper-parameters against what the fixed-point encoding represents), copies the
+ * nodes (the graph may be destroyed afterwards), checks what only a whole graph can tell (at
+ * least one output, or a loss when training), folds batch normalisation into its producer
+ * (fold.c), appends the backward pass when training (autodiff.c), computes each node's last use
+ * (liveness: the executors release a temporary right after it) and its critical-path priority,
+ * and the plan digest that the parties' handshake compares. The plan's read-only queries live
+ * here too.
  */
 #include "config.h"
 

@@ -268,7 +268,8 @@ static int digest_equal(veil_graph_t *g1, const struct veil_compile_options *o1,
 static void test_digest(void)
 {
     veil_graph_t *a = mlp(4, 6, "fc1", 1), *b = mlp(4, 6, "fc1", 1);
-    veil_graph_t *hid = mlp(4, 7, "fc1", 1), *nam = mlp(4, 6, "fc1b", 1), *own = mlp(4, 6, "fc1", 2);
+    veil_graph_t *hid = mlp(4, 7, "fc1", 1), *nam = mlp(4, 6, "fc1b", 1);
+    veil_graph_t *own = mlp(4, 6, "fc1", 2);
     veil_graph_t *bat = mlp(5, 6, "fc1", 1);
     struct veil_compile_options o, o2;
     veil_compile_options_defaults(&o);
