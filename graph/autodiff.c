@@ -41,28 +41,6 @@ struct ad {
     size_t nc, ccap;
 };
 
-/* Same rule as fold.c: "<base><suffix>", shortened with "~k" when too long or taken. */
-static void unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out)
-{
-    int n = snprintf(out, VEIL_NODE_NAME_MAX, "%s%s", base, suffix);
-    if (n >= 0 && n < VEIL_NODE_NAME_MAX && veil_plan_find(p, out) < 0)
-        return;
-    /* Suffixes are short literals, so base keeps most of the room. */
-    for (int k = 2;; k++) {
-        char tail[32];
-        snprintf(tail, sizeof tail, "~%d", k);
-        size_t lb = strlen(base), ls = strlen(suffix), lt = strlen(tail);
-        size_t room = VEIL_NODE_NAME_MAX - 1 - ls - lt;
-        if (lb > room)
-            lb = room;
-        memcpy(out, base, lb);
-        memcpy(out + lb, suffix, ls);
-        memcpy(out + lb + ls, tail, lt + 1);
-        if (veil_plan_find(p, out) < 0)
-            return;
-    }
-}
-
 /*
  * Appends a node of op named after node `base` with suffix; operands in[0..nin), shape
  * (ndim, dims), attributes from attrs (NULL: zero), fwd and grad_of as given. Returns its index,
@@ -87,7 +65,7 @@ static int emit(struct ad *a, enum veil_op op, int base, const char *suffix, int
     memset(&n, 0, sizeof n);
     n.op = op;
     n.index = (int)p->count;
-    unique_name(p, p->nodes[base].name, suffix, n.name);
+    veil_plan_unique_name(p, p->nodes[base].name, suffix, n.name);
     veil_node_set_shape(&n, ndim, dims);
     n.nin = nin;
     for (int j = 0; j < VEIL_NODE_MAX_IN; j++)

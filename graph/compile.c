@@ -375,6 +375,29 @@ int veil_plan_leaf_is_param(const veil_plan_t *p, size_t i)
     return n ? n->op == VEIL_OP_PARAM : 0;
 }
 
+/* A name for a node made by the compiler: "<base><suffix>", or, when that is too long or taken,
+ * base shortened and "~k" appended so that it fits and is unique. */
+void veil_plan_unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out)
+{
+    int n = snprintf(out, VEIL_NODE_NAME_MAX, "%s%s", base, suffix);
+    if (n >= 0 && n < VEIL_NODE_NAME_MAX && veil_plan_find(p, out) < 0)
+        return;
+    /* Suffixes are short literals, so base keeps most of the room. */
+    for (int k = 2;; k++) {
+        char tail[32];
+        snprintf(tail, sizeof tail, "~%d", k);
+        size_t lb = strlen(base), ls = strlen(suffix), lt = strlen(tail);
+        size_t room = VEIL_NODE_NAME_MAX - 1 - ls - lt;
+        if (lb > room)
+            lb = room;
+        memcpy(out, base, lb);
+        memcpy(out + lb, suffix, ls);
+        memcpy(out + lb + ls, tail, lt + 1);
+        if (veil_plan_find(p, out) < 0)
+            return;
+    }
+}
+
 int veil_plan_find(const veil_plan_t *p, const char *name)
 {
     for (size_t i = 0; p && name && i < p->count; i++)

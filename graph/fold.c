@@ -79,29 +79,6 @@ static int insert_node(veil_plan_t *p, int pos, const struct veil_node *nn)
     return VEIL_OK;
 }
 
-/* A name for a node made by the compiler: "<base><suffix>", or, when that is too long or taken,
- * base shortened and "~k" appended so that it fits and is unique. */
-static void unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out)
-{
-    int n = snprintf(out, VEIL_NODE_NAME_MAX, "%s%s", base, suffix);
-    if (n >= 0 && n < VEIL_NODE_NAME_MAX && veil_plan_find(p, out) < 0)
-        return;
-    /* Suffixes are short literals, so base keeps most of the room. */
-    for (int k = 2;; k++) {
-        char tail[32];
-        snprintf(tail, sizeof tail, "~%d", k);
-        size_t lb = strlen(base), ls = strlen(suffix), lt = strlen(tail);
-        size_t room = VEIL_NODE_NAME_MAX - 1 - ls - lt;
-        if (lb > room)
-            lb = room;
-        memcpy(out, base, lb);
-        memcpy(out + lb, suffix, ls);
-        memcpy(out + lb + ls, tail, lt + 1);
-        if (veil_plan_find(p, out) < 0)
-            return;
-    }
-}
-
 /* "an input", "a parameter", ... for messages. */
 static const char *what_is(const struct veil_node *n)
 {
@@ -185,7 +162,7 @@ int veil_plan_fold_batchnorm(veil_plan_t *p)
             struct veil_node b;
             memset(&b, 0, sizeof b);
             b.op = VEIL_OP_PARAM;
-            unique_name(p, p->nodes[bn].name, ".folded_bias", b.name);
+            veil_plan_unique_name(p, p->nodes[bn].name, ".folded_bias", b.name);
             size_t c = p->nodes[x].dims[1];
             veil_node_set_shape(&b, 1, &c);
             for (int j = 0; j < VEIL_NODE_MAX_IN; j++)

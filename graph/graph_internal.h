@@ -217,6 +217,9 @@ const char *veil_shape_str(int ndim, const size_t *dims, char *buf, size_t len);
 
 /** Index of the node called name in p, or -1. */
 int veil_plan_find(const veil_plan_t *p, const char *name);
+/** A name for a node the compiler makes: "<base><suffix>" into out (VEIL_NODE_NAME_MAX bytes),
+ * base shortened and "~k" appended when that is too long or already taken in p. */
+void veil_plan_unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out);
 /** Rebuilds p->leaves and p->outputs from the node array (after nodes were added). */
 int veil_plan_index(veil_plan_t *p);
 
