@@ -29,12 +29,16 @@
 struct layer {
     const char *name;
     int conv;
-    size_t k, n;              /* dense: x (batch x k) . w (k x n) */
-    struct veil_conv_geom g;  /* conv (batch set per row) */
+    size_t k, n;             /* dense: x (batch x k) . w (k x n) */
+    struct veil_conv_geom g; /* conv (batch set per row) */
 };
 
 static const struct layer layers[NLAYERS] = {
-    {"conv1", 1, 0, 0, {.c = 1, .h = 28, .w = 28, .oc = 6, .kh = 5, .kw = 5, .stride = 1, .pad = 2}},
+    {"conv1",
+     1,
+     0,
+     0,
+     {.c = 1, .h = 28, .w = 28, .oc = 6, .kh = 5, .kw = 5, .stride = 1, .pad = 2}},
     {"conv2", 1, 0, 0, {.c = 6, .h = 14, .w = 14, .oc = 16, .kh = 5, .kw = 5, .stride = 1}},
     {"fc1", 0, 400, 120, {0}},
     {"fc2", 0, 120, 84, {0}},
@@ -51,13 +55,13 @@ struct row {
     uint64_t dealer;       /* dealer: bytes of all runs */
     uint64_t rounds;
     double secs;
-    size_t xw, ww;         /* words of x and w */
+    size_t xw, ww; /* words of x and w */
     int mismatch;
 };
 
 static struct row *rows; /* shared with the children */
 static int nruns = 10;
-static uint64_t *plain;  /* enough words for every operand */
+static uint64_t *plain; /* enough words for every operand */
 static size_t plain_words;
 
 /* One layer in one mode: `nruns` products with the same weight; z[] keeps the outputs. */
@@ -197,17 +201,15 @@ int main(int argc, char **argv)
     if (!g || veil_prg_fill(g, plain, plain_words) != VEIL_OK)
         return 1;
     veil_prg_destroy(&g);
-    struct veil_test_mpc_opts o = {.nparties = nparties,
-                                   .material = VEIL_MPC_MAT_DEALER,
-                                   .frac_bits = -1,
-                                   .timeout_s = 1800};
+    struct veil_test_mpc_opts o = {
+        .nparties = nparties, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1, .timeout_s = 1800};
     double t0 = veil_now();
     if (veil_test_mpc_run(&o, body, NULL) != 0)
         return 1;
     printf("N = %d parties + dealer, %d runs per layer and mode, %.1f s wall\n", nparties, nruns,
            veil_now() - t0);
-    printf("%-6s %5s %-5s %9s %9s %12s %12s %13s %12s %8s %6s\n", "layer", "batch", "mode",
-           "|x|", "|w|", "run 1 B", "later B/run", "total B", "dealer B/run", "s/run", "same");
+    printf("%-6s %5s %-5s %9s %9s %12s %12s %13s %12s %8s %6s\n", "layer", "batch", "mode", "|x|",
+           "|w|", "run 1 B", "later B/run", "total B", "dealer B/run", "s/run", "same");
     int status = 0;
     uint64_t tot[2][2] = {{0}};
     for (int i = 0; i < MAXROWS && rows[i].runs; i++) {
@@ -216,9 +218,9 @@ int main(int argc, char **argv)
         tot[r->batch == 1][r->ws] += total;
         printf("%-6s %5zu %-5s %9zu %9zu %12llu %12llu %13llu %12llu %8.4f %6s\n", r->layer,
                r->batch, r->ws ? "ws" : "plain", r->xw, r->ww, (unsigned long long)r->first,
-               (unsigned long long)(r->later / (uint64_t)(r->runs - 1)),
-               (unsigned long long)total, (unsigned long long)(r->dealer / (uint64_t)r->runs),
-               r->secs / r->runs, r->mismatch ? "NO" : "yes");
+               (unsigned long long)(r->later / (uint64_t)(r->runs - 1)), (unsigned long long)total,
+               (unsigned long long)(r->dealer / (uint64_t)r->runs), r->secs / r->runs,
+               r->mismatch ? "NO" : "yes");
         status |= r->mismatch;
     }
     for (int b = 0; b < 2; b++)

@@ -154,8 +154,8 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
     struct veil_preproc_item item =
         wid ? veil_preproc_item_conv_ws(0, g->batch, g->c, g->h, g->w, g->oc, g->kh, g->kw,
                                         g->stride, g->pad, *wid)
-            : veil_preproc_item_conv(0, g->batch, g->c, g->h, g->w, g->oc, g->kh, g->kw,
-                                     g->stride, g->pad);
+            : veil_preproc_item_conv(0, g->batch, g->c, g->h, g->w, g->oc, g->kh, g->kw, g->stride,
+                                     g->pad);
     rc = veil_mpc_material(m, item, SIZE_MAX, &mat);
     if (rc != VEIL_OK)
         return rc;

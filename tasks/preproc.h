@@ -127,7 +127,8 @@ enum veil_preproc_kind {
 };
 
 /* Part indices, per kind (see the table above). */
-enum { VEIL_PRE_A = 0, VEIL_PRE_B = 1, VEIL_PRE_C = 2 }; /* BEAVER MATMUL CONV AND, the _WS kinds */
+/* BEAVER, MATMUL, CONV, AND and the weight-stationary MATMUL_WS, CONV_WS: */
+enum { VEIL_PRE_A = 0, VEIL_PRE_B = 1, VEIL_PRE_C = 2 };
 enum { VEIL_PRE_SQ_A = 0, VEIL_PRE_SQ_A2 = 1 };                       /* SQUARE */
 enum { VEIL_PRE_TR_R = 0, VEIL_PRE_TR_RHI = 1, VEIL_PRE_TR_R63 = 2 }; /* TRUNC */
 enum { VEIL_PRE_BIT_A = 0, VEIL_PRE_BIT_B = 1 };                      /* BIT */
@@ -227,9 +228,9 @@ struct veil_preproc_item veil_preproc_item_cmpmask(uint64_t index, uint64_t n);
 struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,
                                                      uint64_t n, uint64_t wid);
 struct veil_preproc_item veil_preproc_item_conv_ws(uint64_t index, uint64_t batch, uint64_t c,
-                                                   uint64_t h, uint64_t w, uint64_t oc,
-                                                   uint64_t kh, uint64_t kw, uint64_t stride,
-                                                   uint64_t pad, uint64_t wid);
+                                                   uint64_t h, uint64_t w, uint64_t oc, uint64_t kh,
+                                                   uint64_t kw, uint64_t stride, uint64_t pad,
+                                                   uint64_t wid);
 /** 1 for the kinds with a weight-stream part (MATMUL_WS, CONV_WS), storing its wid in *wid. */
 int veil_preproc_item_wid(const struct veil_preproc_item *item, uint64_t *wid);
 

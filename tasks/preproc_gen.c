@@ -142,9 +142,9 @@ struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m,
 }
 
 struct veil_preproc_item veil_preproc_item_conv_ws(uint64_t index, uint64_t batch, uint64_t c,
-                                                   uint64_t h, uint64_t w, uint64_t oc,
-                                                   uint64_t kh, uint64_t kw, uint64_t stride,
-                                                   uint64_t pad, uint64_t wid)
+                                                   uint64_t h, uint64_t w, uint64_t oc, uint64_t kh,
+                                                   uint64_t kw, uint64_t stride, uint64_t pad,
+                                                   uint64_t wid)
 {
     struct veil_preproc_item it =
         veil_preproc_item_conv(index, batch, c, h, w, oc, kh, kw, stride, pad);
@@ -554,8 +554,7 @@ static int streams_open(struct streams *s, const struct veil_preproc_layout *lay
     s->n = layout->nparties;
     uint64_t wid = 0;
     if (weight && !veil_preproc_item_wid(item, &wid))
-        return veil_error(VEIL_ERR_INVAL, "preproc: kind %d has no weight stream",
-                          (int)item->kind);
+        return veil_error(VEIL_ERR_INVAL, "preproc: kind %d has no weight stream", (int)item->kind);
     for (int q = 0; q < s->n; q++) {
         uint8_t child[VEIL_SEED_BYTES];
         int rc = weight ? veil_preproc_weight_seed(layout, wid, seeds[q], child)
@@ -701,8 +700,8 @@ static int dealer_elementwise(struct streams *s, int d, const struct veil_prepro
 /* MATMUL and CONV (and their _WS forms, whose B comes from the weight streams ws): reconstruct
  * both operands in full, multiply with the ring GEMM. */
 static int dealer_linear(struct streams *s, struct streams *ws, int d,
-                         const struct veil_preproc_item *item,
-                         const struct veil_preproc_desc *desc, uint64_t *out)
+                         const struct veil_preproc_item *item, const struct veil_preproc_desc *desc,
+                         uint64_t *out)
 {
     const uint64_t *p = item->p;
     const int is_conv = item->kind == VEIL_PREPROC_CONV || item->kind == VEIL_PREPROC_CONV_WS;

@@ -82,8 +82,8 @@ static int check_state(veil_mpc_t *m, const char *op_name, int op, const struct 
     if (ws->op != op)
         return veil_error(VEIL_ERR_STATE, "%s: weight state %llu is bound to a %s", op_name,
                           (unsigned long long)ws->wid, ws->op == OP_MATMUL ? "matmul" : "conv2d");
-    int same = w->ndim == ws->ndim && w->data == ws->w_data &&
-               (w->h ? w->h[0] : NULL) == ws->w_handle;
+    int same =
+        w->ndim == ws->ndim && w->data == ws->w_data && (w->h ? w->h[0] : NULL) == ws->w_handle;
     for (int i = 0; same && i < w->ndim; i++)
         same = w->dims[i] == ws->dims[i];
     if (!same)

@@ -60,15 +60,15 @@
  * and the identity of the bound w are kept here.
  */
 struct veil_mpc_wstat {
-    veil_mpc_t *m;                  /* the context it was initialised for */
-    uint64_t wid;                   /* the weight id (its weight stream) */
-    int op;                         /* 0 unbound; bound to a matmul (1) or a conv2d (2) */
-    int ndim;                       /* the bound w's shape */
+    veil_mpc_t *m; /* the context it was initialised for */
+    uint64_t wid;  /* the weight id (its weight stream) */
+    int op;        /* 0 unbound; bound to a matmul (1) or a conv2d (2) */
+    int ndim;      /* the bound w's shape */
     size_t dims[VEIL_MAX_DIMS];
-    const uint64_t *w_data;         /* the bound w's identity at a party (NULL elsewhere) */
+    const uint64_t *w_data; /* the bound w's identity at a party (NULL elsewhere) */
     starpu_data_handle_t w_handle;
-    struct veil_pub e;              /* E = W - B at a party once opened; owned */
-    uint64_t uses;                  /* products run with this state */
+    struct veil_pub e; /* E = W - B at a party once opened; owned */
+    uint64_t uses;     /* products run with this state */
 };
 
 /**

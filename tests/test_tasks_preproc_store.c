@@ -1,7 +1,7 @@
 /* Tests the per-party preprocessing file: three parties' files written atomically (no temporary
  * left behind) read back item by item equal to a fresh expansion and still correlated across
- * parties (every kind, the weight-stationary MATMUL_WS / CONV_WS included); then every bad case gives its documented error and never a crash: wrong kind, index
- * or params requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH),
+ * parties (every kind, the weight-stationary MATMUL_WS / CONV_WS included); then every bad case
+ * gives its documented error and never a crash: wrong kind, index or params requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH),
  * another session / party / party count / frac bits / plan (MISMATCH on open), truncated files at
  * many lengths and flipped bytes anywhere (VEIL_ERR_FORMAT: digest), bad magic and version,
  * crafted files with a valid digest but a lying table (FORMAT), random header/table damage with a

@@ -44,9 +44,15 @@ static uint64_t *out;
 
 static struct veil_conv_geom geom(size_t batch)
 {
-    struct veil_conv_geom g = {
-        .batch = batch, .c = CC, .h = CH, .w = CH, .oc = COC, .kh = CK, .kw = CK, .stride = 1,
-        .pad = 1};
+    struct veil_conv_geom g = {.batch = batch,
+                               .c = CC,
+                               .h = CH,
+                               .w = CH,
+                               .oc = COC,
+                               .kh = CK,
+                               .kw = CK,
+                               .stride = 1,
+                               .pad = 1};
     return g;
 }
 
