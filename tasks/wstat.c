@@ -42,6 +42,11 @@ int veil_mpc_wstat_init(veil_mpc_t *m, struct veil_mpc_wstat *ws, uint64_t wid)
 {
     if (!m || !ws)
         return veil_error(VEIL_ERR_INVAL, "wstat init: NULL context or state");
+    if (ws->m)
+        return veil_error(VEIL_ERR_STATE,
+                          "wstat init: the state (weight id %llu) is in use; "
+                          "release it first (or zero a new one)",
+                          (unsigned long long)ws->wid);
     memset(ws, 0, sizeof *ws);
     int rc = claim(m, wid);
     if (rc != VEIL_OK)

@@ -75,7 +75,8 @@ struct veil_mpc_wstat {
  * Initialises *ws for weight id wid in context m and claims wid for the rest of m's session.
  * Every process calls it with the same wid. Returns VEIL_OK; VEIL_ERR_INVAL (NULL argument);
  * VEIL_ERR_STATE when wid was already claimed in m (a second weight tensor would reuse the mask:
- * give it another wid); VEIL_ERR_NOMEM.
+ * give it another wid) or when *ws is in use (initialised and not released); VEIL_ERR_NOMEM.
+ * *ws must be zeroed (or released) before: a state with garbage fields is refused as in use.
  */
 int veil_mpc_wstat_init(veil_mpc_t *m, struct veil_mpc_wstat *ws, uint64_t wid);
 

@@ -1,14 +1,15 @@
 /* Tests the weight-stationary products (tasks/wstat.h) with real party processes: N = 2 and 3
- * with a dealer process, and N = 2 from preprocessing files (the recorded MATMUL_WS / CONV_WS
+ * with a dealer process, N = 3 in trusted-first-party mode (party 0 computes the corrections from
+ * the weight streams too), and N = 2 from preprocessing files (the recorded MATMUL_WS / CONV_WS
  * items through veil_preproc_generate_files and FILE material). Three successive products
  * x_i . W with one weight state (the third with another row count) and three conv2d(x_i, K) with
  * another state (the third with another batch) are revealed and compared bit for bit with the
  * plaintext ring products; each call costs 1 round, the first one 8 (N-1)(|x| + |w|) bytes per
  * party (E = W - B opened) and the later ones 8 (N-1) |x| (E reused). Misuse is refused with
  * VEIL_ERR_STATE before any material is requested: a second claim of a weight id (also after
- * release), another weight tensor of the same shape under a bound state (parties: the dealer's
- * tensors have no identity), a conv2d with a matmul's state, a state of another context's
- * making (uninitialised). */
+ * release), re-initialising a state in use, another weight tensor of the same shape under a bound
+ * state (parties: the dealer's tensors have no identity), a conv2d with a matmul's state, a state
+ * of another context's making (uninitialised). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "codelets/reference.h"
@@ -96,6 +97,9 @@ static void misuse(veil_mpc_t *m, const struct veil_sec *sx, const struct veil_s
     VT_CHECK(veil_mpc_wstat_init(m, &other, 7) == VEIL_ERR_STATE, "wid 7 claimed twice");
     VT_CHECK(strstr(veil_last_error(), "already claimed") != NULL, "message: %s",
              veil_last_error());
+    VT_CHECK(veil_mpc_wstat_init(m, ws_mm, 99) == VEIL_ERR_STATE && ws_mm->wid == 7 &&
+                 veil_mpc_wstat_bound(ws_mm),
+             "a state in use is not re-initialised");
     /* another tensor, same shape: only parties hold an identity to compare */
     if (veil_mpc_computes(m)) {
         VT_CHECK(veil_mpc_matmul_ws(m, sx, sw2, ws_mm, &z) == VEIL_ERR_STATE,
@@ -217,6 +221,7 @@ int main(void)
     struct veil_test_mpc_opts runs[] = {
         {.nparties = 2, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
         {.nparties = 3, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1},
+        {.nparties = 3, .material = VEIL_MPC_MAT_TRUSTED_FIRST_PARTY, .frac_bits = -1},
         {.nparties = 2, .material = VEIL_MPC_MAT_FILE, .frac_bits = -1},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
