@@ -19,6 +19,8 @@
  *   conv2d   1 round, 8 (N-1)(|X| + |W|)         the input- and weight-sized opens
  *   conv2d_grad_weight  1 round, 8 (N-1) B OH OW (OC + C KH KW)   (im2col-sized; see conv.c)
  *   conv2d_grad_input   1 round, 8 (N-1) OC (C KH KW + B OH OW)   (= |W| + |dY|)
+ * For inference with fixed weights, tasks/wstat.h has matmul and conv2d forms that open W - B
+ * once per session (later calls: 8 (N-1) ab and 8 (N-1) |x|).
  */
 #ifndef VEIL_TASKS_BEAVER_H
 #define VEIL_TASKS_BEAVER_H

@@ -1,12 +1,14 @@
 /*
  * beaver_internal.h — what the Beaver-family protocol files (beaver.c, matmul.c, conv.c,
- * trunc.c) share: three local kernels as StarPU tasks on vector handles (a batched strided GEMM,
- * an axis swap, the truncation protocol's final local step; tasks/beaver_kernels.c) and the
- * secure matrix product on already-validated tensors (matmul.c).
+ * trunc.c, wstat.c) share: three local kernels as StarPU tasks on vector handles (a batched
+ * strided GEMM, an axis swap, the truncation protocol's final local step; beaver_kernels.c) and the
+ * secure matrix product and convolution on already-validated tensors (matmul.c, conv.c), with
+ * the hooks the weight-stationary forms need (a _WS item, a kept E).
  */
 #ifndef VEIL_TASKS_BEAVER_INTERNAL_H
 #define VEIL_TASKS_BEAVER_INTERNAL_H
 
+#include "tasks/beaver.h"
 #include "tasks/mpc.h"
 
 #include <starpu.h>
@@ -54,6 +56,38 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
  */
 int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                          struct veil_sec *z);
+
+/**
+ * The Beaver matrix product behind veil_mpc_matmul and veil_mpc_matmul_ws (tasks/wstat.h), on
+ * operands already validated (veil_mpc_matmul_check). wid NULL: a MATMUL item; otherwise a
+ * MATMUL_WS item for weight id *wid (B is the session's mask of y). e_keep NULL: E = y - B is
+ * opened into a temporary. e_keep empty (data NULL, e.g. zeroed): E is opened into it and the
+ * caller owns it (at a party; at the dealer / a recorder it stays empty). e_keep holding E
+ * (opened by an earlier call for the same B): y is not opened, E is used as is. z is
+ * initialised here. Rounds 1; bytes 8 (N-1)(ab + bc), or 8 (N-1) ab when E is reused.
+ */
+int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                           const uint64_t *wid, struct veil_pub *e_keep, struct veil_sec *z);
+
+/** veil_mpc_matmul's validation with op naming the caller in messages (2-D arithmetic one-tile
+ * x and y, matching inner dimension, z non-NULL): VEIL_OK or the error with a message. */
+int veil_mpc_matmul_check(const char *op, const struct veil_sec *x, const struct veil_sec *y,
+                          const struct veil_sec *z);
+
+/** veil_mpc_conv2d's validation (geometry, x and w 4-D one-tile arithmetic of g's shapes, y
+ * non-NULL), op naming the caller in messages. */
+int veil_mpc_conv2d_check(const char *op, const struct veil_sec *x, const struct veil_sec *w,
+                          const struct veil_conv_geom *g, const struct veil_sec *y);
+
+/**
+ * The Beaver convolution behind veil_mpc_conv2d and veil_mpc_conv2d_ws, on operands validated by
+ * veil_mpc_conv2d_check: a CONV item (wid NULL) or a CONV_WS item for *wid; e_keep as for
+ * veil_mpc_matmul_beaver (E = w - B, weight-shaped). Rounds 1; bytes 8 (N-1)(|x| + |w|), or
+ * 8 (N-1) |x| when E is reused.
+ */
+int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,
+                           const struct veil_conv_geom *g, const uint64_t *wid,
+                           struct veil_pub *e_keep, struct veil_sec *y);
 
 /** A view of material part p with the shape of like (same numel and tiling): shares p's
  * handles, never released itself. */

@@ -125,36 +125,50 @@ static int conv_gemm(starpu_data_handle_t wm, starpu_data_handle_t cols, starpu_
     return veil_task_bgemm(wm, cols, y, &g);
 }
 
-int veil_mpc_conv2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,
-                    const struct veil_conv_geom *g, struct veil_sec *y)
+int veil_mpc_conv2d_check(const char *op, const struct veil_sec *x, const struct veil_sec *w,
+                          const struct veil_conv_geom *g, const struct veil_sec *y)
+{
+    struct geom o;
+    int rc;
+    if ((rc = check_geom(op, g, &o)) != VEIL_OK)
+        return rc;
+    const size_t xd[4] = {g->batch, g->c, g->h, g->w}, wd[4] = {g->oc, g->c, g->kh, g->kw};
+    if ((rc = check_t4(op, "x", x, xd)) != VEIL_OK || (rc = check_t4(op, "w", w, wd)) != VEIL_OK)
+        return rc;
+    if (!y)
+        return veil_error(VEIL_ERR_INVAL, "%s: y is NULL", op);
+    return VEIL_OK;
+}
+
+int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,
+                           const struct veil_conv_geom *g, const uint64_t *wid,
+                           struct veil_pub *e_keep, struct veil_sec *y)
 {
     struct geom o;
     int rc;
     if ((rc = check_geom("conv2d", g, &o)) != VEIL_OK)
         return rc;
-    const size_t xd[4] = {g->batch, g->c, g->h, g->w}, wd[4] = {g->oc, g->c, g->kh, g->kw};
     const size_t yd[4] = {g->batch, g->oc, o.oh, o.ow};
-    if ((rc = check_t4("conv2d", "x", x, xd)) != VEIL_OK ||
-        (rc = check_t4("conv2d", "w", w, wd)) != VEIL_OK)
-        return rc;
-    if (!y)
-        return veil_error(VEIL_ERR_INVAL, "conv2d: y is NULL");
     memset(y, 0, sizeof *y);
     struct veil_mpc_mat mat;
-    rc = veil_mpc_material(m,
-                           veil_preproc_item_conv(0, g->batch, g->c, g->h, g->w, g->oc, g->kh,
-                                                  g->kw, g->stride, g->pad),
-                           SIZE_MAX, &mat);
+    struct veil_preproc_item item =
+        wid ? veil_preproc_item_conv_ws(0, g->batch, g->c, g->h, g->w, g->oc, g->kh, g->kw,
+                                        g->stride, g->pad, *wid)
+            : veil_preproc_item_conv(0, g->batch, g->c, g->h, g->w, g->oc, g->kh, g->kw, g->stride,
+                                     g->pad);
+    rc = veil_mpc_material(m, item, SIZE_MAX, &mat);
     if (rc != VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, e = {0}, cd = {0}, ca = {0}, t1 = {0}, t2 = {0};
+    struct veil_sec d = {0}, e_tmp = {0}, cd = {0}, ca = {0}, t1 = {0}, t2 = {0};
+    struct veil_pub *e = e_keep ? e_keep : &e_tmp;
+    const int reuse = e->data != NULL; /* E = w - B of this B opened by an earlier call */
     if ((rc = veil_sec_init(m, y, VEIL_SHARE_ARITH, 4, yd, SIZE_MAX)) != VEIL_OK ||
         !veil_mpc_computes(m))
         goto out;
     struct veil_sec ma = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec mb = veil_mpc_part_view(&mat.part[VEIL_PRE_B], w);
     if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK ||
-        (rc = veil_mpc_open(m, w, &mb, &e)) != VEIL_OK)
+        (!reuse && (rc = veil_mpc_open(m, w, &mb, e)) != VEIL_OK))
         goto out;
     veil_mpc_round(m);
     if ((rc = init1(m, &cd, o.cols_len)) != VEIL_OK ||
@@ -166,22 +180,29 @@ int veil_mpc_conv2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_s
     if ((rc = veil_task_im2col(ma.h[0], ca.h[0], &o.ig, 0)) != VEIL_OK ||
         (rc = veil_task_im2col(d.h[0], cd.h[0], &o.ig, 0)) != VEIL_OK ||
         (rc = conv_gemm(mb.h[0], cd.h[0], t1.h[0], &o, g->oc, 0)) != VEIL_OK ||
-        (rc = conv_gemm(e.h[0], ca.h[0], t2.h[0], &o, g->oc, 0)) != VEIL_OK)
+        (rc = conv_gemm(e->h[0], ca.h[0], t2.h[0], &o, g->oc, 0)) != VEIL_OK)
         goto out;
     if (veil_mpc_self(m) == 0 &&
-        (rc = conv_gemm(e.h[0], cd.h[0], t1.h[0], &o, g->oc, 1)) != VEIL_OK)
+        (rc = conv_gemm(e->h[0], cd.h[0], t1.h[0], &o, g->oc, 1)) != VEIL_OK)
         goto out;
     starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
     rc = veil_task_sum(ops, 3, y->h[0], 0);
 out:
     veil_mpc_release(m, &d);
-    veil_mpc_release(m, &e);
+    veil_mpc_release(m, &e_tmp);
     veil_mpc_release(m, &cd);
     veil_mpc_release(m, &ca);
     veil_mpc_release(m, &t1);
     veil_mpc_release(m, &t2);
     veil_mpc_mat_release(m, &mat);
     return rc;
+}
+
+int veil_mpc_conv2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,
+                    const struct veil_conv_geom *g, struct veil_sec *y)
+{
+    int rc = veil_mpc_conv2d_check("conv2d", x, w, g, y);
+    return rc != VEIL_OK ? rc : veil_mpc_conv2d_beaver(m, x, w, g, NULL, NULL, y);
 }
 
 /* dY (batch, oc, ohow) regrouped as the OC x (B OH OW) matrix dYm. */

@@ -2,7 +2,8 @@
  * matmul.c — the secure matrix product with one MATMUL triple (contract and cost in beaver.h),
  * and its transposed variants through a local transpose of the shares. The local combination
  * runs as GEMM tasks into separate temporaries (D B when D lands, A E when E lands, D E at
- * party 0 accumulated onto D B) and one sum, so neither product waits for the other open.
+ * party 0 accumulated onto D B) and one sum, so neither product waits for the other open. The
+ * same core serves the weight-stationary product (tasks/wstat.c), which reuses an opened E.
  */
 #include "config.h"
 #include "tasks/beaver.h"
@@ -38,24 +39,29 @@ static struct veil_bgemm_args gemm1(size_t a, size_t c, size_t b, int acc)
     return g;
 }
 
-int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
-                         struct veil_sec *z)
+int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                           const uint64_t *wid, struct veil_pub *e_keep, struct veil_sec *z)
 {
     const size_t a = x->dims[0], b = x->dims[1], c = y->dims[1];
     const size_t zdims[2] = {a, c};
     struct veil_mpc_mat mat;
     memset(z, 0, sizeof *z);
-    int rc = veil_mpc_material(m, veil_preproc_item_matmul(0, a, b, c), SIZE_MAX, &mat);
+    int rc = veil_mpc_material(m,
+                               wid ? veil_preproc_item_matmul_ws(0, a, b, c, *wid)
+                                   : veil_preproc_item_matmul(0, a, b, c),
+                               SIZE_MAX, &mat);
     if (rc != VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, e = {0}, t1 = {0}, t2 = {0};
+    struct veil_sec d = {0}, e_tmp = {0}, t1 = {0}, t2 = {0};
+    struct veil_pub *e = e_keep ? e_keep : &e_tmp;
+    const int reuse = e->data != NULL; /* E = y - B of this B opened by an earlier call */
     if ((rc = veil_sec_init(m, z, VEIL_SHARE_ARITH, 2, zdims, SIZE_MAX)) != VEIL_OK ||
         !veil_mpc_computes(m))
         goto out;
     struct veil_sec ma = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec mb = veil_mpc_part_view(&mat.part[VEIL_PRE_B], y);
     if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK ||
-        (rc = veil_mpc_open(m, y, &mb, &e)) != VEIL_OK)
+        (!reuse && (rc = veil_mpc_open(m, y, &mb, e)) != VEIL_OK))
         goto out;
     veil_mpc_round(m);
     if ((rc = veil_sec_init_like(m, &t1, z)) != VEIL_OK ||
@@ -63,36 +69,48 @@ int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct v
         goto out;
     struct veil_bgemm_args g0 = gemm1(a, c, b, 0), g1 = gemm1(a, c, b, 1);
     if ((rc = veil_task_bgemm(d.h[0], mb.h[0], t1.h[0], &g0)) != VEIL_OK ||
-        (rc = veil_task_bgemm(ma.h[0], e.h[0], t2.h[0], &g0)) != VEIL_OK)
+        (rc = veil_task_bgemm(ma.h[0], e->h[0], t2.h[0], &g0)) != VEIL_OK)
         goto out;
-    if (veil_mpc_self(m) == 0 && (rc = veil_task_bgemm(d.h[0], e.h[0], t1.h[0], &g1)) != VEIL_OK)
+    if (veil_mpc_self(m) == 0 && (rc = veil_task_bgemm(d.h[0], e->h[0], t1.h[0], &g1)) != VEIL_OK)
         goto out;
     starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
     rc = veil_task_sum(ops, 3, z->h[0], 0);
 out:
     veil_mpc_release(m, &d);
-    veil_mpc_release(m, &e);
+    veil_mpc_release(m, &e_tmp);
     veil_mpc_release(m, &t1);
     veil_mpc_release(m, &t2);
     veil_mpc_mat_release(m, &mat);
     return rc;
 }
 
+int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
+                         struct veil_sec *z)
+{
+    return veil_mpc_matmul_beaver(m, x, y, NULL, NULL, z);
+}
+
+int veil_mpc_matmul_check(const char *op, const struct veil_sec *x, const struct veil_sec *y,
+                          const struct veil_sec *z)
+{
+    int rc;
+    if ((rc = check_matrix(op, "x", x)) != VEIL_OK || (rc = check_matrix(op, "y", y)) != VEIL_OK)
+        return rc;
+    if (!z)
+        return veil_error(VEIL_ERR_INVAL, "%s: z is NULL", op);
+    if (x->dims[1] != y->dims[0])
+        return veil_error(VEIL_ERR_SHAPE,
+                          "%s: x is %zu x %zu but y is %zu x %zu; y needs %zu "
+                          "rows",
+                          op, x->dims[0], x->dims[1], y->dims[0], y->dims[1], x->dims[1]);
+    return VEIL_OK;
+}
+
 int veil_mpc_matmul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                     struct veil_sec *z)
 {
-    int rc;
-    if ((rc = check_matrix("matmul", "x", x)) != VEIL_OK ||
-        (rc = check_matrix("matmul", "y", y)) != VEIL_OK)
-        return rc;
-    if (!z)
-        return veil_error(VEIL_ERR_INVAL, "matmul: z is NULL");
-    if (x->dims[1] != y->dims[0])
-        return veil_error(VEIL_ERR_SHAPE,
-                          "matmul: x is %zu x %zu but y is %zu x %zu; y needs %zu "
-                          "rows",
-                          x->dims[0], x->dims[1], y->dims[0], y->dims[1], x->dims[1]);
-    return veil_mpc_matmul_core(m, x, y, z);
+    int rc = veil_mpc_matmul_check("matmul", x, y, z);
+    return rc != VEIL_OK ? rc : veil_mpc_matmul_core(m, x, y, z);
 }
 
 /* t = x^T (a local transpose of the shares), one handle. */

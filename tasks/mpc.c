@@ -225,6 +225,7 @@ void veil_mpc_destroy(veil_mpc_t **mp)
     }
     veil_wipe(m->seed, sizeof m->seed);
     free(m->items);
+    free(m->wids);
     free(m);
     *mp = NULL;
 }

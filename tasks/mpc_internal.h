@@ -38,6 +38,8 @@ struct veil_mpc {
     struct veil_mpc_garbage *garbage; /* released tensors, collected at the next barrier */
     size_t ngarbage, garbage_cap;
     int task_error; /* first error status of a task body (atomic); reported by veil_mpc_wait */
+    uint64_t *wids; /* weight ids claimed by weight-stationary states (tasks/wstat.c), forever */
+    size_t nwids, wids_cap;
 };
 
 /** Called by a task body that failed (out of memory, crypto library): logged, then reported

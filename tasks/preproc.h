@@ -25,6 +25,18 @@
  * a repeated (kind, index) would repeat randomness. Mixing the session id into root_p makes a
  * seed accidentally reused across sessions still yield independent material.
  *
+ * WEIGHT STREAM (the weight-stationary kinds MATMUL_WS and CONV_WS, tasks/wstat.h). Their B part
+ * is not drawn from the item's stream: every item naming weight id wid takes party p's words
+ * [0, numel(B)) of
+ *     wseed_p = veil_seed_derive(root_p, label = VEIL_PREPROC_LABEL_WEIGHT, index = wid)
+ * so every such item of the session carries the SAME B = sum_p PRG(wseed_p) (one mask per weight
+ * tensor for the whole session; uniform, unknown to any N-1 parties). The B part is never
+ * corrected (no party's words are replaced), and the item stream's words over B's range are
+ * skipped, never used; the other parts (fresh A, corrected C = A.B) follow the item's stream as
+ * for MATMUL / CONV. The weight label differs from every item label, so a weight stream never
+ * overlaps an item stream. A wid must name one weight tensor per session: the online layer
+ * refuses a second claim of the same wid (tasks/wstat.h says why).
+ *
  * ITEMS (n = element count; parts in order; A = arithmetic share, B = binary/XOR share;
  * * = corrected; "words" are 64-bit):
  *   BEAVER  (n)            a[n] A, b[n] A, *c[n] A = a*b
@@ -34,6 +46,9 @@
  *                          *Y[batch*oc*oh*ow] A = conv2d(X, W) (NCHW, zero padding, no dilation),
  *                          oh = (h + 2 pad_h - kh) / stride_h + 1, ow likewise; pad < kernel,
  *                          each of c..pad_w below 2^32 (the im2col geometry is 32-bit)
+ *   MATMUL_WS (m, k, n, wid)  A[m*k] A, B[k*n] A (weight stream of wid), *C[m*n] A = A.B
+ *   CONV_WS (CONV's 11 params, wid)  X A, W A (weight stream of wid), *Y A = conv2d(X, W)
+ *                          (wid: any 64-bit value, 0 included; the other params as MATMUL/CONV)
  *   SQUARE  (n)            a[n] A, *a2[n] A = a*a
  *   AND     (n words)      a[n] B, b[n] B, *c[n] B = a AND b (64 independent gates per word)
  *   TRUNC   (n, f)         r[n] A (r uniform in Z_2^64), *r_hi[n] A = r >> f,
@@ -59,6 +74,8 @@
  *   TRUNC   n:         dealer 2n,           party 3n
  *   BIT     n:         dealer n,            party n + ceil(n/64)
  *   CMPMASK n:         dealer 2n,           party 3n
+ *   MATMUL_WS, CONV_WS: as MATMUL and CONV (the weight-stationary gain is online: E = W - B is
+ *                      opened once per session instead of once per item; see tasks/wstat.h)
  * Total dealer traffic per item is the dealer column (one tensor, to d only), independent of N;
  * the seeds cost 16 bytes per party per session. A file adds 88 + 128 * items + 32 bytes.
  *
@@ -89,6 +106,8 @@
 #define VEIL_PREPROC_FILE_ENTRY_BYTES 128
 /** High bits of the seed-derivation label ("VEILPR" then 0, 0); the low byte is the kind. */
 #define VEIL_PREPROC_LABEL UINT64_C(0x5645494c50520000)
+/** Seed-derivation label of the weight streams ("VEILWT" then 0, 0); the index is the wid. */
+#define VEIL_PREPROC_LABEL_WEIGHT UINT64_C(0x5645494c57540000)
 /** Largest share or correction of one item, in words (2^36 words = 512 GiB): sanity bound. */
 #define VEIL_PREPROC_MAX_ITEM_WORDS (UINT64_C(1) << 36)
 
@@ -101,11 +120,15 @@ enum veil_preproc_kind {
     VEIL_PREPROC_TRUNC,
     VEIL_PREPROC_BIT,
     VEIL_PREPROC_CMPMASK,
+    /* appended: files store kinds, never renumber */
+    VEIL_PREPROC_MATMUL_WS,
+    VEIL_PREPROC_CONV_WS,
     VEIL_PREPROC_KIND_COUNT
 };
 
 /* Part indices, per kind (see the table above). */
-enum { VEIL_PRE_A = 0, VEIL_PRE_B = 1, VEIL_PRE_C = 2 };              /* BEAVER MATMUL CONV AND */
+/* BEAVER, MATMUL, CONV, AND and the weight-stationary MATMUL_WS, CONV_WS: */
+enum { VEIL_PRE_A = 0, VEIL_PRE_B = 1, VEIL_PRE_C = 2 };
 enum { VEIL_PRE_SQ_A = 0, VEIL_PRE_SQ_A2 = 1 };                       /* SQUARE */
 enum { VEIL_PRE_TR_R = 0, VEIL_PRE_TR_RHI = 1, VEIL_PRE_TR_R63 = 2 }; /* TRUNC */
 enum { VEIL_PRE_BIT_A = 0, VEIL_PRE_BIT_B = 1 };                      /* BIT */
@@ -123,8 +146,11 @@ enum {
     VEIL_PRE_CONV_SH,
     VEIL_PRE_CONV_SW,
     VEIL_PRE_CONV_PH,
-    VEIL_PRE_CONV_PW
+    VEIL_PRE_CONV_PW,
+    VEIL_PRE_CONV_WID /* CONV_WS only */
 };
+/* Parameter index of a MATMUL_WS item's weight id (after m, k, n). */
+enum { VEIL_PRE_MATMUL_WID = 3 };
 
 /** The session-wide layout; identical at the dealer and every party. */
 struct veil_preproc_layout {
@@ -152,6 +178,7 @@ struct veil_preproc_desc {
         size_t numel;              /* words in the part */
         enum veil_share_kind form; /* VEIL_SHARE_ARITH or VEIL_SHARE_BINARY */
         int corrected;             /* 1: party d holds the correction here */
+        int weight;                /* 1: words [0, numel) of the item's weight stream */
         size_t offset;             /* first word in the share (= in the item's PRG stream) */
     } part[VEIL_PREPROC_MAX_PARTS];
     size_t share_words;      /* words of every party's share (sum of the parts) */
@@ -197,6 +224,15 @@ struct veil_preproc_item veil_preproc_item_and(uint64_t index, uint64_t nwords);
 struct veil_preproc_item veil_preproc_item_trunc(uint64_t index, uint64_t n, uint64_t frac_bits);
 struct veil_preproc_item veil_preproc_item_bit(uint64_t index, uint64_t n);
 struct veil_preproc_item veil_preproc_item_cmpmask(uint64_t index, uint64_t n);
+/** Weight-stationary items (WEIGHT STREAM above): wid names the weight tensor. */
+struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,
+                                                     uint64_t n, uint64_t wid);
+struct veil_preproc_item veil_preproc_item_conv_ws(uint64_t index, uint64_t batch, uint64_t c,
+                                                   uint64_t h, uint64_t w, uint64_t oc, uint64_t kh,
+                                                   uint64_t kw, uint64_t stride, uint64_t pad,
+                                                   uint64_t wid);
+/** 1 for the kinds with a weight-stream part (MATMUL_WS, CONV_WS), storing its wid in *wid. */
+int veil_preproc_item_wid(const struct veil_preproc_item *item, uint64_t *wid);
 
 /** Short lower-case name of a kind ("beaver", ...), "unknown" for others. Never NULL. */
 const char *veil_preproc_kind_name(int kind);
@@ -285,8 +321,16 @@ int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
                            const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES]);
 
 /**
+ * A party's weight-stream seed for weight id wid (WEIGHT STREAM above): derive(derive(s_p, sid),
+ * VEIL_PREPROC_LABEL_WEIGHT, wid). Wipe it after use.
+ */
+int veil_preproc_weight_seed(const struct veil_preproc_layout *layout, uint64_t wid,
+                             const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES]);
+
+/**
  * Fills words [start, start + count) of part `part` of party's share of item into dst: the
- * party's PRG words, or — for the designated party's corrected parts — the same range of the
+ * party's PRG words (of the item's stream, or of the weight stream for a weight part), or — for
+ * the designated party's corrected parts — the same range of the
  * correction (the whole correction tensor as the dealer computes it). BIT's padding bits are
  * masked. This is what the online layer's per-tile expansion tasks run; the concatenation of
  * all ranges equals veil_preproc_party_expand's share. VEIL_ERR_INVAL for a bad range/item.

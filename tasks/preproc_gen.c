@@ -132,11 +132,46 @@ struct veil_preproc_item veil_preproc_item_cmpmask(uint64_t index, uint64_t n)
     return it;
 }
 
+struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,
+                                                     uint64_t n, uint64_t wid)
+{
+    struct veil_preproc_item it = veil_preproc_item_matmul(index, m, k, n);
+    it.kind = VEIL_PREPROC_MATMUL_WS;
+    it.p[VEIL_PRE_MATMUL_WID] = wid;
+    return it;
+}
+
+struct veil_preproc_item veil_preproc_item_conv_ws(uint64_t index, uint64_t batch, uint64_t c,
+                                                   uint64_t h, uint64_t w, uint64_t oc, uint64_t kh,
+                                                   uint64_t kw, uint64_t stride, uint64_t pad,
+                                                   uint64_t wid)
+{
+    struct veil_preproc_item it =
+        veil_preproc_item_conv(index, batch, c, h, w, oc, kh, kw, stride, pad);
+    it.kind = VEIL_PREPROC_CONV_WS;
+    it.p[VEIL_PRE_CONV_WID] = wid;
+    return it;
+}
+
+int veil_preproc_item_wid(const struct veil_preproc_item *item, uint64_t *wid)
+{
+    if (!item)
+        return 0;
+    if (item->kind == VEIL_PREPROC_MATMUL_WS || item->kind == VEIL_PREPROC_CONV_WS) {
+        if (wid)
+            *wid = item->p[item->kind == VEIL_PREPROC_MATMUL_WS ? VEIL_PRE_MATMUL_WID
+                                                                : VEIL_PRE_CONV_WID];
+        return 1;
+    }
+    return 0;
+}
+
 static const char *const kind_names[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_BEAVER] = "beaver", [VEIL_PREPROC_MATMUL] = "matmul",
     [VEIL_PREPROC_CONV] = "conv",     [VEIL_PREPROC_SQUARE] = "square",
     [VEIL_PREPROC_AND] = "and",       [VEIL_PREPROC_TRUNC] = "trunc",
     [VEIL_PREPROC_BIT] = "bit",       [VEIL_PREPROC_CMPMASK] = "cmpmask",
+    [VEIL_PREPROC_MATMUL_WS] = "matmul_ws", [VEIL_PREPROC_CONV_WS] = "conv_ws",
 };
 
 /* Number of meaningful parameters of each kind. */
@@ -144,6 +179,7 @@ static const int kind_nparams[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_BEAVER] = 1, [VEIL_PREPROC_MATMUL] = 3,  [VEIL_PREPROC_CONV] = 11,
     [VEIL_PREPROC_SQUARE] = 1, [VEIL_PREPROC_AND] = 1,     [VEIL_PREPROC_TRUNC] = 2,
     [VEIL_PREPROC_BIT] = 1,    [VEIL_PREPROC_CMPMASK] = 1,
+    [VEIL_PREPROC_MATMUL_WS] = 4, [VEIL_PREPROC_CONV_WS] = 12,
 };
 
 static int kind_valid(int kind)
@@ -185,12 +221,15 @@ static int mul_ok(uint64_t a, uint64_t b, uint64_t *out)
     return 1;
 }
 
+/* corrected: 1 = corrected part, 2 = weight-stream part (never corrected). */
 static void add_part(struct veil_preproc_desc *d, uint64_t numel, enum veil_share_kind form,
                      int corrected)
 {
     int j = d->nparts++;
     d->part[j].numel = (size_t)numel;
     d->part[j].form = form;
+    d->part[j].weight = corrected == 2;
+    corrected = corrected == 1;
     d->part[j].corrected = corrected;
     d->part[j].offset = d->share_words;
     d->share_words += (size_t)numel;
@@ -231,12 +270,18 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
     if (!kind_valid((int)item->kind))
         return veil_error(VEIL_ERR_INVAL, "preproc: unknown item kind %d", (int)item->kind);
     int np = kind_nparams[item->kind];
+    const int is_conv = item->kind == VEIL_PREPROC_CONV || item->kind == VEIL_PREPROC_CONV_WS;
+    /* a weight id is any 64-bit value: not a size */
+    const int wid_at = item->kind == VEIL_PREPROC_MATMUL_WS ? VEIL_PRE_MATMUL_WID
+                       : item->kind == VEIL_PREPROC_CONV_WS ? VEIL_PRE_CONV_WID
+                                                            : -1;
     for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++) {
-        int may_be_zero =
-            item->kind == VEIL_PREPROC_CONV && (j == VEIL_PRE_CONV_PH || j == VEIL_PRE_CONV_PW);
+        int may_be_zero = is_conv && (j == VEIL_PRE_CONV_PH || j == VEIL_PRE_CONV_PW);
         if (j >= np && item->p[j] != 0)
             return veil_error(VEIL_ERR_INVAL, "preproc: item %s: parameter %d must be 0",
                               veil_preproc_item_format(item, buf, sizeof buf), j);
+        if (j == wid_at)
+            continue;
         if (j < np && !may_be_zero && item->p[j] == 0)
             return veil_error(VEIL_ERR_INVAL, "preproc: item %s: parameter %d must be >= 1",
                               veil_preproc_item_format(item, buf, sizeof buf), j);
@@ -254,13 +299,15 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
         add_part(desc, p[0], A, 1);
         break;
     case VEIL_PREPROC_MATMUL:
+    case VEIL_PREPROC_MATMUL_WS:
         if (!mul_ok(p[0], p[1], &x) || !mul_ok(p[1], p[2], &y) || !mul_ok(p[0], p[2], &z))
             goto too_big;
         add_part(desc, x, A, 0);
-        add_part(desc, y, A, 0);
+        add_part(desc, y, A, item->kind == VEIL_PREPROC_MATMUL_WS ? 2 : 0);
         add_part(desc, z, A, 1);
         break;
-    case VEIL_PREPROC_CONV: {
+    case VEIL_PREPROC_CONV:
+    case VEIL_PREPROC_CONV_WS: {
         uint64_t oh, ow;
         for (int j = VEIL_PRE_CONV_C; j <= VEIL_PRE_CONV_PW; j++)
             if (p[j] > UINT32_MAX) /* the im2col geometry is 32-bit */
@@ -279,7 +326,7 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
             !mul_ok(t, p[VEIL_PRE_CONV_KW], &t) || !mul_ok(oh, ow, &u) || !mul_ok(t, u, &t))
             goto too_big;
         add_part(desc, x, A, 0);
-        add_part(desc, y, A, 0);
+        add_part(desc, y, A, item->kind == VEIL_PREPROC_CONV_WS ? 2 : 0);
         add_part(desc, z, A, 1);
         break;
     }
@@ -437,9 +484,10 @@ int veil_preproc_share_init(struct veil_preproc_share *out, const struct veil_pr
 /* Streams                                                                                     */
 
 /* The per-item seed of one party (stream layout in preproc.h). */
-int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
-                           const struct veil_preproc_item *item,
-                           const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
+/* derive(derive(seed, sid), label, index): the two-level derivation of every stream. */
+static int session_derive(const struct veil_preproc_layout *layout,
+                          const uint8_t seed[VEIL_SEED_BYTES], uint64_t label, uint64_t index,
+                          uint8_t out[VEIL_SEED_BYTES])
 {
     uint8_t root[VEIL_SEED_BYTES];
     uint64_t lo = 0, hi = 0;
@@ -449,9 +497,40 @@ int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
     }
     int rc = veil_seed_derive(seed, lo, hi, root);
     if (rc == VEIL_OK)
-        rc = veil_seed_derive(root, VEIL_PREPROC_LABEL | (uint64_t)item->kind, item->index, out);
+        rc = veil_seed_derive(root, label, index, out);
     veil_wipe(root, sizeof root);
     return rc;
+}
+
+int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
+                           const struct veil_preproc_item *item,
+                           const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
+{
+    return session_derive(layout, seed, VEIL_PREPROC_LABEL | (uint64_t)item->kind, item->index,
+                          out);
+}
+
+int veil_preproc_weight_seed(const struct veil_preproc_layout *layout, uint64_t wid,
+                             const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
+{
+    return session_derive(layout, seed, VEIL_PREPROC_LABEL_WEIGHT, wid, out);
+}
+
+/* The seed of the stream part j of item is read from (its weight stream or its own stream), and
+ * the part's first word in that stream. */
+static int part_stream_seed(const struct veil_preproc_layout *layout,
+                            const struct veil_preproc_item *item,
+                            const struct veil_preproc_desc *desc, int j,
+                            const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES],
+                            size_t *first)
+{
+    uint64_t wid = 0;
+    if (desc->part[j].weight && veil_preproc_item_wid(item, &wid)) {
+        *first = 0;
+        return veil_preproc_weight_seed(layout, wid, seed, out);
+    }
+    *first = desc->part[j].offset;
+    return veil_preproc_item_seed(layout, item, seed, out);
 }
 
 /* The dealer's view: one PRG per party, positioned on demand. */
@@ -466,15 +545,20 @@ static void streams_close(struct streams *s)
         veil_prg_destroy(&s->prg[q]);
 }
 
+/* Every party's item stream, or (weight != 0) every party's weight stream of item's wid. */
 static int streams_open(struct streams *s, const struct veil_preproc_layout *layout,
                         const struct veil_preproc_item *item,
-                        const uint8_t (*seeds)[VEIL_SEED_BYTES])
+                        const uint8_t (*seeds)[VEIL_SEED_BYTES], int weight)
 {
     memset(s, 0, sizeof *s);
     s->n = layout->nparties;
+    uint64_t wid = 0;
+    if (weight && !veil_preproc_item_wid(item, &wid))
+        return veil_error(VEIL_ERR_INVAL, "preproc: kind %d has no weight stream", (int)item->kind);
     for (int q = 0; q < s->n; q++) {
         uint8_t child[VEIL_SEED_BYTES];
-        int rc = veil_preproc_item_seed(layout, item, seeds[q], child);
+        int rc = weight ? veil_preproc_weight_seed(layout, wid, seeds[q], child)
+                        : veil_preproc_item_seed(layout, item, seeds[q], child);
         if (rc == VEIL_OK) {
             s->prg[q] = veil_prg_new(child);
             if (!s->prg[q])
@@ -613,13 +697,16 @@ static int dealer_elementwise(struct streams *s, int d, const struct veil_prepro
     return rc;
 }
 
-/* MATMUL and CONV: reconstruct both operands in full, multiply with the ring GEMM. */
-static int dealer_linear(struct streams *s, int d, const struct veil_preproc_item *item,
-                         const struct veil_preproc_desc *desc, uint64_t *out)
+/* MATMUL and CONV (and their _WS forms, whose B comes from the weight streams ws): reconstruct
+ * both operands in full, multiply with the ring GEMM. */
+static int dealer_linear(struct streams *s, struct streams *ws, int d,
+                         const struct veil_preproc_item *item, const struct veil_preproc_desc *desc,
+                         uint64_t *out)
 {
     const uint64_t *p = item->p;
+    const int is_conv = item->kind == VEIL_PREPROC_CONV || item->kind == VEIL_PREPROC_CONV_WS;
     size_t na = desc->part[0].numel, nb = desc->part[1].numel, ncol = 0, oh = 0, ow = 0;
-    if (item->kind == VEIL_PREPROC_CONV) {
+    if (is_conv) {
         uint64_t h, w;
         conv_out(p, &h, &w); /* validated by describe */
         oh = (size_t)h;
@@ -631,9 +718,11 @@ static int dealer_linear(struct streams *s, int d, const struct veil_preproc_ite
     if (!a)
         return veil_error(VEIL_ERR_NOMEM, "preproc dealer: out of memory for %zu words", total);
     int rc = streams_fold(s, -1, desc->part[0].offset, na, VEIL_SHARE_ARITH, FOLD_SET, a);
-    if (rc == VEIL_OK)
+    if (rc == VEIL_OK && desc->part[1].weight)
+        rc = streams_fold(ws, -1, 0, nb, VEIL_SHARE_ARITH, FOLD_SET, b);
+    else if (rc == VEIL_OK)
         rc = streams_fold(s, -1, desc->part[1].offset, nb, VEIL_SHARE_ARITH, FOLD_SET, b);
-    if (rc == VEIL_OK && item->kind == VEIL_PREPROC_MATMUL) {
+    if (rc == VEIL_OK && !is_conv) {
         veil_gemm_u64(0, 0, (size_t)p[0], (size_t)p[2], (size_t)p[1], a, (size_t)p[1], b,
                       (size_t)p[2], 0, out, (size_t)p[2]);
     } else if (rc == VEIL_OK) {
@@ -672,7 +761,7 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
                                    size_t out_words)
 {
     struct veil_preproc_desc desc;
-    struct streams s;
+    struct streams s, ws;
     int rc = veil_preproc_layout_check(layout);
     if (rc != VEIL_OK)
         return rc;
@@ -686,14 +775,21 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
                           "preproc dealer: item needs %zu correction words, the "
                           "buffer has %zu",
                           desc.correction_words, out_words);
-    rc = streams_open(&s, layout, item, seeds);
+    const int weight = veil_preproc_item_wid(item, NULL);
+    rc = streams_open(&s, layout, item, seeds, 0);
     if (rc != VEIL_OK)
         return rc;
-    if (item->kind == VEIL_PREPROC_MATMUL || item->kind == VEIL_PREPROC_CONV)
-        rc = dealer_linear(&s, layout->designated, item, &desc, out);
+    memset(&ws, 0, sizeof ws);
+    if (weight && (rc = streams_open(&ws, layout, item, seeds, 1)) != VEIL_OK) {
+        streams_close(&s);
+        return rc;
+    }
+    if (item->kind == VEIL_PREPROC_MATMUL || item->kind == VEIL_PREPROC_CONV || weight)
+        rc = dealer_linear(&s, &ws, layout->designated, item, &desc, out);
     else
         rc = dealer_elementwise(&s, layout->designated, item, &desc, out);
     streams_close(&s);
+    streams_close(&ws);
     if (rc != VEIL_OK)
         veil_wipe(out, desc.correction_words * sizeof *out);
     return rc;
@@ -757,6 +853,10 @@ int veil_preproc_party_fill(const struct veil_preproc_layout *layout,
         size_t n = desc.part[j].numel;
         if (desc.part[j].corrected && correction) {
             memcpy(dst, correction + corr_off, n * sizeof *dst);
+        } else if (desc.part[j].weight) {
+            rc = veil_preproc_part_fill(layout, item, party, seed, j, 0, n, NULL, dst);
+            if (rc != VEIL_OK)
+                break;
         } else {
             rc = veil_prg_seek(prg, desc.part[j].offset);
             if (rc == VEIL_OK)
@@ -798,14 +898,17 @@ int veil_preproc_part_fill(const struct veil_preproc_layout *layout,
         memcpy(dst, correction + off + start, count * sizeof *dst);
     } else {
         uint8_t child[VEIL_SEED_BYTES];
-        rc = veil_preproc_item_seed(layout, item, seed, child);
-        if (rc != VEIL_OK)
+        size_t first = 0;
+        rc = part_stream_seed(layout, item, &desc, part, seed, child, &first);
+        if (rc != VEIL_OK) {
+            veil_wipe(child, sizeof child);
             return rc;
+        }
         veil_prg_t *prg = veil_prg_new(child);
         veil_wipe(child, sizeof child);
         if (!prg)
             return VEIL_ERR_CRYPTO;
-        rc = veil_prg_seek(prg, desc.part[part].offset + start);
+        rc = veil_prg_seek(prg, first + start);
         if (rc == VEIL_OK)
             rc = veil_prg_fill(prg, dst, count);
         veil_prg_destroy(&prg);

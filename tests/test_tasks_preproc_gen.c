@@ -4,7 +4,9 @@
  * arithmetic and binary shares of one r); sizes match the documented formulas; generation is
  * deterministic and depends on the session id and the item index; one party's shares look
  * unrelated to the secrets (bit balance); trusted-first-party mode (party 0 designated) gives
- * correct material; bad items and misuse are refused with an error. */
+ * correct material; the weight-stationary kinds (MATMUL_WS, CONV_WS) give C = A.B with one B per
+ * weight id for every item of the session (fresh A), another B for another wid or session; bad
+ * items and misuse are refused with an error. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/preproc.h"
@@ -147,7 +149,8 @@ static void check_item(const struct veil_preproc_layout *L, const struct veil_pr
         }
         break;
     }
-    case VEIL_PREPROC_MATMUL: {
+    case VEIL_PREPROC_MATMUL:
+    case VEIL_PREPROC_MATMUL_WS: {
         size_t m = p[0], k = p[1], n = p[2];
         CHECK(sw == m * k + k * n + m * n && cw == m * n, "matmul sizes");
         recon(sh, N, 0, 0, u);
@@ -163,7 +166,8 @@ static void check_item(const struct veil_preproc_layout *L, const struct veil_pr
         CHECK(bad == 0, "matmul N=%d %zux%zux%zu: %zu wrong", N, m, k, n, bad);
         break;
     }
-    case VEIL_PREPROC_CONV: {
+    case VEIL_PREPROC_CONV:
+    case VEIL_PREPROC_CONV_WS: {
         size_t oh = (p[2] + 2 * p[9] - p[5]) / p[7] + 1, ow = (p[3] + 2 * p[10] - p[6]) / p[8] + 1;
         size_t nx = p[0] * p[1] * p[2] * p[3], nw = p[4] * p[1] * p[5] * p[6];
         size_t ny = p[0] * p[4] * oh * ow;
@@ -256,6 +260,9 @@ static void all_kinds(const struct veil_preproc_layout *L, const uint8_t (*seeds
         veil_preproc_item_bit(ix++, 1),
         veil_preproc_item_bit(ix++, 4097 + 64 * 70), /* several chunks, padding in last word */
         veil_preproc_item_cmpmask(ix++, 4200),
+        veil_preproc_item_matmul_ws(ix++, 17, 33, 9, 5),
+        veil_preproc_item_matmul_ws(ix++, 1, 1, 1, 0),
+        veil_preproc_item_conv_ws(ix++, 2, 3, 7, 6, 4, 3, 3, 1, 1, UINT64_MAX),
     };
     /* conv with unequal strides / pads */
     items[6].p[VEIL_PRE_CONV_SW] = 1;
@@ -319,6 +326,66 @@ int main(void)
         veil_preproc_share_clear(&s2);
     }
 
+    /* Weight stream: every item with one wid carries the same B (each party's share equal), a
+     * fresh A and C; another wid or another session gives another B. A conv_ws with the same
+     * wid and as many weight words takes the same words. */
+    for (int N = 2; N <= 3; N++) {
+        veil_preproc_layout_init(&L, N, 16, sid);
+        const uint8_t(*sd)[VEIL_SEED_BYTES] = (const uint8_t(*)[VEIL_SEED_BYTES])seeds;
+        struct veil_preproc_item w1 = veil_preproc_item_matmul_ws(20, 6, 8, 5, 77);
+        struct veil_preproc_item w2 = veil_preproc_item_matmul_ws(21, 9, 8, 5, 77);
+        struct veil_preproc_item w3 = veil_preproc_item_matmul_ws(22, 6, 8, 5, 78);
+        struct veil_preproc_item pl = veil_preproc_item_matmul(20, 6, 8, 5);
+        struct veil_preproc_item cv = veil_preproc_item_conv_ws(23, 1, 2, 4, 4, 5, 2, 2, 1, 0, 77);
+        struct veil_preproc_share s1[VEIL_PREPROC_MAX_PARTIES], s2[VEIL_PREPROC_MAX_PARTIES],
+            s3[VEIL_PREPROC_MAX_PARTIES], s4[VEIL_PREPROC_MAX_PARTIES],
+            s5[VEIL_PREPROC_MAX_PARTIES];
+        memset(s1, 0, sizeof s1);
+        memset(s2, 0, sizeof s2);
+        memset(s3, 0, sizeof s3);
+        memset(s4, 0, sizeof s4);
+        memset(s5, 0, sizeof s5);
+        free(generate(&L, &w1, sd, s1));
+        free(generate(&L, &w2, sd, s2));
+        free(generate(&L, &w3, sd, s3));
+        free(generate(&L, &pl, sd, s4));
+        free(generate(&L, &cv, sd, s5));
+        int same_b = 1, fresh_a = 1, other_wid = 1, plain = 1, conv_b = 1;
+        for (int q = 0; q < N && s1[q].words && s2[q].words && s3[q].words && s4[q].words &&
+                        s5[q].words;
+             q++) {
+            same_b &= memcmp(s1[q].part[1], s2[q].part[1], 40 * 8) == 0;
+            fresh_a &= memcmp(s1[q].part[0], s2[q].part[0], 48 * 8) != 0;
+            other_wid &= memcmp(s1[q].part[1], s3[q].part[1], 40 * 8) != 0;
+            plain &= memcmp(s1[q].part[1], s4[q].part[1], 40 * 8) != 0;
+            conv_b &= memcmp(s1[q].part[1], s5[q].part[1], 40 * 8) == 0;
+        }
+        CHECK(s1[0].words && same_b, "N=%d: one wid, one B in every item", N);
+        CHECK(fresh_a, "N=%d: A is fresh in every item", N);
+        CHECK(other_wid, "N=%d: another wid gives another B", N);
+        CHECK(plain, "N=%d: a plain MATMUL's B is not the weight stream", N);
+        CHECK(conv_b, "N=%d: conv_ws with the same wid reads the same weight words", N);
+        uint64_t b1[40], b2[40];
+        recon(s1, N, 1, 0, b1);
+        CHECK(ones(b1, 40) > 0.4 && ones(b1, 40) < 0.6, "B looks uniform");
+        struct veil_preproc_layout L2 = L;
+        L2.session_id[0] ^= 1;
+        clear_all(s2, N);
+        free(generate(&L2, &w1, sd, s2));
+        recon(s2, N, 1, 0, b2);
+        CHECK(memcmp(b1, b2, sizeof b1) != 0, "another session gives another B");
+        /* the online layer's per-range fill agrees with the whole expansion */
+        uint64_t part[40];
+        CHECK(veil_preproc_part_fill(&L, &w1, 0, seeds[0], 1, 7, 20, NULL, part) == VEIL_OK &&
+                  memcmp(part, s1[0].part[1] + 7, 20 * 8) == 0,
+              "part fill of the weight part");
+        clear_all(s1, N);
+        clear_all(s2, N);
+        clear_all(s3, N);
+        clear_all(s4, N);
+        clear_all(s5, N);
+    }
+
     /* Bad items and misuse. */
     {
         struct veil_preproc_desc d;
@@ -332,6 +399,8 @@ int main(void)
             veil_preproc_item_conv(0, 1, 1, 5, 5, 1, 3, 3, 0, 1), /* stride 0 */
             veil_preproc_item_matmul(0, UINT64_C(1) << 30, UINT64_C(1) << 30, 1), /* too big */
             veil_preproc_item_beaver(0, UINT64_MAX),
+            veil_preproc_item_matmul_ws(0, 3, 0, 2, 1),
+            veil_preproc_item_conv_ws(0, 1, 1, 5, 5, 1, 3, 3, 1, 3, 1), /* pad >= kernel */
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             CHECK(veil_preproc_item_describe(&bad[i], &d) != VEIL_OK, "bad item %zu accepted", i);
@@ -343,6 +412,13 @@ int main(void)
         extra = veil_preproc_item_beaver(0, 4);
         extra.kind = (enum veil_preproc_kind)99;
         CHECK(veil_preproc_item_describe(&extra, &d) == VEIL_ERR_INVAL, "unknown kind");
+        extra = veil_preproc_item_matmul(0, 2, 2, 2);
+        extra.p[VEIL_PRE_MATMUL_WID] = 5;
+        CHECK(veil_preproc_item_describe(&extra, &d) == VEIL_ERR_INVAL, "wid on a plain matmul");
+        CHECK(strcmp(veil_preproc_kind_name(VEIL_PREPROC_MATMUL_WS), "matmul_ws") == 0 &&
+                  strcmp(veil_preproc_kind_name(VEIL_PREPROC_CONV_WS), "conv_ws") == 0,
+              "kind names");
+        CHECK(VEIL_PREPROC_CMPMASK == 8 && VEIL_PREPROC_MATMUL_WS == 9, "kinds not renumbered");
         struct veil_preproc_item ok = veil_preproc_item_beaver(0, 4);
         uint64_t c[4];
         struct veil_preproc_share s = {0};

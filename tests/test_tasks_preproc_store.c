@@ -1,7 +1,7 @@
 /* Tests the per-party preprocessing file: three parties' files written atomically (no temporary
  * left behind) read back item by item equal to a fresh expansion and still correlated across
- * parties; then every bad case gives its documented error and never a crash: wrong kind, index
- * or params requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH),
+ * parties (every kind, the weight-stationary MATMUL_WS / CONV_WS included); then every bad case
+ * gives its documented error and never a crash: wrong kind, index or params requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH),
  * another session / party / party count / frac bits / plan (MISMATCH on open), truncated files at
  * many lengths and flipped bytes anywhere (VEIL_ERR_FORMAT: digest), bad magic and version,
  * crafted files with a valid digest but a lying table (FORMAT), random header/table damage with a
@@ -30,7 +30,7 @@ static int failures;
     } while (0)
 
 #define NP 3
-#define NITEMS 9
+#define NITEMS 11
 
 static struct veil_preproc_layout L;
 static uint8_t seeds[NP][VEIL_SEED_BYTES];
@@ -193,6 +193,26 @@ static void round_trip(void)
             CHECK(got[p].nwords == fresh.nwords &&
                       memcmp(got[p].words, fresh.words, fresh.nwords * 8) == 0,
                   "item %d party %d: file differs from a fresh expansion", i, p);
+        }
+        if (items[i].kind == VEIL_PREPROC_MATMUL_WS) { /* C = A.B, B from the weight stream */
+            const size_t m = items[i].p[0], k = items[i].p[1], nn = items[i].p[2];
+            size_t bad = 0;
+            for (size_t a = 0; a < m; a++)
+                for (size_t c = 0; c < nn; c++) {
+                    uint64_t acc = 0, want = 0;
+                    for (size_t l = 0; l < k; l++) {
+                        uint64_t av = 0, bv = 0;
+                        for (int p = 0; p < NP; p++) {
+                            av += got[p].part[0][a * k + l];
+                            bv += got[p].part[1][l * nn + c];
+                        }
+                        want += av * bv;
+                    }
+                    for (int p = 0; p < NP; p++)
+                        acc += got[p].part[2][a * nn + c];
+                    bad += acc != want;
+                }
+            CHECK(bad == 0, "matmul_ws from files: %zu wrong", bad);
         }
         if (items[i].kind == VEIL_PREPROC_BEAVER) { /* still a triple after the round trip */
             size_t bad = 0;
@@ -470,6 +490,8 @@ int main(void)
     items[6] = veil_preproc_item_bit(ix++, 130);
     items[7] = veil_preproc_item_cmpmask(ix++, 40);
     items[8] = veil_preproc_item_beaver(ix++, 3);
+    items[9] = veil_preproc_item_matmul_ws(ix++, 4, 6, 3, 42);
+    items[10] = veil_preproc_item_conv_ws(ix++, 2, 2, 5, 5, 3, 3, 3, 1, 1, 43);
     CHECK(veil_preproc_items_digest(items, NITEMS, plan) == VEIL_OK, "plan digest");
 
     CHECK(write_files() == VEIL_OK, "write: %s", veil_last_error());
