@@ -61,17 +61,27 @@ static void *val(const struct veil_plain_exec *e, int i)
 
 /* ---- dense, matmul, conv2d ------------------------------------------------------------------ */
 
-/* c (m, n) = a (m, k) . b (k, n) in doubles; i-k-j order so the inner loop streams rows. */
-static void dgemm(size_t m, size_t n, size_t k, const double *a, const double *b, double *c)
+/* c (m, n) = a (m, k) . b (k, n) in doubles; i-k-j order so the inner loop streams rows, four
+ * columns a step so that -O2 (GCC's very-cheap vectoriser, which will not add a remainder loop)
+ * still turns it into vector code. */
+static void dgemm(size_t m, size_t n, size_t k, const double *restrict a,
+                  const double *restrict b, double *restrict c)
 {
+    const size_t n4 = n & ~(size_t)3;
     for (size_t i = 0; i < m; i++) {
-        double *ci = c + i * n;
+        double *restrict ci = c + i * n;
         for (size_t j = 0; j < n; j++)
             ci[j] = 0.0;
         for (size_t l = 0; l < k; l++) {
             const double av = a[i * k + l];
-            const double *bl = b + l * n;
-            for (size_t j = 0; j < n; j++)
+            const double *restrict bl = b + l * n;
+            for (size_t j = 0; j < n4; j += 4) {
+                ci[j] += av * bl[j];
+                ci[j + 1] += av * bl[j + 1];
+                ci[j + 2] += av * bl[j + 2];
+                ci[j + 3] += av * bl[j + 3];
+            }
+            for (size_t j = n4; j < n; j++)
                 ci[j] += av * bl[j];
         }
     }
@@ -219,60 +229,83 @@ static int fw_relu(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
+struct pool_geom {
+    size_t planes, h, w, oh, ow, k, s;
+};
+
+/* Max over each k x k window of planes of h x w, and the one-hot route of the first maximum
+ * (strictly greater replaces: ties keep the lower window position, as the secure tournament). */
+#define DEFINE_MAXPOOL(fn, T, KEY)                                                                \
+    static void fn(const struct pool_geom *g, const T *x, T *y, T *route)                         \
+    {                                                                                             \
+        const size_t kk = g->k * g->k;                                                            \
+        for (size_t pl = 0; pl < g->planes; pl++)                                                 \
+            for (size_t oi = 0; oi < g->oh; oi++)                                                 \
+                for (size_t oj = 0; oj < g->ow; oj++) {                                           \
+                    const size_t out = (pl * g->oh + oi) * g->ow + oj;                            \
+                    const T *base = x + (pl * g->h + oi * g->s) * g->w + oj * g->s;               \
+                    T best = base[0];                                                             \
+                    size_t at = 0;                                                                \
+                    for (size_t a = 0; a < g->k; a++)                                             \
+                        for (size_t c = 0; c < g->k; c++)                                         \
+                            if (KEY(base[a * g->w + c]) > KEY(best)) {                            \
+                                best = base[a * g->w + c];                                        \
+                                at = a * g->k + c;                                                \
+                            }                                                                     \
+                    y[out] = best;                                                                \
+                    if (route)                                                                    \
+                        route[out * kk + at] = 1;                                                 \
+                }                                                                                 \
+    }
+#define SIGNED_KEY(v) ((int64_t)(v))
+#define DOUBLE_KEY(v) (v)
+DEFINE_MAXPOOL(maxpool_w, uint64_t, SIGNED_KEY)
+DEFINE_MAXPOOL(maxpool_d, double, DOUBLE_KEY)
+
+/* Window sums: FIXED y = trunc(sum * round(2^f / k^2)) (tasks/pool.c's constant), DOUBLE the
+ * mean. */
+static void avgpool(const struct pool_geom *g, struct veil_plain_exec *e, int xi, int yi)
+{
+    const size_t kk = g->k * g->k;
+    const uint64_t inv = ((UINT64_C(1) << e->f) + kk / 2) / kk;
+    for (size_t pl = 0; pl < g->planes; pl++)
+        for (size_t oi = 0; oi < g->oh; oi++)
+            for (size_t oj = 0; oj < g->ow; oj++) {
+                const size_t out = (pl * g->oh + oi) * g->ow + oj;
+                const size_t first = (pl * g->h + oi * g->s) * g->w + oj * g->s;
+                uint64_t ws = 0;
+                double ds = 0.0;
+                for (size_t a = 0; a < g->k; a++)
+                    for (size_t c = 0; c < g->k; c++) {
+                        if (IS_FIXED(e))
+                            ws += e->w[xi][first + a * g->w + c];
+                        else
+                            ds += e->d[xi][first + a * g->w + c];
+                    }
+                if (IS_FIXED(e))
+                    e->w[yi][out] = veil_plain_trunc(ws * inv, e->f);
+                else
+                    e->d[yi][out] = ds / (double)kk;
+            }
+}
+
 static int fw_pool(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]];
-    const size_t planes = x->dims[0] * x->dims[1], h = x->dims[2], w = x->dims[3];
-    const size_t oh = n->dims[2], ow = n->dims[3], k = (size_t)n->a.k, s = (size_t)n->a.stride;
-    const size_t kk = k * k;
-    const int maxp = n->op == VEIL_OP_MAXPOOL, route = maxp && n->saved;
+    const struct pool_geom g = {x->dims[0] * x->dims[1], x->dims[2], x->dims[3], n->dims[2],
+                                n->dims[3], (size_t)n->a.k, (size_t)n->a.stride};
+    const int maxp = n->op == VEIL_OP_MAXPOOL, route = maxp && n->saved, i = n->index;
     int rc = veil_plain_alloc(e, n);
     if (rc == VEIL_OK && route)
-        rc = veil_plain_alloc_aux(e, n, 0, n->numel * kk);
+        rc = veil_plain_alloc_aux(e, n, 0, n->numel * g.k * g.k);
     if (rc != VEIL_OK)
         return rc;
-    /* 1/k^2 as the secure average pool computes it (tasks/pool.c): round(2^f / k^2). */
-    const uint64_t inv = ((UINT64_C(1) << e->f) + kk / 2) / kk;
-    const int i = n->index;
-    for (size_t pl = 0; pl < planes; pl++)
-        for (size_t oi = 0; oi < oh; oi++)
-            for (size_t oj = 0; oj < ow; oj++) {
-                const size_t out = (pl * oh + oi) * ow + oj;
-                size_t best = 0, at = 0;
-                uint64_t wsum = 0;
-                double dsum = 0.0;
-                for (size_t t = 0; t < kk; t++) {
-                    const size_t idx = (pl * h + oi * s + t / k) * w + oj * s + t % k;
-                    if (IS_FIXED(e)) {
-                        uint64_t v = e->w[x->index][idx];
-                        wsum += v;
-                        /* strictly greater: ties keep the lower window position */
-                        if (t == 0 || (int64_t)v > (int64_t)e->w[x->index][best])
-                            best = idx, at = t;
-                    } else {
-                        double v = e->d[x->index][idx];
-                        dsum += v;
-                        if (t == 0 || v > e->d[x->index][best])
-                            best = idx, at = t;
-                    }
-                }
-                if (maxp) {
-                    if (IS_FIXED(e))
-                        e->w[i][out] = e->w[x->index][best];
-                    else
-                        e->d[i][out] = e->d[x->index][best];
-                    if (route) {
-                        if (IS_FIXED(e))
-                            e->waux[i][0][out * kk + at] = 1;
-                        else
-                            e->daux[i][0][out * kk + at] = 1.0;
-                    }
-                } else if (IS_FIXED(e)) {
-                    e->w[i][out] = veil_plain_trunc(wsum * inv, e->f);
-                } else {
-                    e->d[i][out] = dsum / (double)kk;
-                }
-            }
+    if (!maxp)
+        avgpool(&g, e, x->index, i);
+    else if (IS_FIXED(e))
+        maxpool_w(&g, e->w[x->index], e->w[i], route ? e->waux[i][0] : NULL);
+    else
+        maxpool_d(&g, e->d[x->index], e->d[i], route ? e->daux[i][0] : NULL);
     return VEIL_OK;
 }
 
