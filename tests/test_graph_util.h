@@ -86,7 +86,8 @@ static inline void tg_conv_geom(struct tg_conv *g)
 static inline long tg_conv_src(const struct tg_conv *g, size_t n, size_t c, size_t i, size_t j,
                                size_t ki, size_t kj)
 {
-    long y = (long)(i * g->stride + ki) - (long)g->pad, x = (long)(j * g->stride + kj) - (long)g->pad;
+    long y = (long)(i * g->stride + ki) - (long)g->pad;
+    long x = (long)(j * g->stride + kj) - (long)g->pad;
     if (y < 0 || x < 0 || y >= (long)g->h || x >= (long)g->w)
         return -1;
     return (long)(((n * g->c + c) * g->h + (size_t)y) * g->w + (size_t)x);
