@@ -12,7 +12,7 @@
 #include "graph/plain_internal.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_ref.h"
-#include "test_graph_util.h"
+#include "test_graph_plain_util.h"
 #include "test_util.h"
 
 #include <math.h>

@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "graph/plain_internal.h"
-#include "test_graph_util.h"
+#include "test_graph_plain_util.h"
 #include "test_util.h"
 
 #include <math.h>

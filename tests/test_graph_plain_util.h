@@ -1,11 +1,11 @@
 /*
- * test_graph_util.h — naive reference layers for the graph tests, written independently of the
- * executors (plain triple loops, no im2col, no GEMM): dense, conv2d and pooling in double and in
+ * test_graph_plain_util.h — naive reference layers for the plaintext executor's tests, written
+ * independently of it (plain loops, no im2col, no GEMM): dense, conv2d and pooling in double and in
  * the fixed-point sequence of graph_internal.h (floor truncation), plus deterministic test values
  * and a one-output plaintext run helper. Header-only (static functions), for test programs.
  */
-#ifndef VEIL_TEST_GRAPH_UTIL_H
-#define VEIL_TEST_GRAPH_UTIL_H
+#ifndef VEIL_TEST_GRAPH_PLAIN_UTIL_H
+#define VEIL_TEST_GRAPH_PLAIN_UTIL_H
 
 #include "veil.h"
 #include "veil/graph.h"
