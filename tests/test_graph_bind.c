@@ -120,6 +120,22 @@ static void test_feed_errors(void)
     VT_CHECK(vals[iw] == NULL && vals[ix] == NULL, "a failed bind leaves nothing allocated");
     veil_plan_destroy(&p);
     veil_graph_destroy(&g);
+
+    /* a constant beyond the fixed-point range: fine in DOUBLE, refused by name in FIXED */
+    g = veil_graph_new("const");
+    double cv[2] = {1.0, -3e14};
+    veil_node_t *in = veil_input(g, "in", 0, 1, (size_t[]){2});
+    veil_reveal(g, veil_add(g, "sum", in, veil_constant(g, "offset", 1, (size_t[]){2}, cv)), 0);
+    p = veil_compile(g, NULL);
+    VT_CHECK(p != NULL, "compile: %s", veil_last_error());
+    struct veil_feed one[1] = {{"in", xv, 2}};
+    VT_CHECK(p && veil_plain_run(p, VEIL_PLAIN_DOUBLE, one, 1, outs) == VEIL_OK &&
+                 out[0] == 2 && out[1] == 2 - 3e14,
+             "constant in DOUBLE: %s", veil_last_error());
+    expect(veil_plain_run(p, VEIL_PLAIN_FIXED, one, 1, outs), VEIL_ERR_RANGE, "'offset'",
+           "fixed point", "constant out of range in FIXED mode");
+    veil_plan_destroy(&p);
+    veil_graph_destroy(&g);
 }
 
 /* x (2, 2, 4, 4) -> conv 3x3 (3 out, no bias: a synthetic one) -> bn1 -> relu -> flatten ->
