@@ -534,6 +534,32 @@ static void test_frac_bits(void)
                  tg_dec(refw[i], f));
     veil_plan_destroy(&p);
     veil_graph_destroy(&g);
+
+    /* nonlinear models outside their fractional-bit range are refused by name (layer norm's
+     * inverse square root over [2^-8, 2^8) needs f >= 16, the GELU polynomial f <= 22) */
+    const int bad_f[2] = {12, 24};
+    for (int t = 0; t < 2; t++) {
+        g = veil_graph_new("flimit");
+        x = veil_input(g, "x", 0, 2, (size_t[]){1, 4});
+        if (t == 0) {
+            veil_node_t *gm = veil_param(g, "gamma", 0, 1, (size_t[]){4});
+            veil_node_t *bt = veil_param(g, "beta", 0, 1, (size_t[]){4});
+            veil_reveal(g, veil_layernorm(g, "norm", x, gm, bt, 1e-3), 0);
+        } else {
+            veil_reveal(g, veil_gelu(g, "act", x), 0);
+        }
+        o.frac_bits = bad_f[t];
+        p = veil_compile(g, &o);
+        VT_CHECK(p != NULL, "compile f=%d: %s", bad_f[t], veil_last_error());
+        struct veil_feed f3[3] = {{"x", xs, 4}, {"gamma", ws, 4}, {"beta", ws, 4}};
+        int rc = p ? veil_plain_run(p, VEIL_PLAIN_FIXED, f3, 3, outs) : VEIL_ERR_INVAL;
+        VT_CHECK(rc == VEIL_ERR_UNSUPPORTED && strstr(veil_last_error(), t ? "'act'" : "'norm'"),
+                 "f=%d refused by name: %d %s", bad_f[t], rc, veil_last_error());
+        VT_CHECK(p && veil_plain_run(p, VEIL_PLAIN_DOUBLE, f3, 3, outs) == VEIL_OK,
+                 "DOUBLE mode has no such limit: %s", veil_last_error());
+        veil_plan_destroy(&p);
+        veil_graph_destroy(&g);
+    }
 }
 
 int main(void)
