@@ -61,20 +61,20 @@ static void *val(const struct veil_plain_exec *e, int i)
 
 /* ---- dense, matmul, conv2d ------------------------------------------------------------------ */
 
-/* c (m, n) = a (m, k) . b (k, n) in doubles; i-k-j order so the inner loop streams rows, four
- * columns a step so that -O2 (GCC's very-cheap vectoriser, which will not add a remainder loop)
- * still turns it into vector code. */
+/* c (m, n) = a (m, k) . b (k, n) in doubles, b and c with row strides ldb and ldc; i-k-j order
+ * so the inner loop streams rows, four columns a step so that -O2 (GCC's very-cheap vectoriser,
+ * which will not add a remainder loop) still turns it into vector code. */
 static void dgemm(size_t m, size_t n, size_t k, const double *restrict a,
-                  const double *restrict b, double *restrict c)
+                  const double *restrict b, size_t ldb, double *restrict c, size_t ldc)
 {
     const size_t n4 = n & ~(size_t)3;
     for (size_t i = 0; i < m; i++) {
-        double *restrict ci = c + i * n;
+        double *restrict ci = c + i * ldc;
         for (size_t j = 0; j < n; j++)
             ci[j] = 0.0;
         for (size_t l = 0; l < k; l++) {
             const double av = a[i * k + l];
-            const double *restrict bl = b + l * n;
+            const double *restrict bl = b + l * ldb;
             for (size_t j = 0; j < n4; j += 4) {
                 ci[j] += av * bl[j];
                 ci[j + 1] += av * bl[j + 1];
@@ -97,7 +97,7 @@ static void product(struct veil_plain_exec *e, const struct veil_node *n, size_t
         for (size_t i = 0; i < m * nn; i++)
             y[i] = veil_plain_trunc(y[i], e->f);
     } else {
-        dgemm(m, nn, k, e->d[ia], e->d[ib], e->d[n->index]);
+        dgemm(m, nn, k, e->d[ia], e->d[ib], nn, e->d[n->index], nn);
     }
 }
 
@@ -136,19 +136,20 @@ struct conv_geom {
     size_t c, h, w, kh, kw, oh, ow, stride, pad;
 };
 
-/* cols (C KH KW, OH OW) of one image x (C, H, W): the input under each kernel tap, 0 in the
- * padding; one typed copy per mode (no type punning between doubles and words). */
+/* cols (C KH KW, (r1 - r0) OW) of one image x (C, H, W): the input under each kernel tap for
+ * output rows [r0, r1), 0 in the padding; one typed copy per mode (no type punning between
+ * doubles and words). */
 #define DEFINE_IM2COL(fn, T)                                                                      \
-    static void fn(const struct conv_geom *g, const T *x, T *cols)                                \
+    static void fn(const struct conv_geom *g, const T *x, size_t r0, size_t r1, T *cols)          \
     {                                                                                             \
-        const size_t ohw = g->oh * g->ow;                                                         \
+        const size_t cw = (r1 - r0) * g->ow;                                                      \
         for (size_t c = 0; c < g->c; c++)                                                         \
             for (size_t ki = 0; ki < g->kh; ki++)                                                 \
                 for (size_t kj = 0; kj < g->kw; kj++) {                                           \
-                    T *row = cols + ((c * g->kh + ki) * g->kw + kj) * ohw;                        \
-                    for (size_t oi = 0; oi < g->oh; oi++) {                                       \
+                    T *row = cols + ((c * g->kh + ki) * g->kw + kj) * cw;                         \
+                    for (size_t oi = r0; oi < r1; oi++) {                                         \
                         long ii = (long)(oi * g->stride + ki) - (long)g->pad;                     \
-                        T *r = row + oi * g->ow;                                                  \
+                        T *r = row + (oi - r0) * g->ow;                                           \
                         if (ii < 0 || ii >= (long)g->h) {                                         \
                             for (size_t oj = 0; oj < g->ow; oj++)                                 \
                                 r[oj] = 0;                                                        \
@@ -165,38 +166,51 @@ struct conv_geom {
 DEFINE_IM2COL(im2col_w, uint64_t)
 DEFINE_IM2COL(im2col_d, double)
 
+/* The im2col buffer holds at most this many elements (8 MiB): large images are done a band of
+ * output rows at a time. */
+#define COLS_MAX ((size_t)1 << 20)
+
 static int fw_conv2d(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]], *w = &e->p->nodes[n->in[1]];
     struct conv_geom g = {x->dims[1], x->dims[2], x->dims[3], w->dims[2], w->dims[3],
                           n->dims[2], n->dims[3], (size_t)n->a.stride, (size_t)n->a.pad};
     const size_t batch = x->dims[0], o = w->dims[0], ckk = g.c * g.kh * g.kw, ohw = g.oh * g.ow;
+    size_t band = COLS_MAX / (ckk * g.ow); /* output rows per im2col band */
+    band = band < 1 ? 1 : band > g.oh ? g.oh : band;
     int rc = veil_plain_alloc(e, n);
     if (rc != VEIL_OK)
         return rc;
-    void *cols = malloc(ckk * ohw * sizeof(uint64_t));
+    void *cols = malloc(ckk * band * g.ow * sizeof(uint64_t));
     if (!cols)
         return veil_error(VEIL_ERR_NOMEM, "plain run: conv2d '%s': out of memory", n->name);
     const int bi = n->nin > 2 ? n->in[2] : -1;
     const size_t chw = g.c * g.h * g.w;
     for (size_t b = 0; b < batch; b++) {
-        if (IS_FIXED(e)) {
-            im2col_w(&g, e->w[x->index] + b * chw, cols);
-            uint64_t *y = e->w[n->index] + b * o * ohw;
-            veil_gemm_u64(0, 0, o, ohw, ckk, e->w[w->index], ckk, cols, ohw, 0, y, ohw);
-            for (size_t oc = 0; oc < o; oc++) {
-                uint64_t bias = bi >= 0 ? e->w[bi][oc] : 0;
-                for (size_t j = 0; j < ohw; j++)
-                    y[oc * ohw + j] = veil_plain_trunc(y[oc * ohw + j], e->f) + bias;
+        for (size_t r0 = 0; r0 < g.oh; r0 += band) {
+            const size_t r1 = r0 + band < g.oh ? r0 + band : g.oh, cw = (r1 - r0) * g.ow;
+            /* y[oc][r0 OW ..] for every output channel oc: row stride OH OW */
+            if (IS_FIXED(e)) {
+                im2col_w(&g, e->w[x->index] + b * chw, r0, r1, cols);
+                veil_gemm_u64(0, 0, o, cw, ckk, e->w[w->index], ckk, cols, cw, 0,
+                              e->w[n->index] + b * o * ohw + r0 * g.ow, ohw);
+            } else {
+                im2col_d(&g, e->d[x->index] + b * chw, r0, r1, cols);
+                dgemm(o, cw, ckk, e->d[w->index], cols, cw,
+                      e->d[n->index] + b * o * ohw + r0 * g.ow, ohw);
             }
-        } else {
-            double *y = e->d[n->index] + b * o * ohw;
-            im2col_d(&g, e->d[x->index] + b * chw, cols);
-            dgemm(o, ohw, ckk, e->d[w->index], cols, y);
-            if (bi >= 0)
-                for (size_t oc = 0; oc < o; oc++)
-                    for (size_t j = 0; j < ohw; j++)
-                        y[oc * ohw + j] += e->d[bi][oc];
+        }
+        for (size_t oc = 0; oc < o; oc++) {
+            const size_t base = (b * o + oc) * ohw;
+            if (IS_FIXED(e)) {
+                const uint64_t bias = bi >= 0 ? e->w[bi][oc] : 0;
+                for (size_t j = 0; j < ohw; j++)
+                    e->w[n->index][base + j] = veil_plain_trunc(e->w[n->index][base + j], e->f) +
+                                               bias;
+            } else if (bi >= 0) {
+                for (size_t j = 0; j < ohw; j++)
+                    e->d[n->index][base + j] += e->d[bi][oc];
+            }
         }
     }
     free(cols);
