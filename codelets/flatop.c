@@ -52,14 +52,28 @@ int veil_task_flatop(const struct veil_flatop_args *a, const starpu_data_handle_
         return rc;
     if (a->kind != VEIL_FLATOP_COPY && a->k < 1)
         return veil_error(VEIL_ERR_INVAL, "flatop: k must be at least 1");
-    if ((a->kind == VEIL_FLATOP_REPLICATE || a->kind == VEIL_FLATOP_WSUM) &&
+    if ((a->kind == VEIL_FLATOP_REPLICATE || a->kind == VEIL_FLATOP_WSUM ||
+         a->kind == VEIL_FLATOP_INTERLEAVE) &&
         a->k > VEIL_FLATOP_MAX_COPIES)
         return veil_error(VEIL_ERR_INVAL, "flatop: %llu copies, at most %d",
                           (unsigned long long)a->k, VEIL_FLATOP_MAX_COPIES);
     int ok;
+    uint64_t row = 0;
     switch (a->kind) {
     case VEIL_FLATOP_COPY:
         ok = lout == lin;
+        break;
+    case VEIL_FLATOP_TILE:
+        ok = lin > 0 && lout % (a->k * lin) == 0;
+        break;
+    case VEIL_FLATOP_INTERLEAVE:
+        for (uint64_t p = 0; p < a->k; p++)
+            row += a->c[p];
+        ok = row > 0 && lout == lin && lin % row == 0;
+        break;
+    case VEIL_FLATOP_SLICE:
+        ok = a->c[0] > 0 && a->c[1] + a->k <= a->c[0] && lin % a->c[0] == 0 &&
+             lout == lin / a->c[0] * a->k;
         break;
     case VEIL_FLATOP_ROWSUM:
     case VEIL_FLATOP_WSUM:

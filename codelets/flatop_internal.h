@@ -3,7 +3,9 @@
  * as a list of tile handles (one flat vector once concatenated) and writes another list of tile
  * handles, for the operations whose element mapping crosses tile boundaries: copy (concatenate,
  * split, retile), row sums and row broadcasts over the last dimension, replication with a
- * per-copy public offset, and a weighted sum of stacked copies. Used by the nonlinear protocols
+ * per-copy public offset, a weighted sum of stacked copies, periodic tiling (a bias broadcast
+ * over rows or pixels), interleaving of several tensors row by row (concatenation along an axis)
+ * and the slice of every row (its adjoint). Used by the nonlinear protocols
  * (tasks/exp.c, reciprocal.c, softmax.c, gelu.c), whose inputs keep the caller's tiling while
  * rows or stacked operands do not line up with it. No composition of the elementwise codelets
  * does these (they need same-length handles), hence this codelet.
@@ -27,11 +29,19 @@ enum veil_flatop_kind {
     VEIL_FLATOP_BCAST,     /* out[r k + j] = in[r]; len(out) = k len(in) */
     VEIL_FLATOP_REPLICATE, /* out[i n + e] = in[e] + c[i], i < k; n = len(in), len(out) = k n */
     VEIL_FLATOP_WSUM,      /* out[e] = c0 + sum_{i<k} c[i] in[i n + e]; len(in) = k len(out) */
+    VEIL_FLATOP_TILE,      /* out[i] = in[(i / k) % len(in)]; len(out) a multiple of k len(in) */
+    VEIL_FLATOP_INTERLEAVE, /* k parts stacked in the input, part p holding R rows of c[p]
+                              words: out row r = part 0's row r, part 1's row r, ...;
+                              len(out) = len(in) = R sum c[p] */
+    VEIL_FLATOP_SLICE,     /* out[r k + j] = in[r c[0] + c[1] + j], j < k: columns
+                              [c[1], c[1] + k) of rows of c[0] words; len(in) = R c[0],
+                              len(out) = R k */
     VEIL_FLATOP_KIND_COUNT
 };
 
 /** Parameters, passed by value. REPLICATE adds c[i] and WSUM adds c0 only when add_const is 1
- * (a public constant enters one party's share only); WSUM always multiplies by c[i]. */
+ * (a public constant enters one party's share only); WSUM always multiplies by c[i]. TILE,
+ * INTERLEAVE and SLICE only move words (add_const ignored). */
 struct veil_flatop_args {
     int kind;
     int nout, nin; /* buffers: the nout output tiles (W) first, then the nin input tiles (R) */

@@ -148,8 +148,10 @@ static int fold_one(const veil_plan_t *p, const struct veil_node *l, double **va
     return VEIL_OK;
 }
 
-int veil_plan_bind(const veil_plan_t *p, int party, const struct veil_feed *feeds, size_t nfeeds,
-                   double **values)
+/* Binds the leaves party owns (every leaf for party -1): inputs always, parameters (and the
+ * batch-norm folding of their layers) when params is set. */
+static int bind(const veil_plan_t *p, int party, int params, const struct veil_feed *feeds,
+                size_t nfeeds, double **values)
 {
     if (!p || !values)
         return veil_error(VEIL_ERR_INVAL, "bind: NULL plan or values table");
@@ -161,12 +163,13 @@ int veil_plan_bind(const veil_plan_t *p, int party, const struct veil_feed *feed
     int rc = VEIL_OK;
     for (size_t li = 0; li < p->nleaves; li++) {
         const struct veil_node *n = &p->nodes[p->leaves[li]];
-        if ((party >= 0 && n->owner != party) || n->synthetic)
+        if ((party >= 0 && n->owner != party) || n->synthetic ||
+            (!params && n->op == VEIL_OP_PARAM))
             continue;
         if ((rc = bind_leaf(n, feeds, nfeeds, &values[n->index])) != VEIL_OK)
             goto fail;
     }
-    for (size_t i = 0; i < p->count; i++) {
+    for (size_t i = 0; params && i < p->count; i++) {
         const struct veil_node *l = &p->nodes[i];
         if (l->fold_bn < 0 || (l->op != VEIL_OP_CONV2D && l->op != VEIL_OP_DENSE))
             continue;
@@ -177,7 +180,7 @@ int veil_plan_bind(const veil_plan_t *p, int party, const struct veil_feed *feed
     }
     for (size_t li = 0; li < p->nleaves; li++) {
         const struct veil_node *n = &p->nodes[p->leaves[li]];
-        if (n->synthetic && (party < 0 || n->owner == party) && !values[n->index]) {
+        if (params && n->synthetic && (party < 0 || n->owner == party) && !values[n->index]) {
             rc = veil_error(VEIL_ERR_STATE, "parameter '%s': a synthetic bias that no folded "
                             "batch norm computed", n->name);
             goto fail;
@@ -187,6 +190,18 @@ int veil_plan_bind(const veil_plan_t *p, int party, const struct veil_feed *feed
 fail:
     veil_plan_values_free(p, values);
     return rc;
+}
+
+int veil_plan_bind(const veil_plan_t *p, int party, const struct veil_feed *feeds, size_t nfeeds,
+                   double **values)
+{
+    return bind(p, party, 1, feeds, nfeeds, values);
+}
+
+int veil_plan_bind_inputs(const veil_plan_t *p, int party, const struct veil_feed *feeds,
+                          size_t nfeeds, double **values)
+{
+    return bind(p, party, 0, feeds, nfeeds, values);
 }
 
 void veil_plan_values_free(const veil_plan_t *p, double **values)

@@ -1,21 +1,30 @@
 /*
- * exec_internal.h — the secure executor's internal structure, shared by party.c (session),
- * run.c (the walk over the plan: leaves shared, nodes lowered in order, outputs revealed,
- * temporaries released after their last use), lower_forward.c (one lowering per forward op) and
- * lower_backward.c (backward ops and the SGD update). Never installed.
+ * exec_internal.h — the secure executor's internal structure, shared by party.c (the session:
+ * StarPU, network, protocol context, statistics), run.c (the walk over the plan: leaves shared,
+ * nodes lowered in order, outputs revealed, temporaries released after their last use),
+ * lower_forward.c / lower_nn.c (one lowering per forward op), lower_util.c (layout helpers the
+ * lowerings share) and lower_backward.c (backward ops and the SGD update). Never installed.
  *
- * LOWERING. A lowering turns one plan node into protocol calls of tasks/ (SPMD: every party and
- * the dealer call it with the same shapes; it submits and returns, never waits). It reads its
- * operands from x->val[in] and initialises x->val[n->index]; state a backward op will need (the
- * ReLU mask, the max-pool route, layer norm's xhat and 1/sigma, the softmax output) goes in
- * x->aux[n->index][0..VEIL_EXEC_MAX_AUX-1] when n->saved is set. run.c releases val and aux of a
- * node after the node at its last_use has been lowered (never parameters or outputs).
+ * LOWERING. A lowering turns one plan node into protocol calls of tasks/ (SPMD: every party, the
+ * dealer and a recorder call it with the same shapes; it submits and returns, never waits). It
+ * reads its operands from x->val[in] and initialises x->val[n->index]; state a backward op will
+ * need (the ReLU mask, the max-pool route, layer norm's xhat and 1/sigma, the softmax output)
+ * goes in x->aux[n->index][0..VEIL_EXEC_MAX_AUX-1] when n->saved is set, with the layouts of
+ * graph/plain_ops_internal.h (SAVED STATE). run.c releases val and aux of a node after the node
+ * at its last_use has been lowered (never parameters, which persist across runs).
+ *
+ * LAYOUTS. Tensors are tiled by x->tile elements (a multiple of 64: the comparison circuit's
+ * packing), except where a protocol needs one handle (matrix products, convolutions, transposes:
+ * veil_exec_single makes a one-handle copy when the operand is tiled) or produces one (pooling,
+ * products: veil_exec_retile splits a large one-handle result so that the elementwise protocols
+ * after it pipeline per tile). Leaves that feed a product are shared as one handle.
  */
 #ifndef VEIL_GRAPH_EXEC_INTERNAL_H
 #define VEIL_GRAPH_EXEC_INTERNAL_H
 
 #include "graph/graph_internal.h"
 #include "tasks/mpc.h"
+#include "tasks/wstat.h"
 
 #define VEIL_EXEC_MAX_AUX 3
 
@@ -25,19 +34,92 @@ struct veil_exec {
     struct veil_sec *val;                      /* p->count tensors (shares; public for CONST) */
     struct veil_sec (*aux)[VEIL_EXEC_MAX_AUX]; /* p->count x VEIL_EXEC_MAX_AUX saved tensors */
     struct veil_sec *velocity;                 /* SGD momentum per node (PARAM nodes), persistent */
+    struct veil_mpc_wstat *ws;                 /* weight-stationary state per PARAM node used as a
+                                                  product's weight (NULL when the option is off) */
     int frac_bits;
-    size_t tile;                               /* elementwise tile (multiple of 64) */
+    size_t tile; /* elementwise tile (multiple of 64) */
 };
 
 /** One op's lowering; VEIL_OK or an error with a message naming the node. */
 typedef int (*veil_lower_fn)(struct veil_exec *x, const struct veil_node *n);
 
 /** The lowering of op (forward ops in lower_forward.c, backward ones in lower_backward.c), or
- * NULL when the op has none (leaves, folded batch norms are handled by run.c). */
+ * NULL when the op has none (leaves are handled by run.c). */
 veil_lower_fn veil_lower_forward(enum veil_op op);
 veil_lower_fn veil_lower_backward(enum veil_op op);
 
+/* ---- run.c --------------------------------------------------------------------------------- */
+
+/** Allocates x's tables for p over context m (tensors empty). VEIL_ERR_NOMEM. */
+int veil_exec_init(struct veil_exec *x, const veil_plan_t *p, veil_mpc_t *m);
+/** Releases every tensor (parameters and weight-stationary states included) and the tables. */
+void veil_exec_fini(struct veil_exec *x);
+/**
+ * One walk of nodes [0, end) of x->p (end: p->nforward for inference, p->count for a training
+ * step): shares this party's INPUT values (values[i]: numel doubles per leaf it owns, NULL
+ * elsewhere; ignored at the dealer and a recorder), shares PARAMs whose x->val is still empty
+ * (the first run), materialises constants, lowers every other node in order, reveals each
+ * output into revealed[k] (initialised here at the receivers) and releases temporaries after
+ * their last use. Submits and returns; the caller waits. Errors name the node.
+ */
+int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
+                   struct veil_pub *revealed);
+/** The tile of the value a leaf is shared with: one handle when a product reads it. */
+size_t veil_exec_leaf_tile(const struct veil_exec *x, int leaf);
+
+/* ---- lower_util.c: helpers of the lowerings ---------------------------------------------------
+ */
+
+/**
+ * *out = in when in is one handle; else tmp becomes a one-handle copy of in (a flat copy task)
+ * and *out = tmp. The caller releases tmp (empty when unused).
+ */
+int veil_exec_single(struct veil_exec *x, const struct veil_sec *in, struct veil_sec *tmp,
+                     const struct veil_sec **out);
+/** Replaces a one-handle *t larger than a tile by a copy tiled by x->tile (the old one released).
+ */
+int veil_exec_retile(struct veil_exec *x, struct veil_sec *t);
+/** out = a copy of in with shape (ndim, dims) (same element count) tiled by tile (0: x->tile). */
+int veil_exec_copy(struct veil_exec *x, const struct veil_sec *in, int ndim, const size_t *dims,
+                   size_t tile, struct veil_sec *out);
+/** out = in with its layout (shape and tiling) changed to like's (same element count). */
+int veil_exec_relayout(struct veil_exec *x, const struct veil_sec *in, const struct veil_sec *like,
+                       struct veil_sec *out);
+/**
+ * Broadcast: out (shape and tiling of like) holds b periodically, each element of b repeated
+ * inner times (out[i] = b[(i / inner) % |b|]): a dense bias over rows (inner 1), a conv bias
+ * over pixels (inner = OH OW), gamma and beta of a layer norm over rows.
+ */
+int veil_exec_broadcast(struct veil_exec *x, const struct veil_sec *b, size_t inner,
+                        const struct veil_sec *like, struct veil_sec *out);
+/** *y = *y + broadcast(b, inner) (y replaced; the old one released). */
+int veil_exec_add_broadcast(struct veil_exec *x, struct veil_sec *y, const struct veil_sec *b,
+                            size_t inner);
+/** *t = trunc(*t) by the fractional bits (t replaced; the old one released). */
+int veil_exec_trunc_inplace(struct veil_exec *x, struct veil_sec *t);
+/** out = trunc(in * enc(c)) for a public real c (no truncation when c is an integer). */
+int veil_exec_scale(struct veil_exec *x, const struct veil_sec *in, double c, struct veil_sec *out);
+/** out (rows) = the sums of in's rows of k elements (local). */
+int veil_exec_rowsum(struct veil_exec *x, const struct veil_sec *in, size_t k, int ndim,
+                     const size_t *dims, struct veil_sec *out);
+/** A public tensor shaped and tiled like `like` holding words (numel, copied; NULL: zeros) at a
+ * party (shape only elsewhere). Added to a sharing, it enters at party 0 only: see
+ * veil_exec_public_share. */
+int veil_exec_public(struct veil_exec *x, const struct veil_sec *like, const uint64_t *words,
+                     struct veil_pub *out);
+/** A sharing of public words (numel) with the given shape and tile: party 0 holds the words, the
+ * others zero (no communication). */
+int veil_exec_public_share(struct veil_exec *x, int ndim, const size_t *dims, size_t tile,
+                           const uint64_t *words, struct veil_sec *out);
+
 /** The fixed-point encoding of a public real c at f bits, as a ring word (round half away). */
 uint64_t veil_exec_fixed(double c, int f);
+
+/* ---- lower_nn.c: nonlinear forward lowerings (used by lower_forward.c's table) --------------- */
+int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_softmax(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_gelu(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_argmax(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_softmax_xent(struct veil_exec *x, const struct veil_node *n);
 
 #endif

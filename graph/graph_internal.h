@@ -256,6 +256,10 @@ int veil_plan_build_backward(veil_plan_t *p);
  */
 int veil_plan_bind(const veil_plan_t *p, int party, const struct veil_feed *feeds, size_t nfeeds,
                    double **values);
+/** As veil_plan_bind for the INPUT leaves only (parameters are left NULL and nothing is folded):
+ * the runs after the first, whose parameters are already shared. */
+int veil_plan_bind_inputs(const veil_plan_t *p, int party, const struct veil_feed *feeds,
+                          size_t nfeeds, double **values);
 void veil_plan_values_free(const veil_plan_t *p, double **values);
 
 #endif

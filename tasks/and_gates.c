@@ -14,7 +14,8 @@
 #include <string.h>
 
 /* The argument block travels as a heap copy freed by StarPU with the task (cl_arg_free). */
-int veil_cmp_submit(struct starpu_codelet *cl, const char *name, const starpu_data_handle_t *h,
+int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
+                    const starpu_data_handle_t *h,
                     const enum starpu_data_access_mode *modes, int nh, const void *arg,
                     size_t arg_size)
 {
@@ -57,6 +58,7 @@ int veil_cmp_submit(struct starpu_codelet *cl, const char *name, const starpu_da
         task->cl_arg_size = arg_size;
         task->cl_arg_free = 1;
     }
+    task->priority = veil_mpc_priority(m);
     int rc = starpu_task_submit(task);
     if (rc != 0) {
         starpu_task_destroy(task);
@@ -156,7 +158,7 @@ int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
                                            mat.part[VEIL_PRE_B].h[t],
                                            mat.part[VEIL_PRE_C].h[t],
                                            z->h[t]};
-        rc = veil_cmp_submit(&and_finish_cl, "and", h, NULL, 6, &arg, sizeof arg);
+        rc = veil_cmp_submit(m, &and_finish_cl, "and", h, NULL, 6, &arg, sizeof arg);
     }
 out:
     veil_mpc_release(m, &d);

@@ -91,7 +91,7 @@ int veil_cmp_b2a_open(veil_mpc_t *m, const struct veil_sec *packed, const struct
         const struct mask_arg arg = {.offset = (size_t)t * ((like->tile + 63) / 64),
                                      .nbits = veil_sec_tile_numel(like, t)};
         const starpu_data_handle_t h[3] = {packed->h[t], bit->part[VEIL_PRE_BIT_B].h[0], e.h[t]};
-        rc = veil_cmp_submit(&mask_cl, "b2a", h, NULL, 3, &arg, sizeof arg);
+        rc = veil_cmp_submit(m, &mask_cl, "b2a", h, NULL, 3, &arg, sizeof arg);
     }
     if (rc == VEIL_OK) {
         veil_mpc_round(m);
@@ -111,7 +111,7 @@ int veil_cmp_b2a_finish(veil_mpc_t *m, const struct veil_pub *f, const struct ve
     const struct fin_arg fa = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; veil_mpc_computes(m) && t < like->ntiles && rc == VEIL_OK; t++) {
         const starpu_data_handle_t h[3] = {f->h[t], bit->part[VEIL_PRE_BIT_A].h[t], out->h[t]};
-        rc = veil_cmp_submit(&fin_cl, "b2a", h, NULL, 3, &fa, sizeof fa);
+        rc = veil_cmp_submit(m, &fin_cl, "b2a", h, NULL, 3, &fa, sizeof fa);
     }
     return rc;
 }
@@ -138,7 +138,7 @@ int veil_mpc_b2a(veil_mpc_t *m, const struct veil_sec *bits, struct veil_sec *ou
                             bits->ntiles > 1 ? wt : SIZE_MAX)) != VEIL_OK)
         goto out;
     for (int t = 0; veil_mpc_computes(m) && t < bits->ntiles && rc == VEIL_OK; t++)
-        rc = veil_task_bit_pack(bits->h[t], 0, packed.h[t], 0);
+        rc = veil_task_bit_pack(bits->h[t], 0, packed.h[t], veil_mpc_priority(m));
     if (rc == VEIL_OK)
         rc = veil_cmp_b2a_open(m, &packed, bits, &bit, &f);
     if (rc == VEIL_OK)

@@ -74,14 +74,14 @@ static int mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y
         goto out;
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
         /* D b_p waits for D only, a_p E for E only; the sum waits for both. */
-        rc = veil_task_mul(d.h[t], b.h[t], t1.h[t], 0);
+        rc = veil_task_mul(d.h[t], b.h[t], t1.h[t], veil_mpc_priority(m));
         if (rc == VEIL_OK)
-            rc = veil_task_mul(a.h[t], e.h[t], t2.h[t], 0);
+            rc = veil_task_mul(a.h[t], e.h[t], t2.h[t], veil_mpc_priority(m));
         if (rc == VEIL_OK && p0)
-            rc = veil_task_mul(d.h[t], e.h[t], t3.h[t], 0);
+            rc = veil_task_mul(d.h[t], e.h[t], t3.h[t], veil_mpc_priority(m));
         if (rc == VEIL_OK) {
             starpu_data_handle_t ops[4] = {c->h[t], t1.h[t], t2.h[t], p0 ? t3.h[t] : NULL};
-            rc = veil_task_sum(ops, p0 ? 4 : 3, z->h[t], 0);
+            rc = veil_task_sum(ops, p0 ? 4 : 3, z->h[t], veil_mpc_priority(m));
         }
     }
 out:
@@ -131,13 +131,13 @@ int veil_mpc_square(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *z)
         (p0 && (rc = veil_sec_init_like(m, &t2, x)) != VEIL_OK))
         goto out;
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
-        rc = veil_task_mul(d.h[t], a.h[t], t1.h[t], 0);
+        rc = veil_task_mul(d.h[t], a.h[t], t1.h[t], veil_mpc_priority(m));
         if (rc == VEIL_OK && p0)
-            rc = veil_task_mul(d.h[t], d.h[t], t2.h[t], 0);
+            rc = veil_task_mul(d.h[t], d.h[t], t2.h[t], veil_mpc_priority(m));
         if (rc == VEIL_OK) {
             /* a^2 + 2 D a (+ D^2): the sum takes the same operand twice. */
             starpu_data_handle_t ops[4] = {a2->h[t], t1.h[t], t1.h[t], p0 ? t2.h[t] : NULL};
-            rc = veil_task_sum(ops, p0 ? 4 : 3, z->h[t], 0);
+            rc = veil_task_sum(ops, p0 ? 4 : 3, z->h[t], veil_mpc_priority(m));
         }
     }
 out:

@@ -31,14 +31,15 @@ struct veil_bgemm_args {
  * submitting. VEIL_ERR_STARPU if StarPU refuses the task.
  */
 int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
-                    const struct veil_bgemm_args *args);
+                    const struct veil_bgemm_args *args, int priority);
 
 /**
  * out = in with the two middle axes swapped: in is (p0, p1, p2, p3) row-major, out
  * (p0, p2, p1, p3). Covers a transpose (1, r, c, 1), a batched transpose (b, r, c, 1) and
  * (b, oc, hw) <-> (oc, b, hw) regroupings. Both vectors hold p0 p1 p2 p3 elements.
  */
-int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const size_t p[4]);
+int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const size_t p[4],
+                        int priority);
 
 /**
  * The local step of the truncation protocol (trunc.c): with c = copen + 2^62 (copen the opened
@@ -47,7 +48,7 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
  */
 int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
                            starpu_data_handle_t r63, starpu_data_handle_t out, unsigned f,
-                           int party0);
+                           int party0, int priority);
 
 /**
  * Secure z = x . y (x a x b, y b x c, one handle each) with one MATMUL triple: validated

@@ -66,7 +66,7 @@ static int spans(size_t have, size_t rows, size_t cols, size_t batch, size_t s)
 }
 
 int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
-                    const struct veil_bgemm_args *g)
+                    const struct veil_bgemm_args *g, int priority)
 {
     size_t na, nb, nc;
     int rc;
@@ -86,7 +86,8 @@ int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_
                           "%zu products of %zu x %zu by %zu x %zu",
                           na, nb, nc, g->batch, g->m, g->k, g->k, g->n);
     rc = starpu_task_insert(g->accumulate ? &bgemm_rw_cl : &bgemm_w_cl, STARPU_R, a, STARPU_R, b,
-                            g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g, sizeof *g, 0);
+                            g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g, sizeof *g,
+                            STARPU_PRIORITY, priority, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;
@@ -131,7 +132,8 @@ static struct starpu_codelet swap_cl = {
     .name = "veil_swap_axes",
 };
 
-int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const size_t p[4])
+int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const size_t p[4],
+                        int priority)
 {
     size_t ni, no;
     int rc;
@@ -145,7 +147,8 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
                           "swap_axes: %zu and %zu elements for a %zu x %zu x %zu "
                           "x %zu tensor (distinct handles)",
                           ni, no, p[0], p[1], p[2], p[3]);
-    rc = starpu_task_insert(&swap_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s, sizeof s, 0);
+    rc = starpu_task_insert(&swap_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s, sizeof s,
+                            STARPU_PRIORITY, priority, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "swap_axes: starpu_task_insert failed (%s)",
                           strerror(-rc));
@@ -189,7 +192,7 @@ static struct starpu_codelet trunc_cl = {
 
 int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
                            starpu_data_handle_t r63, starpu_data_handle_t out, unsigned f,
-                           int party0)
+                           int party0, int priority)
 {
     size_t n0, n1, n2, n3;
     int rc;
@@ -204,7 +207,8 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
     if (f < 1 || f > 62)
         return veil_error(VEIL_ERR_INVAL, "trunc: f = %u, use 1 to 62", f);
     rc = starpu_task_insert(&trunc_cl, STARPU_R, copen, STARPU_R, rhi, STARPU_R, r63, STARPU_W, out,
-                            STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0, sizeof party0, 0);
+                            STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0, sizeof party0,
+                            STARPU_PRIORITY, priority, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

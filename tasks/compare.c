@@ -207,13 +207,13 @@ static int carry_tree(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *
             (rc = sliced(m, x, v.last ? 1 : 2 * (size_t)v.knext, &next)) == VEIL_OK) {
             for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
                 const starpu_data_handle_t h[3] = {state->h[t], xs.h[t], ys.h[t]};
-                rc = veil_cmp_submit(&prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
+                rc = veil_cmp_submit(m, &prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
             }
             if (rc == VEIL_OK)
                 rc = veil_mpc_and(m, &xs, &ys, &zs);
             for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
                 const starpu_data_handle_t h[3] = {state->h[t], zs.h[t], next.h[t]};
-                rc = veil_cmp_submit(&comb_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
+                rc = veil_cmp_submit(m, &comb_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
             }
         }
         veil_mpc_release(m, &xs);
@@ -268,14 +268,14 @@ int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_m
     for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
         const starpu_data_handle_t h[4] = {c.h[t], mask.part[VEIL_PRE_CM_RB].h[t], state.h[t],
                                            top.h[t]};
-        rc = veil_cmp_submit(&leaf_cl, "ltz", h, NULL, 4, &la, sizeof la);
+        rc = veil_cmp_submit(m, &leaf_cl, "ltz", h, NULL, 4, &la, sizeof la);
     }
     if (rc == VEIL_OK)
         rc = carry_tree(m, x, &state, &g);
     if (rc == VEIL_OK)
         rc = sliced(m, x, 1, &msb);
     for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++)
-        rc = veil_task_xor(top.h[t], g.h[t], msb.h[t], 0);
+        rc = veil_task_xor(top.h[t], g.h[t], msb.h[t], veil_mpc_priority(m));
     if (rc == VEIL_OK)
         rc = veil_cmp_b2a_open(m, &msb, x, bit, f);
 out:

@@ -72,9 +72,11 @@ struct veil_sec veil_cmp_flat(const struct veil_sec *x);
 
 /**
  * Submits one task of cl over nh handles (modes[i], or the codelet's modes when modes is NULL)
- * with one by-value argument block (copied; may be NULL). VEIL_ERR_STARPU naming name.
+ * with one by-value argument block (copied; may be NULL), at m's current priority.
+ * VEIL_ERR_STARPU naming name.
  */
-int veil_cmp_submit(struct starpu_codelet *cl, const char *name, const starpu_data_handle_t *h,
+int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
+                    const starpu_data_handle_t *h,
                     const enum starpu_data_access_mode *modes, int nh, const void *arg,
                     size_t arg_size);
 

@@ -112,7 +112,7 @@ static int init2(veil_mpc_t *m, struct veil_sec *t, size_t r, size_t c)
 
 /* Y (batch, oc, ohow) (=|+=) Wm (oc x ckk) . cols_b (ckk x ohow), per image. */
 static int conv_gemm(starpu_data_handle_t wm, starpu_data_handle_t cols, starpu_data_handle_t y,
-                     const struct geom *o, size_t oc, int acc)
+                     const struct geom *o, size_t oc, int acc, int priority)
 {
     struct veil_bgemm_args g = {.m = oc,
                                 .n = o->ohow,
@@ -122,7 +122,7 @@ static int conv_gemm(starpu_data_handle_t wm, starpu_data_handle_t cols, starpu_
                                 .sa = 0,
                                 .sb = o->ckk * o->ohow,
                                 .sc = oc * o->ohow};
-    return veil_task_bgemm(wm, cols, y, &g);
+    return veil_task_bgemm(wm, cols, y, &g, priority);
 }
 
 int veil_mpc_conv2d_check(const char *op, const struct veil_sec *x, const struct veil_sec *w,
@@ -177,16 +177,16 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
         goto out;
     /* im2col of the mask share runs as soon as the material is there; conv(D, B) needs D only,
      * conv(A, E) needs E only; party 0's conv(D, E) accumulates onto conv(D, B). */
-    if ((rc = veil_task_im2col(ma.h[0], ca.h[0], &o.ig, 0)) != VEIL_OK ||
-        (rc = veil_task_im2col(d.h[0], cd.h[0], &o.ig, 0)) != VEIL_OK ||
-        (rc = conv_gemm(mb.h[0], cd.h[0], t1.h[0], &o, g->oc, 0)) != VEIL_OK ||
-        (rc = conv_gemm(e->h[0], ca.h[0], t2.h[0], &o, g->oc, 0)) != VEIL_OK)
+    if ((rc = veil_task_im2col(ma.h[0], ca.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
+        (rc = veil_task_im2col(d.h[0], cd.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
+        (rc = conv_gemm(mb.h[0], cd.h[0], t1.h[0], &o, g->oc, 0, veil_mpc_priority(m))) != VEIL_OK ||
+        (rc = conv_gemm(e->h[0], ca.h[0], t2.h[0], &o, g->oc, 0, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     if (veil_mpc_self(m) == 0 &&
-        (rc = conv_gemm(e->h[0], cd.h[0], t1.h[0], &o, g->oc, 1)) != VEIL_OK)
+        (rc = conv_gemm(e->h[0], cd.h[0], t1.h[0], &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
-    rc = veil_task_sum(ops, 3, y->h[0], 0);
+    rc = veil_task_sum(ops, 3, y->h[0], veil_mpc_priority(m));
 out:
     veil_mpc_release(m, &d);
     veil_mpc_release(m, &e_tmp);
@@ -213,7 +213,7 @@ static int dy_matrix(veil_mpc_t *m, const struct veil_sec *dy, const struct veil
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
     const size_t p[4] = {1, g->batch, g->oc, o->ohow};
-    return veil_task_swap_axes(dy->h[0], dym->h[0], p);
+    return veil_task_swap_axes(dy->h[0], dym->h[0], p, veil_mpc_priority(m));
 }
 
 int veil_mpc_conv2d_grad_input(veil_mpc_t *m, const struct veil_sec *w, const struct veil_sec *dy,
@@ -237,7 +237,7 @@ int veil_mpc_conv2d_grad_input(veil_mpc_t *m, const struct veil_sec *w, const st
         goto out;
     if (veil_mpc_computes(m)) {
         const size_t p[4] = {1, g->oc, o.ckk, 1};
-        if ((rc = veil_task_swap_axes(w->h[0], wt.h[0], p)) != VEIL_OK)
+        if ((rc = veil_task_swap_axes(w->h[0], wt.h[0], p, veil_mpc_priority(m))) != VEIL_OK)
             goto out;
     }
     if ((rc = dy_matrix(m, dy, g, &o, &dym)) != VEIL_OK ||
@@ -248,8 +248,8 @@ int veil_mpc_conv2d_grad_input(veil_mpc_t *m, const struct veil_sec *w, const st
     if ((rc = init1(m, &colsb, o.cols_len)) != VEIL_OK)
         goto out;
     const size_t p[4] = {1, o.ckk, g->batch, o.ohow};
-    if ((rc = veil_task_swap_axes(cols.h[0], colsb.h[0], p)) == VEIL_OK)
-        rc = veil_task_col2im(colsb.h[0], dx->h[0], &o.ig, 0);
+    if ((rc = veil_task_swap_axes(cols.h[0], colsb.h[0], p, veil_mpc_priority(m))) == VEIL_OK)
+        rc = veil_task_col2im(colsb.h[0], dx->h[0], &o.ig, veil_mpc_priority(m));
 out:
     veil_mpc_release(m, &wt);
     veil_mpc_release(m, &dym);
@@ -281,8 +281,8 @@ int veil_mpc_conv2d_grad_weight(veil_mpc_t *m, const struct veil_sec *x, const s
     if (veil_mpc_computes(m)) {
         const size_t p[4] = {g->batch, o.ckk, o.ohow, 1};
         if ((rc = init1(m, &cols, o.cols_len)) != VEIL_OK ||
-            (rc = veil_task_im2col(x->h[0], cols.h[0], &o.ig, 0)) != VEIL_OK ||
-            (rc = veil_task_swap_axes(cols.h[0], colst.h[0], p)) != VEIL_OK)
+            (rc = veil_task_im2col(x->h[0], cols.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
+            (rc = veil_task_swap_axes(cols.h[0], colst.h[0], p, veil_mpc_priority(m))) != VEIL_OK)
             goto out;
     }
     if ((rc = dy_matrix(m, dy, g, &o, &dym)) != VEIL_OK ||

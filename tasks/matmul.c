@@ -68,13 +68,13 @@ int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
         (rc = veil_sec_init_like(m, &t2, z)) != VEIL_OK)
         goto out;
     struct veil_bgemm_args g0 = gemm1(a, c, b, 0), g1 = gemm1(a, c, b, 1);
-    if ((rc = veil_task_bgemm(d.h[0], mb.h[0], t1.h[0], &g0)) != VEIL_OK ||
-        (rc = veil_task_bgemm(ma.h[0], e->h[0], t2.h[0], &g0)) != VEIL_OK)
+    if ((rc = veil_task_bgemm(d.h[0], mb.h[0], t1.h[0], &g0, veil_mpc_priority(m))) != VEIL_OK ||
+        (rc = veil_task_bgemm(ma.h[0], e->h[0], t2.h[0], &g0, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
-    if (veil_mpc_self(m) == 0 && (rc = veil_task_bgemm(d.h[0], e->h[0], t1.h[0], &g1)) != VEIL_OK)
+    if (veil_mpc_self(m) == 0 && (rc = veil_task_bgemm(d.h[0], e->h[0], t1.h[0], &g1, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
-    rc = veil_task_sum(ops, 3, z->h[0], 0);
+    rc = veil_task_sum(ops, 3, z->h[0], veil_mpc_priority(m));
 out:
     veil_mpc_release(m, &d);
     veil_mpc_release(m, &e_tmp);
@@ -121,7 +121,7 @@ static int transpose(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *t
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
     const size_t p[4] = {1, x->dims[0], x->dims[1], 1};
-    return veil_task_swap_axes(x->h[0], t->h[0], p);
+    return veil_task_swap_axes(x->h[0], t->h[0], p, veil_mpc_priority(m));
 }
 
 int veil_mpc_matmul_tn(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,

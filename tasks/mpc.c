@@ -177,6 +177,7 @@ static void collect_garbage(veil_mpc_t *m)
         }
     }
     m->ngarbage = 0;
+    m->garbage_bytes = 0;
 }
 
 int veil_mpc_wait(veil_mpc_t *m)
@@ -313,7 +314,23 @@ int veil_mpc_defer(veil_mpc_t *m, starpu_data_handle_t *handles, int nhandles, v
     m->garbage[m->ngarbage++] =
         (struct veil_mpc_garbage){.handles = handles, .nhandles = nhandles, .data = data,
                                   .bytes = bytes};
+    m->garbage_bytes += data ? bytes : 0;
     return VEIL_OK;
+}
+
+size_t veil_mpc_garbage_bytes(const veil_mpc_t *m)
+{
+    return m->garbage_bytes;
+}
+
+void veil_mpc_set_priority(veil_mpc_t *m, int priority)
+{
+    m->priority = priority;
+}
+
+int veil_mpc_priority(const veil_mpc_t *m)
+{
+    return m->priority;
 }
 
 /* ---- tensors ------------------------------------------------------------------------------ */
@@ -377,6 +394,23 @@ int veil_sec_init(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, 
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
     if ((rc = veil_sec_alloc(t)) != VEIL_OK || (rc = veil_sec_register(t)) != VEIL_OK) {
+        veil_aligned_free(t->data);
+        memset(t, 0, sizeof *t);
+    }
+    return rc;
+}
+
+int veil_sec_init_words(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
+                        const size_t *dims, size_t tile, const uint64_t *words)
+{
+    int rc = veil_sec_shape(m, t, kind, ndim, dims, tile);
+    if (rc != VEIL_OK || !veil_mpc_computes(m))
+        return rc;
+    if ((rc = veil_sec_alloc(t)) != VEIL_OK)
+        return rc;
+    if (words)
+        memcpy(t->data, words, t->numel * 8);
+    if ((rc = veil_sec_register(t)) != VEIL_OK) {
         veil_aligned_free(t->data);
         memset(t, 0, sizeof *t);
     }

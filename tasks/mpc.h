@@ -114,6 +114,17 @@ int veil_mpc_frac_bits(const veil_mpc_t *m);
 size_t veil_mpc_tile(const veil_mpc_t *m);
 veil_net_t *veil_mpc_net(veil_mpc_t *m);     /* NULL for a RECORDER */
 
+/**
+ * The StarPU priority of the tasks protocol calls submit from now on (default 0; larger runs
+ * earlier under the schedulers that honour priorities). The compiler's critical-path priority
+ * of a node is set here before the node's protocols are called, so sends on long chains go first.
+ */
+void veil_mpc_set_priority(veil_mpc_t *m, int priority);
+int veil_mpc_priority(const veil_mpc_t *m);
+
+/** Bytes of released tensors waiting for the next barrier to be freed (see TENSORS). */
+size_t veil_mpc_garbage_bytes(const veil_mpc_t *m);
+
 /** Next message tag of this session (identical at every process for the same call sequence). */
 uint64_t veil_mpc_tag(veil_mpc_t *m);
 /** Marks one communication round in the session's counters (no-op without a network). */
@@ -145,6 +156,10 @@ struct veil_sec {
  */
 int veil_sec_init(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
                   const size_t *dims, size_t tile);
+/** As veil_sec_init, then the words (numel, copied before any task can see the tensor; NULL:
+ * zeros) fill it at a PARTY: public constants, and local sharings of them. */
+int veil_sec_init_words(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
+                        const size_t *dims, size_t tile, const uint64_t *words);
 /** As veil_sec_init with the shape and tiling of like. */
 int veil_sec_init_like(veil_mpc_t *m, struct veil_sec *t, const struct veil_sec *like);
 /** Releases t without waiting (see TENSORS above); t is emptied. NULL/empty-safe. */

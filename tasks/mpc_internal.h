@@ -37,6 +37,8 @@ struct veil_mpc {
     size_t nitems, items_cap;
     struct veil_mpc_garbage *garbage; /* released tensors, collected at the next barrier */
     size_t ngarbage, garbage_cap;
+    int priority;   /* StarPU priority of submitted tasks (veil_mpc_set_priority) */
+    size_t garbage_bytes; /* data bytes of the queued garbage */
     int task_error; /* first error status of a task body (atomic); reported by veil_mpc_wait */
     uint64_t *wids; /* weight ids claimed by weight-stationary states (tasks/wstat.c), forever */
     size_t nwids, wids_cap;

@@ -85,7 +85,7 @@ static struct starpu_codelet fill_corr_cl = {
     .name = "veil_preproc_fill",
 };
 
-static int submit_args(struct starpu_codelet *cl, void *args, size_t size,
+static int submit_args(veil_mpc_t *m, struct starpu_codelet *cl, void *args, size_t size,
                        starpu_data_handle_t h0, starpu_data_handle_t h1, const char *what)
 {
     /* Arguments are copied into the task (cl_arg_free) so the caller's stack can go. */
@@ -101,6 +101,7 @@ static int submit_args(struct starpu_codelet *cl, void *args, size_t size,
     t->handles[0] = h0;
     if (h1)
         t->handles[1] = h1;
+    t->priority = veil_mpc_priority(m);
     int rc = starpu_task_submit(t);
     if (rc != 0) {
         t->destroy = 0;
@@ -131,7 +132,7 @@ static int submit_correction(veil_mpc_t *m, const struct veil_preproc_item *item
 {
     struct correction_args a = {.m = m, .layout = m->layout, .item = *item};
     memcpy(a.seeds, m->seeds, (size_t)m->nparties * VEIL_SEED_BYTES);
-    int rc = submit_args(&correction_cl, &a, sizeof a, h, NULL, "correction");
+    int rc = submit_args(m, &correction_cl, &a, sizeof a, h, NULL, "correction");
     veil_wipe(&a, sizeof a);
     return rc;
 }
@@ -214,7 +215,7 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
                                   .part = j,
                                   .start = (size_t)t * p->tile};
             memcpy(a.seed, m->seed, sizeof a.seed);
-            rc = submit_args(uses_corr ? &fill_corr_cl : &fill_cl, &a, sizeof a, p->h[t],
+            rc = submit_args(m, uses_corr ? &fill_corr_cl : &fill_cl, &a, sizeof a, p->h[t],
                              uses_corr ? corr : NULL, "material expansion");
             veil_wipe(a.seed, sizeof a.seed);
         }

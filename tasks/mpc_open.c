@@ -47,8 +47,8 @@ static int gather_combine(veil_mpc_t *m, enum veil_share_kind kind, starpu_data_
     }
     if (rc != VEIL_OK)
         return rc;
-    return kind == VEIL_SHARE_ARITH ? veil_task_sum(ops, k, out, 0)
-                                    : veil_task_xor_sum(ops, k, out, 0);
+    return kind == VEIL_SHARE_ARITH ? veil_task_sum(ops, k, out, veil_mpc_priority(m))
+                                    : veil_task_xor_sum(ops, k, out, veil_mpc_priority(m));
 }
 
 static int inbox_init(veil_mpc_t *m, struct veil_sec *inbox, const struct veil_sec *like)
@@ -88,8 +88,8 @@ int veil_mpc_open(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec
         starpu_data_handle_t mine = x->h[t];
         if (a) {
             mine = diff.h[t];
-            rc = x->kind == VEIL_SHARE_ARITH ? veil_task_sub(x->h[t], a->h[t], mine, 0)
-                                              : veil_task_xor(x->h[t], a->h[t], mine, 0);
+            rc = x->kind == VEIL_SHARE_ARITH ? veil_task_sub(x->h[t], a->h[t], mine, veil_mpc_priority(m))
+                                              : veil_task_xor(x->h[t], a->h[t], mine, veil_mpc_priority(m));
         }
         if (rc == VEIL_OK)
             rc = send_all(m, mine, tag0 + (uint64_t)t);
@@ -234,7 +234,7 @@ static int local_binary(veil_mpc_t *m, const char *op, const struct veil_sec *x,
     z->kind = x->kind;
     binop_fn f = x->kind == VEIL_SHARE_ARITH ? arith : binary;
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
-        rc = f(x->h[t], y->h[t], z->h[t], 0);
+        rc = f(x->h[t], y->h[t], z->h[t], veil_mpc_priority(m));
     return rc;
 }
 
@@ -267,7 +267,7 @@ int veil_mpc_add_public(veil_mpc_t *m, const struct veil_sec *x, const struct ve
         return rc;
     z->kind = x->kind;
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
-        rc = veil_task_add_scalar(x->h[t], 0, z->h[t], 0);
+        rc = veil_task_add_scalar(x->h[t], 0, z->h[t], veil_mpc_priority(m));
     return rc;
 }
 
@@ -285,11 +285,11 @@ static int local_scalar(veil_mpc_t *m, const char *op, const struct veil_sec *x,
         c = 0; /* a public constant is added once, by party 0 */
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
         if (add)
-            rc = binary ? veil_task_xor_mask(x->h[t], c, z->h[t], 0)
-                        : veil_task_add_scalar(x->h[t], c, z->h[t], 0);
+            rc = binary ? veil_task_xor_mask(x->h[t], c, z->h[t], veil_mpc_priority(m))
+                        : veil_task_add_scalar(x->h[t], c, z->h[t], veil_mpc_priority(m));
         else
-            rc = binary ? veil_task_and_mask(x->h[t], c, z->h[t], 0)
-                        : veil_task_mul_scalar(x->h[t], c, z->h[t], 0);
+            rc = binary ? veil_task_and_mask(x->h[t], c, z->h[t], veil_mpc_priority(m))
+                        : veil_task_mul_scalar(x->h[t], c, z->h[t], veil_mpc_priority(m));
     }
     return rc;
 }

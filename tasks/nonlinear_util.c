@@ -55,7 +55,7 @@ int veil_nl_flat(veil_mpc_t *m, struct veil_flatop_args a, struct veil_sec *cons
     a.nin = ni;
     if (veil_mpc_self(m) != 0)
         a.add_const = 0;
-    int rc = veil_task_flatop(&a, h, h + no, 0);
+    int rc = veil_task_flatop(&a, h, h + no, veil_mpc_priority(m));
     free(h);
     return rc;
 }

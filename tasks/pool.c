@@ -285,7 +285,7 @@ static int single(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *out,
         h[1 + i] = x->h[i];
         md[1 + i] = STARPU_R;
     }
-    rc = veil_cmp_submit(&concat_cl, "pool", h, md, nin + 1, &nin, sizeof nin);
+    rc = veil_cmp_submit(m, &concat_cl, "pool", h, md, nin + 1, &nin, sizeof nin);
     free(h);
     free(md);
     return rc;
@@ -304,7 +304,7 @@ static int submit2(veil_mpc_t *m, struct starpu_codelet *cl, starpu_data_handle_
     if (!veil_mpc_computes(m))
         return VEIL_OK;
     const starpu_data_handle_t h[2] = {a, b};
-    return veil_cmp_submit(cl, cl->name, h, NULL, 2, arg, size);
+    return veil_cmp_submit(m, cl, cl->name, h, NULL, 2, arg, size);
 }
 
 #define H(t) (veil_mpc_computes(m) ? (t).h[0] : NULL)
@@ -316,7 +316,7 @@ static int copy_new(veil_mpc_t *m, const struct veil_sec *src, struct veil_sec *
 {
     int rc = flat_new(m, src->numel, out);
     if (rc == VEIL_OK && veil_mpc_computes(m))
-        rc = veil_task_add_scalar(src->h[0], 0, out->h[0], 0);
+        rc = veil_task_add_scalar(src->h[0], 0, out->h[0], veil_mpc_priority(m));
     return rc;
 }
 
@@ -351,7 +351,7 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
             if ((rc = flat_new(m, rows * mrow, &x)) == VEIL_OK &&
                 (rc = flat_new(m, rows * mrow, &y)) == VEIL_OK && veil_mpc_computes(m)) {
                 const starpu_data_handle_t h[5] = {beta->h[0], d.h[0], oh.h[0], x.h[0], y.h[0]};
-                rc = veil_cmp_submit(&prep_cl, "max", h, NULL, 5, &a, sizeof a);
+                rc = veil_cmp_submit(m, &prep_cl, "max", h, NULL, 5, &a, sizeof a);
             }
             if (rc == VEIL_OK)
                 rc = veil_cmp_mul_unmarked(m, &x, &y, &w);
@@ -361,16 +361,16 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
         if (rc == VEIL_OK && (rc = flat_new(m, rows * kn, &v2)) == VEIL_OK &&
             veil_mpc_computes(m)) {
             const starpu_data_handle_t h[5] = {cur.h[0], w.h[0], d.h[0], f.h[0], v2.h[0]};
-            rc = veil_cmp_submit(&combv_cl, "max", h, NULL, 5, &a, sizeof a);
+            rc = veil_cmp_submit(m, &combv_cl, "max", h, NULL, 5, &a, sizeof a);
         }
         if (rc == VEIL_OK && onehot && (rc = flat_new(m, rows * k, &oh2)) == VEIL_OK &&
             veil_mpc_computes(m)) {
             if (l == 0) {
                 const starpu_data_handle_t h[3] = {f.h[0], beta->h[0], oh2.h[0]};
-                rc = veil_cmp_submit(&oh0_cl, "max", h, NULL, 3, &a, sizeof a);
+                rc = veil_cmp_submit(m, &oh0_cl, "max", h, NULL, 3, &a, sizeof a);
             } else {
                 const starpu_data_handle_t h[4] = {oh.h[0], w.h[0], f.h[0], oh2.h[0]};
-                rc = veil_cmp_submit(&oh_cl, "max", h, NULL, 4, &a, sizeof a);
+                rc = veil_cmp_submit(m, &oh_cl, "max", h, NULL, 4, &a, sizeof a);
             }
         }
         struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh};

@@ -81,7 +81,7 @@ int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
     for (int t = 0; veil_mpc_computes(m) && t < x->ntiles && rc == VEIL_OK; t++) {
         const starpu_data_handle_t h[6] = {
             f.h[t], bit.part[VEIL_PRE_BIT_A].h[t], w.h[t], x->h[t], y->h[t], ge.h[t]};
-        rc = veil_cmp_submit(&relu_fin_cl, "relu", h, NULL, 6, &arg, sizeof arg);
+        rc = veil_cmp_submit(m, &relu_fin_cl, "relu", h, NULL, 6, &arg, sizeof arg);
     }
 out:
     veil_mpc_release(m, &w);

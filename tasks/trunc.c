@@ -36,13 +36,14 @@ int veil_mpc_trunc(veil_mpc_t *m, const struct veil_sec *x, int f, struct veil_s
     if ((rc = veil_sec_init_like(m, &masked, x)) != VEIL_OK)
         goto out;
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
-        rc = veil_task_add(x->h[t], mat.part[VEIL_PRE_TR_R].h[t], masked.h[t], 0);
+        rc = veil_task_add(x->h[t], mat.part[VEIL_PRE_TR_R].h[t], masked.h[t], veil_mpc_priority(m));
     if (rc != VEIL_OK || (rc = veil_mpc_open(m, &masked, NULL, &c)) != VEIL_OK)
         goto out;
     veil_mpc_round(m);
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
         rc = veil_task_trunc_finish(c.h[t], mat.part[VEIL_PRE_TR_RHI].h[t],
-                                    mat.part[VEIL_PRE_TR_R63].h[t], z->h[t], (unsigned)f, p0);
+                                    mat.part[VEIL_PRE_TR_R63].h[t], z->h[t], (unsigned)f, p0,
+                                    veil_mpc_priority(m));
 out:
     veil_mpc_release(m, &masked);
     veil_mpc_release(m, &c);

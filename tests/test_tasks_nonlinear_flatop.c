@@ -1,8 +1,9 @@
 /* Tests the flat relayout codelet the nonlinear protocols use (codelets/flatop_internal.h): copy
  * (concatenate two tensors into one with other tile boundaries, and split back), row sums and
  * row broadcasts over rows that cross tile boundaries, replication with per-copy constants (with
- * and without the constants) and the weighted sum of stacked copies — each against a plain loop
- * on the flat vectors, tiles of uneven sizes. Bad input (lengths that do not fit the operation,
+ * and without the constants), the weighted sum of stacked copies, periodic tiling (bias
+ * broadcasts), interleaving of stacked parts row by row (concatenation along an axis) and the
+ * slice of every row — each against a plain loop on the flat vectors, tiles of uneven sizes. Bad input (lengths that do not fit the operation,
  * a handle both read and written, too many copies) is refused before submission. */
 #include "config.h"
 #include "base/base_internal.h"
@@ -148,6 +149,63 @@ int main(void)
     for (size_t i = 0; i < C * N; i++)
         want[i] = x[i % N];
     veil_test_compare_u64("replicate without constants", out.data, want, C * N);
+    fin(&out);
+
+    /* TILE: 10 words (cut 3 / rest), each repeated 4 times, the period of 40 repeated 25 times */
+    const size_t c3[] = {3};
+    struct flat small;
+    reg(&small, 10, c3, 1);
+    memcpy(small.data, x, 10 * 8);
+    memset(&a, 0, sizeof a);
+    a.kind = VEIL_FLATOP_TILE;
+    a.k = 4;
+    reg(&out, N, cx, 3);
+    VT_CHECK(run(a, &out, &small) == VEIL_OK, "tile: %s", veil_last_error());
+    unreg(&out);
+    for (size_t i = 0; i < N; i++)
+        want[i] = x[(i / 4) % 10];
+    veil_test_compare_u64("tile", out.data, want, N);
+    fin(&out);
+    a.k = 3; /* 1000 is no multiple of 30 */
+    reg(&out, N, cx, 3);
+    VT_CHECK(run(a, &out, &small) == VEIL_ERR_SHAPE, "tile of a wrong period refused");
+    unreg(&out);
+    fin(&out);
+    unreg(&small);
+    fin(&small);
+
+    /* INTERLEAVE: parts of 10 rows x 30, 20, 0 and 50 words (stacked in the input, cut unevenly)
+     * into rows of 100; then SLICE takes the second part back */
+    a.kind = VEIL_FLATOP_INTERLEAVE;
+    a.k = 4;
+    a.c[0] = 30;
+    a.c[1] = 20;
+    a.c[2] = 0;
+    a.c[3] = 50;
+    reg(&out, N, co, 7);
+    VT_CHECK(run(a, &out, &in) == VEIL_OK, "interleave: %s", veil_last_error());
+    for (size_t r = 0; r < 10; r++)
+        for (size_t j = 0; j < 100; j++)
+            want[r * 100 + j] = j < 30   ? x[r * 30 + j]
+                                : j < 50 ? x[300 + r * 20 + (j - 30)]
+                                         : x[500 + r * 50 + (j - 50)];
+    veil_test_compare_u64("interleave", out.data, want, N);
+    a.kind = VEIL_FLATOP_SLICE;
+    a.k = 20;
+    a.c[0] = 100;
+    a.c[1] = 30;
+    struct flat part;
+    reg(&part, 200, c33, 1);
+    VT_CHECK(run(a, &part, &out) == VEIL_OK, "slice: %s", veil_last_error());
+    unreg(&part);
+    veil_test_compare_u64("slice", part.data, x + 300, 200);
+    fin(&part);
+    a.c[1] = 90; /* columns [90, 110) of rows of 100 */
+    reg(&part, 200, c33, 1);
+    VT_CHECK(run(a, &part, &out) == VEIL_ERR_SHAPE, "slice past the row refused");
+    unreg(&part);
+    fin(&part);
+    unreg(&out);
     fin(&out);
 
     /* bad input */

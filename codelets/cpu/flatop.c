@@ -43,6 +43,31 @@ static size_t cursor_span(struct cursor *c, size_t want, uint64_t **p)
     return 0;
 }
 
+/* Skips n words. */
+static void cursor_skip(struct cursor *c, size_t n)
+{
+    uint64_t *p;
+    for (size_t done = 0, l; done < n; done += l)
+        if ((l = cursor_span(c, n - done, &p)) == 0)
+            return;
+}
+
+/* Copies n words from in to out, span by span. */
+static void cursor_copy(struct cursor *out, struct cursor *in, size_t n)
+{
+    uint64_t *po, *pi;
+    size_t lo, li;
+    for (size_t done = 0; done < n; done += lo) {
+        if ((lo = cursor_span(out, n - done, &po)) == 0)
+            return;
+        for (size_t e = 0; e < lo; e += li)
+            if ((li = cursor_span(in, lo - e, &pi)) == 0)
+                return;
+            else
+                memcpy(po + e, pi, li * 8);
+    }
+}
+
 static size_t total(void **bufs, int first, int count)
 {
     size_t n = 0;
@@ -124,6 +149,44 @@ void veil_flatop_cpu(void *buffers[], void *cl_arg)
                     }
                 }
             }
+        }
+        break;
+    case VEIL_FLATOP_TILE:
+        /* out index (q nin + e) k + r holds in[e]: the input is walked once per period q */
+        for (size_t q = 0; q < nout / (a->k * nin); q++) {
+            cursor_init(&in, buffers, a->nout, a->nin);
+            while ((li = cursor_span(&in, SIZE_MAX, &pi)) != 0)
+                for (size_t e = 0; e < li; e++)
+                    for (uint64_t r = 0; r < a->k; r += lo) {
+                        lo = cursor_span(&out, (size_t)(a->k - r), &po);
+                        for (size_t t = 0; t < lo; t++)
+                            po[t] = pi[e];
+                    }
+        }
+        break;
+    case VEIL_FLATOP_INTERLEAVE: {
+        /* one input cursor per part, each positioned at its part's first row */
+        struct cursor part[VEIL_FLATOP_MAX_COPIES];
+        uint64_t row = 0;
+        for (uint64_t p = 0; p < a->k; p++)
+            row += a->c[p];
+        const size_t rows = nin / row;
+        size_t start = 0;
+        for (uint64_t p = 0; p < a->k; p++) {
+            cursor_init(&part[p], buffers, a->nout, a->nin);
+            cursor_skip(&part[p], start);
+            start += rows * a->c[p];
+        }
+        for (size_t r = 0; r < rows; r++)
+            for (uint64_t p = 0; p < a->k; p++)
+                cursor_copy(&out, &part[p], a->c[p]);
+        break;
+    }
+    case VEIL_FLATOP_SLICE:
+        for (size_t r = 0; r < nin / a->c[0]; r++) {
+            cursor_skip(&in, a->c[1]);
+            cursor_copy(&out, &in, a->k);
+            cursor_skip(&in, a->c[0] - a->c[1] - a->k);
         }
         break;
     default:

@@ -140,10 +140,14 @@ int veil_reveal(veil_graph_t *g, veil_node_t *n, int to);
 struct veil_compile_options {
     int frac_bits;        /* fixed-point fractional bits; default 16 */
     size_t tile;          /* elements per tile of elementwise protocols; 0: default (16384) */
-    int microbatches;     /* inter-batch pipeline: split the batch into k sub-DAGs; default 1 */
+    int microbatches;     /* inter-batch pipeline: split the batch into k sub-DAGs; default 1
+                             (the secure executor refuses k > 1 for now: veil_party_open) */
     int lookahead;        /* inter-linear pipeline: weight opens issued this many layers ahead;
-                             default 1, 0: at need */
-    int serialized;       /* 1: the blocking baseline (every open waits before the next op) */
+                             default 1, 0: at need. The secure executor submits every layer's
+                             protocols at once, so a weight open starts as soon as its material
+                             is there, ordered by priority: the look-ahead is not bounded yet */
+    int serialized;       /* 1: the blocking baseline: each node's messages and tasks complete
+                             before the next node is submitted (no overlap across layers) */
     int weight_stationary; /* 1: one weight mask per session (inference): W - B opened once */
     int training;         /* 1: also build the backward pass and the SGD update (veil_train_*) */
     /* SGD, used only when training: v = momentum v + g + weight_decay w; w -= lr v. Each must be
@@ -232,10 +236,13 @@ struct veil_party_options {
 void veil_party_options_defaults(struct veil_party_options *o);
 
 /**
- * Opens this process's side of a session for plan p: StarPU, the network (handshake with the
- * plan digest: a peer with another plan is refused by name) and the protocol context. The
- * process is a party or the dealer, as its configuration says. Returns an owned party or NULL
- * with veil_last_error().
+ * Opens this process's side of a session for plan p (borrowed: it must outlive the party):
+ * StarPU (starpu_init; call it after any fork), the network (handshake with the plan digest: a
+ * peer with another plan is refused by name) and the protocol context. The process is a party
+ * or the dealer, as its configuration says (o->config_path, or the environment veil-run sets).
+ * Refused with a message: owners or reveal targets outside the session's parties, a revealed
+ * loss value, micro-batches, dealer material without a dealer, FILE material (not generated
+ * for plans yet). Returns an owned party or NULL with veil_last_error().
  */
 veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *o);
 /** Closes the session and shuts StarPU down; NULL-safe; sets *me to NULL. */
@@ -245,11 +252,17 @@ int veil_party_nparties(const veil_party_t *me); /* N */
 int veil_party_is_dealer(const veil_party_t *me);
 
 /**
- * One secure run of the plan the party was opened with: shares this party's inputs and
- * parameters (feeds: by name; only the leaves this party owns are read, others ignored — the
- * dealer feeds nothing), runs the DAG and reveals the outputs. outputs[i] (may be NULL for
- * outputs not revealed to this party) receives output i's doubles when it is revealed here.
- * Returns VEIL_OK or the session's error (a lost peer is named, never a hang).
+ * One secure run of the plan the party was opened with: shares this party's inputs (feeds: by
+ * name; only the leaves this party owns are read, others ignored — the dealer feeds nothing),
+ * runs the DAG and reveals the outputs. Parameters are shared at the first run only and kept
+ * for the session (later runs ignore their feeds), so every later run sends inputs and the
+ * protocols' own traffic only. Fed values must lie within +-2^(31 - frac_bits) (32768 at 16
+ * bits), so that the product of two stays within the truncation's range; larger ones are
+ * refused with VEIL_ERR_RANGE naming the leaf. outputs[i] (may be NULL for outputs not
+ * revealed to this party) receives output i's doubles when it is revealed here. Every process
+ * of the session (the dealer too) makes the same sequence of veil_run calls. Returns VEIL_OK or
+ * the session's error (a lost peer is named, never a hang); after an error the session cannot
+ * run again (VEIL_ERR_STATE): close it.
  */
 int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
              double *const *outputs);

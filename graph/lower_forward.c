@@ -1,0 +1,256 @@
+/*
+ * lower_forward.c — secure lowerings of the linear, pooling and rearranging forward ops and the
+ * forward op table (contract in exec_internal.h). Each follows graph_internal.h's FIXED-POINT
+ * SEQUENCES step for step, so the secure run equals the plaintext FIXED executor up to the
+ * secure truncation's 0/1 ulp per truncation: products are exact Beaver products
+ * (tasks/beaver.h, tasks/wstat.h when weights are stationary), then one truncation
+ * (tasks/trunc.h), then the bias. The nonlinear ops are in lower_nn.c.
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/exec_internal.h"
+#include "tasks/beaver.h"
+#include "tasks/beaver_internal.h"
+#include "tasks/compare.h"
+#include "tasks/nonlinear_internal.h"
+#include "tasks/pool.h"
+
+#include <string.h>
+
+#define VAL(x, i) (&(x)->val[(i)])
+
+/* The weight-stationary state of weight node w (a PARAM), initialised at its first use, or NULL
+ * when the option is off or w is not a parameter. */
+static struct veil_mpc_wstat *wstat_of(struct veil_exec *x, int w, int *rc)
+{
+    *rc = VEIL_OK;
+    if (!x->ws || x->p->nodes[w].op != VEIL_OP_PARAM)
+        return NULL;
+    struct veil_mpc_wstat *ws = &x->ws[w];
+    if (!ws->m)
+        *rc = veil_mpc_wstat_init(x->m, ws, (uint64_t)w);
+    return *rc == VEIL_OK ? ws : NULL;
+}
+
+/* z = trunc(a . b) for 2-D a (m, k) and b (k, n), tiled; ws: weight-stationary state of b. */
+static int matmul_trunc(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
+                        struct veil_mpc_wstat *ws, struct veil_sec *z)
+{
+    struct veil_sec ta, tb;
+    const struct veil_sec *sa, *sb;
+    int rc = veil_exec_single(x, a, &ta, &sa);
+    if (rc == VEIL_OK)
+        rc = veil_exec_single(x, b, &tb, &sb);
+    if (rc == VEIL_OK)
+        rc = ws ? veil_mpc_matmul_ws(x->m, sa, sb, ws, z) : veil_mpc_matmul(x->m, sa, sb, z);
+    veil_mpc_release(x->m, &ta);
+    veil_mpc_release(x->m, &tb);
+    if (rc == VEIL_OK)
+        rc = veil_exec_retile(x, z);
+    if (rc == VEIL_OK)
+        rc = veil_exec_trunc_inplace(x, z);
+    return rc;
+}
+
+static int lw_dense(struct veil_exec *x, const struct veil_node *n)
+{
+    int rc;
+    struct veil_mpc_wstat *ws = wstat_of(x, n->in[1], &rc);
+    struct veil_sec *y = VAL(x, n->index);
+    if (rc == VEIL_OK)
+        rc = matmul_trunc(x, VAL(x, n->in[0]), VAL(x, n->in[1]), ws, y);
+    if (rc == VEIL_OK && n->nin > 2 && n->in[2] >= 0)
+        rc = veil_exec_add_broadcast(x, y, VAL(x, n->in[2]), 1);
+    return rc;
+}
+
+static int lw_matmul(struct veil_exec *x, const struct veil_node *n)
+{
+    return matmul_trunc(x, VAL(x, n->in[0]), VAL(x, n->in[1]), NULL, VAL(x, n->index));
+}
+
+static int lw_conv2d(struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_node *xn = &x->p->nodes[n->in[0]], *wn = &x->p->nodes[n->in[1]];
+    struct veil_conv_geom g = {xn->dims[0], xn->dims[1],         xn->dims[2],
+                               xn->dims[3], wn->dims[0],         wn->dims[2],
+                               wn->dims[3], (size_t)n->a.stride, (size_t)n->a.pad};
+    int rc;
+    struct veil_mpc_wstat *ws = wstat_of(x, n->in[1], &rc);
+    struct veil_sec tx, tw, *y = VAL(x, n->index);
+    const struct veil_sec *sx, *sw;
+    memset(&tw, 0, sizeof tw);
+    memset(&tx, 0, sizeof tx);
+    if (rc == VEIL_OK)
+        rc = veil_exec_single(x, VAL(x, n->in[0]), &tx, &sx);
+    if (rc == VEIL_OK)
+        rc = veil_exec_single(x, VAL(x, n->in[1]), &tw, &sw);
+    if (rc == VEIL_OK)
+        rc =
+            ws ? veil_mpc_conv2d_ws(x->m, sx, sw, &g, ws, y) : veil_mpc_conv2d(x->m, sx, sw, &g, y);
+    veil_mpc_release(x->m, &tx);
+    veil_mpc_release(x->m, &tw);
+    if (rc == VEIL_OK)
+        rc = veil_exec_retile(x, y);
+    if (rc == VEIL_OK)
+        rc = veil_exec_trunc_inplace(x, y);
+    if (rc == VEIL_OK && n->nin > 2 && n->in[2] >= 0)
+        rc = veil_exec_add_broadcast(x, y, VAL(x, n->in[2]), n->dims[2] * n->dims[3]);
+    return rc;
+}
+
+static int lw_relu(struct veil_exec *x, const struct veil_node *n)
+{
+    return veil_mpc_relu(x->m, VAL(x, n->in[0]), VAL(x, n->index),
+                         n->saved ? &x->aux[n->index][0] : NULL);
+}
+
+static int lw_pool(struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_node *xn = &x->p->nodes[n->in[0]];
+    struct veil_pool_geom g = {xn->dims[0], xn->dims[1],    xn->dims[2],
+                               xn->dims[3], (size_t)n->a.k, (size_t)n->a.stride};
+    struct veil_sec *y = VAL(x, n->index);
+    int rc = n->op == VEIL_OP_MAXPOOL ? veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, y,
+                                                           n->saved ? &x->aux[n->index][0] : NULL)
+                                      : veil_mpc_avgpool2d(x->m, VAL(x, n->in[0]), &g, y);
+    return rc == VEIL_OK ? veil_exec_retile(x, y) : rc;
+}
+
+static int lw_gavgpool(struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_node *xn = &x->p->nodes[n->in[0]];
+    const size_t hw = xn->dims[2] * xn->dims[3];
+    struct veil_sec s;
+    int rc = veil_exec_rowsum(x, VAL(x, n->in[0]), hw, n->ndim, n->dims, &s);
+    if (rc == VEIL_OK)
+        rc = veil_exec_scale(x, &s, 1.0 / (double)hw, VAL(x, n->index));
+    veil_mpc_release(x->m, &s);
+    return rc;
+}
+
+static int lw_scale(struct veil_exec *x, const struct veil_node *n)
+{
+    return veil_exec_scale(x, VAL(x, n->in[0]), n->a.c, VAL(x, n->index));
+}
+
+/* RESHAPE and a folded BATCHNORM (its producer already carries the folded weights): the same
+ * words with another shape. When this node is the operand's last reader (and the operand is not
+ * a parameter), the tensor moves instead of being copied. */
+static int lw_reshape(struct veil_exec *x, const struct veil_node *n)
+{
+    if (n->op == VEIL_OP_BATCHNORM && n->folded_into < 0)
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "secure run: batchnorm '%s' was not folded into a "
+                          "conv2d or dense layer; the executors only run folded batch norms",
+                          n->name);
+    const struct veil_node *src = &x->p->nodes[n->in[0]];
+    struct veil_sec *in = VAL(x, n->in[0]), *y = VAL(x, n->index);
+    if (src->last_use == n->index && src->op != VEIL_OP_PARAM && !src->saved) {
+        *y = *in;
+        memset(in, 0, sizeof *in);
+        y->ndim = n->ndim;
+        memset(y->dims, 0, sizeof y->dims);
+        memcpy(y->dims, n->dims, sizeof n->dims[0] * (size_t)n->ndim);
+        return VEIL_OK;
+    }
+    return veil_exec_copy(x, in, n->ndim, n->dims, in->tile, y);
+}
+
+static int lw_add(struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_sec *a = VAL(x, n->in[0]), *b = VAL(x, n->in[1]);
+    struct veil_sec tb;
+    memset(&tb, 0, sizeof tb);
+    int rc = VEIL_OK;
+    if (!veil_sec_same_layout(a, b)) {
+        rc = veil_exec_relayout(x, b, a, &tb);
+        b = &tb;
+    }
+    if (rc == VEIL_OK)
+        rc = veil_mpc_add(x->m, a, b, VAL(x, n->index));
+    veil_mpc_release(x->m, &tb);
+    return rc;
+}
+
+static int lw_concat(struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_node *an = &x->p->nodes[n->in[0]], *bn = &x->p->nodes[n->in[1]];
+    size_t inner = 1;
+    for (int d = n->a.axis + 1; d < n->ndim; d++)
+        inner *= n->dims[d];
+    struct veil_sec *y = VAL(x, n->index);
+    int rc = veil_sec_init(x->m, y, VEIL_SHARE_ARITH, n->ndim, n->dims, x->tile);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_flatop_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = VEIL_FLATOP_INTERLEAVE;
+    a.k = 2;
+    a.c[0] = an->dims[n->a.axis] * inner;
+    a.c[1] = bn->dims[n->a.axis] * inner;
+    struct veil_sec *outs[1] = {y};
+    const struct veil_sec *ins[2] = {VAL(x, n->in[0]), VAL(x, n->in[1])};
+    return veil_nl_flat(x->m, a, outs, 1, ins, 2);
+}
+
+static int lw_transpose(struct veil_exec *x, const struct veil_node *n)
+{
+    const size_t r = n->dims[1], c = n->dims[0]; /* the input is (r, c) */
+    struct veil_sec tmp, *y = VAL(x, n->index);
+    const struct veil_sec *s;
+    int rc = veil_exec_single(x, VAL(x, n->in[0]), &tmp, &s);
+    if (rc == VEIL_OK)
+        rc = veil_sec_init(x->m, y, s->kind, n->ndim, n->dims, SIZE_MAX);
+    if (rc == VEIL_OK && veil_mpc_computes(x->m)) {
+        const size_t p[4] = {1, r, c, 1};
+        rc = veil_task_swap_axes(s->h[0], y->h[0], p, veil_mpc_priority(x->m));
+    }
+    veil_mpc_release(x->m, &tmp);
+    return rc == VEIL_OK ? veil_exec_retile(x, y) : rc;
+}
+
+veil_lower_fn veil_lower_forward(enum veil_op op)
+{
+    switch (op) {
+    case VEIL_OP_DENSE:
+        return lw_dense;
+    case VEIL_OP_CONV2D:
+        return lw_conv2d;
+    case VEIL_OP_RELU:
+        return lw_relu;
+    case VEIL_OP_MAXPOOL:
+        return lw_pool;
+    case VEIL_OP_AVGPOOL:
+        return lw_pool;
+    case VEIL_OP_GAVGPOOL:
+        return lw_gavgpool;
+    case VEIL_OP_RESHAPE:
+        return lw_reshape;
+    case VEIL_OP_BATCHNORM:
+        return lw_reshape;
+    case VEIL_OP_ADD:
+        return lw_add;
+    case VEIL_OP_CONCAT:
+        return lw_concat;
+    case VEIL_OP_LAYERNORM:
+        return veil_lower_layernorm;
+    case VEIL_OP_MATMUL:
+        return lw_matmul;
+    case VEIL_OP_TRANSPOSE:
+        return lw_transpose;
+    case VEIL_OP_SCALE:
+        return lw_scale;
+    case VEIL_OP_SOFTMAX:
+        return veil_lower_softmax;
+    case VEIL_OP_GELU:
+        return veil_lower_gelu;
+    case VEIL_OP_ARGMAX:
+        return veil_lower_argmax;
+    case VEIL_OP_SOFTMAX_XENT:
+        return veil_lower_softmax_xent;
+    default:
+        return NULL;
+    }
+}

@@ -1,0 +1,129 @@
+/*
+ * lower_nn.c — secure lowerings of the nonlinear forward ops: layer normalisation, softmax, GELU,
+ * argmax and the softmax of the training loss. They follow graph_internal.h's FIXED-POINT
+ * SEQUENCES (the plaintext FIXED executor, plain_forward_nn.c, runs the same ring operations)
+ * with the protocols of tasks/nonlinear.h and tasks/pool.h; saved state as in
+ * plain_ops_internal.h.
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/exec_internal.h"
+#include "tasks/beaver.h"
+#include "tasks/nonlinear.h"
+#include "tasks/pool.h"
+#include "tasks/trunc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define VAL(x, i) (&(x)->val[(i)])
+
+/* Releases every tensor of a list (empty ones are fine). */
+static void release_all(struct veil_exec *x, struct veil_sec *t, int n)
+{
+    for (int i = 0; i < n; i++)
+        veil_mpc_release(x->m, &t[i]);
+}
+
+int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_node *xn = &x->p->nodes[n->in[0]];
+    const size_t d = xn->dims[xn->ndim - 1], rows = xn->numel / d;
+    const size_t rdims[1] = {rows};
+    const struct veil_sec *in = VAL(x, n->in[0]);
+    enum { S, MEAN, BMEAN, XC, SQ, SS, VAR, VARE, R, BR, PROD, XHAT, BG, YG, NT };
+    struct veil_sec t[NT];
+    memset(t, 0, sizeof t);
+    veil_mpc_t *m = x->m;
+    int rc = veil_exec_rowsum(x, in, d, 1, rdims, &t[S]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_scale(x, &t[S], 1.0 / (double)d, &t[MEAN]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_broadcast(x, &t[MEAN], d, in, &t[BMEAN]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_sub(m, in, &t[BMEAN], &t[XC]);
+    /* var = trunc(trunc(sum(xc xc)) enc(1/d)) + enc(eps): the products summed before one trunc */
+    if (rc == VEIL_OK)
+        rc = veil_mpc_square(m, &t[XC], &t[SQ]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_rowsum(x, &t[SQ], d, 1, rdims, &t[SS]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_trunc_inplace(x, &t[SS]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_scale(x, &t[SS], 1.0 / (double)d, &t[VAR]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_add_scalar(m, &t[VAR], veil_exec_fixed(n->a.eps, x->frac_bits), &t[VARE]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_inv_sqrt(m, &t[VARE], &t[R]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_broadcast(x, &t[R], d, in, &t[BR]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul(m, &t[XC], &t[BR], &t[PROD]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_trunc(m, &t[PROD], x->frac_bits, &t[XHAT]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_broadcast(x, VAL(x, n->in[1]), 1, in, &t[BG]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul(m, &t[XHAT], &t[BG], &t[YG]);
+    struct veil_sec *y = VAL(x, n->index);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_trunc(m, &t[YG], x->frac_bits, y);
+    if (rc == VEIL_OK)
+        rc = veil_exec_add_broadcast(x, y, VAL(x, n->in[2]), 1);
+    if (rc == VEIL_OK && n->saved) {
+        x->aux[n->index][0] = t[XHAT];
+        x->aux[n->index][1] = t[R];
+        memset(&t[XHAT], 0, sizeof t[XHAT]);
+        memset(&t[R], 0, sizeof t[R]);
+    }
+    release_all(x, t, NT);
+    return rc;
+}
+
+int veil_lower_softmax(struct veil_exec *x, const struct veil_node *n)
+{
+    struct veil_sec *y = VAL(x, n->index);
+    int rc = veil_mpc_softmax_lastdim(x->m, VAL(x, n->in[0]), y);
+    if (rc == VEIL_OK && n->saved)
+        rc = veil_exec_copy(x, y, y->ndim, y->dims, y->tile, &x->aux[n->index][0]);
+    return rc;
+}
+
+int veil_lower_gelu(struct veil_exec *x, const struct veil_node *n)
+{
+    return veil_mpc_gelu(x->m, VAL(x, n->in[0]), VAL(x, n->index));
+}
+
+/* y = sum_j onehot_j enc(j) over each row of k: the index of the first maximum, in fixed point. */
+int veil_lower_argmax(struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_node *xn = &x->p->nodes[n->in[0]];
+    const size_t k = xn->dims[xn->ndim - 1];
+    struct veil_sec t[4]; /* max, one-hot, index words, weighted one-hot */
+    memset(t, 0, sizeof t);
+    int rc = veil_mpc_max_lastdim(x->m, VAL(x, n->in[0]), &t[0], &t[1]);
+    uint64_t *j = NULL;
+    if (rc == VEIL_OK && veil_mpc_computes(x->m)) {
+        j = malloc(t[1].numel * sizeof *j);
+        if (!j)
+            rc = veil_error(VEIL_ERR_NOMEM, "argmax '%s': out of memory", n->name);
+        for (size_t i = 0; j && i < t[1].numel; i++)
+            j[i] = (uint64_t)(i % k) << x->frac_bits;
+    }
+    if (rc == VEIL_OK)
+        rc = veil_exec_public(x, &t[1], j, &t[2]);
+    free(j);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul_public(x->m, &t[1], &t[2], &t[3]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_rowsum(x, &t[3], k, n->ndim, n->dims, VAL(x, n->index));
+    release_all(x, t, 4);
+    return rc;
+}
+
+/* The loss node keeps s = softmax(logits) (its gradient's operand); no loss value online. */
+int veil_lower_softmax_xent(struct veil_exec *x, const struct veil_node *n)
+{
+    return veil_mpc_softmax_lastdim(x->m, VAL(x, n->in[0]), &x->aux[n->index][0]);
+}

@@ -1,0 +1,325 @@
+/*
+ * party.c — one process's side of a secure session over a compiled plan (include/veil/graph.h):
+ * opening it (configuration, StarPU, the network with the plan digest in its handshake, the
+ * protocol context), secure runs (feeds bound, the walk of run.c, one barrier, revealed outputs
+ * decoded, costs measured from the network counters), closing it, and veil_plan_preproc, which
+ * records one run on a RECORDER context to list the correlated randomness the plan consumes.
+ * Parameters are shared at the first run and then kept for the whole session, so later runs
+ * send only their inputs (and, with weight-stationary preprocessing, no weight masks at all).
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/exec_internal.h"
+#include "net/config_env.h"
+#include "net/net_internal.h"
+
+#include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+_Static_assert(VEIL_PLAN_DIGEST_BYTES == 32, "the plan digest is a SHA-256");
+
+struct veil_party {
+    const veil_plan_t *p; /* borrowed: outlives the party */
+    struct veil_party_options o;
+    veil_net_t *net;
+    veil_mpc_t *m;
+    struct veil_exec x;
+    int self, nparties, is_dealer;
+    int starpu_up;
+    int failed; /* a run failed: the session cannot go on */
+    char fail_msg[256];
+    struct veil_run_stats last;
+};
+
+void veil_party_options_defaults(struct veil_party_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->material = VEIL_MATERIAL_DEALER;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* What only the whole session can check: owners and reveal targets among the N parties, and
+ * outputs the secure run can produce. */
+static int check_plan(const veil_plan_t *p, int nparties)
+{
+    if (p->opts.microbatches > 1)
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "veil_party_open: plan '%s' asks for %d "
+                          "micro-batches; the secure executor runs one batch per run (compile "
+                          "with microbatches = 1)",
+                          p->model, p->opts.microbatches);
+    for (size_t i = 0; i < p->count; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        if ((n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM) && n->owner >= nparties)
+            return veil_error(VEIL_ERR_INVAL,
+                              "veil_party_open: %s '%s' is owned by party %d but "
+                              "the session has %d parties (0..%d)",
+                              n->op == VEIL_OP_INPUT ? "input" : "parameter", n->name, n->owner,
+                              nparties, nparties - 1);
+        if (n->output >= 0 && n->reveal_to >= nparties)
+            return veil_error(VEIL_ERR_INVAL,
+                              "veil_party_open: output '%s' is revealed to party "
+                              "%d but the session has %d parties",
+                              n->name, n->reveal_to, nparties);
+        if (n->output >= 0 && n->op == VEIL_OP_SOFTMAX_XENT)
+            return veil_error(VEIL_ERR_UNSUPPORTED,
+                              "veil_party_open: output '%s' is a loss "
+                              "value, which the secure run does not compute (it keeps only the "
+                              "softmax for the gradient); reveal the logits instead",
+                              n->name);
+    }
+    return VEIL_OK;
+}
+
+veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *opts)
+{
+    if (!p) {
+        veil_error(VEIL_ERR_INVAL, "veil_party_open: no plan");
+        return NULL;
+    }
+    veil_party_t *me = calloc(1, sizeof *me);
+    if (!me) {
+        veil_error(VEIL_ERR_NOMEM, "veil_party_open: out of memory");
+        return NULL;
+    }
+    me->p = p;
+    if (opts)
+        me->o = *opts;
+    else
+        veil_party_options_defaults(&me->o);
+    struct veil_net_config cfg;
+    int rc = VEIL_OK;
+    if (me->o.material != VEIL_MATERIAL_DEALER && me->o.material != VEIL_MATERIAL_FILE)
+        rc = veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown material source %d",
+                        (int)me->o.material);
+    if (rc == VEIL_OK)
+        rc = me->o.config_path ? veil_net_config_load(me->o.config_path, &cfg)
+                               : veil_net_config_from_env(&cfg);
+    if (rc != VEIL_OK)
+        goto fail;
+    me->self = cfg.self;
+    me->nparties = cfg.nparties;
+    me->is_dealer = cfg.self == cfg.nparties;
+    if ((rc = check_plan(p, cfg.nparties)) != VEIL_OK)
+        goto fail;
+    if (me->o.material == VEIL_MATERIAL_DEALER && !cfg.has_dealer) {
+        rc = veil_error(VEIL_ERR_INVAL,
+                        "veil_party_open: dealer material needs a dealer process "
+                        "in the session (veil-run --dealer, or a 'dealer' line in the "
+                        "configuration), or FILE material generated ahead");
+        goto fail;
+    }
+    if (me->o.material == VEIL_MATERIAL_FILE) {
+        rc =
+            veil_error(VEIL_ERR_UNSUPPORTED, "veil_party_open: preprocessing files for a "
+                                             "compiled plan are not generated yet; use the dealer");
+        goto fail;
+    }
+    memcpy(cfg.plan_digest, p->digest, sizeof cfg.plan_digest);
+    char prefix[16];
+    if (me->is_dealer)
+        snprintf(prefix, sizeof prefix, "dealer");
+    else
+        snprintf(prefix, sizeof prefix, "p%d", me->self);
+    veil_log_set_prefix(prefix);
+    if (starpu_init(NULL) != 0) {
+        rc = veil_error(VEIL_ERR_STARPU, "veil_party_open: starpu_init failed (no worker? check "
+                                         "STARPU_NCPU and the StarPU environment)");
+        goto fail;
+    }
+    me->starpu_up = 1;
+    if ((rc = veil_net_open(&cfg, NULL, &me->net)) != VEIL_OK)
+        goto fail;
+    struct veil_mpc_options mo;
+    veil_mpc_options_defaults(&mo);
+    mo.role = me->is_dealer ? VEIL_MPC_DEALER : VEIL_MPC_PARTY;
+    mo.material = VEIL_MPC_MAT_DEALER;
+    mo.frac_bits = p->opts.frac_bits;
+    if (!(me->m = veil_mpc_new(me->net, &mo))) {
+        rc = VEIL_ERR_STATE;
+        goto fail;
+    }
+    if ((rc = veil_exec_init(&me->x, p, me->m)) != VEIL_OK)
+        goto fail;
+    VEIL_LOG_INFO("session open for plan '%s': party %d of %d%s", p->model, me->self, me->nparties,
+                  me->is_dealer ? " (dealer)" : "");
+    return me;
+fail : {
+    /* keep the message across the clean-up, which may record its own */
+    char why[512];
+    snprintf(why, sizeof why, "%s", veil_last_error());
+    veil_party_close(&me);
+    veil_error(rc, "%s", why);
+}
+    return NULL;
+}
+
+void veil_party_close(veil_party_t **mep)
+{
+    if (!mep || !*mep)
+        return;
+    veil_party_t *me = *mep;
+    if (me->m)
+        veil_exec_fini(&me->x);
+    veil_mpc_destroy(&me->m);
+    veil_net_close(&me->net);
+    if (me->starpu_up)
+        starpu_shutdown();
+    free(me);
+    *mep = NULL;
+}
+
+int veil_party_id(const veil_party_t *me)
+{
+    return me ? me->self : -1;
+}
+
+int veil_party_nparties(const veil_party_t *me)
+{
+    return me ? me->nparties : 0;
+}
+
+int veil_party_is_dealer(const veil_party_t *me)
+{
+    return me ? me->is_dealer : 0;
+}
+
+/* Sums of this process's counters over every peer. */
+static void counters(veil_party_t *me, struct veil_run_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int q = 0; q < veil_net_nprocs(me->net); q++) {
+        struct veil_net_stats st;
+        if (q == me->self || veil_net_stats_get(me->net, q, &st) != VEIL_OK)
+            continue;
+        s->bytes_sent += st.bytes_sent;
+        s->bytes_recv += st.bytes_recv;
+        s->rounds = st.rounds;
+        if (q == me->nparties)
+            s->dealer_bytes_recv += st.bytes_recv;
+    }
+}
+
+/* Decodes a revealed output into out (numel doubles). The barrier is behind us; acquiring each
+ * tile brings it to main memory should it live on a device. */
+static int decode(veil_party_t *me, struct veil_pub *r, double *out)
+{
+    for (int t = 0; t < r->ntiles; t++)
+        if (starpu_data_acquire(r->h[t], STARPU_R) != 0)
+            return veil_error(VEIL_ERR_STARPU, "veil_run: cannot read a revealed output");
+    veil_fixed_decode_array(r->data, r->numel, me->p->opts.frac_bits, out);
+    for (int t = 0; t < r->ntiles; t++)
+        starpu_data_release(r->h[t]);
+    return VEIL_OK;
+}
+
+int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, double *const *outputs)
+{
+    if (!me)
+        return veil_error(VEIL_ERR_INVAL, "veil_run: no party");
+    if (me->failed)
+        return veil_error(VEIL_ERR_STATE,
+                          "veil_run: the session failed earlier (%s); close it "
+                          "and open a new one",
+                          me->fail_msg);
+    const veil_plan_t *p = me->p;
+    double **values = calloc(p->count ? p->count : 1, sizeof *values);
+    struct veil_pub *revealed = calloc(p->noutputs ? p->noutputs : 1, sizeof *revealed);
+    int rc = values && revealed ? VEIL_OK : veil_error(VEIL_ERR_NOMEM, "veil_run: out of memory");
+    if (rc == VEIL_OK && !me->is_dealer) {
+        /* parameters are fed (and folded) once: at the first run, or after a fresh load */
+        int params_pending = 0;
+        for (size_t li = 0; li < p->nleaves; li++) {
+            const struct veil_node *n = &p->nodes[p->leaves[li]];
+            params_pending |=
+                n->op == VEIL_OP_PARAM && n->owner == me->self && me->x.val[n->index].numel == 0;
+        }
+        rc = params_pending ? veil_plan_bind(p, me->self, feeds, nfeeds, values)
+                            : veil_plan_bind_inputs(p, me->self, feeds, nfeeds, values);
+        if (rc != VEIL_OK) {
+            /* nothing was sent: the peers learn of it from this process leaving the session */
+            char why[384];
+            snprintf(why, sizeof why, "%s", veil_last_error());
+            rc = veil_error(rc, "veil_run (party %d): %s", me->self, why);
+        }
+    }
+    struct veil_run_stats before;
+    counters(me, &before);
+    const double t0 = now_s();
+    if (rc == VEIL_OK)
+        rc = veil_exec_walk(&me->x, p->nforward, values, revealed);
+    if (values)
+        veil_plan_values_free(p, values);
+    free(values);
+    int wrc = veil_mpc_wait(me->m);
+    if (rc == VEIL_OK)
+        rc = wrc;
+    const double t1 = now_s();
+    for (size_t k = 0; rc == VEIL_OK && k < p->noutputs; k++)
+        if (revealed[k].data && outputs && outputs[k])
+            rc = decode(me, &revealed[k], outputs[k]);
+    for (size_t k = 0; revealed && k < p->noutputs; k++)
+        veil_mpc_release(me->m, &revealed[k]);
+    free(revealed);
+    struct veil_run_stats after;
+    counters(me, &after);
+    me->last.online_s = t1 - t0;
+    me->last.bytes_sent = after.bytes_sent - before.bytes_sent;
+    me->last.bytes_recv = after.bytes_recv - before.bytes_recv;
+    me->last.rounds = after.rounds - before.rounds;
+    me->last.dealer_bytes_recv = after.dealer_bytes_recv - before.dealer_bytes_recv;
+    if (rc != VEIL_OK) {
+        me->failed = 1;
+        snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
+    }
+    return rc;
+}
+
+int veil_party_last_stats(const veil_party_t *me, struct veil_run_stats *out)
+{
+    if (!me || !out)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_last_stats: NULL argument");
+    *out = me->last;
+    return VEIL_OK;
+}
+
+int veil_plan_preproc(const veil_plan_t *p, int nparties, uint64_t *items, uint64_t *dealer_bytes)
+{
+    if (!p)
+        return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc: no plan");
+    struct veil_mpc_options mo;
+    veil_mpc_options_defaults(&mo);
+    mo.role = VEIL_MPC_RECORDER;
+    mo.frac_bits = p->opts.frac_bits;
+    veil_mpc_t *rec = veil_mpc_new_recorder(nparties, &mo);
+    if (!rec)
+        return veil_last_error()[0] ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM;
+    struct veil_exec x;
+    int rc = veil_exec_init(&x, p, rec);
+    if (rc == VEIL_OK)
+        rc = veil_exec_walk(&x, p->opts.training ? p->count : p->nforward, NULL, NULL);
+    size_t n = 0;
+    const struct veil_preproc_item *list = veil_mpc_items(rec, &n);
+    uint64_t words = 0;
+    if (rc == VEIL_OK)
+        rc = veil_preproc_items_size(list, n, &words, NULL, NULL);
+    if (rc == VEIL_OK) {
+        if (items)
+            *items = n;
+        if (dealer_bytes)
+            *dealer_bytes = words * 8;
+    }
+    veil_exec_fini(&x);
+    veil_mpc_destroy(&rec);
+    return rc;
+}

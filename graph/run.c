@@ -1,0 +1,213 @@
+/*
+ * run.c — the secure executor's walk over a plan (contract in exec_internal.h): leaves become
+ * sharings (inputs every run, parameters once per session, constants as local sharings of public
+ * words), every other node is lowered by its op's function in plan order with the node's
+ * critical-path priority, outputs are revealed as soon as they are computed, and each temporary
+ * is released right after the node that reads it last. Nothing here waits: the whole run is one
+ * StarPU DAG whose only barriers are the caller's (and the memory budget's, below).
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/exec_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Released temporaries are freed at the next barrier (tasks/mpc.h); a walk that has queued more
+ * than this many bytes of them waits once so that large networks run in bounded memory. */
+#define GARBAGE_BUDGET ((size_t)2 << 30)
+
+int veil_exec_init(struct veil_exec *x, const veil_plan_t *p, veil_mpc_t *m)
+{
+    memset(x, 0, sizeof *x);
+    x->m = m;
+    x->p = p;
+    x->frac_bits = p->opts.frac_bits;
+    size_t tile = p->opts.tile ? p->opts.tile : VEIL_MPC_TILE_DEFAULT;
+    x->tile = tile & ~(size_t)63;
+    size_t n = p->count ? p->count : 1;
+    x->val = calloc(n, sizeof *x->val);
+    x->aux = calloc(n, sizeof *x->aux);
+    x->velocity = calloc(n, sizeof *x->velocity);
+    if (p->opts.weight_stationary)
+        x->ws = calloc(n, sizeof *x->ws);
+    if (!x->val || !x->aux || !x->velocity || (p->opts.weight_stationary && !x->ws)) {
+        veil_exec_fini(x);
+        return veil_error(VEIL_ERR_NOMEM, "secure run: out of memory (%zu nodes)", p->count);
+    }
+    return VEIL_OK;
+}
+
+static void release_node(struct veil_exec *x, size_t i)
+{
+    veil_mpc_release(x->m, &x->val[i]);
+    for (int k = 0; k < VEIL_EXEC_MAX_AUX; k++)
+        veil_mpc_release(x->m, &x->aux[i][k]);
+}
+
+void veil_exec_fini(struct veil_exec *x)
+{
+    if (!x)
+        return;
+    for (size_t i = 0; x->p && i < x->p->count; i++) {
+        if (x->val && x->aux)
+            release_node(x, i);
+        if (x->velocity)
+            veil_mpc_release(x->m, &x->velocity[i]);
+        if (x->ws)
+            veil_mpc_wstat_release(x->m, &x->ws[i]);
+    }
+    free(x->val);
+    free(x->aux);
+    free(x->velocity);
+    free(x->ws);
+    memset(x, 0, sizeof *x);
+}
+
+/* Whether op reads operand slot j as a matrix (one handle). */
+static int reads_as_matrix(enum veil_op op, int j)
+{
+    switch (op) {
+    case VEIL_OP_DENSE:
+    case VEIL_OP_CONV2D:
+        return j < 2;
+    case VEIL_OP_MATMUL:
+    case VEIL_OP_MATMUL_NT:
+    case VEIL_OP_MATMUL_TN:
+    case VEIL_OP_CONV_GRAD_INPUT:
+    case VEIL_OP_CONV_GRAD_WEIGHT:
+        return j < 2;
+    case VEIL_OP_TRANSPOSE:
+        return j == 0;
+    default:
+        return 0;
+    }
+}
+
+size_t veil_exec_leaf_tile(const struct veil_exec *x, int leaf)
+{
+    const veil_plan_t *p = x->p;
+    for (size_t i = (size_t)leaf + 1; i < p->count; i++)
+        for (int j = 0; j < p->nodes[i].nin; j++)
+            if (p->nodes[i].in[j] == leaf && reads_as_matrix(p->nodes[i].op, j))
+                return SIZE_MAX;
+    return x->tile;
+}
+
+/* Values the parties feed must keep products of two of them within the truncation's range
+ * (|x y| 2^(2f) < 2^62): |v| < 2^(31 - f). */
+static double input_bound(int f)
+{
+    return ldexp(1.0, 31 - f);
+}
+
+static int share_leaf(struct veil_exec *x, const struct veil_node *n, const double *values)
+{
+    const int self = veil_mpc_self(x->m);
+    if (veil_mpc_computes(x->m) && self == n->owner && !values)
+        return veil_error(VEIL_ERR_INVAL,
+                          "secure run: %s '%s' is owned by this party (%d) but "
+                          "has no value; feed it",
+                          n->op == VEIL_OP_INPUT ? "input" : "parameter", n->name, self);
+    int rc = veil_mpc_share_input_fixed(x->m, n->owner, self == n->owner ? values : NULL,
+                                        input_bound(x->frac_bits), n->ndim, n->dims,
+                                        veil_exec_leaf_tile(x, n->index), &x->val[n->index]);
+    if (rc != VEIL_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", veil_last_error());
+        return veil_error(rc,
+                          "secure run: sharing %s '%s': %s (values must lie within "
+                          "+-%g at %d fractional bits)",
+                          n->op == VEIL_OP_INPUT ? "input" : "parameter", n->name, why,
+                          input_bound(x->frac_bits), x->frac_bits);
+    }
+    return VEIL_OK;
+}
+
+static int constant(struct veil_exec *x, const struct veil_node *n)
+{
+    uint64_t *w = NULL;
+    int rc = VEIL_OK;
+    if (veil_mpc_computes(x->m) && veil_mpc_self(x->m) == 0) {
+        w = malloc((n->numel ? n->numel : 1) * sizeof *w);
+        if (!w)
+            return veil_error(VEIL_ERR_NOMEM, "secure run: constant '%s': out of memory", n->name);
+        rc = veil_fixed_encode_array(n->cvalues, n->numel, x->frac_bits, w);
+        if (rc != VEIL_OK) {
+            free(w);
+            return veil_error(rc,
+                              "secure run: constant '%s' does not fit fixed point with %d "
+                              "fractional bits",
+                              n->name, x->frac_bits);
+        }
+    }
+    rc = veil_exec_public_share(x, n->ndim, n->dims, veil_exec_leaf_tile(x, n->index), w,
+                                &x->val[n->index]);
+    free(w);
+    return rc;
+}
+
+/* Releases what node i read for the last time (never parameters: they persist). */
+static void release_after(struct veil_exec *x, size_t i)
+{
+    const veil_plan_t *p = x->p;
+    const struct veil_node *n = &p->nodes[i];
+    for (int k = 0; k <= n->nin; k++) {
+        int j = k < n->nin ? n->in[k] : n->fwd;
+        if (j >= 0 && p->nodes[j].last_use == (int)i && p->nodes[j].op != VEIL_OP_PARAM)
+            release_node(x, (size_t)j);
+    }
+    if (n->last_use < 0 && n->op != VEIL_OP_PARAM && !n->saved)
+        release_node(x, i); /* read by nobody (an output is revealed already) */
+}
+
+int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
+                   struct veil_pub *revealed)
+{
+    const veil_plan_t *p = x->p;
+    for (size_t i = 0; i < end; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        veil_mpc_set_priority(x->m, (int)lround(n->priority));
+        int rc = VEIL_OK;
+        if (n->op == VEIL_OP_INPUT) {
+            release_node(x, i);
+            rc = share_leaf(x, n, values ? values[i] : NULL);
+        } else if (n->op == VEIL_OP_PARAM) {
+            if (x->val[i].numel == 0) /* shared once per session */
+                rc = share_leaf(x, n, values ? values[i] : NULL);
+        } else if (n->op == VEIL_OP_CONST) {
+            rc = constant(x, n);
+        } else {
+            veil_lower_fn fn = (size_t)n->op < (size_t)VEIL_OP_MATMUL_NT
+                                   ? veil_lower_forward(n->op)
+                                   : veil_lower_backward(n->op);
+            if (!fn)
+                return veil_error(VEIL_ERR_UNSUPPORTED,
+                                  "secure run: node '%s' (op %s) has no "
+                                  "secure lowering in this build",
+                                  n->name, veil_op_name(n->op));
+            release_node(x, i);
+            rc = fn(x, n);
+            if (rc != VEIL_OK) {
+                char why[384];
+                snprintf(why, sizeof why, "%s", veil_last_error());
+                return veil_error(rc, "secure run: %s '%s': %s", veil_op_name(n->op), n->name, why);
+            }
+        }
+        if (rc != VEIL_OK)
+            return rc;
+        if (n->output >= 0 && revealed &&
+            (rc = veil_mpc_reveal(x->m, &x->val[i], n->reveal_to, &revealed[n->output])) != VEIL_OK)
+            return rc;
+        release_after(x, i);
+        /* serialized: the blocking baseline, every node's messages and tasks done before the
+         * next node is submitted (nothing overlaps across layers) */
+        const int barrier = p->opts.serialized || veil_mpc_garbage_bytes(x->m) > GARBAGE_BUDGET;
+        if (barrier && veil_mpc_computes(x->m) && (rc = veil_mpc_wait(x->m)) != VEIL_OK)
+            return rc;
+    }
+    veil_mpc_set_priority(x->m, 0);
+    return VEIL_OK;
+}
