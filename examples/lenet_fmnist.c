@@ -1,0 +1,583 @@
+/*
+ * lenet_fmnist — LeNet-5 on Fashion-MNIST, Veil's main example.
+ *
+ *   lenet_fmnist train [options]   trains LeNet-5 in plaintext (the plaintext executor in double
+ *                                  precision: SGD with momentum) and writes the weights file;
+ *   lenet_fmnist infer [options]   one process of a secure inference session, started by
+ *                                  veil-run: party 0 owns the model (it reads the weights file),
+ *                                  party 1 owns the images (it reads the test set), the dealer
+ *                                  deals correlated randomness; party 1 learns the predicted
+ *                                  class of each image and nothing else, party 0 learns nothing.
+ *
+ *   build/examples/lenet_fmnist train && \
+ *   build/tools/veil-run -n 2 --dealer -- build/examples/lenet_fmnist infer
+ *
+ * After the secure run, party 1 checks its predictions against the plaintext fixed-point and
+ * floating-point models. Only this demonstration can do that: it reads the weights file too,
+ * which a real data owner never sees. Party 1's last line is machine-readable key=value pairs.
+ */
+#include "config.h"
+#include "veil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MODEL "lenet5-fmnist"
+#define CLASSES 10
+#define SIDE 28
+#define PIXELS (SIDE * SIDE)
+#define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+#define DEFAULT_WEIGHTS "lenet5-fmnist.safetensors"
+#define NPARAMS 10
+
+/* The parameters: name, shape. */
+static const struct {
+    const char *name;
+    int ndim;
+    size_t dims[4];
+} params[NPARAMS] = {
+    {"conv1.weight", 4, {6, 1, 5, 5}}, {"conv1.bias", 1, {6}},
+    {"conv2.weight", 4, {16, 6, 5, 5}}, {"conv2.bias", 1, {16}},
+    {"fc1.weight", 2, {400, 120}},     {"fc1.bias", 1, {120}},
+    {"fc2.weight", 2, {120, 84}},      {"fc2.bias", 1, {84}},
+    {"fc3.weight", 2, {84, 10}},       {"fc3.bias", 1, {10}},
+};
+
+static size_t numel(int i)
+{
+    size_t n = 1;
+    for (int d = 0; d < params[i].ndim; d++)
+        n *= params[i].dims[d];
+    return n;
+}
+
+struct opts {
+    const char *mode;
+    const char *data;
+    const char *weights;
+    size_t images; /* infer: test images (0: all) */
+    size_t batch;
+    int epochs;
+    double lr;
+    size_t limit; /* train: training images (0: all) */
+    int weight_stationary;
+    int quiet;
+};
+
+/*
+ * LeNet-5 (the Caffe/PyTorch variant with ReLU and max pooling): conv 5x5 (6, pad 2), pool,
+ * conv 5x5 (16), pool, dense 400-120-84-10. Images are owned by party 1, the weights by party 0.
+ * Inference reveals the predicted class to party 1; training ends in the loss with labels.
+ */
+static veil_graph_t *lenet(size_t batch, int training)
+{
+    veil_graph_t *g = veil_graph_new(MODEL);
+    veil_node_t *p[NPARAMS];
+    for (int i = 0; i < NPARAMS; i++)
+        p[i] = veil_param(g, params[i].name, 0, params[i].ndim, params[i].dims);
+    size_t dx[4] = {batch, 1, SIDE, SIDE};
+    veil_node_t *x = veil_input(g, "image", 1, 4, dx);
+    x = veil_maxpool2d(g, "pool1", veil_relu(g, "relu1", veil_conv2d(g, "conv1", x, p[0], p[1],
+                                                                     1, 2)),
+                       2, 2);
+    x = veil_maxpool2d(g, "pool2", veil_relu(g, "relu2", veil_conv2d(g, "conv2", x, p[2], p[3],
+                                                                     1, 0)),
+                       2, 2);
+    x = veil_flatten(g, "flat", x);
+    x = veil_relu(g, "relu3", veil_dense(g, "fc1", x, p[4], p[5]));
+    x = veil_relu(g, "relu4", veil_dense(g, "fc2", x, p[6], p[7]));
+    veil_node_t *logits = veil_dense(g, "fc3", x, p[8], p[9]);
+    if (training) {
+        size_t dl[2] = {batch, CLASSES};
+        veil_softmax_cross_entropy(g, "loss", logits, veil_input(g, "label", 1, 2, dl));
+    } else {
+        veil_reveal(g, veil_argmax(g, "class", logits), 1);
+    }
+    return g;
+}
+
+static veil_plan_t *compile(size_t batch, int training, const struct opts *o)
+{
+    veil_graph_t *g = lenet(batch, training);
+    struct veil_compile_options co;
+    veil_compile_options_defaults(&co);
+    co.training = training;
+    co.weight_stationary = o->weight_stationary;
+    if (training) {
+        co.lr = o->lr;
+        co.momentum = 0.9;
+    }
+    veil_plan_t *p = veil_compile(g, &co);
+    if (!p)
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+    veil_graph_destroy(&g);
+    return p;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- weights ---------------------------------------------------------------------------------- */
+
+/* Reads every parameter from the weights file into w[i] (numel(i) doubles each, allocated). */
+static int load_weights(const char *path, double **w)
+{
+    veil_weights_t *f = veil_weights_open(path);
+    if (!f) {
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+        if (access(path, F_OK) != 0)
+            fprintf(stderr, "lenet_fmnist: make it with: lenet_fmnist train --weights %s\n", path);
+        return 1;
+    }
+    int rc = veil_weights_check_model(f, MODEL);
+    for (int i = 0; i < NPARAMS && rc == VEIL_OK; i++) {
+        w[i] = malloc(numel(i) * sizeof(double));
+        rc = w[i] ? veil_weights_read_f64(f, params[i].name, params[i].ndim, params[i].dims, w[i])
+                  : VEIL_ERR_NOMEM;
+    }
+    if (rc != VEIL_OK)
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+    veil_weights_destroy(&f);
+    return rc == VEIL_OK ? 0 : 1;
+}
+
+static void free_weights(double **w)
+{
+    for (int i = 0; i < NPARAMS; i++) {
+        free(w[i]);
+        w[i] = NULL;
+    }
+}
+
+static void weight_feeds(double **w, struct veil_feed *f)
+{
+    for (int i = 0; i < NPARAMS; i++)
+        f[i] = (struct veil_feed){.name = params[i].name, .values = w[i], .numel = numel(i)};
+}
+
+static veil_dataset_t *load_set(const char *dir, const char *prefix)
+{
+    char img[4096], lab[4096];
+    snprintf(img, sizeof img, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
+    snprintf(lab, sizeof lab, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
+    veil_dataset_t *d = veil_dataset_load_idx(img, lab, 1);
+    if (!d)
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+    else if (veil_dataset_rows(d) != SIDE || veil_dataset_cols(d) != SIDE) {
+        fprintf(stderr, "lenet_fmnist: %s: %zu x %zu images; LeNet-5 here takes 28 x 28\n", img,
+                veil_dataset_rows(d), veil_dataset_cols(d));
+        veil_dataset_destroy(&d);
+    }
+    return d;
+}
+
+/* Images [first, first + count) of d (count <= batch) as a batch; the rest is zero padding. */
+static void fill_batch(const veil_dataset_t *d, const size_t *order, size_t first, size_t count,
+                       size_t batch, double *x, double *onehot)
+{
+    memset(x, 0, batch * PIXELS * sizeof *x);
+    if (onehot)
+        memset(onehot, 0, batch * CLASSES * sizeof *onehot);
+    for (size_t b = 0; b < count; b++) {
+        size_t idx = order ? order[first + b] : first + b;
+        veil_dataset_image_f64(d, idx, x + b * PIXELS);
+        if (onehot)
+            onehot[b * CLASSES + veil_dataset_labels(d)[idx]] = 1.0;
+    }
+}
+
+/* Plaintext predictions of images [first, first + count) with plan p (batch b). */
+static int plain_predict(const veil_plan_t *p, enum veil_plain_mode mode, struct veil_feed *feeds,
+                         double *x, double *pred)
+{
+    feeds[NPARAMS] = (struct veil_feed){.name = "image", .values = x,
+                                        .numel = veil_plan_output_numel(p, 0) * PIXELS};
+    double *outs[1] = {pred};
+    return veil_plain_run(p, mode, feeds, NPARAMS + 1, outs);
+}
+
+/* ---- infer: one process of the secure session --------------------------------------------------- */
+
+static void progress(size_t done, size_t total, double t0)
+{
+    double el = now_s() - t0, rate = el > 0 ? (double)done / el : 0;
+    fprintf(stderr, "\r  %zu / %zu images, %.1f images/s, %.0f s left   ", done, total, rate,
+            rate > 0 ? (double)(total - done) / rate : 0.0);
+    if (done == total)
+        fprintf(stderr, "\n");
+}
+
+static int infer(const struct opts *o)
+{
+    veil_plan_t *p = compile(o->batch, 0, o);
+    if (!p)
+        return 1;
+    veil_party_t *me = veil_party_open(p, NULL);
+    if (!me) {
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+        veil_plan_destroy(&p);
+        return 1;
+    }
+    const int self = veil_party_id(me), n = veil_party_nparties(me);
+    int code = 1;
+    double *w[NPARAMS] = {NULL};
+    struct veil_feed feeds[NPARAMS + 2];
+    memset(feeds, 0, sizeof feeds);
+    size_t nfeeds = 0;
+    veil_dataset_t *test = NULL;
+    size_t total = o->images;
+    double *x = NULL, *pred = NULL, *pfix = NULL, *pdbl = NULL;
+    if (self == 0) {
+        if (load_weights(o->weights, w) != 0)
+            goto out;
+        weight_feeds(w, feeds);
+        nfeeds = NPARAMS;
+    }
+    if (self == 1) {
+        if (!(test = load_set(o->data, "t10k")))
+            goto out;
+        if (total == 0 || total > veil_dataset_count(test))
+            total = veil_dataset_count(test);
+        /* verification only (see the file comment): the demo's data owner reads the model too */
+        if (load_weights(o->weights, w) != 0)
+            goto out;
+        weight_feeds(w, feeds);
+    }
+    if (total == 0)
+        total = 10000; /* every process makes the same number of runs */
+    x = calloc(o->batch * PIXELS, sizeof *x);
+    pred = calloc(o->batch, sizeof *pred);
+    pfix = calloc(o->batch, sizeof *pfix);
+    pdbl = calloc(o->batch, sizeof *pdbl);
+    if (!x || !pred || !pfix || !pdbl) {
+        fprintf(stderr, "lenet_fmnist: out of memory\n");
+        goto out;
+    }
+    uint64_t items = 0, dealer_bytes = 0;
+    veil_plan_preproc(p, n, &items, &dealer_bytes);
+    if (self == 1)
+        printf("lenet_fmnist: secure inference of %zu test images, batch %zu, %d parties and the "
+               "dealer\nlenet_fmnist: preprocessing per batch: %" PRIu64 " items, %.1f MB from "
+               "the dealer\n", total, o->batch, n, items, (double)dealer_bytes / 1e6);
+    size_t correct = 0, agree = 0, correct_fix = 0, correct_dbl = 0;
+    double online = 0;
+    uint64_t bytes = 0, rounds = 0;
+    const int tty = isatty(2) && !o->quiet;
+    const double t0 = now_s();
+    for (size_t first = 0; first < total; first += o->batch) {
+        size_t count = total - first < o->batch ? total - first : o->batch;
+        if (self == 1) {
+            fill_batch(test, NULL, first, count, o->batch, x, NULL);
+            feeds[NPARAMS] = (struct veil_feed){.name = "image", .values = x,
+                                                .numel = o->batch * PIXELS};
+            nfeeds = NPARAMS + 1;
+        }
+        double *outs[1] = {pred};
+        int rc = veil_run(me, self == 1 ? feeds + NPARAMS : feeds, self == 1 ? 1 : nfeeds, outs);
+        if (rc != VEIL_OK) {
+            fprintf(stderr, "lenet_fmnist: batch at image %zu: %s\n", first, veil_last_error());
+            goto out;
+        }
+        struct veil_run_stats st;
+        veil_party_last_stats(me, &st);
+        online += st.online_s;
+        bytes += st.bytes_sent;
+        rounds += st.rounds;
+        if (self == 1) {
+            if (plain_predict(p, VEIL_PLAIN_FIXED, feeds, x, pfix) != VEIL_OK ||
+                plain_predict(p, VEIL_PLAIN_DOUBLE, feeds, x, pdbl) != VEIL_OK) {
+                fprintf(stderr, "lenet_fmnist: plaintext check: %s\n", veil_last_error());
+                goto out;
+            }
+            const uint8_t *lab = veil_dataset_labels(test) + first;
+            for (size_t b = 0; b < count; b++) {
+                correct += (int)pred[b] == lab[b];
+                agree += pred[b] == pfix[b];
+                correct_fix += (int)pfix[b] == lab[b];
+                correct_dbl += (int)pdbl[b] == lab[b];
+            }
+            if (tty)
+                progress(first + count, total, t0);
+        }
+    }
+    const double wall = now_s() - t0;
+    if (self == 1) {
+        double acc = 100.0 * (double)correct / (double)total;
+        double acc_dbl = 100.0 * (double)correct_dbl / (double)total;
+        printf("lenet_fmnist: secure accuracy %.2f%% (%zu / %zu); float model %.2f%%, "
+               "fixed-point model %.2f%%\n", acc, correct, total, acc_dbl,
+               100.0 * (double)correct_fix / (double)total);
+        printf("lenet_fmnist: secure predictions agree with the plaintext fixed-point model on "
+               "%.2f%% of the images (%zu / %zu)\n", 100.0 * (double)agree / (double)total, agree,
+               total);
+        printf("lenet_fmnist: online %.1f s (%.1f images/s), wall %.1f s; this party sent %.1f MB "
+               "in %" PRIu64 " rounds\n", online, (double)total / online, wall, (double)bytes / 1e6,
+               rounds);
+        printf("model=%s parties=%d images=%zu batch=%zu accuracy=%.2f float_accuracy=%.2f "
+               "agreement=%.3f online_s=%.2f offline=dealer_streamed dealer_bytes_per_batch=%" PRIu64
+               " bytes_sent=%" PRIu64 " rounds=%" PRIu64 "\n",
+               MODEL, n, total, o->batch, acc, acc_dbl, 100.0 * (double)agree / (double)total,
+               online, dealer_bytes, bytes, rounds);
+    } else if (!veil_party_is_dealer(me)) {
+        printf("lenet_fmnist: party %d: online %.1f s, sent %.1f MB in %" PRIu64 " rounds\n", self,
+               online, (double)bytes / 1e6, rounds);
+    }
+    code = 0;
+out:
+    free(x);
+    free(pred);
+    free(pfix);
+    free(pdbl);
+    free_weights(w);
+    veil_dataset_destroy(&test);
+    veil_party_close(&me);
+    veil_plan_destroy(&p);
+    return code;
+}
+
+/* ---- train: plaintext SGD --------------------------------------------------------------------- */
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static double uniform(void)
+{
+    return (double)(rng() >> 11) / 9007199254740992.0;
+}
+
+/* He-uniform initialisation (fan-in), biases zero: deterministic for a given seed. */
+static int init_weights(double **w)
+{
+    for (int i = 0; i < NPARAMS; i++) {
+        w[i] = calloc(numel(i), sizeof(double));
+        if (!w[i])
+            return 1;
+        if (params[i].ndim == 1)
+            continue;
+        size_t fan_in = params[i].ndim == 4 ? numel(i) / params[i].dims[0] : params[i].dims[0];
+        double a = sqrt(6.0 / (double)fan_in);
+        for (size_t k = 0; k < numel(i); k++)
+            w[i][k] = a * (2.0 * uniform() - 1.0);
+    }
+    return 0;
+}
+
+static int save_weights(const char *path, double **w)
+{
+    struct veil_weights_tensor t[NPARAMS];
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < NPARAMS; i++) {
+        t[i].name = params[i].name;
+        t[i].dtype = VEIL_DTYPE_F64;
+        t[i].ndim = params[i].ndim;
+        memcpy(t[i].dims, params[i].dims, sizeof params[i].dims);
+        t[i].data = w[i];
+    }
+    if (veil_weights_write(path, MODEL, t, NPARAMS) != VEIL_OK) {
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+static int train(const struct opts *o)
+{
+    int code = 1;
+    veil_dataset_t *tr = load_set(o->data, "train"), *te = load_set(o->data, "t10k");
+    veil_plan_t *tp = compile(o->batch, 1, o), *ip = compile(o->batch, 0, o);
+    double *w[NPARAMS] = {NULL};
+    veil_plain_trainer_t *t = NULL;
+    size_t *order = NULL;
+    double *x = NULL, *y = NULL, *pred = NULL;
+    if (!tr || !te || !tp || !ip || init_weights(w) != 0)
+        goto out;
+    struct veil_feed feeds[NPARAMS + 2];
+    weight_feeds(w, feeds);
+    if (!(t = veil_plain_trainer_new(tp, VEIL_PLAIN_DOUBLE, feeds, NPARAMS))) {
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+        goto out;
+    }
+    size_t ntrain = veil_dataset_count(tr);
+    if (o->limit && o->limit < ntrain)
+        ntrain = o->limit;
+    order = malloc(ntrain * sizeof *order);
+    x = malloc(o->batch * PIXELS * sizeof *x);
+    y = malloc(o->batch * CLASSES * sizeof *y);
+    pred = malloc(o->batch * sizeof *pred);
+    if (!order || !x || !y || !pred)
+        goto out;
+    printf("lenet_fmnist: training LeNet-5 on %zu Fashion-MNIST images in plaintext (double), "
+           "%d epochs, batch %zu, lr %g, momentum 0.9\n", ntrain, o->epochs, o->batch, o->lr);
+    const size_t steps = ntrain / o->batch;
+    for (int e = 0; e < o->epochs; e++) {
+        for (size_t i = 0; i < ntrain; i++)
+            order[i] = i;
+        for (size_t i = ntrain - 1; i > 0; i--) { /* Fisher-Yates, seeded */
+            size_t j = (size_t)(rng() % (i + 1)), s = order[i];
+            order[i] = order[j];
+            order[j] = s;
+        }
+        double loss_sum = 0, t0 = now_s();
+        for (size_t s = 0; s < steps; s++) {
+            fill_batch(tr, order, s * o->batch, o->batch, o->batch, x, y);
+            struct veil_feed in[2] = {{"image", x, o->batch * PIXELS},
+                                      {"label", y, o->batch * CLASSES}};
+            double loss = 0;
+            if (veil_plain_trainer_step(t, in, 2, &loss) != VEIL_OK) {
+                fprintf(stderr, "lenet_fmnist: step %zu: %s\n", s, veil_last_error());
+                goto out;
+            }
+            loss_sum += loss;
+            if (isatty(2) && !o->quiet && (s % 20 == 0 || s + 1 == steps))
+                fprintf(stderr, "\r  epoch %d: step %zu / %zu, loss %.4f   ", e + 1, s + 1, steps,
+                        loss_sum / (double)(s + 1));
+        }
+        if (isatty(2) && !o->quiet)
+            fprintf(stderr, "\n");
+        printf("lenet_fmnist: epoch %d: mean loss %.4f (%.1f s)\n", e + 1,
+               loss_sum / (double)(steps ? steps : 1), now_s() - t0);
+    }
+    for (int i = 0; i < NPARAMS; i++)
+        if (veil_plain_trainer_param(t, params[i].name, w[i]) != VEIL_OK) {
+            fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+            goto out;
+        }
+    /* test accuracy of the float and fixed-point models */
+    size_t correct[2] = {0, 0}, ntest = veil_dataset_count(te);
+    for (size_t first = 0; first < ntest; first += o->batch) {
+        size_t count = ntest - first < o->batch ? ntest - first : o->batch;
+        fill_batch(te, NULL, first, count, o->batch, x, NULL);
+        for (int m = 0; m < 2; m++) {
+            if (plain_predict(ip, m ? VEIL_PLAIN_FIXED : VEIL_PLAIN_DOUBLE, feeds, x, pred) !=
+                VEIL_OK) {
+                fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+                goto out;
+            }
+            for (size_t b = 0; b < count; b++)
+                correct[m] += (int)pred[b] == veil_dataset_labels(te)[first + b];
+        }
+    }
+    if (save_weights(o->weights, w) != 0)
+        goto out;
+    printf("lenet_fmnist: test accuracy %.2f%% (float), %.2f%% (fixed point, 16 fractional "
+           "bits); weights written to %s\n", 100.0 * (double)correct[0] / (double)ntest,
+           100.0 * (double)correct[1] / (double)ntest, o->weights);
+    printf("model=%s mode=train epochs=%d batch=%zu train_images=%zu float_accuracy=%.2f "
+           "fixed_accuracy=%.2f\n", MODEL, o->epochs, o->batch, ntrain,
+           100.0 * (double)correct[0] / (double)ntest, 100.0 * (double)correct[1] / (double)ntest);
+    code = 0;
+out:
+    veil_plain_trainer_destroy(&t);
+    veil_plan_destroy(&tp);
+    veil_plan_destroy(&ip);
+    veil_dataset_destroy(&tr);
+    veil_dataset_destroy(&te);
+    free_weights(w);
+    free(order);
+    free(x);
+    free(y);
+    free(pred);
+    return code;
+}
+
+/* ---- command line ------------------------------------------------------------------------------ */
+
+static int usage(FILE *f, int code)
+{
+    fprintf(f,
+            "usage: lenet_fmnist train [--epochs E] [--batch B] [--lr LR] [--limit N]\n"
+            "                          [--weights FILE] [--data DIR] [--quiet]\n"
+            "       veil-run -n N --dealer -- lenet_fmnist infer [--images N] [--batch B]\n"
+            "                          [--weight-stationary] [--weights FILE] [--data DIR] [--quiet]\n"
+            "  train   plaintext training; writes the weights file (default %s)\n"
+            "  infer   secure inference of the test set (default all 10000 images, batch 100):\n"
+            "          party 0 holds the weights, party 1 the images and learns the classes\n"
+            "  --data DIR  the Fashion-MNIST IDX files (default %s)\n"
+            "  defaults: 2 epochs, batch 64, lr 0.02, all 60000 training images\n",
+            DEFAULT_WEIGHTS, DEFAULT_DATA);
+    return code;
+}
+
+static int parse_size(const char *s, size_t lo, size_t hi, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s == '\0' || *s == '-' || *end != '\0' || errno || v < lo || v > hi)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {.data = DEFAULT_DATA, .weights = DEFAULT_WEIGHTS, .epochs = 2, .lr = 0.02};
+    if (argc < 2)
+        return usage(stderr, 2);
+    o.mode = argv[1];
+    if (!strcmp(o.mode, "-h") || !strcmp(o.mode, "--help"))
+        return usage(stdout, 0);
+    const int is_train = !strcmp(o.mode, "train");
+    if (!is_train && strcmp(o.mode, "infer") != 0) {
+        fprintf(stderr, "lenet_fmnist: unknown mode '%s'; give train or infer\n", o.mode);
+        return usage(stderr, 2);
+    }
+    o.batch = is_train ? 64 : 100;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        size_t sv;
+        if (!strcmp(a, "--quiet")) {
+            o.quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--weight-stationary") && !is_train) {
+            o.weight_stationary = 1;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "lenet_fmnist: unknown option or missing value: '%s'\n", a);
+            return usage(stderr, 2);
+        }
+        i++;
+        if (!strcmp(a, "--data")) {
+            o.data = v;
+        } else if (!strcmp(a, "--weights")) {
+            o.weights = v;
+        } else if (!strcmp(a, "--batch") && parse_size(v, 1, 4096, &sv) == 0) {
+            o.batch = sv;
+        } else if (!strcmp(a, "--images") && !is_train && parse_size(v, 1, 10000, &sv) == 0) {
+            o.images = sv;
+        } else if (!strcmp(a, "--limit") && is_train && parse_size(v, 1, 60000, &sv) == 0) {
+            o.limit = sv;
+        } else if (!strcmp(a, "--epochs") && is_train && parse_size(v, 1, 100, &sv) == 0) {
+            o.epochs = (int)sv;
+        } else if (!strcmp(a, "--lr") && is_train) {
+            char *end;
+            o.lr = strtod(v, &end);
+            if (*end != '\0' || !(o.lr > 0 && o.lr <= 1)) {
+                fprintf(stderr, "lenet_fmnist: --lr %s: give a rate in (0, 1]\n", v);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "lenet_fmnist: bad option or value: %s %s\n", a, v);
+            return usage(stderr, 2);
+        }
+    }
+    return is_train ? train(&o) : infer(&o);
+}
