@@ -48,12 +48,12 @@ static int bw_matmul(struct veil_plain_exec *e, const struct veil_node *n)
     if (rc != VEIL_OK)
         return rc;
     if (IS_FIXED(e)) {
-        veil_gemm_u64(tn, !tn, m, nn, k, e->w[a->index], a->dims[1], e->w[b->index], b->dims[1],
-                      0, e->w[n->index], nn);
+        veil_gemm_u64(tn, !tn, m, nn, k, e->w[a->index], a->dims[1], e->w[b->index], b->dims[1], 0,
+                      e->w[n->index], nn);
         trunc_all(e, n);
     } else {
-        veil_plain_dgemm(tn, !tn, m, nn, k, e->d[a->index], a->dims[1], e->d[b->index],
-                         b->dims[1], 0, e->d[n->index], nn);
+        veil_plain_dgemm(tn, !tn, m, nn, k, e->d[a->index], a->dims[1], e->d[b->index], b->dims[1],
+                         0, e->d[n->index], nn);
     }
     return VEIL_OK;
 }
@@ -79,7 +79,7 @@ static int bw_sum(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-/* ---- convolution ------------------------------------------------------------------------------ */
+/* ---- convolution ----------------------------------------------------------------------------- */
 
 /* Geometry of conv node c (x (B, C, H, W), w (O, C, KH, KW), y (B, O, OH, OW)); *band output rows
  * per im2col band. */
@@ -87,9 +87,9 @@ static struct veil_plain_conv_geom conv_geom(const veil_plan_t *p, const struct 
                                              size_t *band)
 {
     const struct veil_node *x = &p->nodes[c->in[0]], *w = &p->nodes[c->in[1]];
-    struct veil_plain_conv_geom g = {x->dims[1], x->dims[2], x->dims[3],
-                                     w->dims[2], w->dims[3], c->dims[2],
-                                     c->dims[3], (size_t)c->a.stride, (size_t)c->a.pad};
+    struct veil_plain_conv_geom g;
+    g.c = x->dims[1], g.h = x->dims[2], g.w = x->dims[3], g.kh = w->dims[2], g.kw = w->dims[3];
+    g.oh = c->dims[2], g.ow = c->dims[3], g.stride = (size_t)c->a.stride, g.pad = (size_t)c->a.pad;
     size_t b = VEIL_PLAIN_COLS_MAX / (g.c * g.kh * g.kw * g.ow);
     *band = b < 1 ? 1 : b > g.oh ? g.oh : b;
     return g;
@@ -139,7 +139,7 @@ static int bw_conv(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-/* ---- relu and pooling ------------------------------------------------------------------------- */
+/* ---- relu and pooling ------------------------------------------------------------------------ */
 
 /* dy * mask, the mask an integer 0/1: no truncation. */
 static int bw_relu(struct veil_plain_exec *e, const struct veil_node *n)
@@ -175,9 +175,8 @@ static int bw_pool(struct veil_plain_exec *e, const struct veil_node *n)
         for (size_t y = 0; y < oh; y++)
             for (size_t x = 0; x < ow; x++) {
                 const size_t out = (pl * oh + y) * ow + x, first = (pl * h + y * s) * w + x * s;
-                const uint64_t tw = IS_FIXED(e) && !maxp ? veil_plain_trunc(e->w[dy][out] * inv,
-                                                                            e->f)
-                                                         : 0;
+                const uint64_t tw =
+                    IS_FIXED(e) && !maxp ? veil_plain_trunc(e->w[dy][out] * inv, e->f) : 0;
                 for (size_t a = 0; a < k; a++)
                     for (size_t c = 0; c < k; c++) {
                         const size_t at = first + a * w + c, t = out * kk + a * k + c;
@@ -213,7 +212,7 @@ static int bw_gavgpool(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-/* ---- slice, mul -------------------------------------------------------------------------------- */
+/* ---- slice, mul ------------------------------------------------------------------------------ */
 
 /* The part [start, start + dims[axis]) of in[0] along axis (8-byte elements, either mode). */
 static int bw_slice(struct veil_plain_exec *e, const struct veil_node *n)
@@ -227,9 +226,10 @@ static int bw_slice(struct veil_plain_exec *e, const struct veil_node *n)
         inner *= n->dims[d];
     const size_t part = n->dims[ax] * inner, whole = x->dims[ax] * inner;
     if (n->a.start + n->dims[ax] > x->dims[ax])
-        return veil_error(VEIL_ERR_STATE, "plain run: slice '%s': [%zu, %zu) is outside axis %d "
-                          "of '%s' (%zu)", n->name, n->a.start, n->a.start + n->dims[ax], ax,
-                          x->name, x->dims[ax]);
+        return veil_error(VEIL_ERR_STATE,
+                          "plain run: slice '%s': [%zu, %zu) is outside axis %d "
+                          "of '%s' (%zu)",
+                          n->name, n->a.start, n->a.start + n->dims[ax], ax, x->name, x->dims[ax]);
     int rc = veil_plain_alloc(e, n);
     if (rc != VEIL_OK)
         return rc;
@@ -256,7 +256,7 @@ static int bw_mul(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-/* ---- SGD update --------------------------------------------------------------------------------- */
+/* ---- SGD update ------------------------------------------------------------------------------ */
 
 /* The gradient copy of PARAM p (allocated once, numel entries). */
 static void *grad_slot(struct veil_plain_exec *e, int p, size_t numel)
@@ -320,23 +320,41 @@ static int sgd_update(struct veil_plain_exec *e, const struct veil_node *n)
 veil_plain_fn veil_plain_backward(enum veil_op op)
 {
     switch (op) {
-    case VEIL_OP_MATMUL_NT: return bw_matmul;
-    case VEIL_OP_MATMUL_TN: return bw_matmul;
-    case VEIL_OP_SUM_ROWS: return bw_sum;
-    case VEIL_OP_SUM_CHANNELS: return bw_sum;
-    case VEIL_OP_CONV_GRAD_INPUT: return bw_conv;
-    case VEIL_OP_CONV_GRAD_WEIGHT: return bw_conv;
-    case VEIL_OP_RELU_GRAD: return bw_relu;
-    case VEIL_OP_MAXPOOL_GRAD: return bw_pool;
-    case VEIL_OP_AVGPOOL_GRAD: return bw_pool;
-    case VEIL_OP_GAVGPOOL_GRAD: return bw_gavgpool;
-    case VEIL_OP_LAYERNORM_GRAD: return veil_plain_layernorm_grad;
-    case VEIL_OP_LAYERNORM_GRAD_GAMMA: return veil_plain_layernorm_grad_gamma;
-    case VEIL_OP_SOFTMAX_GRAD: return veil_plain_softmax_grad;
-    case VEIL_OP_XENT_GRAD: return veil_plain_xent_grad;
-    case VEIL_OP_SLICE: return bw_slice;
-    case VEIL_OP_MUL: return bw_mul;
-    case VEIL_OP_SGD_UPDATE: return sgd_update;
-    default: return NULL;
+    case VEIL_OP_MATMUL_NT:
+        return bw_matmul;
+    case VEIL_OP_MATMUL_TN:
+        return bw_matmul;
+    case VEIL_OP_SUM_ROWS:
+        return bw_sum;
+    case VEIL_OP_SUM_CHANNELS:
+        return bw_sum;
+    case VEIL_OP_CONV_GRAD_INPUT:
+        return bw_conv;
+    case VEIL_OP_CONV_GRAD_WEIGHT:
+        return bw_conv;
+    case VEIL_OP_RELU_GRAD:
+        return bw_relu;
+    case VEIL_OP_MAXPOOL_GRAD:
+        return bw_pool;
+    case VEIL_OP_AVGPOOL_GRAD:
+        return bw_pool;
+    case VEIL_OP_GAVGPOOL_GRAD:
+        return bw_gavgpool;
+    case VEIL_OP_LAYERNORM_GRAD:
+        return veil_plain_layernorm_grad;
+    case VEIL_OP_LAYERNORM_GRAD_GAMMA:
+        return veil_plain_layernorm_grad_gamma;
+    case VEIL_OP_SOFTMAX_GRAD:
+        return veil_plain_softmax_grad;
+    case VEIL_OP_XENT_GRAD:
+        return veil_plain_xent_grad;
+    case VEIL_OP_SLICE:
+        return bw_slice;
+    case VEIL_OP_MUL:
+        return bw_mul;
+    case VEIL_OP_SGD_UPDATE:
+        return sgd_update;
+    default:
+        return NULL;
     }
 }

@@ -141,11 +141,11 @@ int veil_plain_xent_grad(struct veil_plain_exec *e, const struct veil_node *n)
     const struct veil_node *loss = &e->p->nodes[n->fwd];
     const int i = n->index, L = loss->index, lab = loss->in[1];
     const size_t batch = n->dims[0];
-    if ((IS_FIXED(e) ? !e->waux[L][0] : !e->daux[L][0]) ||
-        (IS_FIXED(e) ? !e->w[lab] : !e->d[lab]))
-        return veil_error(VEIL_ERR_STATE, "plain run: %s '%s': the loss '%s' was not computed in "
-                          "this walk (run the forward pass first)", veil_op_name(n->op), n->name,
-                          loss->name);
+    if ((IS_FIXED(e) ? !e->waux[L][0] : !e->daux[L][0]) || (IS_FIXED(e) ? !e->w[lab] : !e->d[lab]))
+        return veil_error(VEIL_ERR_STATE,
+                          "plain run: %s '%s': the loss '%s' was not computed in "
+                          "this walk (run the forward pass first)",
+                          veil_op_name(n->op), n->name, loss->name);
     int rc = veil_plain_alloc(e, n);
     if (rc != VEIL_OK)
         return rc;

@@ -161,7 +161,7 @@ static int fw_matmul(struct veil_plain_exec *e, const struct veil_node *n)
 /* im2col and its adjoint col2im, one typed copy per mode (no type punning between doubles and
  * words); contracts in plain_ops_internal.h. */
 #define DEFINE_IM2COL(fn, T)                                                                      \
-    void fn(const struct veil_plain_conv_geom *g, const T *x, size_t r0, size_t r1, T *cols)          \
+    void fn(const struct veil_plain_conv_geom *g, const T *x, size_t r0, size_t r1, T *cols)      \
     {                                                                                             \
         const size_t cw = (r1 - r0) * g->ow;                                                      \
         for (size_t c = 0; c < g->c; c++)                                                         \

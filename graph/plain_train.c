@@ -18,10 +18,10 @@
 struct veil_plain_trainer {
     const veil_plan_t *p;
     struct veil_plain_exec e;
-    double **values;       /* p->count: veil_plan_bind's output, emptied after each bind */
-    double *ones;          /* placeholder values (the largest leaf's numel) */
+    double **values;        /* p->count: veil_plan_bind's output, emptied after each bind */
+    double *ones;           /* placeholder values (the largest leaf's numel) */
     struct veil_feed *fill; /* caller feeds + placeholders, rebuilt per bind */
-    char *label_only;      /* per node: an input read only as a loss's labels */
+    char *label_only;       /* per node: an input read only as a loss's labels */
     int stepped;
 };
 
@@ -64,7 +64,8 @@ static int bind_kind(veil_plain_trainer_t *t, enum veil_op kind, const struct ve
                                   ? "parameters are bound once by veil_plain_trainer_new"
                                   : "inputs are fed to each veil_plain_trainer_step or run");
     }
-    memcpy(t->fill, feeds, nfeeds * sizeof *feeds);
+    if (nfeeds)
+        memcpy(t->fill, feeds, nfeeds * sizeof *feeds);
     for (size_t k = 0; k < p->nleaves; k++) {
         const struct veil_node *n = &p->nodes[p->leaves[k]];
         int placeholder = n->op != kind && !n->synthetic;
@@ -119,9 +120,10 @@ veil_plain_trainer_t *veil_plain_trainer_new(const veil_plan_t *p, enum veil_pla
         return NULL;
     }
     if (!p->opts.training || p->loss < 0) {
-        veil_error(VEIL_ERR_INVAL, "%s: plan '%s' was not compiled for training; compile with "
-                   "veil_compile_options.training = 1 (and a softmax_cross_entropy loss)", fn,
-                   p->model);
+        veil_error(VEIL_ERR_INVAL,
+                   "%s: plan '%s' was not compiled for training; compile with "
+                   "veil_compile_options.training = 1 (and a softmax_cross_entropy loss)",
+                   fn, p->model);
         return NULL;
     }
     veil_plain_trainer_t *t = calloc(1, sizeof *t);
@@ -202,13 +204,16 @@ int veil_plain_trainer_run(veil_plain_trainer_t *t, const struct veil_feed *feed
         return veil_error(VEIL_ERR_INVAL, "%s: no trainer", fn);
     const veil_plan_t *p = t->p;
     if (p->noutputs && !outputs)
-        return veil_error(VEIL_ERR_INVAL, "%s: the plan has %zu outputs; give an array of %zu "
-                          "output buffers", fn, p->noutputs, p->noutputs);
+        return veil_error(VEIL_ERR_INVAL,
+                          "%s: the plan has %zu outputs; give an array of %zu "
+                          "output buffers",
+                          fn, p->noutputs, p->noutputs);
     for (size_t k = 0; k < p->noutputs; k++)
         if (!outputs[k])
-            return veil_error(VEIL_ERR_INVAL, "%s: output %zu ('%s') has no buffer; give %zu "
-                              "doubles", fn, k, p->nodes[p->outputs[k]].name,
-                              p->nodes[p->outputs[k]].numel);
+            return veil_error(VEIL_ERR_INVAL,
+                              "%s: output %zu ('%s') has no buffer; give %zu "
+                              "doubles",
+                              fn, k, p->nodes[p->outputs[k]].name, p->nodes[p->outputs[k]].numel);
     int rc = fill_room(t, nfeeds, fn);
     if (rc == VEIL_OK)
         rc = bind_kind(t, VEIL_OP_INPUT, feeds, nfeeds, 1, fn);
