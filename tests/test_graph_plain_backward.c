@@ -5,12 +5,14 @@
  * softmax cross-entropy) against central finite differences of the DOUBLE loss (step 1e-6,
  * |analytic - fd| <= 1e-5 max(|fd|, 1e-2)); FIXED gradients (f = 16) against DOUBLE within the
  * bounds stated at FIXED_TOL; SGD with momentum and weight decay over two steps against a hand
- * computation (DOUBLE, 1e-12) and against the documented ring sequence bit for bit (FIXED); an
+ * computation (DOUBLE, 1e-12) and against the documented ring sequence bit for bit (FIXED), as
+ * are the FIXED layer norm, softmax and loss gradients (recomputed from their operands); an
  * MLP trained on a separable problem in both modes (the loss falls, trainer_run equals
  * veil_plain_run at the trained parameters, FIXED follows DOUBLE); and bad input (no training, a
  * missing parameter or label feed, a parameter fed to a step, a gradient before any step). */
 #include "config.h"
 
+#include "graph/plain_internal.h"
 #include "tasks/nonlinear_ref.h"
 #include "test_graph_plain_util.h"
 #include "test_util.h"
@@ -297,6 +299,83 @@ done:
     veil_graph_destroy(&g);
 }
 
+/* ---- FIXED sequences bit for bit ------------------------------------------------------------ */
+
+/* Recomputes the FIXED LAYERNORM_GRAD, SOFTMAX_GRAD and XENT_GRAD nodes of the attention net from
+ * their operands and saved state, as graph_internal.h's BACKWARD FIXED-POINT SEQUENCES say,
+ * through the internal executor (nothing freed, so every operand can be read back). */
+static void test_sequences(void)
+{
+    jitter = 0;
+    veil_graph_t *g;
+    veil_plan_t *p = compile_net(&nets[3], &g);
+    struct veil_plain_exec e;
+    memset(&e, 0, sizeof e);
+    struct veil_feed f[MAXL];
+    size_t n = feeds_of(f, 1, 1);
+    double **vals = p ? calloc(p->count, sizeof *vals) : NULL;
+    int rc = vals ? veil_plain_exec_init(&e, p, VEIL_PLAIN_FIXED) : VEIL_ERR_INVAL;
+    if (rc == VEIL_OK) {
+        rc = veil_plan_bind(p, -1, f, n, vals);
+        rc = rc == VEIL_OK ? veil_plain_exec_bind(&e, vals) : rc;
+        rc = rc == VEIL_OK ? veil_plain_exec_run(&e, 0, p->count, 0) : rc;
+        veil_plan_values_free(p, vals);
+    }
+    free(vals);
+    VT_CHECK(rc == VEIL_OK, "sequences: %s", veil_last_error());
+    int seen = 0;
+    for (size_t i = 0; rc == VEIL_OK && i < p->count; i++) {
+        const struct veil_node *nd = &p->nodes[i], *fw = nd->fwd >= 0 ? &p->nodes[nd->fwd] : NULL;
+        const size_t d = nd->dims[nd->ndim - 1], rows = nd->numel / d;
+        uint64_t want[64];
+        if (nd->numel > 64)
+            continue;
+        if (nd->op == VEIL_OP_LAYERNORM_GRAD) {
+            /* gamma as bound: its array holds the updated value once the walk is over */
+            uint64_t gm[64];
+            for (int l = 0; l < nleaves; l++)
+                if (strcmp(leaves[l].name, "gamma") == 0)
+                    tg_enc_array(leaves[l].v, d, F, gm);
+            const uint64_t *dy = e.w[nd->in[0]], *xh = e.waux[fw->index][0];
+            const uint64_t inv = tg_enc(1.0 / (double)d, F);
+            for (size_t r = 0; r < rows; r++) {
+                uint64_t gg[64], s1 = 0, s2 = 0;
+                for (size_t j = 0; j < d; j++) {
+                    gg[j] = tg_tr(dy[r * d + j] * gm[j], F);
+                    s1 += gg[j];
+                    s2 += gg[j] * xh[r * d + j];
+                }
+                uint64_t m1 = tg_tr(s1 * inv, F), m2 = tg_tr(tg_tr(s2, F) * inv, F);
+                for (size_t j = 0; j < d; j++)
+                    want[r * d + j] = tg_tr(
+                        e.waux[fw->index][1][r] * (gg[j] - m1 - tg_tr(xh[r * d + j] * m2, F)), F);
+            }
+        } else if (nd->op == VEIL_OP_SOFTMAX_GRAD) {
+            const uint64_t *dy = e.w[nd->in[0]], *sm = e.waux[fw->index][0];
+            for (size_t r = 0; r < rows; r++) {
+                uint64_t q = 0;
+                for (size_t j = 0; j < d; j++)
+                    q += tg_tr(dy[r * d + j] * sm[r * d + j], F);
+                for (size_t j = 0; j < d; j++)
+                    want[r * d + j] = tg_tr(sm[r * d + j] * (dy[r * d + j] - q), F);
+            }
+        } else if (nd->op == VEIL_OP_XENT_GRAD) {
+            for (size_t k = 0; k < nd->numel; k++)
+                want[k] = tg_tr((e.waux[fw->index][0][k] - e.w[fw->in[1]][k]) *
+                                    tg_enc(1.0 / (double)nd->dims[0], F),
+                                F);
+        } else {
+            continue;
+        }
+        seen++;
+        veil_test_compare_u64(nd->name, e.w[i], want, nd->numel);
+    }
+    VT_CHECK(rc != VEIL_OK || seen == 3, "sequences: %d of the 3 nodes checked", seen);
+    veil_plain_exec_fini(&e);
+    veil_plan_destroy(&p);
+    veil_graph_destroy(&g);
+}
+
 /* ---- SGD against hand computations ----------------------------------------------------------- */
 
 #define SB 2
@@ -540,6 +619,7 @@ int main(void)
         test_finite_differences(&nets[i]);
         test_fixed_vs_double(&nets[i]);
     }
+    test_sequences();
     test_sgd(VEIL_PLAIN_DOUBLE);
     test_sgd(VEIL_PLAIN_FIXED);
     test_train();
