@@ -99,7 +99,8 @@ static int check_options(const struct veil_compile_options *o)
 
 /* Liveness: a node lives until its last reader, through operands or through `fwd` (a backward
  * op reading the forward node's saved state, which must survive until then). XENT_GRAD reads
- * the labels of its loss through fwd as well (softmax - labels), so they live until it. */
+ * the labels of its loss through fwd as well (softmax - labels), and LAYERNORM_GRAD the layer
+ * norm's gamma (dy * gamma), so they live until it. */
 static void compute_liveness(veil_plan_t *p)
 {
     for (size_t i = 0; i < p->count; i++)
@@ -112,7 +113,8 @@ static void compute_liveness(veil_plan_t *p)
         if (n->fwd >= 0) {
             p->nodes[n->fwd].saved = 1;
             p->nodes[n->fwd].last_use = (int)i;
-            if (n->op == VEIL_OP_XENT_GRAD)
+            /* XENT_GRAD reads the loss's labels, LAYERNORM_GRAD the layer norm's gamma */
+            if (n->op == VEIL_OP_XENT_GRAD || n->op == VEIL_OP_LAYERNORM_GRAD)
                 p->nodes[p->nodes[n->fwd].in[1]].last_use = (int)i;
         }
     }

@@ -65,6 +65,41 @@
  *                real is mul_scalar(round(c 2^f)) + trunc). The executor replaces the
  *                parameter's value by w' at the end of the step.
  * RESHAPE, TRANSPOSE, ADD, SCALE serve backward too (gradient of reshape is reshape, ...).
+ *
+ * BACKWARD FIXED-POINT SEQUENCES (the plaintext FIXED mode, plain_backward*.c, and the secure
+ * lowering follow them step for step; notation as above; "*" on two secrets is an elementwise
+ * Beaver product, exact in the ring before its trunc; sums and scatters are local and exact;
+ * masks and routes are integers 0/1 and multiply WITHOUT truncation; enc(c) is a public constant):
+ *   MATMUL_NT    y = trunc(a . b^T)          MATMUL_TN   y = trunc(a^T . b)   (one trunc/entry)
+ *   SUM_ROWS, SUM_CHANNELS  exact sums, no truncation
+ *   CONV_GRAD_INPUT   dx_b = trunc(col2im(W^T . dY_b)) for each image b: W viewed (O, C KH KW),
+ *                dY_b (O, OH OW); the product and the col2im scatter-add exact, ONE trunc per
+ *                element of dx at the end
+ *   CONV_GRAD_WEIGHT  dW = trunc(sum_b dY_b . im2col(x_b)^T): exact over all images, ONE trunc
+ *   RELU_GRAD    dx = dy * mask (mask 0/1 saved by the forward; no truncation)
+ *   MAXPOOL_GRAD dx[tap] = sum over windows containing tap of dy[window] * route[window][tap]
+ *                (route one-hot 0/1, saved; no truncation; overlapping windows add)
+ *   AVGPOOL_GRAD t = trunc(dy * q), q = floor((2^f + k^2/2) / k^2) (the forward's constant, =
+ *                round(2^f/k^2)); dx[tap] = sum over windows containing tap of t[window]
+ *   GAVGPOOL_GRAD  dx[b,c,:,:] = trunc(dy[b,c] * enc(1/(H W))) broadcast (the forward's constant)
+ *   LAYERNORM_GRAD per row of d (gamma = the layer norm's in[1]; xhat, r = 1/sigma saved):
+ *                g = trunc(dy * gamma); m1 = trunc(sum_j(g) * enc(1/d));
+ *                m2 = trunc(trunc(sum_j(g * xhat)) * enc(1/d))   (products summed, one trunc);
+ *                u = g - m1 - trunc(xhat * bcast(m2)); dx = trunc(bcast(r) * u).
+ *                The means come before the product by r, so every intermediate has the size of
+ *                g (the largest, sum_j g*xhat before its trunc, is at most d max|g| sqrt(d) 2^2f)
+ *                and enc(1/d)'s rounding error touches only the correction terms m1, m2
+ *   LAYERNORM_GRAD_GAMMA dgamma_j = trunc(sum_rows(dy * xhat)) (products summed, one trunc)
+ *                (dbeta is SUM_ROWS of dy, emitted separately)
+ *   SOFTMAX_GRAD t = trunc(dy * s); q = rowsum(t) (exact); dx = trunc(s * (dy - bcast(q)))
+ *                (s = the softmax output, saved)
+ *   XENT_GRAD    dlogits = trunc((s - labels) * enc(1/B)) (s saved by the loss, labels its in[1])
+ *   SLICE        exact copy                    MUL  y = trunc(a * b)
+ *   SGD_UPDATE   v = trunc(v * enc(momentum)) + g + trunc(w * enc(weight_decay)) (each term
+ *                skipped when its coefficient is 0; v = 0 before the first step);
+ *                w' = w - trunc(v * enc(lr)). Elementwise, public constants only.
+ * Bound: every value above stays well inside |x| < 2^(62-f) as reals when activations, weights
+ * and gradients do (|x| < 2^10 at f = 16), the condition of the secure truncation.
  */
 #ifndef VEIL_GRAPH_INTERNAL_H
 #define VEIL_GRAPH_INTERNAL_H

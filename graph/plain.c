@@ -33,7 +33,10 @@ int veil_plain_exec_init(struct veil_plain_exec *e, const veil_plan_t *p, enum v
     e->aux_numel = calloc(n, sizeof *e->aux_numel);
     e->vd = calloc(n, sizeof *e->vd);
     e->vw = calloc(n, sizeof *e->vw);
-    if (!e->d || !e->w || !e->daux || !e->waux || !e->aux_numel || !e->vd || !e->vw) {
+    e->gd = calloc(n, sizeof *e->gd);
+    e->gw = calloc(n, sizeof *e->gw);
+    if (!e->d || !e->w || !e->daux || !e->waux || !e->aux_numel || !e->vd || !e->vw || !e->gd ||
+        !e->gw) {
         veil_plain_exec_fini(e);
         return veil_error(VEIL_ERR_NOMEM, "plain run: out of memory (%zu nodes)", p->count);
     }
@@ -161,7 +164,8 @@ static int eval(struct veil_plain_exec *e, size_t i)
         drop(e, i);
         return rc;
     }
-    if (!has_value(e, i))
+    /* SGD_UPDATE's effect is the parameter's new value; the node itself holds none. */
+    if (!has_value(e, i) && n->op != VEIL_OP_SGD_UPDATE)
         return veil_error(VEIL_ERR_STATE, "plain run: %s '%s' produced no value",
                           veil_op_name(n->op), n->name);
     return VEIL_OK;
@@ -206,10 +210,12 @@ void veil_plain_exec_fini(struct veil_plain_exec *e)
     if (e->p && e->d && e->w && e->daux && e->waux && e->aux_numel)
         for (size_t i = 0; i < e->p->count; i++)
             drop(e, i);
-    if (e->p && e->vd && e->vw)
+    if (e->p && e->vd && e->vw && e->gd && e->gw)
         for (size_t i = 0; i < e->p->count; i++) {
             free(e->vd[i]);
             free(e->vw[i]);
+            free(e->gd[i]);
+            free(e->gw[i]);
         }
     free(e->d);
     free(e->w);
@@ -218,6 +224,8 @@ void veil_plain_exec_fini(struct veil_plain_exec *e)
     free(e->aux_numel);
     free(e->vd);
     free(e->vw);
+    free(e->gd);
+    free(e->gw);
     memset(e, 0, sizeof *e);
 }
 

@@ -87,6 +87,32 @@ static void dgemm(size_t m, size_t n, size_t k, const double *restrict a,
     }
 }
 
+void veil_plain_dgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k, const double *a,
+                      size_t lda, const double *b, size_t ldb, int accumulate, double *c,
+                      size_t ldc)
+{
+    if (!trans_a && !trans_b && !accumulate && lda == k) {
+        dgemm(m, n, k, a, b, ldb, c, ldc);
+        return;
+    }
+    /* The backward pass's transposed products: plain loops, i-l-j so that c's rows stream. */
+    for (size_t i = 0; i < m; i++) {
+        double *ci = c + i * ldc;
+        if (!accumulate)
+            for (size_t j = 0; j < n; j++)
+                ci[j] = 0.0;
+        for (size_t l = 0; l < k; l++) {
+            const double av = trans_a ? a[l * lda + i] : a[i * lda + l];
+            if (trans_b)
+                for (size_t j = 0; j < n; j++)
+                    ci[j] += av * b[j * ldb + l];
+            else
+                for (size_t j = 0; j < n; j++)
+                    ci[j] += av * b[l * ldb + j];
+        }
+    }
+}
+
 /* y (m, n) = trunc(a . b) (FIXED) or a . b (DOUBLE), a and b node values. */
 static void product(struct veil_plain_exec *e, const struct veil_node *n, size_t m, size_t nn,
                     size_t k, int ia, int ib)
@@ -132,15 +158,10 @@ static int fw_matmul(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-struct conv_geom {
-    size_t c, h, w, kh, kw, oh, ow, stride, pad;
-};
-
-/* cols (C KH KW, (r1 - r0) OW) of one image x (C, H, W): the input under each kernel tap for
- * output rows [r0, r1), 0 in the padding; one typed copy per mode (no type punning between
- * doubles and words). */
+/* im2col and its adjoint col2im, one typed copy per mode (no type punning between doubles and
+ * words); contracts in plain_ops_internal.h. */
 #define DEFINE_IM2COL(fn, T)                                                                      \
-    static void fn(const struct conv_geom *g, const T *x, size_t r0, size_t r1, T *cols)          \
+    void fn(const struct veil_plain_conv_geom *g, const T *x, size_t r0, size_t r1, T *cols)      \
     {                                                                                             \
         const size_t cw = (r1 - r0) * g->ow;                                                      \
         for (size_t c = 0; c < g->c; c++)                                                         \
@@ -163,20 +184,42 @@ struct conv_geom {
                     }                                                                             \
                 }                                                                                 \
     }
-DEFINE_IM2COL(im2col_w, uint64_t)
-DEFINE_IM2COL(im2col_d, double)
+DEFINE_IM2COL(veil_plain_im2col_w, uint64_t)
+DEFINE_IM2COL(veil_plain_im2col_d, double)
 
-/* The im2col buffer holds at most this many elements (8 MiB): large images are done a band of
- * output rows at a time. */
-#define COLS_MAX ((size_t)1 << 20)
+#define DEFINE_COL2IM(fn, T)                                                                      \
+    void fn(const struct veil_plain_conv_geom *g, const T *cols, size_t r0, size_t r1, T *x)      \
+    {                                                                                             \
+        const size_t cw = (r1 - r0) * g->ow;                                                      \
+        for (size_t c = 0; c < g->c; c++)                                                         \
+            for (size_t ki = 0; ki < g->kh; ki++)                                                 \
+                for (size_t kj = 0; kj < g->kw; kj++) {                                           \
+                    const T *row = cols + ((c * g->kh + ki) * g->kw + kj) * cw;                   \
+                    for (size_t oi = r0; oi < r1; oi++) {                                         \
+                        long ii = (long)(oi * g->stride + ki) - (long)g->pad;                     \
+                        if (ii < 0 || ii >= (long)g->h)                                           \
+                            continue;                                                             \
+                        const T *r = row + (oi - r0) * g->ow;                                     \
+                        T *xr = x + (c * g->h + (size_t)ii) * g->w;                               \
+                        for (size_t oj = 0; oj < g->ow; oj++) {                                   \
+                            long jj = (long)(oj * g->stride + kj) - (long)g->pad;                 \
+                            if (jj >= 0 && jj < (long)g->w)                                       \
+                                xr[jj] += r[oj];                                                  \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+    }
+DEFINE_COL2IM(veil_plain_col2im_w, uint64_t)
+DEFINE_COL2IM(veil_plain_col2im_d, double)
 
 static int fw_conv2d(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]], *w = &e->p->nodes[n->in[1]];
-    struct conv_geom g = {x->dims[1], x->dims[2], x->dims[3], w->dims[2], w->dims[3],
-                          n->dims[2], n->dims[3], (size_t)n->a.stride, (size_t)n->a.pad};
+    struct veil_plain_conv_geom g = {x->dims[1], x->dims[2], x->dims[3],
+                                     w->dims[2], w->dims[3], n->dims[2],
+                                     n->dims[3], (size_t)n->a.stride, (size_t)n->a.pad};
     const size_t batch = x->dims[0], o = w->dims[0], ckk = g.c * g.kh * g.kw, ohw = g.oh * g.ow;
-    size_t band = COLS_MAX / (ckk * g.ow); /* output rows per im2col band */
+    size_t band = VEIL_PLAIN_COLS_MAX / (ckk * g.ow); /* output rows per im2col band */
     band = band < 1 ? 1 : band > g.oh ? g.oh : band;
     int rc = veil_plain_alloc(e, n);
     if (rc != VEIL_OK)
@@ -191,11 +234,11 @@ static int fw_conv2d(struct veil_plain_exec *e, const struct veil_node *n)
             const size_t r1 = r0 + band < g.oh ? r0 + band : g.oh, cw = (r1 - r0) * g.ow;
             /* y[oc][r0 OW ..] for every output channel oc: row stride OH OW */
             if (IS_FIXED(e)) {
-                im2col_w(&g, e->w[x->index] + b * chw, r0, r1, cols);
+                veil_plain_im2col_w(&g, e->w[x->index] + b * chw, r0, r1, cols);
                 veil_gemm_u64(0, 0, o, cw, ckk, e->w[w->index], ckk, cols, cw, 0,
                               e->w[n->index] + b * o * ohw + r0 * g.ow, ohw);
             } else {
-                im2col_d(&g, e->d[x->index] + b * chw, r0, r1, cols);
+                veil_plain_im2col_d(&g, e->d[x->index] + b * chw, r0, r1, cols);
                 dgemm(o, cw, ckk, e->d[w->index], cols, cw,
                       e->d[n->index] + b * o * ohw + r0 * g.ow, ohw);
             }

@@ -10,6 +10,11 @@
  * output) goes in e->daux / e->waux [node][0..VEIL_PLAIN_MAX_AUX-1], each with its element count
  * in e->aux_numel. Parameters' values are bound in e->d / e->w before the walk and survive it
  * (the trainer updates them in place through SGD_UPDATE; velocity in e->vd / e->vw per PARAM).
+ *
+ * SGD_UPDATE writes w' into the parameter's own array (e->d / e->w [in[0]]) and holds no value
+ * itself (nothing reads it); it keeps a copy of the gradient it applied in e->gd / e->gw [the
+ * PARAM's index] (the trainer's veil_plain_trainer_grad), since the gradient node is freed after
+ * its last reader, the update.
  */
 #ifndef VEIL_GRAPH_PLAIN_INTERNAL_H
 #define VEIL_GRAPH_PLAIN_INTERNAL_H
@@ -29,6 +34,8 @@ struct veil_plain_exec {
     size_t (*aux_numel)[VEIL_PLAIN_MAX_AUX];
     double **vd;                             /* SGD velocity per PARAM node (DOUBLE) */
     uint64_t **vw;                           /* (FIXED) */
+    double **gd;                             /* last applied gradient per PARAM (DOUBLE) */
+    uint64_t **gw;                           /* (FIXED) */
 };
 
 /** One op's plaintext evaluation: reads operands' arrays, allocates and fills node n's array

@@ -1,8 +1,9 @@
 /*
  * plain_ops_internal.h — helpers shared by the plaintext executor's op files (plain_forward.c:
  * linear and rearranging ops, the op table; plain_forward_nn.c: normalisation, softmax, GELU,
- * argmax, the loss): value allocation per mode, the floor truncation, the encoding of public
- * constants, and the nonlinear forward evaluations. Never installed.
+ * argmax, the loss; plain_backward.c and plain_backward_nn.c: their gradients): value allocation
+ * per mode, the floor truncation, the encoding of public constants, the double GEMM and the
+ * im2col/col2im bands, and the nonlinear evaluations. Never installed.
  *
  * SAVED STATE (e->daux / e->waux [node][slot], element count in e->aux_numel; DOUBLE mode holds
  * doubles, FIXED mode ring words), written when n->saved is set (SOFTMAX_XENT: always):
@@ -42,11 +43,45 @@ int veil_plain_alloc(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_alloc_aux(struct veil_plain_exec *e, const struct veil_node *n, int k,
                          size_t numel);
 
+/** C (=|+=) op(A) . op(B) in doubles, the conventions of veil_gemm_u64 (codelets/gemm_internal.h):
+ * row-major, op(A) m x k (A^T when trans_a), op(B) k x n, leading dimensions lda, ldb, ldc. */
+void veil_plain_dgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k, const double *a,
+                      size_t lda, const double *b, size_t ldb, int accumulate, double *c,
+                      size_t ldc);
+
+/* Convolution geometry of one image: channels, input size, kernel, output size, stride, pad. */
+struct veil_plain_conv_geom {
+    size_t c, h, w, kh, kw, oh, ow, stride, pad;
+};
+
+/* The im2col buffer holds at most this many elements (8 MiB): large images are done a band of
+ * output rows at a time. */
+#define VEIL_PLAIN_COLS_MAX ((size_t)1 << 20)
+
+/** cols (C KH KW, (r1 - r0) OW) of one image x (C, H, W): the input under each kernel tap for
+ * output rows [r0, r1), 0 in the padding (codelets' im2col layout restricted to a band). */
+void veil_plain_im2col_w(const struct veil_plain_conv_geom *g, const uint64_t *x, size_t r0,
+                         size_t r1, uint64_t *cols);
+void veil_plain_im2col_d(const struct veil_plain_conv_geom *g, const double *x, size_t r0,
+                         size_t r1, double *cols);
+/** The adjoint for the same band: adds every cols entry into x (C, H, W) where im2col took it
+ * from (padding taps dropped); x is NOT zeroed first, so bands accumulate. */
+void veil_plain_col2im_w(const struct veil_plain_conv_geom *g, const uint64_t *cols, size_t r0,
+                         size_t r1, uint64_t *x);
+void veil_plain_col2im_d(const struct veil_plain_conv_geom *g, const double *cols, size_t r0,
+                         size_t r1, double *x);
+
 /* plain_forward_nn.c: forward evaluations (contract: veil_plain_fn). */
 int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_softmax(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_gelu(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_argmax(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_softmax_xent(struct veil_plain_exec *e, const struct veil_node *n);
+
+/* plain_backward_nn.c: backward evaluations (contract: veil_plain_fn). */
+int veil_plain_layernorm_grad(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_layernorm_grad_gamma(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_softmax_grad(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_xent_grad(struct veil_plain_exec *e, const struct veil_node *n);
 
 #endif

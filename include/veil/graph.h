@@ -219,6 +219,57 @@ enum veil_plain_mode {
 int veil_plain_run(const veil_plan_t *p, enum veil_plain_mode mode, const struct veil_feed *feeds,
                    size_t nfeeds, double *const *outputs);
 
+/* ---- plaintext trainer ---------------------------------------------------------------------- */
+
+/**
+ * A plaintext SGD trainer over a plan compiled with training = 1: it holds the parameters (bound
+ * once), their SGD velocities and last gradients, and runs forward + backward + update per batch
+ * in DOUBLE or FIXED mode (FIXED: the ring operations the secure training performs, with floor
+ * truncation). The oracle of secure training and a way to train a model in the clear.
+ */
+typedef struct veil_plain_trainer veil_plain_trainer_t;
+
+/**
+ * New trainer for p (compiled with training = 1; borrowed: it must outlive the trainer) in mode.
+ * params feeds every parameter by name (values copied, encoded in FIXED mode; a feed naming an
+ * input is refused: inputs come with each step; unknown names are ignored). Velocities start at
+ * 0. Returns an owned trainer, or NULL with veil_last_error(): a plan not compiled for training,
+ * a missing or malformed parameter feed (VEIL_ERR_INVAL naming it), a value FIXED mode cannot
+ * encode (VEIL_ERR_RANGE), out of memory.
+ */
+veil_plain_trainer_t *veil_plain_trainer_new(const veil_plan_t *p, enum veil_plain_mode mode,
+                                             const struct veil_feed *params, size_t nparams);
+
+/**
+ * One SGD step on one batch: binds every input (feeds by name: images and labels; a missing one
+ * is VEIL_ERR_INVAL naming it, a feed naming a parameter is refused), runs the forward pass, the
+ * backward pass and every parameter's update. *loss (loss may be NULL) receives the batch loss of
+ * the forward pass, before the update (FIXED mode: as the executor encoded it, to 2^-f). A
+ * binding error leaves the parameters untouched. VEIL_OK or an error status.
+ */
+int veil_plain_trainer_step(veil_plain_trainer_t *t, const struct veil_feed *feeds, size_t nfeeds,
+                            double *loss);
+
+/**
+ * Forward pass only with the current parameters (inference during or after training), as
+ * veil_plain_run: outputs[i] receives veil_plan_output_numel(p, i) doubles for every output.
+ * Inputs read only by the loss (the labels) may be left out. Parameters are not changed.
+ */
+int veil_plain_trainer_run(veil_plain_trainer_t *t, const struct veil_feed *feeds, size_t nfeeds,
+                           double *const *outputs);
+
+/** The current value of parameter name (numel doubles, decoded in FIXED mode) into out.
+ * VEIL_ERR_INVAL when the plan has no parameter of that name. */
+int veil_plain_trainer_param(const veil_plain_trainer_t *t, const char *name, double *out);
+
+/** The gradient of parameter name that the last step applied (numel doubles) into out, for tests
+ * and diagnostics. VEIL_ERR_INVAL for an unknown parameter, VEIL_ERR_STATE before the first step
+ * or for a parameter that does not reach the loss (it has no gradient). */
+int veil_plain_trainer_grad(const veil_plain_trainer_t *t, const char *name, double *out);
+
+/** Frees the trainer; NULL-safe; sets *t to NULL. The plan is not freed. */
+void veil_plain_trainer_destroy(veil_plain_trainer_t **t);
+
 /* ---- secure run ----------------------------------------------------------------------------- */
 
 enum veil_material_source {
