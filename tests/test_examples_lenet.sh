@@ -1,0 +1,98 @@
+#!/bin/sh
+# Tests examples/lenet_fmnist at a small size on the real Fashion-MNIST files: plaintext training
+# on 640 images writes a weights file; secure inference of 40 test images then runs with 2
+# parties and the dealer under three StarPU schedulers (lws, eager, dmda) and with 3 parties; the
+# secure predictions must agree with the plaintext fixed-point model on every image
+# (agreement=100.000) and the accuracy must equal the fixed-point model's. Bad input: unknown
+# mode or option (exit 2), a weights file for another model, a weights file without a tensor, a
+# truncated dataset: each a non-zero exit with a message naming it. About 60 s here.
+set -u
+top="${VEIL_TOP_BUILDDIR:-.}"
+ex="$top/examples/lenet_fmnist"
+run="$top/tools/veil-run"
+data=/usr/share/datasets/fashion-mnist
+[ -f "$data/t10k-images-idx3-ubyte.gz" ] || { echo "SKIP: $data missing (dataset-fashion-mnist)"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/veil-lenet-XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+w="$tmp/lenet.safetensors"
+
+out=$("$ex" train --limit 640 --epochs 1 --batch 32 --weights "$w" --quiet 2>&1)
+rc=$?
+last=$(printf '%s\n' "$out" | tail -n 1)
+case "$rc:$last" in
+"0:model=lenet5-fmnist mode=train epochs=1 batch=32 train_images=640 "*) ;;
+*) echo "FAIL: train: rc=$rc"; printf '%s\n' "$out"; fail=1 ;;
+esac
+[ -s "$w" ] || { echo "FAIL: train wrote no weights file"; exit 1; }
+
+# secure inference: N parties under a scheduler; party 1's last line must show full agreement
+infer() { # n sched
+    out=$(STARPU_SCHED=$2 "$run" -n "$1" --dealer --timeout 300 -- \
+        "$ex" infer --images 40 --batch 20 --weights "$w" --quiet 2>&1)
+    rc=$?
+    last=$(printf '%s\n' "$out" | grep '\[p1\] model=' | tail -n 1)
+    acc=$(printf '%s' "$last" | sed -n 's/.* accuracy=\([0-9.]*\) .*/\1/p')
+    case "$rc:$last" in
+    "0:[p1] model=lenet5-fmnist parties=$1 images=40 batch=20 "*"agreement=100.000 "*) ;;
+    *) echo "FAIL: infer -n $1 $2: rc=$rc"; printf '%s\n' "$out"; fail=1; return ;;
+    esac
+    # the fixed-point model's accuracy, from the same run's check line
+    fix=$(printf '%s\n' "$out" | sed -n 's/.*fixed-point model \([0-9.]*\)%.*/\1/p' | tail -n 1)
+    [ "$acc" = "$fix" ] || { echo "FAIL: infer -n $1 $2: accuracy $acc, fixed point $fix"; fail=1; }
+}
+infer 2 lws
+infer 2 eager
+infer 2 dmda
+infer 3 lws
+
+# bad input
+for bad in "" "test" "infer --images 0" "infer --batch x" "train --lr 2" "train --bogus 1"; do
+    # shellcheck disable=SC2086
+    "$ex" $bad >/dev/null 2>&1
+    rc=$?
+    [ "$rc" -eq 2 ] || { echo "FAIL: 'lenet_fmnist $bad' exited $rc, expected 2"; fail=1; }
+done
+# weights files: another model's, and one without fc3.bias (written with python3's struct/json)
+python3 - "$tmp" <<'EOF'
+import json, struct, sys
+d = sys.argv[1]
+def write(path, model, tensors):
+    hdr, data = {"__metadata__": {"model": model}}, b""
+    for name, shape in tensors:
+        n = 1
+        for s in shape:
+            n *= s
+        hdr[name] = {"dtype": "F64", "shape": shape, "data_offsets": [len(data), len(data) + 8 * n]}
+        data += struct.pack("<%dd" % n, *([0.01] * n))
+    h = json.dumps(hdr).encode()
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+shapes = [("conv1.weight", [6, 1, 5, 5]), ("conv1.bias", [6]), ("conv2.weight", [16, 6, 5, 5]),
+          ("conv2.bias", [16]), ("fc1.weight", [400, 120]), ("fc1.bias", [120]),
+          ("fc2.weight", [120, 84]), ("fc2.bias", [84]), ("fc3.weight", [84, 10]),
+          ("fc3.bias", [10])]
+write(d + "/other.safetensors", "resnet18", shapes)
+write(d + "/short.safetensors", "lenet5-fmnist", shapes[:-1])
+EOF
+expect_fail() { # what message args...
+    what=$1; msg=$2; shift 2
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -eq 0 ] || ! printf '%s' "$out" | grep -q "$msg"; then
+        echo "FAIL: $what: rc=$rc, expected a failure saying '$msg'"; printf '%s\n' "$out"; fail=1
+    fi
+}
+expect_fail "another model's weights" "not 'lenet5-fmnist'" \
+    "$run" -n 2 --dealer --timeout 120 -- "$ex" infer --images 20 --batch 20 \
+    --weights "$tmp/other.safetensors" --quiet
+expect_fail "a missing tensor" "fc3.bias" \
+    "$run" -n 2 --dealer --timeout 120 -- "$ex" infer --images 20 --batch 20 \
+    --weights "$tmp/short.safetensors" --quiet
+mkdir "$tmp/data"
+cp "$data"/t10k-labels-idx1-ubyte.gz "$tmp/data/"
+gzip -dc "$data/t10k-images-idx3-ubyte.gz" | head -c 100000 >"$tmp/data/t10k-images-idx3-ubyte"
+gzip "$tmp/data/t10k-images-idx3-ubyte"
+expect_fail "a truncated dataset" "t10k-images" \
+    "$run" -n 2 --dealer --timeout 120 -- "$ex" infer --images 20 --batch 20 --weights "$w" \
+    --data "$tmp/data" --quiet
+exit $fail
