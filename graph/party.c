@@ -6,6 +6,12 @@
  * records one run on a RECORDER context to list the correlated randomness the plan consumes.
  * Parameters are shared at the first run and then kept for the whole session, so later runs
  * send only their inputs (and, with weight-stationary preprocessing, no weight masks at all).
+ *
+ * FLOW CONTROL. The dealer computes no shares and would deal the material of every run at once;
+ * the designated party would then hold it all as early arrivals (68 MB a batch of LeNet). So
+ * after each run the designated party (N-1) sends the dealer a one-word acknowledgement, and the
+ * dealer deals run r only once run r - DEALER_AHEAD is acknowledged: the material of the next
+ * runs still flows while the parties compute, and at most DEALER_AHEAD runs of it wait.
  */
 #include "config.h"
 
@@ -22,6 +28,9 @@
 
 _Static_assert(VEIL_PLAN_DIGEST_BYTES == 32, "the plan digest is a SHA-256");
 
+/* Runs the dealer may deal ahead of the designated party's acknowledgements. */
+#define DEALER_AHEAD 2
+
 struct veil_party {
     const veil_plan_t *p; /* borrowed: outlives the party */
     struct veil_party_options o;
@@ -30,6 +39,11 @@ struct veil_party {
     struct veil_exec x;
     int self, nparties, is_dealer;
     int starpu_up;
+    int has_dealer;
+    struct veil_run_stats mark;   /* counters at the end of the last run (at open before any) */
+    uint64_t runs;                /* runs begun in this session */
+    uint64_t ack_word;            /* the acknowledgement's payload (its value is not used) */
+    starpu_data_handle_t ack_h;   /* registered over ack_word once needed */
     int failed; /* a run failed: the session cannot go on */
     char fail_msg[256];
     struct veil_run_stats last;
@@ -81,6 +95,24 @@ static int check_plan(const veil_plan_t *p, int nparties)
     return VEIL_OK;
 }
 
+/* Sums of this process's counters over every peer. */
+static void counters(veil_party_t *me, struct veil_run_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int q = 0; q < veil_net_nprocs(me->net); q++) {
+        struct veil_net_stats st;
+        if (q == me->self || veil_net_stats_get(me->net, q, &st) != VEIL_OK)
+            continue;
+        /* a party's only traffic to the dealer is the 8-byte acknowledgement per run */
+        if (q != me->nparties || me->is_dealer)
+            s->bytes_sent += st.bytes_sent;
+        s->bytes_recv += st.bytes_recv;
+        s->rounds = st.rounds;
+        if (q == me->nparties)
+            s->dealer_bytes_recv += st.bytes_recv;
+    }
+}
+
 veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *opts)
 {
     if (!p) {
@@ -110,6 +142,7 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
     me->self = cfg.self;
     me->nparties = cfg.nparties;
     me->is_dealer = cfg.self == cfg.nparties;
+    me->has_dealer = cfg.has_dealer;
     if ((rc = check_plan(p, cfg.nparties)) != VEIL_OK)
         goto fail;
     if (me->o.material == VEIL_MATERIAL_DEALER && !cfg.has_dealer) {
@@ -140,6 +173,9 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
     me->starpu_up = 1;
     if ((rc = veil_net_open(&cfg, NULL, &me->net)) != VEIL_OK)
         goto fail;
+    /* from here every byte counts toward a run: the dealer's seed and any material that arrives
+     * before the first run count toward the first */
+    counters(me, &me->mark);
     struct veil_mpc_options mo;
     veil_mpc_options_defaults(&mo);
     mo.role = me->is_dealer ? VEIL_MPC_DEALER : VEIL_MPC_PARTY;
@@ -172,6 +208,8 @@ void veil_party_close(veil_party_t **mep)
     if (me->m)
         veil_exec_fini(&me->x);
     veil_mpc_destroy(&me->m);
+    if (me->ack_h)
+        starpu_data_unregister(me->ack_h);
     veil_net_close(&me->net);
     if (me->starpu_up)
         starpu_shutdown();
@@ -194,22 +232,6 @@ int veil_party_is_dealer(const veil_party_t *me)
     return me ? me->is_dealer : 0;
 }
 
-/* Sums of this process's counters over every peer. */
-static void counters(veil_party_t *me, struct veil_run_stats *s)
-{
-    memset(s, 0, sizeof *s);
-    for (int q = 0; q < veil_net_nprocs(me->net); q++) {
-        struct veil_net_stats st;
-        if (q == me->self || veil_net_stats_get(me->net, q, &st) != VEIL_OK)
-            continue;
-        s->bytes_sent += st.bytes_sent;
-        s->bytes_recv += st.bytes_recv;
-        s->rounds = st.rounds;
-        if (q == me->nparties)
-            s->dealer_bytes_recv += st.bytes_recv;
-    }
-}
-
 /* Decodes a revealed output into out (numel doubles). The barrier is behind us; acquiring each
  * tile brings it to main memory should it live on a device. */
 static int decode(veil_party_t *me, struct veil_pub *r, double *out)
@@ -221,6 +243,38 @@ static int decode(veil_party_t *me, struct veil_pub *r, double *out)
     for (int t = 0; t < r->ntiles; t++)
         starpu_data_release(r->h[t]);
     return VEIL_OK;
+}
+
+static int ack_handle(veil_party_t *me)
+{
+    if (!me->ack_h)
+        starpu_vector_data_register(&me->ack_h, STARPU_MAIN_RAM, (uintptr_t)&me->ack_word, 1,
+                                    sizeof me->ack_word);
+    return me->ack_h ? VEIL_OK
+                     : veil_error(VEIL_ERR_STARPU, "veil_run: cannot register the acknowledgement");
+}
+
+/* The dealer, before dealing run `run`: waits for the acknowledgement of run - DEALER_AHEAD. */
+static int dealer_wait_turn(veil_party_t *me, uint64_t run)
+{
+    if (!me->is_dealer || run < DEALER_AHEAD)
+        return VEIL_OK;
+    int rc = ack_handle(me);
+    if (rc == VEIL_OK)
+        rc = veil_net_irecv(me->net, me->ack_h, me->nparties - 1,
+                            VEIL_MPC_TAG_SESSION | (run - DEALER_AHEAD));
+    return rc == VEIL_OK ? veil_mpc_wait(me->m) : rc;
+}
+
+/* The designated party, after run `run` completed: acknowledges it to the dealer (detached). */
+static int party_ack(veil_party_t *me, uint64_t run)
+{
+    if (me->is_dealer || !me->has_dealer || me->self != me->nparties - 1)
+        return VEIL_OK;
+    int rc = ack_handle(me);
+    return rc == VEIL_OK ? veil_net_isend(me->net, me->ack_h, me->nparties,
+                                          VEIL_MPC_TAG_SESSION | run)
+                         : rc;
 }
 
 int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, double *const *outputs)
@@ -253,8 +307,9 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, dou
             rc = veil_error(rc, "veil_run (party %d): %s", me->self, why);
         }
     }
-    struct veil_run_stats before;
-    counters(me, &before);
+    const uint64_t run = me->runs++;
+    if (rc == VEIL_OK)
+        rc = dealer_wait_turn(me, run);
     const double t0 = now_s();
     if (rc == VEIL_OK)
         rc = veil_exec_walk(&me->x, p->nforward, values, revealed);
@@ -265,19 +320,24 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, dou
     if (rc == VEIL_OK)
         rc = wrc;
     const double t1 = now_s();
+    if (rc == VEIL_OK)
+        rc = party_ack(me, run);
     for (size_t k = 0; rc == VEIL_OK && k < p->noutputs; k++)
         if (revealed[k].data && outputs && outputs[k])
             rc = decode(me, &revealed[k], outputs[k]);
     for (size_t k = 0; revealed && k < p->noutputs; k++)
         veil_mpc_release(me->m, &revealed[k]);
     free(revealed);
+    /* from the end of the previous run: traffic between two runs (the dealer's material for
+     * the next one, arriving early) belongs to the next run, so no byte is missed */
     struct veil_run_stats after;
     counters(me, &after);
     me->last.online_s = t1 - t0;
-    me->last.bytes_sent = after.bytes_sent - before.bytes_sent;
-    me->last.bytes_recv = after.bytes_recv - before.bytes_recv;
-    me->last.rounds = after.rounds - before.rounds;
-    me->last.dealer_bytes_recv = after.dealer_bytes_recv - before.dealer_bytes_recv;
+    me->last.bytes_sent = after.bytes_sent - me->mark.bytes_sent;
+    me->last.bytes_recv = after.bytes_recv - me->mark.bytes_recv;
+    me->last.rounds = after.rounds - me->mark.rounds;
+    me->last.dealer_bytes_recv = after.dealer_bytes_recv - me->mark.dealer_bytes_recv;
+    me->mark = after;
     if (rc != VEIL_OK) {
         me->failed = 1;
         snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());

@@ -125,6 +125,11 @@ int veil_mpc_priority(const veil_mpc_t *m);
 /** Bytes of released tensors waiting for the next barrier to be freed (see TENSORS). */
 size_t veil_mpc_garbage_bytes(const veil_mpc_t *m);
 
+/** Tags of session-level messages above the protocols (the executor's flow control between
+ * the dealer and the parties), | an index below 2^60: disjoint from the protocol tags (counting
+ * from 1), the seed tag and the material tags (tasks/mpc_internal.h). */
+#define VEIL_MPC_TAG_SESSION ((UINT64_C(1) << 62) | (UINT64_C(1) << 60))
+
 /** Next message tag of this session (identical at every process for the same call sequence). */
 uint64_t veil_mpc_tag(veil_mpc_t *m);
 /** Marks one communication round in the session's counters (no-op without a network). */

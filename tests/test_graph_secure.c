@@ -6,9 +6,12 @@
  * secrets, scale, softmax, layer norm, GELU and concat), with N = 2 and 3 and two runs per
  * session (parameters shared once, then kept), against the plaintext FIXED executor within a
  * stated tolerance. A one-layer network checks the bytes and rounds of each run against the
- * protocols' formulas and veil_plan_preproc's count against the dealer's traffic. Bad input: a
- * missing feed at the owner (its run fails naming the input, the peers stop instead of
- * hanging), parties with different plans (the handshake refuses), an owner outside the session. */
+ * protocols' formulas and veil_plan_preproc's count against the dealer's traffic, also with
+ * weight-stationary preprocessing (W - B opened at the first run only; the MLP agrees too).
+ * Twelve runs through an early-arrival store of five runs' material show the dealer is paced.
+ * Bad input: a missing feed at the owner (its run fails naming the input, the peers stop instead
+ * of hanging), parties with different plans (the handshake refuses), an owner outside the
+ * session. */
 #include "config.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
@@ -34,6 +37,7 @@ struct net {
     double *want[MAXOUT];
     double tol;    /* absolute, per element */
     int drop_feed; /* bad input: the owner of the first feed runs without it */
+    int runs;      /* runs per session; 0: 2 (only the first two are recorded) */
 };
 
 /* Results written by the children (memory shared across fork). */
@@ -63,11 +67,14 @@ static void feed(struct net *t, const char *name, size_t numel, double lo, doubl
     t->feeds[t->nfeeds++] = (struct veil_feed){.name = name, .values = v, .numel = numel};
 }
 
+static int weight_stationary; /* compile option for the plans built next */
+
 static veil_plan_t *compile(veil_graph_t *g, int frac_bits)
 {
     struct veil_compile_options o;
     veil_compile_options_defaults(&o);
     o.frac_bits = frac_bits;
+    o.weight_stationary = weight_stationary;
     o.tile = 128; /* small tiles: every elementwise protocol runs on several */
     veil_plan_t *p = veil_compile(g, &o);
     VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());
@@ -192,10 +199,12 @@ static int child(const struct veil_harness_party *me, void *arg)
     }
     const size_t nout = veil_plan_output_count(plan);
     int code = 0;
-    for (int run = 0; run < 2 && code == 0; run++) {
+    static double scratch[MAXOUT][256];
+    const int runs = cur->runs ? cur->runs : 2;
+    for (int run = 0; run < runs && code == 0; run++) {
         double *outs[MAXOUT] = {NULL};
         for (size_t k = 0; k < nout; k++)
-            outs[k] = sh->out[me->id][run][k];
+            outs[k] = run < 2 ? sh->out[me->id][run][k] : scratch[k];
         const struct veil_feed *f = cur->feeds;
         size_t nf = cur->nfeeds;
         if (cur->drop_feed && me->id == 1) {
@@ -207,7 +216,8 @@ static int child(const struct veil_harness_party *me, void *arg)
             fprintf(stderr, "process %d: run %d: %s\n", me->id, run, veil_last_error());
             code = 4;
         }
-        veil_party_last_stats(pt, &sh->stats[me->id][run]);
+        if (run < 2)
+            veil_party_last_stats(pt, &sh->stats[me->id][run]);
     }
     veil_party_close(&pt);
     return code;
@@ -263,8 +273,9 @@ static void reference(struct net *t)
     VT_CHECK(rc == VEIL_OK, "%s: plaintext reference: %s", t->name, veil_last_error());
 }
 
-/* Bytes and rounds of the two runs of `linear` against the protocols' formulas. */
-static void check_costs(struct net *t, int n)
+/* Bytes and rounds of the two runs of `linear` against the protocols' formulas; with
+ * weight-stationary preprocessing the second run does not open W - B again. */
+static void check_costs(struct net *t, int n, int ws)
 {
     cur = t;
     memset(sh, 0, sizeof *sh);
@@ -274,8 +285,8 @@ static void check_costs(struct net *t, int n)
         return;
     }
     const uint64_t w = 8 * (uint64_t)(n - 1);
-    const uint64_t common =
-        w * (15 + 20) /* matmul opens */ + w * 12 /* trunc */ + w * 12 /* reveal to all */;
+    const uint64_t common = w * 15 /* matmul: x - A */ + w * 12 /* trunc */ +
+                            w * 12 /* reveal to all */;
     uint64_t items = 0, dealer_bytes = 0;
     VT_CHECK(veil_plan_preproc(t->plan, n, &items, &dealer_bytes) == VEIL_OK, "preproc: %s",
              veil_last_error());
@@ -287,6 +298,8 @@ static void check_costs(struct net *t, int n)
         for (int run = 0; run < 2; run++) {
             const struct veil_run_stats *s = &sh->stats[q][run];
             uint64_t want = common;
+            if (!ws || run == 0)
+                want += w * 20; /* matmul: W - B, once per session when weight-stationary */
             if (q == 1)
                 want += w * 15; /* shares x */
             if (q == 0 && run == 0)
@@ -298,11 +311,12 @@ static void check_costs(struct net *t, int n)
                      n, q, run, s->bytes_sent, s->rounds, want, rounds);
             VT_CHECK(s->online_s > 0, "linear: online time measured");
         }
-    /* The dealer does not wait for the parties: material of the second run may arrive during the
-     * first, so the session's total is what is checked. Only the designated party N-1 gets it. */
+    /* The dealer deals ahead of the parties: material of the second run may arrive during the
+     * first, so the session's total is what is checked: every party's 16-byte seed, and the
+     * corrections, which only the designated party N-1 gets. */
     for (int q = 0; q < n; q++) {
         uint64_t got = sh->stats[q][0].dealer_bytes_recv + sh->stats[q][1].dealer_bytes_recv;
-        uint64_t want = q == n - 1 ? 2 * dealer_bytes : 0;
+        uint64_t want = 16 + (q == n - 1 ? 2 * dealer_bytes : 0);
         VT_CHECK(got == want,
                  "linear N=%d party %d: %" PRIu64 " bytes from the dealer in two "
                  "runs, expected %" PRIu64,
@@ -349,8 +363,40 @@ int main(void)
         check_net(&nets[i], 2, NULL);
         check_net(&nets[i], 3, NULL);
     }
-    check_costs(&nets[3], 2);
-    check_costs(&nets[3], 3);
+    check_costs(&nets[3], 2, 0);
+    check_costs(&nets[3], 3, 0);
+    /* weight-stationary: the MLP within tolerance, the linear layer's second run cheaper */
+    weight_stationary = 1;
+    static struct net wsnets[2];
+    mlp(&wsnets[0]);
+    linear(&wsnets[1]);
+    weight_stationary = 0;
+    for (int i = 0; i < 2; i++)
+        reference(&wsnets[i]);
+    check_net(&wsnets[0], 2, NULL);
+    check_costs(&wsnets[1], 2, 1);
+    check_costs(&wsnets[1], 3, 1);
+    for (int i = 0; i < 2; i++) {
+        veil_plan_destroy(&wsnets[i].plan);
+        for (size_t f = 0; f < wsnets[i].nfeeds; f++)
+            free((void *)wsnets[i].feeds[f].values);
+        for (int k = 0; k < MAXOUT; k++)
+            free(wsnets[i].want[k]);
+    }
+
+    /* flow control: the dealer deals at most two runs ahead of the designated party, so twelve
+     * runs of the CNN fit an early-arrival store of five runs' material (unpaced, the dealer
+     * sends all twelve while the parties compute the first and the store overflows) */
+    uint64_t cnn_bytes = 0;
+    VT_CHECK(veil_plan_preproc(nets[1].plan, 2, NULL, &cnn_bytes) == VEIL_OK, "preproc: %s",
+             veil_last_error());
+    char cap[32];
+    snprintf(cap, sizeof cap, "%" PRIu64, 5 * cnn_bytes);
+    setenv("VEIL_NET_EARLY_CAP", cap, 1);
+    nets[1].runs = 12;
+    check_net(&nets[1], 2, NULL);
+    nets[1].runs = 0;
+    unsetenv("VEIL_NET_EARLY_CAP");
 
     /* bad input */
     nets[3].drop_feed = 1;

@@ -321,10 +321,14 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
 /** What the last veil_run cost at this party. */
 struct veil_run_stats {
     double online_s;      /* wall time of the run */
-    uint64_t bytes_sent;  /* payload bytes this process sent, all peers */
+    uint64_t bytes_sent;  /* payload bytes this process sent to the other parties (a party's
+                             only traffic to the dealer, an 8-byte acknowledgement per run that
+                             paces the dealer, is not counted); the dealer's: to the parties */
     uint64_t bytes_recv;
     uint64_t rounds;      /* communication rounds of the run */
-    uint64_t dealer_bytes_recv; /* of bytes_recv, those from the dealer */
+    uint64_t dealer_bytes_recv; /* of bytes_recv, those from the dealer (its seed counts
+                                   toward the first run; material it deals ahead toward the
+                                   run in which it arrived) */
 };
 int veil_party_last_stats(const veil_party_t *me, struct veil_run_stats *out);
 
