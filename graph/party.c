@@ -40,7 +40,9 @@ struct veil_party {
     int self, nparties, is_dealer;
     int starpu_up;
     int has_dealer;
-    struct veil_run_stats mark;   /* counters at the end of the last run (at open before any) */
+    struct veil_run_stats mark;   /* counters at the end of the last run; zero before the first,
+                                     so every payload byte of the session counts toward a run
+                                     (the dealer's seed and early material: the first run) */
     uint64_t runs;                /* runs begun in this session */
     uint64_t ack_word;            /* the acknowledgement's payload (its value is not used) */
     starpu_data_handle_t ack_h;   /* registered over ack_word once needed */
@@ -173,9 +175,6 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
     me->starpu_up = 1;
     if ((rc = veil_net_open(&cfg, NULL, &me->net)) != VEIL_OK)
         goto fail;
-    /* from here every byte counts toward a run: the dealer's seed and any material that arrives
-     * before the first run count toward the first */
-    counters(me, &me->mark);
     struct veil_mpc_options mo;
     veil_mpc_options_defaults(&mo);
     mo.role = me->is_dealer ? VEIL_MPC_DEALER : VEIL_MPC_PARTY;
