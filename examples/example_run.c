@@ -41,19 +41,20 @@ static int usage(const struct example_cli *c, int code)
     if (c->flags & CLI_TRANSFORMER)
         fprintf(f, "  --hidden H --heads A --seq S --ff F   the layer's sizes (A divides H, "
                    "A <= 64)\n");
-    fprintf(f, "  --batch B          %s per run, 1..64 (default 1)\n"
-               "  --runs R           secure runs in the session, 1..%d (default 2)\n"
-               "  -v                 print the compiled plan\n"
-               "  -h, --help         this help\n"
-               "Exit status: 0 ok, 1 a failed run or a disagreement, 2 bad usage.\n",
+    fprintf(f,
+            "  --batch B          %s per run, 1..64 (default 1)\n"
+            "  --runs R           secure runs in the session, 1..%d (default 2)\n"
+            "  -v                 print the compiled plan\n"
+            "  -h, --help         this help\n"
+            "Exit status: 0 ok, 1 a failed run or a disagreement, 2 bad usage.\n",
             c->flags & CLI_TRANSFORMER ? "sequences" : "images", MAX_RUNS);
     return code;
 }
 
 static int bad(const struct example_cli *c, const char *opt, const char *arg, const char *want)
 {
-    fprintf(stderr, "%s: %s%s%s%s: expected %s\nTry '%s --help'.\n", c->prog, arg ? "--" : "",
-            opt, arg ? " " : "", arg ? arg : "", want, c->prog);
+    fprintf(stderr, "%s: %s%s%s%s: expected %s\nTry '%s --help'.\n", c->prog, arg ? "--" : "", opt,
+            arg ? " " : "", arg ? arg : "", want, c->prog);
     return 2;
 }
 
@@ -75,8 +76,18 @@ static int parse_layers(const char *s, struct model_opts *o)
 int example_parse(const struct example_cli *c, int argc, char **argv, struct model_opts *mo,
                   struct example_opts *eo, int *small)
 {
-    enum { O_SMALL = 256, O_BIG, O_WIDTH, O_LAYERS, O_HIDDEN, O_HEADS, O_SEQ, O_FF, O_BATCH,
-           O_RUNS };
+    enum {
+        O_SMALL = 256,
+        O_BIG,
+        O_WIDTH,
+        O_LAYERS,
+        O_HIDDEN,
+        O_HEADS,
+        O_SEQ,
+        O_FF,
+        O_BATCH,
+        O_RUNS
+    };
     const struct option opts[] = {
         {"small", no_argument, NULL, O_SMALL},
         {c->big_flag ? c->big_flag + 2 : "big", no_argument, NULL, O_BIG},
@@ -107,24 +118,38 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         if (opt >= O_BIG && opt <= O_FF && !allowed[opt - O_SMALL])
             return bad(c, argv[optind - 1], NULL, "one of the options in --help");
         switch (opt) {
-        case O_SMALL: *small = 1; break;
-        case O_BIG: mo->big = 1; break;
-        case 'v': eo->verbose = 1; break;
-        case 'h': return usage(c, 0);
+        case O_SMALL:
+            *small = 1;
+            break;
+        case O_BIG:
+            mo->big = 1;
+            break;
+        case 'v':
+            eo->verbose = 1;
+            break;
+        case 'h':
+            return usage(c, 0);
         case O_LAYERS:
             if (parse_layers(optarg, mo) != 0)
                 return bad(c, "layers", optarg, "2..8 comma-separated widths of 1..65536");
             break;
-        case O_WIDTH: case O_BATCH: case O_RUNS:
+        case O_WIDTH:
+        case O_BATCH:
+        case O_RUNS:
             if (example_parse_int(optarg, 1, opt == O_RUNS ? MAX_RUNS : 64, &v) != 0)
                 return bad(c, opts[idx].name, optarg, opt == O_RUNS ? "1..16" : "1..64");
             *(opt == O_WIDTH ? &mo->width_div : opt == O_BATCH ? &mo->batch : &eo->runs) = (int)v;
             break;
-        case O_HIDDEN: case O_HEADS: case O_SEQ: case O_FF:
+        case O_HIDDEN:
+        case O_HEADS:
+        case O_SEQ:
+        case O_FF:
             if (example_parse_int(optarg, 1, opt == O_HEADS ? 64 : 65536, &v) != 0)
                 return bad(c, opts[idx].name, optarg, opt == O_HEADS ? "1..64" : "1..65536");
-            *(opt == O_HIDDEN ? &mo->hidden : opt == O_HEADS ? &mo->heads
-                                            : opt == O_SEQ ? &mo->seq : &mo->ff) = (size_t)v;
+            *(opt == O_HIDDEN  ? &mo->hidden
+              : opt == O_HEADS ? &mo->heads
+              : opt == O_SEQ   ? &mo->seq
+                               : &mo->ff) = (size_t)v;
             break;
         default:
             return bad(c, argv[optind - 1], NULL, "one of the options in --help");
@@ -179,8 +204,7 @@ static int check_run(const struct model *m, const veil_plan_t *plan, int run, do
                 *out_abs = fmax(*out_abs, fabs(flt[k][i]));
         }
     } else {
-        fprintf(stderr, "%s: plaintext reference of run %d: %s\n", m->name, run,
-                veil_last_error());
+        fprintf(stderr, "%s: plaintext reference of run %d: %s\n", m->name, run, veil_last_error());
     }
     for (size_t k = 0; k < 4; k++) {
         free(want[k]);
@@ -191,8 +215,8 @@ static int check_run(const struct model *m, const veil_plan_t *plan, int run, do
 }
 
 /* The secure runs; got[run][k] receives output k of each run at the data owner. */
-static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_t *plan,
-                       int runs, double *(*got)[4], struct veil_run_stats *st)
+static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_t *plan, int runs,
+                       double *(*got)[4], struct veil_run_stats *st)
 {
     const int id = veil_party_id(pt), dealer = veil_party_is_dealer(pt);
     for (int run = 0; run < runs; run++) {

@@ -5,6 +5,14 @@
  * order one, far inside the fixed-point range; batch-norm statistics are made up too (the
  * compiler folds them into the convolutions). Every value comes from a generator seeded by the
  * leaf's name, so every process of a session draws the same numbers without talking.
+ *
+ * TOLERANCES (|secure - plaintext FIXED| per output element). The secure run differs from the
+ * FIXED executor only by its probabilistic truncations (1 ulp = 2^-16 each), which the following
+ * layers carry along: measured worst errors at the default and test sizes are 4.6e-5 (mlp),
+ * 1.4e-4 (vgg16, ImageNet shapes at width 1/16 included), 1.1e-4 (resnet18 / resnet50) and
+ * 3.5e-4 (transformer, where softmax and layer norm amplify a few ulps). The tolerances (1e-3,
+ * 2e-3, 2e-3, 5e-3) leave a factor of about 15 for other seeds and sizes; a protocol error
+ * (a wrong bit, a lost carry) is far larger than that.
  */
 #include "models.h"
 
@@ -193,8 +201,8 @@ static veil_node_t *conv(struct model *m, veil_node_t *x, const char *name, size
                           vector(m, 0.5, 1.5, out, "%s.bn.var", name), 1e-5);
 }
 
-static veil_node_t *dense(struct model *m, veil_node_t *x, const char *name, size_t in,
-                          size_t out, double gain)
+static veil_node_t *dense(struct model *m, veil_node_t *x, const char *name, size_t in, size_t out,
+                          double gain)
 {
     char nm[64];
     size_t dw[2] = {in, out};
@@ -213,8 +221,8 @@ static size_t narrow(size_t c, int div)
 
 int model_vgg16(struct model *m, const struct model_opts *o)
 {
-    static const int plan[] = {64,  64,  0,   128, 128, 0,   256, 256, 256,
-                               0,   512, 512, 512, 0,   512, 512, 512, 0};
+    static const int plan[] = {64, 64,  0,   128, 128, 0,   256, 256, 256,
+                               0,  512, 512, 512, 0,   512, 512, 512, 0};
     const size_t batch = o->batch > 0 ? (size_t)o->batch : 1;
     const size_t side = o->big ? 224 : 32, classes = o->big ? 1000 : 10;
     const size_t hidden = narrow(o->big ? 4096 : 512, o->width_div);
@@ -243,7 +251,7 @@ int model_vgg16(struct model *m, const struct model_opts *o)
     h = veil_relu(m->g, NULL, dense(m, h, "fc1", in * s * s, hidden, 2.0));
     h = veil_relu(m->g, NULL, dense(m, h, "fc2", hidden, hidden, 2.0));
     h = dense(m, h, "fc3", hidden, classes, 1.0);
-    m->tol = 1e-2;
+    m->tol = 2e-3;
     return finish(m, h);
 }
 
@@ -263,8 +271,8 @@ static veil_node_t *shortcut(struct model *m, veil_node_t *x, const char *blk, s
 /* The basic block (ResNet-18): two 3x3 convolutions. The last batch norm of a residual branch
  * gets a small gamma (as in the "zero-gamma" initialisation) so that activations stay of order
  * one through the stack of synthetic blocks. */
-static veil_node_t *basic(struct model *m, veil_node_t *x, const char *blk, size_t in,
-                          size_t out, int stride)
+static veil_node_t *basic(struct model *m, veil_node_t *x, const char *blk, size_t in, size_t out,
+                          int stride)
 {
     char nm[64];
     snprintf(nm, sizeof nm, "%s.conv1", blk);
@@ -323,7 +331,7 @@ int model_resnet(struct model *m, const struct model_opts *o)
     }
     h = veil_global_avgpool(m->g, "gap", h);
     h = dense(m, h, "fc", in, 10, 1.0);
-    m->tol = 1e-2;
+    m->tol = 2e-3;
     return finish(m, h);
 }
 
@@ -424,6 +432,6 @@ int model_transformer(struct model *m, const struct model_opts *o)
 #undef P
         out = out ? veil_concat(m->g, NULL, out, y, 0) : y;
     }
-    m->tol = 1e-2;
+    m->tol = 5e-3;
     return finish(m, out);
 }

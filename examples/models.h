@@ -38,11 +38,11 @@ struct model {
 
 /* Sizes. Zeros take each model's default (the figures in brackets). */
 struct model_opts {
-    int batch;      /* images (mlp, vgg16, resnet) or sequences (transformer) per run [1] */
-    int width_div;  /* vgg16 / resnet: every channel count divided by this [1] */
-    int big;        /* vgg16: ImageNet shapes; resnet: ResNet-50; transformer: BERT-large */
-    size_t mlp[8];  /* mlp: layer widths, input first [784 128 128 10] */
-    int mlp_n;      /* number of entries of mlp */
+    int batch;     /* images (mlp, vgg16, resnet) or sequences (transformer) per run [1] */
+    int width_div; /* vgg16 / resnet: every channel count divided by this [1] */
+    int big;       /* vgg16: ImageNet shapes; resnet: ResNet-50; transformer: BERT-large */
+    size_t mlp[8]; /* mlp: layer widths, input first [784 128 128 10] */
+    int mlp_n;     /* number of entries of mlp */
     size_t hidden, heads, seq, ff; /* transformer [64 4 16 256]; big: [1024 16 512 4096] */
 };
 
@@ -67,8 +67,8 @@ void model_feeds_free(struct veil_feed **feeds, size_t n);
 
 /* Driver options. */
 struct example_opts {
-    int runs;      /* secure runs in the session [2] */
-    int verbose;   /* print the plan */
+    int runs;    /* secure runs in the session [2] */
+    int verbose; /* print the plan */
 };
 
 /*

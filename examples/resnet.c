@@ -6,7 +6,8 @@
  * them, party 1 the images and the logits. --width-div D divides every channel count; the test
  * size is --small (width 1/16).
  *
- * Usage: veil-run -n 2 --dealer -- resnet [--small] [--resnet50] [--width-div D] [--batch B] [--runs R]
+ * Usage: veil-run -n 2 --dealer -- resnet [--small] [--resnet50] [--width-div D] [--batch B]
+ * [--runs R]
  */
 #include "models.h"
 

@@ -6,7 +6,8 @@
  * layer (H=1024, A=16, sequence 512, FF 4096). Party 0 owns the synthetic weights, party 1 the
  * sequences and the layer's output. The test size is --small (H=16, A=2, sequence 8, FF 32).
  *
- * Usage: veil-run -n 2 --dealer -- transformer [--small] [--bert-large] [--hidden H --heads A --seq S --ff F] [--batch B] [--runs R]
+ * Usage: veil-run -n 2 --dealer -- transformer [--small] [--bert-large] [--hidden H --heads A --seq
+ * S --ff F] [--batch B] [--runs R]
  */
 #include "models.h"
 
@@ -38,8 +39,10 @@ int main(int argc, char **argv)
         const size_t h = mo.hidden ? mo.hidden : mo.big ? 1024 : 64;
         const size_t a = mo.heads ? mo.heads : mo.big ? 16 : 4;
         if (h % a != 0) {
-            fprintf(stderr, "transformer: --heads %zu does not divide the hidden size %zu\n"
-                            "Try 'transformer --help'.\n", a, h);
+            fprintf(stderr,
+                    "transformer: --heads %zu does not divide the hidden size %zu\n"
+                    "Try 'transformer --help'.\n",
+                    a, h);
             return 2;
         }
     }

@@ -5,7 +5,8 @@
  * images and the logits. --width-div D divides every channel count; the test size is --small
  * (width 1/16).
  *
- * Usage: veil-run -n 2 --dealer -- vgg16 [--small] [--imagenet] [--width-div D] [--batch B] [--runs R]
+ * Usage: veil-run -n 2 --dealer -- vgg16 [--small] [--imagenet] [--width-div D] [--batch B] [--runs
+ * R]
  */
 #include "models.h"
 

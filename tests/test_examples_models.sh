@@ -28,7 +28,10 @@ run() {
     "[p1] model=$model parties=$n party=1 "*" agree=1 "*) ;;
     *) bad "$ex -n $n STARPU_SCHED=$sched: no agree=1 line"; cat "$T/out" >&2 ;;
     esac
-    [ "$rc" -eq 0 ] || { bad "$ex -n $n STARPU_SCHED=$sched: exit status $rc"; tail -20 "$T/out" >&2; }
+    if [ "$rc" -ne 0 ]; then
+        bad "$ex -n $n STARPU_SCHED=$sched: exit status $rc"
+        tail -20 "$T/out" >&2
+    fi
     for who in p0 dealer; do
         grep -q "^\[$who\] model=$model parties=$n " "$T/out" || bad "$ex: no last line from $who"
     done
