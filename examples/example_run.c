@@ -243,6 +243,9 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
 {
     const int runs = eo->runs > 0 ? (eo->runs < MAX_RUNS ? eo->runs : MAX_RUNS) : 2;
     const int batch = mo->batch > 0 ? mo->batch : 1;
+    /* Line by line: veil-run forwards each line as it comes, and stops the other processes when
+     * one fails, which would lose a block-buffered tail. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     double *got[MAX_RUNS][4] = {{0}};
     struct veil_run_stats st[MAX_RUNS] = {{0}};
     struct veil_compile_options co;
