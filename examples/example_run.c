@@ -115,8 +115,11 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
     opterr = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "vh", opts, &idx)) != -1) {
-        if (opt >= O_BIG && opt <= O_FF && !allowed[opt - O_SMALL])
-            return bad(c, argv[optind - 1], NULL, "one of the options in --help");
+        if (opt >= O_BIG && opt <= O_FF && !allowed[opt - O_SMALL]) {
+            char nm[32];
+            snprintf(nm, sizeof nm, "--%s", opts[idx].name);
+            return bad(c, nm, NULL, "one of the options in --help");
+        }
         switch (opt) {
         case O_SMALL:
             *small = 1;

@@ -4,7 +4,7 @@
 # dealer under veil-run with three StarPU schedulers (lws, eager, dmda), and vgg16 and the
 # transformer also with 3 parties; each run must exit 0 and party 1's last key=value line must
 # say agree=1 (the secure output agrees with the plaintext FIXED executor within the example's
-# tolerance). Bad arguments exit 2. About 60 s on the 2-core development machine.
+# tolerance). Bad arguments exit 2. Measured: 53 s on the shared 2-core VM (load average ~9).
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
 RUN=$B/tools/veil-run
