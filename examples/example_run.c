@@ -1,0 +1,321 @@
+/*
+ * example_run.c — the secure-inference driver the model examples share. Every process veil-run
+ * starts (the parties and the dealer) builds the same graph, compiles the same plan, opens its
+ * side of the session and makes the same veil_run calls; each party feeds only the leaves it
+ * owns. The data owner then checks what was revealed to it against the plaintext executor, and
+ * every process prints what its runs cost, the last line as key=value pairs.
+ */
+#include "models.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RUNS 16
+
+int example_parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int usage(const struct example_cli *c, int code)
+{
+    FILE *f = code ? stderr : stdout;
+    fprintf(f, "usage: veil-run -n N --dealer -- %s [OPTIONS]\n%s\n\noptions:\n", c->prog,
+            c->summary);
+    fprintf(f, "  --small            %s\n", c->small_help);
+    if (c->big_flag)
+        fprintf(f, "  %-18s %s\n", c->big_flag, c->big_help);
+    if (c->flags & CLI_WIDTH)
+        fprintf(f, "  --width-div D      divide every channel count by D, 1..64 (default 1)\n");
+    if (c->flags & CLI_MLP)
+        fprintf(f, "  --layers W0,W1,..  layer widths, input first, 2..8 of 1..65536\n");
+    if (c->flags & CLI_TRANSFORMER)
+        fprintf(f, "  --hidden H --heads A --seq S --ff F   the layer's sizes (A divides H, "
+                   "A <= 64)\n");
+    fprintf(f,
+            "  --batch B          %s per run, 1..64 (default 1)\n"
+            "  --runs R           secure runs in the session, 1..%d (default 2)\n"
+            "  -v                 print the compiled plan\n"
+            "  -h, --help         this help\n"
+            "Exit status: 0 ok, 1 a failed run or a disagreement, 2 bad usage.\n",
+            c->flags & CLI_TRANSFORMER ? "sequences" : "images", MAX_RUNS);
+    return code;
+}
+
+static int bad(const struct example_cli *c, const char *opt, const char *arg, const char *want)
+{
+    fprintf(stderr, "%s: %s%s%s%s: expected %s\nTry '%s --help'.\n", c->prog, arg ? "--" : "", opt,
+            arg ? " " : "", arg ? arg : "", want, c->prog);
+    return 2;
+}
+
+/* "784,128,10" into o->mlp. */
+static int parse_layers(const char *s, struct model_opts *o)
+{
+    o->mlp_n = 0;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 65536 || o->mlp_n == 8 || (*end && *end != ','))
+            return -1;
+        o->mlp[o->mlp_n++] = (size_t)v;
+        s = *end ? end + 1 : end;
+    }
+    return o->mlp_n >= 2 ? 0 : -1;
+}
+
+int example_parse(const struct example_cli *c, int argc, char **argv, struct model_opts *mo,
+                  struct example_opts *eo, int *small)
+{
+    enum {
+        O_SMALL = 256,
+        O_BIG,
+        O_WIDTH,
+        O_LAYERS,
+        O_HIDDEN,
+        O_HEADS,
+        O_SEQ,
+        O_FF,
+        O_BATCH,
+        O_RUNS
+    };
+    const struct option opts[] = {
+        {"small", no_argument, NULL, O_SMALL},
+        {c->big_flag ? c->big_flag + 2 : "big", no_argument, NULL, O_BIG},
+        {"width-div", required_argument, NULL, O_WIDTH},
+        {"layers", required_argument, NULL, O_LAYERS},
+        {"hidden", required_argument, NULL, O_HIDDEN},
+        {"heads", required_argument, NULL, O_HEADS},
+        {"seq", required_argument, NULL, O_SEQ},
+        {"ff", required_argument, NULL, O_FF},
+        {"batch", required_argument, NULL, O_BATCH},
+        {"runs", required_argument, NULL, O_RUNS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const int allowed[] = {[O_BIG - O_SMALL] = c->big_flag != NULL,
+                           [O_WIDTH - O_SMALL] = c->flags & CLI_WIDTH,
+                           [O_LAYERS - O_SMALL] = c->flags & CLI_MLP,
+                           [O_HIDDEN - O_SMALL] = c->flags & CLI_TRANSFORMER,
+                           [O_HEADS - O_SMALL] = c->flags & CLI_TRANSFORMER,
+                           [O_SEQ - O_SMALL] = c->flags & CLI_TRANSFORMER,
+                           [O_FF - O_SMALL] = c->flags & CLI_TRANSFORMER};
+    int opt, idx;
+    long v;
+    *small = 0;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "vh", opts, &idx)) != -1) {
+        if (opt >= O_BIG && opt <= O_FF && !allowed[opt - O_SMALL]) {
+            char nm[32];
+            snprintf(nm, sizeof nm, "--%s", opts[idx].name);
+            return bad(c, nm, NULL, "one of the options in --help");
+        }
+        switch (opt) {
+        case O_SMALL:
+            *small = 1;
+            break;
+        case O_BIG:
+            mo->big = 1;
+            break;
+        case 'v':
+            eo->verbose = 1;
+            break;
+        case 'h':
+            return usage(c, 0);
+        case O_LAYERS:
+            if (parse_layers(optarg, mo) != 0)
+                return bad(c, "layers", optarg, "2..8 comma-separated widths of 1..65536");
+            break;
+        case O_WIDTH:
+        case O_BATCH:
+        case O_RUNS:
+            if (example_parse_int(optarg, 1, opt == O_RUNS ? MAX_RUNS : 64, &v) != 0)
+                return bad(c, opts[idx].name, optarg, opt == O_RUNS ? "1..16" : "1..64");
+            *(opt == O_WIDTH ? &mo->width_div : opt == O_BATCH ? &mo->batch : &eo->runs) = (int)v;
+            break;
+        case O_HIDDEN:
+        case O_HEADS:
+        case O_SEQ:
+        case O_FF:
+            if (example_parse_int(optarg, 1, opt == O_HEADS ? 64 : 65536, &v) != 0)
+                return bad(c, opts[idx].name, optarg, opt == O_HEADS ? "1..64" : "1..65536");
+            *(opt == O_HIDDEN  ? &mo->hidden
+              : opt == O_HEADS ? &mo->heads
+              : opt == O_SEQ   ? &mo->seq
+                               : &mo->ff) = (size_t)v;
+            break;
+        default:
+            return bad(c, argv[optind - 1], NULL, "one of the options in --help");
+        }
+    }
+    if (optind != argc)
+        return bad(c, argv[optind], NULL, "no arguments after the options");
+    return -1;
+}
+
+/* Largest |a - b| over n elements (NaN counts as infinite). */
+static double max_diff(const double *a, const double *b, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(a[i] - b[i]);
+        worst = isnan(e) ? INFINITY : fmax(worst, e);
+    }
+    return worst;
+}
+
+/*
+ * The data owner's check of run `run`: the plaintext executor on every party's data, in FIXED
+ * mode (what the secure run computes, up to its truncations' 1-ulp errors) and in DOUBLE mode
+ * (the float model). Only this demonstration can do this: it made up every party's data, so
+ * party 1 can regenerate party 0's weights. A real data owner sees only its revealed output.
+ */
+static int check_run(const struct model *m, const veil_plan_t *plan, int run, double *const *got,
+                     double *fixed_err, double *double_err, double *out_abs)
+{
+    const size_t nout = veil_plan_output_count(plan);
+    struct veil_feed *all = NULL;
+    size_t nall = 0;
+    double *want[4] = {0}, *flt[4] = {0};
+    int rc = model_feeds(m, -1, run, &all, &nall);
+    for (size_t k = 0; k < nout && k < 4 && rc == VEIL_OK; k++) {
+        want[k] = malloc(veil_plan_output_numel(plan, k) * sizeof(double));
+        flt[k] = malloc(veil_plan_output_numel(plan, k) * sizeof(double));
+        if (!want[k] || !flt[k])
+            rc = VEIL_ERR_NOMEM;
+    }
+    if (rc == VEIL_OK)
+        rc = veil_plain_run(plan, VEIL_PLAIN_FIXED, all, nall, want);
+    if (rc == VEIL_OK)
+        rc = veil_plain_run(plan, VEIL_PLAIN_DOUBLE, all, nall, flt);
+    if (rc == VEIL_OK) {
+        for (size_t k = 0; k < nout && k < 4; k++) {
+            const size_t n = veil_plan_output_numel(plan, k);
+            *fixed_err = fmax(*fixed_err, max_diff(got[k], want[k], n));
+            *double_err = fmax(*double_err, max_diff(got[k], flt[k], n));
+            for (size_t i = 0; i < n; i++)
+                *out_abs = fmax(*out_abs, fabs(flt[k][i]));
+        }
+    } else {
+        fprintf(stderr, "%s: plaintext reference of run %d: %s\n", m->name, run, veil_last_error());
+    }
+    for (size_t k = 0; k < 4; k++) {
+        free(want[k]);
+        free(flt[k]);
+    }
+    model_feeds_free(&all, nall);
+    return rc;
+}
+
+/* The secure runs; got[run][k] receives output k of each run at the data owner. */
+static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_t *plan, int runs,
+                       double *(*got)[4], struct veil_run_stats *st)
+{
+    const int id = veil_party_id(pt), dealer = veil_party_is_dealer(pt);
+    for (int run = 0; run < runs; run++) {
+        struct veil_feed *feeds = NULL;
+        size_t nf = 0;
+        int rc = dealer ? VEIL_OK : model_feeds(m, id, run, &feeds, &nf);
+        if (rc == VEIL_OK)
+            rc = veil_run(pt, feeds, nf, got[run]);
+        model_feeds_free(&feeds, nf);
+        if (rc != VEIL_OK) {
+            fprintf(stderr, "%s: secure run %d: %s\n", m->name, run, veil_last_error());
+            return rc;
+        }
+        veil_party_last_stats(pt, &st[run]);
+        printf("run %d: online %.3f s, sent %" PRIu64 " bytes, received %" PRIu64 " (%" PRIu64
+               " from the dealer), %" PRIu64 " rounds\n",
+               run, st[run].online_s, st[run].bytes_sent, st[run].bytes_recv,
+               st[run].dealer_bytes_recv, st[run].rounds);
+    }
+    return VEIL_OK;
+}
+
+int example_run(struct model *m, const struct model_opts *mo, const struct example_opts *eo)
+{
+    const int runs = eo->runs > 0 ? (eo->runs < MAX_RUNS ? eo->runs : MAX_RUNS) : 2;
+    const int batch = mo->batch > 0 ? mo->batch : 1;
+    /* Line by line: veil-run forwards each line as it comes, and stops the other processes when
+     * one fails, which would lose a block-buffered tail. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    double *got[MAX_RUNS][4] = {{0}};
+    struct veil_run_stats st[MAX_RUNS] = {{0}};
+    struct veil_compile_options co;
+    veil_compile_options_defaults(&co);
+    co.weight_stationary = 1; /* inference: each weight's mask is opened once per session */
+    veil_plan_t *plan = veil_compile(m->g, &co);
+    if (!plan) {
+        fprintf(stderr, "%s: compile: %s\n", m->name, veil_last_error());
+        return 1;
+    }
+    if (eo->verbose)
+        veil_plan_print(plan, stdout);
+    veil_party_t *pt = veil_party_open(plan, NULL);
+    if (!pt) {
+        fprintf(stderr, "%s: %s\n(run it under the launcher: veil-run -n 2 --dealer -- %s ...)\n",
+                m->name, veil_last_error(), m->name);
+        veil_plan_destroy(&plan);
+        return 1;
+    }
+    const int id = veil_party_id(pt), nparties = veil_party_nparties(pt);
+    const int dealer = veil_party_is_dealer(pt), owner = !dealer && id == DATA_OWNER;
+    const size_t nout = veil_plan_output_count(plan);
+    int code = 0;
+    if (owner)
+        for (int r = 0; r < runs; r++)
+            for (size_t k = 0; k < nout && k < 4; k++)
+                if (!(got[r][k] = calloc(veil_plan_output_numel(plan, k), sizeof(double))))
+                    code = 1;
+    uint64_t items = 0, dealer_bytes = 0;
+    if (veil_plan_preproc(plan, nparties, &items, &dealer_bytes) != VEIL_OK)
+        fprintf(stderr, "%s: preprocessing count: %s\n", m->name, veil_last_error());
+    printf("%s (%s), batch %d, %d parties%s: %zu plan leaves; preprocessing per run: %" PRIu64
+           " items, %.1f MB from the dealer\n",
+           m->name, m->shape, batch, nparties, dealer ? ", this is the dealer" : "",
+           veil_plan_leaf_count(plan), items, (double)dealer_bytes / 1e6);
+    if (code == 0 && secure_runs(m, pt, plan, runs, got, st) != VEIL_OK)
+        code = 1;
+    veil_party_close(&pt);
+
+    /* Only the data owner learns the outputs; it checks them once StarPU is down, so that the
+     * plaintext executor does not compete with the other parties' workers. */
+    double fixed_err = 0, double_err = 0, out_abs = 0;
+    int agree = 0;
+    if (owner && code == 0) {
+        for (int r = 0; r < runs && code == 0; r++)
+            if (check_run(m, plan, r, got[r], &fixed_err, &double_err, &out_abs) != VEIL_OK)
+                code = 1;
+        agree = code == 0 && fixed_err <= m->tol;
+        printf("check: secure vs plaintext FIXED: max error %.3g (tolerance %.3g): %s; vs DOUBLE:"
+               " %.3g (outputs up to %.3g)\n",
+               fixed_err, m->tol, agree ? "agree" : "DISAGREE", double_err, out_abs);
+        if (!agree)
+            code = 1;
+    }
+    const struct veil_run_stats *last = &st[runs - 1];
+    char who[16] = "dealer";
+    if (!dealer)
+        snprintf(who, sizeof who, "%d", id);
+    printf("model=%s parties=%d party=%s batch=%d runs=%d", m->name, nparties, who, batch, runs);
+    if (owner)
+        printf(" max_err=%.3g double_err=%.3g agree=%d", fixed_err, double_err, agree);
+    printf(" online_s=%.3f first_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64
+           " preproc_items=%" PRIu64 " preproc_bytes=%" PRIu64 "\n",
+           last->online_s, st[0].online_s, last->bytes_sent, last->rounds, items, dealer_bytes);
+    for (int r = 0; r < MAX_RUNS; r++)
+        for (int k = 0; k < 4; k++)
+            free(got[r][k]);
+    veil_plan_destroy(&plan);
+    return code;
+}

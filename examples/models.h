@@ -1,0 +1,101 @@
+/*
+ * models.h — what the model examples (mlp, vgg16, resnet, transformer) share: graph builders for
+ * the four networks with deterministic synthetic weights and inputs, and the driver that runs a
+ * built model securely between the processes veil-run starts and checks the revealed output
+ * against the plaintext executor. Parameters (batch-norm statistics included) belong to party 0,
+ * the model owner; inputs to party 1, the data owner, who alone receives the outputs. Compiled
+ * into each example through a convenience library; not part of the installed API.
+ */
+#ifndef VEIL_EXAMPLES_MODELS_H
+#define VEIL_EXAMPLES_MODELS_H
+
+#include "veil.h"
+
+#include <stddef.h>
+
+#define MODEL_OWNER 0 /* the party that owns every parameter */
+#define DATA_OWNER 1  /* the party that owns the inputs and receives the outputs */
+
+/* How one leaf's synthetic values are drawn: uniform in [lo, hi), from a generator seeded by the
+ * leaf's name (and, for inputs, the run number), so every process draws the same values. */
+struct model_leaf {
+    char name[64];
+    size_t numel;
+    int is_input;
+    double lo, hi;
+};
+
+/* A built model: the graph (owned) and its leaves' recipes. */
+struct model {
+    char name[32];
+    char shape[96]; /* a human description of the size: "3x32x32, width 1/16" */
+    veil_graph_t *g;
+    struct model_leaf *leaves;
+    size_t nleaves, cap;
+    double tol; /* the largest accepted |secure - plaintext FIXED| per output element */
+    int err;    /* VEIL_ERR_NOMEM when a leaf could not be recorded */
+};
+
+/* Sizes. Zeros take each model's default (the figures in brackets). */
+struct model_opts {
+    int batch;     /* images (mlp, vgg16, resnet) or sequences (transformer) per run [1] */
+    int width_div; /* vgg16 / resnet: every channel count divided by this [1] */
+    int big;       /* vgg16: ImageNet shapes; resnet: ResNet-50; transformer: BERT-large */
+    size_t mlp[8]; /* mlp: layer widths, input first [784 128 128 10] */
+    int mlp_n;     /* number of entries of mlp */
+    size_t hidden, heads, seq, ff; /* transformer [64 4 16 256]; big: [1024 16 512 4096] */
+};
+
+/* Builders: fill m (zeroed by the caller) with the graph and its leaves; the output (logits, or
+ * the encoder's output) is revealed to DATA_OWNER. Return VEIL_OK, VEIL_ERR_NOMEM, or
+ * VEIL_ERR_INVAL for a transformer whose heads (1..64) do not divide H; a graph error (a shape
+ * that does not fit) stays on the graph and veil_compile reports it. */
+int model_mlp(struct model *m, const struct model_opts *o);
+int model_vgg16(struct model *m, const struct model_opts *o);
+int model_resnet(struct model *m, const struct model_opts *o);
+int model_transformer(struct model *m, const struct model_opts *o);
+/* Frees the graph and the leaves; m may be reused after. */
+void model_free(struct model *m);
+
+/*
+ * The feeds of run `run` (0, 1, ...) for the leaves party `who` owns, or for every leaf when who
+ * is -1 (what only a demonstration can do: it made up every party's data). *feeds is an owned
+ * array of *n feeds; free it with model_feeds_free.
+ */
+int model_feeds(const struct model *m, int who, int run, struct veil_feed **feeds, size_t *n);
+void model_feeds_free(struct veil_feed **feeds, size_t n);
+
+/* Driver options. */
+struct example_opts {
+    int runs;    /* secure runs in the session [2] */
+    int verbose; /* print the plan */
+};
+
+/*
+ * Compiles m and runs it securely as this process (party or dealer, from the environment
+ * veil-run sets): every process makes the same calls; the data owner then checks each run's
+ * revealed output against veil_plain_run in FIXED mode (failing beyond m->tol) and reports the
+ * DOUBLE error; every process prints its costs and, last, a line of key=value pairs. Returns the
+ * process's exit status: 0, 1 (a failed run or a disagreement).
+ */
+int example_run(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
+
+/* The command line every model example takes; flags says which optional options exist. */
+enum { CLI_WIDTH = 1, CLI_MLP = 2, CLI_TRANSFORMER = 4 };
+struct example_cli {
+    const char *prog;       /* "vgg16" */
+    const char *summary;    /* one line for --help */
+    const char *small_help; /* what --small means */
+    const char *big_flag;   /* "--imagenet", or NULL */
+    const char *big_help;
+    int flags;
+};
+/* Parses argv into mo, eo and *small (1 when --small was given). Returns -1 to go on, or the
+ * exit status: 0 after --help, 2 after a message for bad usage. */
+int example_parse(const struct example_cli *c, int argc, char **argv, struct model_opts *mo,
+                  struct example_opts *eo, int *small);
+
+/* Parses a decimal integer in [lo, hi] into *out; -1 if it is not one. */
+int example_parse_int(const char *s, long lo, long hi, long *out);
+
+#endif

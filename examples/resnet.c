@@ -1,0 +1,43 @@
+/*
+ * resnet — secure inference of ResNet-18 at CIFAR-10 shapes (a 3x3 stem, four stages
+ * of two basic blocks with residual adds, batch norm after every convolution — inference form,
+ * folded into the convolution by the compiler —, global average pooling, a dense 10-way head;
+ * --resnet50: bottleneck blocks 3,4,6,3) with synthetic weights and statistics: party 0 owns
+ * them, party 1 the images and the logits. --width-div D divides every channel count; the test
+ * size is --small (width 1/16).
+ *
+ * Usage: veil-run -n 2 --dealer -- resnet [--small] [--resnet50] [--width-div D] [--batch B]
+ * [--runs R]
+ */
+#include "models.h"
+
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    static const struct example_cli cli = {
+        .prog = "resnet",
+        .summary = "Secure inference of ResNet-18 (CIFAR-10 shapes) with synthetic weights.",
+        .small_help = "the test size: channels / 16 (unless --width-div is given)",
+        .big_flag = "--resnet50",
+        .big_help = "ResNet-50: bottleneck blocks 3,4,6,3 (expansion 4)",
+        .flags = CLI_WIDTH,
+    };
+    struct model_opts mo = {0};
+    struct example_opts eo = {0};
+    int small = 0;
+    int rc = example_parse(&cli, argc, argv, &mo, &eo, &small);
+    if (rc >= 0)
+        return rc;
+    if (small && !mo.width_div)
+        mo.width_div = 16;
+    struct model m;
+    rc = model_resnet(&m, &mo);
+    if (rc != VEIL_OK) {
+        fprintf(stderr, "resnet: %s\n", veil_strerror(rc));
+        return 1;
+    }
+    rc = example_run(&m, &mo, &eo);
+    model_free(&m);
+    return rc;
+}
