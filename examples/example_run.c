@@ -44,6 +44,8 @@ static int usage(const struct example_cli *c, int code)
     fprintf(f,
             "  --batch B          %s per run, 1..64 (default 1)\n"
             "  --runs R           secure runs in the session, 1..%d (default 2)\n"
+            "  --config FILE      this process's session configuration (parties on real hosts;\n"
+            "                     default: the environment veil-run sets)\n"
             "  -v                 print the compiled plan\n"
             "  -h, --help         this help\n"
             "Exit status: 0 ok, 1 a failed run or a disagreement, 2 bad usage.\n",
@@ -86,7 +88,8 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         O_SEQ,
         O_FF,
         O_BATCH,
-        O_RUNS
+        O_RUNS,
+        O_CONFIG
     };
     const struct option opts[] = {
         {"small", no_argument, NULL, O_SMALL},
@@ -99,6 +102,7 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         {"ff", required_argument, NULL, O_FF},
         {"batch", required_argument, NULL, O_BATCH},
         {"runs", required_argument, NULL, O_RUNS},
+        {"config", required_argument, NULL, O_CONFIG},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -129,6 +133,9 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
             break;
         case 'v':
             eo->verbose = 1;
+            break;
+        case O_CONFIG:
+            eo->config = optarg;
             break;
         case 'h':
             return usage(c, 0);
@@ -261,7 +268,10 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
     }
     if (eo->verbose)
         veil_plan_print(plan, stdout);
-    veil_party_t *pt = veil_party_open(plan, NULL);
+    struct veil_party_options po;
+    veil_party_options_defaults(&po);
+    po.config_path = eo->config;
+    veil_party_t *pt = veil_party_open(plan, &po);
     if (!pt) {
         fprintf(stderr, "%s: %s\n(run it under the launcher: veil-run -n 2 --dealer -- %s ...)\n",
                 m->name, veil_last_error(), m->name);

@@ -69,6 +69,7 @@ struct opts {
     size_t limit; /* train: training images (0: all) */
     int weight_stationary;
     int quiet;
+    const char *config; /* infer: a session configuration file (real hosts); NULL: veil-run's */
 };
 
 /*
@@ -223,7 +224,10 @@ static int infer(const struct opts *o)
     veil_plan_t *p = compile(o->batch, 0, o);
     if (!p)
         return 1;
-    veil_party_t *me = veil_party_open(p, NULL);
+    struct veil_party_options po;
+    veil_party_options_defaults(&po);
+    po.config_path = o->config;
+    veil_party_t *me = veil_party_open(p, &po);
     if (!me) {
         fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
         veil_plan_destroy(&p);
@@ -506,6 +510,7 @@ static int usage(FILE *f, int code)
             "                          [--weights FILE] [--data DIR] [--quiet]\n"
             "       veil-run -n N --dealer -- lenet_fmnist infer [--images N] [--batch B]\n"
             "                          [--weight-stationary] [--weights FILE] [--data DIR] [--quiet]\n"
+            "       lenet_fmnist infer --config FILE ...   (one party of a session on real hosts)\n"
             "  train   plaintext training; writes the weights file (default %s)\n"
             "  infer   secure inference of the test set (default all 10000 images, batch 100):\n"
             "          party 0 holds the weights, party 1 the images and learns the classes\n"
@@ -558,6 +563,8 @@ int main(int argc, char **argv)
         i++;
         if (!strcmp(a, "--data")) {
             o.data = v;
+        } else if (!strcmp(a, "--config") && !is_train) {
+            o.config = v;
         } else if (!strcmp(a, "--weights")) {
             o.weights = v;
         } else if (!strcmp(a, "--batch") && parse_size(v, 1, 4096, &sv) == 0) {

@@ -67,8 +67,10 @@ void model_feeds_free(struct veil_feed **feeds, size_t n);
 
 /* Driver options. */
 struct example_opts {
-    int runs;    /* secure runs in the session [2] */
-    int verbose; /* print the plan */
+    int runs;           /* secure runs in the session [2] */
+    int verbose;        /* print the plan */
+    const char *config; /* a session configuration file (parties on real hosts); NULL: the
+                           environment veil-run sets */
 };
 
 /*

@@ -5,7 +5,7 @@
  * average pooling, flatten, residual add; an attention block with transpose, matmul of two
  * secrets, scale, softmax, layer norm, GELU and concat), with N = 2 and 3 and two runs per
  * session (parameters shared once, then kept), against the plaintext FIXED executor within a
- * stated tolerance. A one-layer network checks the bytes and rounds of each run against the
+ * stated tolerance; the MLP also under the eager, prio, ws, dmda and dmdas schedulers. A one-layer network checks the bytes and rounds of each run against the
  * protocols' formulas and veil_plan_preproc's count against the dealer's traffic, also with
  * weight-stationary preprocessing (W - B opened at the first run only; the MLP agrees too).
  * Twelve runs through an early-arrival store of five runs' material show the dealer is paced.
@@ -363,6 +363,11 @@ int main(void)
         check_net(&nets[i], 2, NULL);
         check_net(&nets[i], 3, NULL);
     }
+    /* every scheduler a user may pick: the same DAG, the same results within the tolerance
+     * (sessions draw fresh masks, so the truncations' 0/+1 ulp differ between sessions) */
+    static const char *const scheds[] = {"eager", "prio", "ws", "dmda", "dmdas"};
+    for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++)
+        check_net(&nets[0], 2, scheds[i]);
     check_costs(&nets[3], 2, 0);
     check_costs(&nets[3], 3, 0);
     /* weight-stationary: the MLP within tolerance, the linear layer's second run cheaper */

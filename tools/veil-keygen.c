@@ -80,6 +80,6 @@ int main(int argc, char **argv)
         perror("veil-keygen: stdout");
         return 1;
     }
-    fprintf(stderr, "veil-keygen: wrote %s (secret, mode 0600) and %s.pub\n", path, path);
+    fprintf(stderr, "veil-keygen: wrote %s (secret, mode 0600) and %s.pub\n", path, name);
     return 0;
 }
