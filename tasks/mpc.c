@@ -49,7 +49,10 @@ static int distribute_seeds(veil_mpc_t *m)
         if (!m->seeds)
             return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory");
         for (int p = 0; p < n && rc == VEIL_OK; p++)
-            rc = veil_seed_random(m->seeds[p]);
+            rc = m->opt.use_material_seed
+                     ? veil_seed_derive(m->opt.material_seed, VEIL_MPC_LABEL_MATSEED,
+                                        (uint64_t)p, m->seeds[p])
+                     : veil_seed_random(m->seeds[p]);
         for (int p = 0; p < n && rc == VEIL_OK; p++)
             if (p != dealer)
                 rc = seed_exchange(m, dealer, p, m->seeds[p]);
@@ -131,6 +134,9 @@ veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
         VEIL_LOG_WARN("trusted-first-party preprocessing: party 0 learns every secret "
                       "(development only)");
     }
+    if (m->opt.use_material_seed && m->self == m->nparties)
+        VEIL_LOG_WARN("material seed set: every mask of this session can be rebuilt from it "
+                      "(tests only, never with real data)");
     if (m->opt.material == VEIL_MPC_MAT_FILE)
         rc = veil_preproc_reader_open(m->opt.preproc_path, &m->layout, m->self,
                                       m->opt.plan_digest, &m->reader);
@@ -264,6 +270,23 @@ veil_net_t *veil_mpc_net(veil_mpc_t *m)
 uint64_t veil_mpc_tag(veil_mpc_t *m)
 {
     return m->next_tag++;
+}
+
+void veil_mpc_counters(const veil_mpc_t *m, uint64_t *next_item, uint64_t *next_tag)
+{
+    *next_item = m->next_item;
+    *next_tag = m->next_tag;
+}
+
+int veil_mpc_set_counters(veil_mpc_t *m, uint64_t next_item, uint64_t next_tag)
+{
+    if (next_tag < VEIL_MPC_TAG_FIRST || next_tag >= VEIL_MPC_TAG_SEED ||
+        next_item >= (UINT64_C(1) << 61))
+        return veil_error(VEIL_ERR_INVAL, "mpc: counters (item %llu, tag %llu) outside their "
+                          "ranges", (unsigned long long)next_item, (unsigned long long)next_tag);
+    m->next_item = next_item;
+    m->next_tag = next_tag;
+    return VEIL_OK;
 }
 
 uint64_t veil_mpc_tags(veil_mpc_t *m, uint64_t count)
