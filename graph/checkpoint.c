@@ -104,8 +104,13 @@ int veil_party_save(veil_party_t *me, const char *path)
         return rc;
     if (!path)
         return veil_error(VEIL_ERR_INVAL, "veil_party_save: no path");
-    if ((rc = veil_mpc_wait(me->m)) != VEIL_OK)
+    if ((rc = veil_mpc_wait(me->m)) != VEIL_OK ||
+        (rc = veil_mpc_agree(me->m, me->steps, "veil_party_save")) != VEIL_OK) {
+        /* a lost peer: the others' state cannot be committed with it, nothing is written */
+        me->failed = 1;
+        snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
         return rc;
+    }
     const size_t total = file_size(me);
     uint8_t *b = calloc(1, total), *p = b;
     if (!b)

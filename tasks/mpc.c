@@ -289,6 +289,41 @@ int veil_mpc_set_counters(veil_mpc_t *m, uint64_t next_item, uint64_t next_tag)
     return VEIL_OK;
 }
 
+int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what)
+{
+    if (!m->net)
+        return VEIL_OK;
+    const int n = veil_net_nprocs(m->net);
+    /* a set-up tag of its own: the dealer's protocol tag counter need not match the parties'
+     * (it never exchanges protocol messages), and messages of one (peer, tag) stay in order */
+    const uint64_t tag = VEIL_MPC_TAG_SEED + 1;
+    uint64_t mine = value, got[VEIL_NET_MAX_PROCS];
+    starpu_data_handle_t hs = NULL, hr[VEIL_NET_MAX_PROCS] = {NULL};
+    starpu_vector_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)&mine, 1, sizeof mine);
+    int rc = VEIL_OK;
+    for (int q = 0; q < n && rc == VEIL_OK; q++) {
+        if (q == m->self)
+            continue;
+        got[q] = value;
+        starpu_vector_data_register(&hr[q], STARPU_MAIN_RAM, (uintptr_t)&got[q], 1, sizeof got[q]);
+        rc = veil_net_isend(m->net, hs, q, tag);
+        if (rc == VEIL_OK)
+            rc = veil_net_irecv(m->net, hr[q], q, tag);
+    }
+    int wrc = veil_net_wait_all(m->net);
+    if (rc == VEIL_OK)
+        rc = wrc;
+    for (int q = 0; q < n; q++)
+        if (hr[q])
+            starpu_data_unregister(hr[q]);
+    starpu_data_unregister(hs);
+    for (int q = 0; q < n && rc == VEIL_OK; q++)
+        if (q != m->self && got[q] != value)
+            rc = veil_error(VEIL_ERR_MISMATCH, "%s: process %d is at %llu, this one at %llu", what,
+                            q, (unsigned long long)got[q], (unsigned long long)value);
+    return rc;
+}
+
 uint64_t veil_mpc_tags(veil_mpc_t *m, uint64_t count)
 {
     uint64_t first = m->next_tag;

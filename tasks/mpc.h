@@ -141,6 +141,13 @@ void veil_mpc_counters(const veil_mpc_t *m, uint64_t *next_item, uint64_t *next_
 /** Restores both counters (every process of the session restores the values it saved at the
  * same point, SPMD). Call it at quiescence. VEIL_ERR_INVAL for a tag outside the protocol range. */
 int veil_mpc_set_counters(veil_mpc_t *m, uint64_t next_item, uint64_t next_tag);
+/**
+ * A blocking agreement among every process of the session (the dealer too): each sends value
+ * to every other and checks that all sent the same. VEIL_OK; VEIL_ERR_MISMATCH naming a process
+ * at another value (what prefixes the message); the session's error when a peer is lost (named).
+ * Checkpoints use it so that no process commits a state its peers did not reach.
+ */
+int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what);
 /** Marks one communication round in the session's counters (no-op without a network). */
 void veil_mpc_round(veil_mpc_t *m);
 

@@ -382,7 +382,9 @@ int veil_party_reveal_param(veil_party_t *me, const char *name, int to, double *
  * count or plan is refused with VEIL_ERR_MISMATCH naming what differs, a damaged one with
  * VEIL_ERR_FORMAT or VEIL_ERR_CRYPTO; nothing is changed then. Every process of the session
  * calls them at the same point (SPMD: all save after the same step, all load before the first
- * step). Each waits for the session to be quiescent first.
+ * step). Each waits for the session to be quiescent first; a save then checks with every peer
+ * that all reached the same step (one small message each way) and writes nothing when a peer is
+ * lost (its error names it) or elsewhere, so no process commits a state its peers did not.
  */
 int veil_party_save(veil_party_t *me, const char *path);
 int veil_party_load(veil_party_t *me, const char *path);
