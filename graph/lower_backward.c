@@ -103,7 +103,7 @@ static int lb_mul(struct veil_exec *x, const struct veil_node *n)
     return veil_exec_mul_trunc(x, VAL(x, n->in[0]), VAL(x, n->in[1]), VAL(x, n->index));
 }
 
-/* ---- sums and rearrangements ------------------------------------------------------------------ */
+/* ---- sums and rearrangements ---------------------------------------------------------------- */
 
 /* SUM_ROWS (r, c) -> (c), SUM_CHANNELS (B, C, H, W) -> (C): exact local sums. */
 static int lb_sum(struct veil_exec *x, const struct veil_node *n)
@@ -139,8 +139,7 @@ static int lb_slice(struct veil_exec *x, const struct veil_node *n)
     return veil_nl_flat(x->m, a, outs, 1, ins, 1);
 }
 
-/* ---- relu and pooling --------------------------------------------------------------------------
- */
+/* ---- relu and pooling ----------------------------------------------------------------------- */
 
 /* RELU_GRAD dx = dy * mask: the mask is 0/1 (not encoded), so no truncation. */
 static int lb_relu(struct veil_exec *x, const struct veil_node *n)
@@ -191,8 +190,7 @@ static int lb_gavgpool(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
-/* ---- normalisation, softmax, loss -------------------------------------------------------------
- */
+/* ---- normalisation, softmax, loss ----------------------------------------------------------- */
 
 /*
  * LAYERNORM_GRAD, per row of d: g = trunc(dy * gamma); m1 = trunc(sum(g) * enc(1/d));

@@ -1,12 +1,12 @@
 /* Tests checkpoints of secure training (veil_party_save / veil_party_load) and exact resumption:
  * an MLP trained for 6 steps uninterrupted with a material seed and a fixed session id; then the
- * same with a checkpoint after step 3 and party 1 killed (SIGKILL) during step 4, where every
- * other process must exit non-zero naming the lost party (the dealer, which never waits for the
- * parties, learns it at the final checkpoint, which nobody may commit); then all processes restarted with the
- * same session and seed, loading their checkpoints, doing steps 4..6: the revealed weights must
- * equal the uninterrupted run's bit for bit. Refusals: another party's file, another session,
- * another plan (VEIL_ERR_MISMATCH with a message naming it), a corrupted file (VEIL_ERR_CRYPTO or
- * VEIL_ERR_FORMAT). */
+ * same with a checkpoint after step 3 and party 1 killed (SIGKILL) during step 4: every other
+ * process must exit non-zero naming the lost party (the dealer, which never waits for the
+ * parties, learns it at the final checkpoint, which nobody may then commit); then all processes
+ * restarted with the same session and seed load their checkpoints and do steps 4..6: the
+ * revealed weights must equal the uninterrupted run's bit for bit. Refusals: another party's
+ * file, another session, another plan (VEIL_ERR_MISMATCH with a message naming it), a corrupted
+ * file (VEIL_ERR_CRYPTO or VEIL_ERR_FORMAT). */
 #include "config.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
