@@ -66,6 +66,9 @@ int veil_task_flatop(const struct veil_flatop_args *a, const starpu_data_handle_
     case VEIL_FLATOP_TILE:
         ok = lin > 0 && lout % (a->k * lin) == 0;
         break;
+    case VEIL_FLATOP_FOLD:
+        ok = lout > 0 && lin % (a->k * lout) == 0;
+        break;
     case VEIL_FLATOP_INTERLEAVE:
         for (uint64_t p = 0; p < a->k; p++)
             row += a->c[p];

@@ -4,8 +4,9 @@
  * handles, for the operations whose element mapping crosses tile boundaries: copy (concatenate,
  * split, retile), row sums and row broadcasts over the last dimension, replication with a
  * per-copy public offset, a weighted sum of stacked copies, periodic tiling (a bias broadcast
- * over rows or pixels), interleaving of several tensors row by row (concatenation along an axis)
- * and the slice of every row (its adjoint). Used by the nonlinear protocols
+ * over rows or pixels), interleaving of several tensors row by row (concatenation along an axis),
+ * the slice of every row (its adjoint) and the periodic fold (TILE's adjoint: column and
+ * channel sums of gradients). Used by the nonlinear protocols
  * (tasks/exp.c, reciprocal.c, softmax.c, gelu.c), whose inputs keep the caller's tiling while
  * rows or stacked operands do not line up with it. No composition of the elementwise codelets
  * does these (they need same-length handles), hence this codelet.
@@ -36,6 +37,8 @@ enum veil_flatop_kind {
     VEIL_FLATOP_SLICE,     /* out[r k + j] = in[r c[0] + c[1] + j], j < k: columns
                               [c[1], c[1] + k) of rows of c[0] words; len(in) = R c[0],
                               len(out) = R k */
+    VEIL_FLATOP_FOLD,      /* TILE's adjoint: out[j] = sum of in[i] over (i / k) % len(out) = j;
+                              len(in) a multiple of k len(out) (column sums, per-channel sums) */
     VEIL_FLATOP_KIND_COUNT
 };
 

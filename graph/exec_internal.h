@@ -38,6 +38,9 @@ struct veil_exec {
                                                   product's weight (NULL when the option is off) */
     int frac_bits;
     size_t tile; /* elementwise tile (multiple of 64) */
+    int loss_to;  /* training, opt-in: reveal each example's probability of its true class to
+                     this party (VEIL_ALL_PARTIES: all) right after the loss; < -1: never */
+    struct veil_pub loss_rev; /* that reveal (B values) at the receivers */
 };
 
 /** One op's lowering; VEIL_OK or an error with a message naming the node. */
@@ -102,6 +105,20 @@ int veil_exec_scale(struct veil_exec *x, const struct veil_sec *in, double c, st
 /** out (rows) = the sums of in's rows of k elements (local). */
 int veil_exec_rowsum(struct veil_exec *x, const struct veil_sec *in, size_t k, int ndim,
                      const size_t *dims, struct veil_sec *out);
+/** out (shape ndim, dims, tiled by x->tile) = TILE's adjoint: out[j] = the sum of in[i] over
+ * (i / k) % |out| = j (local): column sums of a (rows, c) gradient (k 1), per-channel sums of an
+ * NCHW one (k = H W). */
+int veil_exec_fold(struct veil_exec *x, const struct veil_sec *in, size_t k, int ndim,
+                   const size_t *dims, struct veil_sec *out);
+/** *out = in when it has like's layout; else tmp becomes a relayout copy of in and *out = tmp.
+ * The caller releases tmp (empty when unused). */
+int veil_exec_like_layout(struct veil_exec *x, const struct veil_sec *in,
+                          const struct veil_sec *like, struct veil_sec *tmp,
+                          const struct veil_sec **out);
+/** out = trunc(a * b) elementwise (a Beaver product, then the truncation by f), b relaid out
+ * like a when needed; out has a's layout. */
+int veil_exec_mul_trunc(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
+                        struct veil_sec *out);
 /** A public tensor shaped and tiled like `like` holding words (numel, copied; NULL: zeros) at a
  * party (shape only elsewhere). Added to a sharing, it enters at party 0 only: see
  * veil_exec_public_share. */
@@ -114,6 +131,14 @@ int veil_exec_public_share(struct veil_exec *x, int ndim, const size_t *dims, si
 
 /** The fixed-point encoding of a public real c at f bits, as a ring word (round half away). */
 uint64_t veil_exec_fixed(double c, int f);
+
+/* ---- lower_backward.c ----------------------------------------------------------------------- */
+
+/** The per-example probability of the true class of loss node n, p_r = sum_j s_rj label_rj (one
+ * Beaver product of the saved softmax and the labels, a local row sum, one truncation), revealed
+ * to party `to` into *out (B values at the receivers). */
+int veil_exec_reveal_true_prob(struct veil_exec *x, const struct veil_node *n, int to,
+                               struct veil_pub *out);
 
 /* ---- lower_nn.c: nonlinear forward lowerings (used by lower_forward.c's table) --------------- */
 int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n);

@@ -156,3 +156,44 @@ int veil_exec_public_share(struct veil_exec *x, int ndim, const size_t *dims, si
     return veil_sec_init_words(x->m, out, VEIL_SHARE_ARITH, ndim, dims, tile,
                                veil_mpc_self(x->m) == 0 ? words : NULL);
 }
+
+int veil_exec_fold(struct veil_exec *x, const struct veil_sec *in, size_t k, int ndim,
+                   const size_t *dims, struct veil_sec *out)
+{
+    int rc = veil_sec_init(x->m, out, in->kind, ndim, dims, x->tile);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_flatop_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = VEIL_FLATOP_FOLD;
+    a.k = k;
+    return flat1(x, a, out, in);
+}
+
+int veil_exec_like_layout(struct veil_exec *x, const struct veil_sec *in,
+                          const struct veil_sec *like, struct veil_sec *tmp,
+                          const struct veil_sec **out)
+{
+    memset(tmp, 0, sizeof *tmp);
+    *out = in;
+    if (veil_sec_same_layout(in, like))
+        return VEIL_OK;
+    *out = tmp;
+    return veil_exec_relayout(x, in, like, tmp);
+}
+
+int veil_exec_mul_trunc(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
+                        struct veil_sec *out)
+{
+    struct veil_sec tb, z;
+    const struct veil_sec *sb;
+    memset(&z, 0, sizeof z);
+    int rc = veil_exec_like_layout(x, b, a, &tb, &sb);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul(x->m, a, sb, &z);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_trunc(x->m, &z, x->frac_bits, out);
+    veil_mpc_release(x->m, &tb);
+    veil_mpc_release(x->m, &z);
+    return rc;
+}

@@ -16,9 +16,8 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/exec_internal.h"
+#include "graph/party_internal.h"
 #include "net/config_env.h"
-#include "net/net_internal.h"
 
 #include <starpu.h>
 #include <stdio.h>
@@ -31,26 +30,6 @@ _Static_assert(VEIL_PLAN_DIGEST_BYTES == 32, "the plan digest is a SHA-256");
 /* Runs the dealer may deal ahead of the designated party's acknowledgements. */
 #define DEALER_AHEAD 2
 
-struct veil_party {
-    const veil_plan_t *p; /* borrowed: outlives the party */
-    struct veil_party_options o;
-    veil_net_t *net;
-    veil_mpc_t *m;
-    struct veil_exec x;
-    int self, nparties, is_dealer;
-    int starpu_up;
-    int has_dealer;
-    struct veil_run_stats mark;   /* counters at the end of the last run; zero before the first,
-                                     so every payload byte of the session counts toward a run
-                                     (the dealer's seed and early material: the first run) */
-    uint64_t runs;                /* runs begun in this session */
-    uint64_t ack_word;            /* the acknowledgement's payload (its value is not used) */
-    starpu_data_handle_t ack_h;   /* registered over ack_word once needed */
-    int failed; /* a run failed: the session cannot go on */
-    char fail_msg[256];
-    struct veil_run_stats last;
-};
-
 void veil_party_options_defaults(struct veil_party_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -62,6 +41,28 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The material seed: exactly 32 hex digits (the value is never echoed: it is key material). */
+static int parse_seed(const char *hex, uint8_t out[16])
+{
+    for (int i = 0; i < 32; i++) {
+        int hi = hex[i], v = 0;
+        if (hi >= '0' && hi <= '9')
+            v = hi - '0';
+        else if (hi >= 'a' && hi <= 'f')
+            v = hi - 'a' + 10;
+        else if (hi >= 'A' && hi <= 'F')
+            v = hi - 'A' + 10;
+        else
+            return veil_error(VEIL_ERR_INVAL, "veil_party_open: the material seed "
+                              "(material_seed or VEIL_MATERIAL_SEED) must be 32 hex digits");
+        out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | v : v << 4);
+    }
+    if (hex[32] != '\0')
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: the material seed must be exactly 32 "
+                          "hex digits");
+    return VEIL_OK;
 }
 
 /* What only the whole session can check: owners and reveal targets among the N parties, and
@@ -180,6 +181,12 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
     mo.role = me->is_dealer ? VEIL_MPC_DEALER : VEIL_MPC_PARTY;
     mo.material = VEIL_MPC_MAT_DEALER;
     mo.frac_bits = p->opts.frac_bits;
+    const char *ms = me->o.material_seed ? me->o.material_seed : getenv("VEIL_MATERIAL_SEED");
+    if (ms && *ms) {
+        if ((rc = parse_seed(ms, mo.material_seed)) != VEIL_OK)
+            goto fail;
+        mo.use_material_seed = 1;
+    }
     if (!(me->m = veil_mpc_new(me->net, &mo))) {
         rc = VEIL_ERR_STATE;
         goto fail;
@@ -233,7 +240,7 @@ int veil_party_is_dealer(const veil_party_t *me)
 
 /* Decodes a revealed output into out (numel doubles). The barrier is behind us; acquiring each
  * tile brings it to main memory should it live on a device. */
-static int decode(veil_party_t *me, struct veil_pub *r, double *out)
+int veil_party_decode(veil_party_t *me, struct veil_pub *r, double *out)
 {
     for (int t = 0; t < r->ntiles; t++)
         if (starpu_data_acquire(r->h[t], STARPU_R) != 0)
@@ -276,19 +283,24 @@ static int party_ack(veil_party_t *me, uint64_t run)
                          : rc;
 }
 
-int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, double *const *outputs)
+int veil_party_usable(veil_party_t *me, const char *what)
 {
     if (!me)
-        return veil_error(VEIL_ERR_INVAL, "veil_run: no party");
+        return veil_error(VEIL_ERR_INVAL, "%s: no party", what);
     if (me->failed)
-        return veil_error(VEIL_ERR_STATE,
-                          "veil_run: the session failed earlier (%s); close it "
-                          "and open a new one",
-                          me->fail_msg);
+        return veil_error(VEIL_ERR_STATE, "%s: the session failed earlier (%s); close it and "
+                          "open a new one", what, me->fail_msg);
+    return VEIL_OK;
+}
+
+int veil_party_walk(veil_party_t *me, const char *what, size_t end,
+                    const struct veil_feed *feeds, size_t nfeeds, double *const *outputs,
+                    int loss_to, double *probs)
+{
     const veil_plan_t *p = me->p;
     double **values = calloc(p->count ? p->count : 1, sizeof *values);
     struct veil_pub *revealed = calloc(p->noutputs ? p->noutputs : 1, sizeof *revealed);
-    int rc = values && revealed ? VEIL_OK : veil_error(VEIL_ERR_NOMEM, "veil_run: out of memory");
+    int rc = values && revealed ? VEIL_OK : veil_error(VEIL_ERR_NOMEM, "%s: out of memory", what);
     if (rc == VEIL_OK && !me->is_dealer) {
         /* parameters are fed (and folded) once: at the first run, or after a fresh load */
         int params_pending = 0;
@@ -303,15 +315,17 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, dou
             /* nothing was sent: the peers learn of it from this process leaving the session */
             char why[384];
             snprintf(why, sizeof why, "%s", veil_last_error());
-            rc = veil_error(rc, "veil_run (party %d): %s", me->self, why);
+            rc = veil_error(rc, "%s (party %d): %s", what, me->self, why);
         }
     }
     const uint64_t run = me->runs++;
     if (rc == VEIL_OK)
         rc = dealer_wait_turn(me, run);
     const double t0 = now_s();
+    me->x.loss_to = loss_to;
     if (rc == VEIL_OK)
-        rc = veil_exec_walk(&me->x, p->nforward, values, revealed);
+        rc = veil_exec_walk(&me->x, end, values, end == p->nforward ? revealed : NULL);
+    me->x.loss_to = -2;
     if (values)
         veil_plan_values_free(p, values);
     free(values);
@@ -321,9 +335,12 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, dou
     const double t1 = now_s();
     if (rc == VEIL_OK)
         rc = party_ack(me, run);
-    for (size_t k = 0; rc == VEIL_OK && k < p->noutputs; k++)
-        if (revealed[k].data && outputs && outputs[k])
-            rc = decode(me, &revealed[k], outputs[k]);
+    for (size_t k = 0; rc == VEIL_OK && outputs && k < p->noutputs; k++)
+        if (revealed[k].data && outputs[k])
+            rc = veil_party_decode(me, &revealed[k], outputs[k]);
+    if (rc == VEIL_OK && loss_to >= VEIL_ALL_PARTIES && me->x.loss_rev.data && probs)
+        rc = veil_party_decode(me, &me->x.loss_rev, probs);
+    veil_mpc_release(me->m, &me->x.loss_rev);
     for (size_t k = 0; revealed && k < p->noutputs; k++)
         veil_mpc_release(me->m, &revealed[k]);
     free(revealed);
@@ -342,6 +359,14 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, dou
         snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
     }
     return rc;
+}
+
+int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, double *const *outputs)
+{
+    int rc = veil_party_usable(me, "veil_run");
+    if (rc != VEIL_OK)
+        return rc;
+    return veil_party_walk(me, "veil_run", me->p->nforward, feeds, nfeeds, outputs, -2, NULL);
 }
 
 int veil_party_last_stats(const veil_party_t *me, struct veil_run_stats *out)

@@ -25,6 +25,7 @@ int veil_exec_init(struct veil_exec *x, const veil_plan_t *p, veil_mpc_t *m)
     x->m = m;
     x->p = p;
     x->frac_bits = p->opts.frac_bits;
+    x->loss_to = -2;
     size_t tile = p->opts.tile ? p->opts.tile : VEIL_MPC_TILE_DEFAULT;
     x->tile = tile & ~(size_t)63;
     size_t n = p->count ? p->count : 1;
@@ -59,6 +60,8 @@ void veil_exec_fini(struct veil_exec *x)
         if (x->ws)
             veil_mpc_wstat_release(x->m, &x->ws[i]);
     }
+    if (x->m)
+        veil_mpc_release(x->m, &x->loss_rev);
     free(x->val);
     free(x->aux);
     free(x->velocity);
@@ -154,8 +157,12 @@ static void release_after(struct veil_exec *x, size_t i)
 {
     const veil_plan_t *p = x->p;
     const struct veil_node *n = &p->nodes[i];
-    for (int k = 0; k <= n->nin; k++) {
-        int j = k < n->nin ? n->in[k] : n->fwd;
+    /* XENT_GRAD and LAYERNORM_GRAD also read their forward node's in[1] (compile.c) */
+    const int extra = n->fwd >= 0 && (n->op == VEIL_OP_XENT_GRAD || n->op == VEIL_OP_LAYERNORM_GRAD)
+                          ? p->nodes[n->fwd].in[1]
+                          : -1;
+    for (int k = 0; k <= n->nin + 1; k++) {
+        int j = k < n->nin ? n->in[k] : k == n->nin ? n->fwd : extra;
         if (j >= 0 && p->nodes[j].last_use == (int)i && p->nodes[j].op != VEIL_OP_PARAM)
             release_node(x, (size_t)j);
     }
@@ -197,6 +204,9 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
             }
         }
         if (rc != VEIL_OK)
+            return rc;
+        if ((int)i == p->loss && x->loss_to >= VEIL_ALL_PARTIES &&
+            (rc = veil_exec_reveal_true_prob(x, n, x->loss_to, &x->loss_rev)) != VEIL_OK)
             return rc;
         if (n->output >= 0 && revealed &&
             (rc = veil_mpc_reveal(x->m, &x->val[i], n->reveal_to, &revealed[n->output])) != VEIL_OK)

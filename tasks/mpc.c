@@ -49,7 +49,10 @@ static int distribute_seeds(veil_mpc_t *m)
         if (!m->seeds)
             return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory");
         for (int p = 0; p < n && rc == VEIL_OK; p++)
-            rc = veil_seed_random(m->seeds[p]);
+            rc = m->opt.use_material_seed
+                     ? veil_seed_derive(m->opt.material_seed, VEIL_MPC_LABEL_MATSEED,
+                                        (uint64_t)p, m->seeds[p])
+                     : veil_seed_random(m->seeds[p]);
         for (int p = 0; p < n && rc == VEIL_OK; p++)
             if (p != dealer)
                 rc = seed_exchange(m, dealer, p, m->seeds[p]);
@@ -131,6 +134,9 @@ veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
         VEIL_LOG_WARN("trusted-first-party preprocessing: party 0 learns every secret "
                       "(development only)");
     }
+    if (m->opt.use_material_seed && m->self == m->nparties)
+        VEIL_LOG_WARN("material seed set: every mask of this session can be rebuilt from it "
+                      "(tests only, never with real data)");
     if (m->opt.material == VEIL_MPC_MAT_FILE)
         rc = veil_preproc_reader_open(m->opt.preproc_path, &m->layout, m->self,
                                       m->opt.plan_digest, &m->reader);
@@ -264,6 +270,58 @@ veil_net_t *veil_mpc_net(veil_mpc_t *m)
 uint64_t veil_mpc_tag(veil_mpc_t *m)
 {
     return m->next_tag++;
+}
+
+void veil_mpc_counters(const veil_mpc_t *m, uint64_t *next_item, uint64_t *next_tag)
+{
+    *next_item = m->next_item;
+    *next_tag = m->next_tag;
+}
+
+int veil_mpc_set_counters(veil_mpc_t *m, uint64_t next_item, uint64_t next_tag)
+{
+    if (next_tag < VEIL_MPC_TAG_FIRST || next_tag >= VEIL_MPC_TAG_SEED ||
+        next_item >= (UINT64_C(1) << 61))
+        return veil_error(VEIL_ERR_INVAL, "mpc: counters (item %llu, tag %llu) outside their "
+                          "ranges", (unsigned long long)next_item, (unsigned long long)next_tag);
+    m->next_item = next_item;
+    m->next_tag = next_tag;
+    return VEIL_OK;
+}
+
+int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what)
+{
+    if (!m->net)
+        return VEIL_OK;
+    const int n = veil_net_nprocs(m->net);
+    /* a set-up tag of its own: the dealer's protocol tag counter need not match the parties'
+     * (it never exchanges protocol messages), and messages of one (peer, tag) stay in order */
+    const uint64_t tag = VEIL_MPC_TAG_SEED + 1;
+    uint64_t mine = value, got[VEIL_NET_MAX_PROCS];
+    starpu_data_handle_t hs = NULL, hr[VEIL_NET_MAX_PROCS] = {NULL};
+    starpu_vector_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)&mine, 1, sizeof mine);
+    int rc = VEIL_OK;
+    for (int q = 0; q < n && rc == VEIL_OK; q++) {
+        if (q == m->self)
+            continue;
+        got[q] = value;
+        starpu_vector_data_register(&hr[q], STARPU_MAIN_RAM, (uintptr_t)&got[q], 1, sizeof got[q]);
+        rc = veil_net_isend(m->net, hs, q, tag);
+        if (rc == VEIL_OK)
+            rc = veil_net_irecv(m->net, hr[q], q, tag);
+    }
+    int wrc = veil_net_wait_all(m->net);
+    if (rc == VEIL_OK)
+        rc = wrc;
+    for (int q = 0; q < n; q++)
+        if (hr[q])
+            starpu_data_unregister(hr[q]);
+    starpu_data_unregister(hs);
+    for (int q = 0; q < n && rc == VEIL_OK; q++)
+        if (q != m->self && got[q] != value)
+            rc = veil_error(VEIL_ERR_MISMATCH, "%s: process %d is at %llu, this one at %llu", what,
+                            q, (unsigned long long)got[q], (unsigned long long)value);
+    return rc;
 }
 
 uint64_t veil_mpc_tags(veil_mpc_t *m, uint64_t count)

@@ -80,7 +80,14 @@ struct veil_mpc_options {
     size_t tile;               /* elements per tile of elementwise protocols; default above */
     const char *preproc_path;  /* FILE: this party's preprocessing file */
     uint8_t plan_digest[32];   /* FILE: the plan the file was generated for */
+    int use_material_seed;     /* DEALER (tests only): the dealer derives party p's seed as
+                                  veil_seed_derive(material_seed, VEIL_MPC_LABEL_MATSEED, p)
+                                  instead of drawing it from the CSPRNG, so that a restarted
+                                  session reproduces the same masks. Whoever knows the seed can
+                                  unmask every opened value: never with real data */
+    uint8_t material_seed[16];
 };
+#define VEIL_MPC_LABEL_MATSEED UINT64_C(0x4d41545345454431) /* "MATSEED1" */
 
 /** Defaults: PARTY, DEALER material, f = 16, tile VEIL_MPC_TILE_DEFAULT. */
 void veil_mpc_options_defaults(struct veil_mpc_options *o);
@@ -132,6 +139,20 @@ size_t veil_mpc_garbage_bytes(const veil_mpc_t *m);
 
 /** Next message tag of this session (identical at every process for the same call sequence). */
 uint64_t veil_mpc_tag(veil_mpc_t *m);
+/** The counters that place this context in the session's streams: the next preprocessing item
+ * index and the next message tag (checkpoints save them so a resumed session continues the same
+ * material stream). */
+void veil_mpc_counters(const veil_mpc_t *m, uint64_t *next_item, uint64_t *next_tag);
+/** Restores both counters (every process of the session restores the values it saved at the
+ * same point, SPMD). Call it at quiescence. VEIL_ERR_INVAL for a tag outside the protocol range. */
+int veil_mpc_set_counters(veil_mpc_t *m, uint64_t next_item, uint64_t next_tag);
+/**
+ * A blocking agreement among every process of the session (the dealer too): each sends value
+ * to every other and checks that all sent the same. VEIL_OK; VEIL_ERR_MISMATCH naming a process
+ * at another value (what prefixes the message); the session's error when a peer is lost (named).
+ * Checkpoints use it so that no process commits a state its peers did not reach.
+ */
+int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what);
 /** Marks one communication round in the session's counters (no-op without a network). */
 void veil_mpc_round(veil_mpc_t *m);
 

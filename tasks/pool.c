@@ -586,3 +586,45 @@ int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     reshape(y, 4, dims);
     return VEIL_OK;
 }
+
+int veil_mpc_avgpool2d_backward(veil_mpc_t *m, const struct veil_sec *dy,
+                                const struct veil_pool_geom *g, struct veil_sec *dx)
+{
+    if (!m || !dy || !dx)
+        return veil_error(VEIL_ERR_INVAL, "avgpool2d_backward: NULL argument");
+    memset(dx, 0, sizeof *dx);
+    struct win_arg a;
+    int rc = geom("avgpool2d_backward", NULL, g, &a);
+    const int f = veil_mpc_frac_bits(m);
+    const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
+    if (rc == VEIL_OK && (f < 1 || dy->numel != rows))
+        rc = veil_error(VEIL_ERR_SHAPE, "avgpool2d_backward: dy has %zu elements, the geometry "
+                        "needs %zu (f = %d >= 1)", dy->numel, rows, f);
+    if (rc != VEIL_OK)
+        return rc;
+    /* t = trunc(dy * round(2^f / k^2)) (the forward's constant), repeated over each window's
+     * taps, then the scatter-add: everything after the truncation is local */
+    struct veil_sec sc = {0}, t = {0}, ts = {0}, e = {0};
+    int owned = 0;
+    if ((rc = veil_mpc_mul_scalar(m, dy, ((UINT64_C(1) << f) + kk / 2) / kk, &sc)) == VEIL_OK)
+        rc = veil_mpc_trunc(m, &sc, f, &t);
+    if (rc == VEIL_OK && (rc = single(m, &t, &ts, &owned)) == VEIL_OK &&
+        (rc = flat_new(m, rows * kk, &e)) == VEIL_OK) {
+        a.mode = 2;
+        rc = submit2(m, &win_cl, H(ts), H(e), &a, sizeof a);
+    }
+    if (rc == VEIL_OK && (rc = flat_new(m, g->batch * g->c * g->h * g->w, dx)) == VEIL_OK) {
+        a.mode = 3;
+        rc = submit2(m, &win_cl, H(e), H(*dx), &a, sizeof a);
+    }
+    if (owned)
+        veil_mpc_release(m, &ts);
+    veil_mpc_release(m, &sc);
+    veil_mpc_release(m, &t);
+    veil_mpc_release(m, &e);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[4] = {g->batch, g->c, g->h, g->w};
+    reshape(dx, 4, dims);
+    return VEIL_OK;
+}

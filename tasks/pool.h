@@ -63,5 +63,12 @@ int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
 /** y (batch, c, oh, ow) = mean of each k x k window (fixed point with f fractional bits). */
 int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
                        struct veil_sec *y);
+/**
+ * dx (batch, c, h, w): t = trunc(dy * round(2^f / k^2)) (the forward's constant) added to every
+ * pixel of each window (overlapping windows add; pixels outside every window get 0). dy has
+ * batch c oh ow elements. Rounds 1 (the truncation); bytes 8 (N-1) |dy|; the scatter is local.
+ */
+int veil_mpc_avgpool2d_backward(veil_mpc_t *m, const struct veil_sec *dy,
+                                const struct veil_pool_geom *g, struct veil_sec *dx);
 
 #endif

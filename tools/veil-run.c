@@ -25,7 +25,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: veil-run -n N [--dealer] [--link LATENCY,BANDWIDTH] [--timeout SECONDS]\n"
-            "                [--insecure-plaintext] -- PROGRAM [ARGS...]\n"
+            "                [--insecure-plaintext] [--session HEX] -- PROGRAM [ARGS...]\n"
             "\n"
             "Starts N parties (ids 0..N-1) and, with --dealer, a dealer (id N), each running\n"
             "PROGRAM ARGS on this machine over loopback, with fresh CURVE keys for this run.\n"
@@ -38,6 +38,10 @@ static void usage(FILE *out)
             "  --link LAT,BW            emulate every link, e.g. 1ms,1Gbit (VEIL_LINK)\n"
             "  --timeout SECONDS        kill everything after this (default 600); exit 124\n"
             "  --insecure-plaintext     no CURVE encryption (debugging only)\n"
+            "  --session HEX            the session id (32 hex digits) instead of a fresh one:\n"
+            "                           processes restarted from a checkpoint join the same\n"
+            "                           session. VEIL_MATERIAL_SEED (tests only) is passed on\n"
+            "                           with the rest of the environment\n"
             "  -h, --help               show this help\n"
             "\n"
             "Exit status: 0 when every process exited 0, else the first failing process's\n"
@@ -82,7 +86,8 @@ int main(int argc, char **argv)
 {
     int n = 0, dealer = 0, insecure = 0, i;
     double timeout = 600;
-    const char *link = NULL;
+    const char *link = NULL, *session = NULL;
+    char sess[33];
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -103,6 +108,20 @@ int main(int argc, char **argv)
             dealer = 1;
         } else if (!strcmp(a, "--insecure-plaintext")) {
             insecure = 1;
+        } else if (!strcmp(a, "--session")) {
+            if (++i >= argc)
+                return usage_error("%s needs 32 hex digits", a);
+            size_t k = 0;
+            for (; argv[i][k] && k < 32; k++) {
+                const char c = argv[i][k];
+                if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+                    break;
+                sess[k] = (char)(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+            }
+            if (k != 32 || argv[i][k])
+                return usage_error("--session '%s': give exactly 32 hex digits", argv[i]);
+            sess[32] = '\0';
+            session = sess;
         } else if (!strcmp(a, "--link")) {
             if (++i >= argc)
                 return usage_error("%s needs LATENCY,BANDWIDTH", a);
@@ -167,6 +186,7 @@ int main(int argc, char **argv)
     opts.grace_s = 5;
     opts.forward_output = 1;
     opts.extra_env = env;
+    opts.session = session;
     struct veil_harness_result res[VEIL_HARNESS_MAX_PROCS];
     memset(res, 0, sizeof res);
     int rc = veil_harness_exec(&opts, argv + i, res);

@@ -164,6 +164,24 @@ void veil_flatop_cpu(void *buffers[], void *cl_arg)
                     }
         }
         break;
+    case VEIL_FLATOP_FOLD: {
+        /* in index (q nout + j) k + r adds into out[j]: the output is walked once per period */
+        int first = 1;
+        for (size_t q = 0; q < nin / (a->k * nout); q++, first = 0) {
+            cursor_init(&out, buffers, 0, a->nout);
+            while ((lo = cursor_span(&out, SIZE_MAX, &po)) != 0)
+                for (size_t j = 0; j < lo; j++) {
+                    uint64_t s = first ? 0 : po[j];
+                    for (uint64_t r = 0; r < a->k; r += li) {
+                        li = cursor_span(&in, (size_t)(a->k - r), &pi);
+                        for (size_t t = 0; t < li; t++)
+                            s += pi[t];
+                    }
+                    po[j] = s;
+                }
+        }
+        break;
+    }
     case VEIL_FLATOP_INTERLEAVE: {
         /* one input cursor per part, each positioned at its part's first row */
         struct cursor part[VEIL_FLATOP_MAX_COPIES];

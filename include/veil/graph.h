@@ -283,6 +283,15 @@ struct veil_party_options {
                                  veil-run and Veil's harness set (VEIL_PARTY_ID, ...) */
     enum veil_material_source material;
     const char *preproc_path; /* FILE material: this party's preprocessing file */
+    const char *material_seed; /* TESTS ONLY: 32 hex digits from which the dealer derives every
+                                  party's material seed instead of drawing it from the OS CSPRNG
+                                  (NULL: the environment's VEIL_MATERIAL_SEED, else none). With
+                                  the same session id and a checkpoint's counters a restarted
+                                  session then opens exactly the same masked values, so resumed
+                                  training equals an uninterrupted one bit for bit. Anyone who
+                                  knows the seed can rebuild every mask and unmask every opened
+                                  value: never use it with real data. Every process passes the
+                                  same value (only the dealer uses it) */
 };
 void veil_party_options_defaults(struct veil_party_options *o);
 
@@ -318,7 +327,69 @@ int veil_party_is_dealer(const veil_party_t *me);
 int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
              double *const *outputs);
 
-/** What the last veil_run cost at this party. */
+/* ---- secure training ------------------------------------------------------------------------ */
+
+/**
+ * One SGD step on a plan compiled with training = 1: shares this party's inputs (the images and
+ * the labels, fed by their owners by name; parameters are shared at the first step or run, as in
+ * veil_run, and then updated in place, secret-shared), runs the forward pass, the backward pass
+ * and every parameter's update (graph_internal.h's BACKWARD FIXED-POINT SEQUENCES: the result
+ * equals veil_plain_trainer in FIXED mode up to the secure truncation's 0/+1 ulp per
+ * truncation). Reveals nothing: no outputs, no loss. Every process of the session (the dealer
+ * too) makes the same sequence of calls. Returns VEIL_OK; VEIL_ERR_INVAL for a plan compiled
+ * without training or a missing feed at its owner (named; the peers then stop with the lost
+ * peer named, never hang); VEIL_ERR_UNSUPPORTED with weight-stationary preprocessing (weights
+ * change every step); the session's error otherwise (after which the session cannot go on).
+ * veil_run on a training plan stays forward-only inference (the loss node keeps its softmax).
+ * veil_party_last_stats covers the step.
+ */
+int veil_train_step(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds);
+
+/**
+ * OPT-IN LOSS REVEAL: veil_train_step, and during it party `to` (or VEIL_ALL_PARTIES) learns
+ * each example's probability of its true class, p_r = sum_j s_rj label_rj (s the loss's softmax;
+ * one Beaver product, a local row sum and a truncation: 2 more rounds), from which it computes
+ * the batch loss -mean(log p_r). THIS REVEALS THE B PER-EXAMPLE CONFIDENCES to that party, more
+ * than the mean loss: use it only where that party may see them. At `to`, probs (may be NULL)
+ * receives the B values and *loss (may be NULL) -mean(log max(p_r, 2^-f)); elsewhere they are
+ * untouched. Every process calls it (same to) where the others call it. Returns as
+ * veil_train_step.
+ */
+int veil_train_step_reveal_loss(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
+                                int to, double *probs, double *loss);
+
+/** Training steps this session has done (counting those before a loaded checkpoint). */
+uint64_t veil_party_steps(const veil_party_t *me);
+
+/**
+ * REVEALS parameter `name`'s current value (after the steps so far) to party `to` (or
+ * VEIL_ALL_PARTIES): how the model owner gets its trained model. Every process of the session
+ * calls it (SPMD). At the receivers out receives numel doubles; elsewhere out is not touched (may
+ * be NULL). VEIL_ERR_INVAL for an unknown name or one that is not a parameter, VEIL_ERR_STATE
+ * before the parameter was shared (no run or step yet), or the session's error.
+ */
+int veil_party_reveal_param(veil_party_t *me, const char *name, int to, double *out);
+
+/**
+ * CHECKPOINTS. veil_party_save writes this process's own file at path: its shares of every
+ * parameter and SGD velocity, the number of steps, and the protocol context's item and tag
+ * counters (so the correlated-randomness stream continues where it stopped; the dealer's file
+ * holds its counters only), bound to the session id, the party id, the number of parties and the
+ * plan digest, with a SHA-256 over the whole content. The write is atomic (temporary file in the
+ * same directory, fsync, rename; mode 0600). The file holds secret shares: keep it like a key.
+ * veil_party_load restores that state into a session opened with the same plan (before its
+ * first run, or in place of the current state); a file of another session, party id, party
+ * count or plan is refused with VEIL_ERR_MISMATCH naming what differs, a damaged one with
+ * VEIL_ERR_FORMAT or VEIL_ERR_CRYPTO; nothing is changed then. Every process of the session
+ * calls them at the same point (SPMD: all save after the same step, all load before the first
+ * step). Each waits for the session to be quiescent first; a save then checks with every peer
+ * that all reached the same step (one small message each way) and writes nothing when a peer is
+ * lost (its error names it) or elsewhere, so no process commits a state its peers did not.
+ */
+int veil_party_save(veil_party_t *me, const char *path);
+int veil_party_load(veil_party_t *me, const char *path);
+
+/** What the last veil_run or veil_train_step cost at this party. */
 struct veil_run_stats {
     double online_s;      /* wall time of the run */
     uint64_t bytes_sent;  /* payload bytes this process sent to the other parties (a party's

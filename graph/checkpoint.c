@@ -1,0 +1,293 @@
+/*
+ * checkpoint.c — veil_party_save / veil_party_load (include/veil/graph.h, CHECKPOINTS): one file
+ * per process holding its shares of the parameters and SGD velocities, the step count and the
+ * protocol context's item and tag counters, bound to the session id, the party id, the party
+ * count and the plan digest, closed by a SHA-256 over everything before it, written atomically
+ * (data/data_internal.h). Loading checks the digest, then each binding (a mismatch is named),
+ * then the records against the plan, before it changes anything.
+ *
+ * FORMAT (little-endian): "VEILCKP1", u32 version, u32 party, u32 nparties, u32 0,
+ * session[16], plan digest[32], model name[64] (NUL-padded), u64 steps, u64 next item,
+ * u64 next tag, u32 records, u32 0; per record (every PARAM node, plan order): u32 node index,
+ * u32 flags (1: the parameter is shared, 2: it has a velocity), u64 numel, then at a party the
+ * share words of each flagged tensor (numel u64 each; the dealer holds no shares); SHA-256[32].
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "data/data_internal.h"
+#include "graph/party_internal.h"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC "VEILCKP1"
+#define CKP_VERSION 1u
+#define HDR (8 + 4 * 4 + 16 + 32 + 64 + 3 * 8 + 2 * 4)
+#define REC 16
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static int sha256(const uint8_t *b, size_t n, uint8_t out[32])
+{
+    unsigned len = 0;
+    if (EVP_Digest(b, n, out, &len, EVP_sha256(), NULL) != 1 || len != 32)
+        return veil_error(VEIL_ERR_CRYPTO, "checkpoint: SHA-256 failed (OpenSSL)");
+    return VEIL_OK;
+}
+
+static void hex(const uint8_t *s, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", s[i]);
+}
+
+/* Copies the share words of t (quiescent) into p; VEIL_ERR_STARPU when a tile cannot be read. */
+static int read_words(const struct veil_sec *t, uint8_t *p)
+{
+    for (int k = 0; k < t->ntiles; k++)
+        if (starpu_data_acquire(t->h[k], STARPU_R) != 0) {
+            for (int j = 0; j < k; j++)
+                starpu_data_release(t->h[j]);
+            return veil_error(VEIL_ERR_STARPU, "checkpoint: cannot read a parameter's share");
+        }
+    for (size_t e = 0; e < t->numel; e++)
+        put64(p + 8 * e, t->data[e]);
+    for (int k = 0; k < t->ntiles; k++)
+        starpu_data_release(t->h[k]);
+    return VEIL_OK;
+}
+
+/* Size of this process's file. */
+static size_t file_size(const veil_party_t *me)
+{
+    size_t total = HDR + 32;
+    for (size_t i = 0; i < me->p->count; i++) {
+        if (me->p->nodes[i].op != VEIL_OP_PARAM)
+            continue;
+        total += REC;
+        if (!me->is_dealer)
+            total += 8 * me->p->nodes[i].numel *
+                     ((me->x.val[i].numel ? 1u : 0u) + (me->x.velocity[i].numel ? 1u : 0u));
+    }
+    return total;
+}
+
+int veil_party_save(veil_party_t *me, const char *path)
+{
+    int rc = veil_party_usable(me, "veil_party_save");
+    if (rc != VEIL_OK)
+        return rc;
+    if (!path)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_save: no path");
+    if ((rc = veil_mpc_wait(me->m)) != VEIL_OK ||
+        (rc = veil_mpc_agree(me->m, me->steps, "veil_party_save")) != VEIL_OK) {
+        /* a lost peer: the others' state cannot be committed with it, nothing is written */
+        me->failed = 1;
+        snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
+        return rc;
+    }
+    const size_t total = file_size(me);
+    uint8_t *b = calloc(1, total), *p = b;
+    if (!b)
+        return veil_error(VEIL_ERR_NOMEM, "veil_party_save %s: out of memory", path);
+    uint64_t item, tag;
+    veil_mpc_counters(me->m, &item, &tag);
+    uint32_t nrec = 0;
+    for (size_t i = 0; i < me->p->count; i++)
+        nrec += me->p->nodes[i].op == VEIL_OP_PARAM;
+    memcpy(p, MAGIC, 8);
+    put32(p + 8, CKP_VERSION);
+    put32(p + 12, (uint32_t)me->self);
+    put32(p + 16, (uint32_t)me->nparties);
+    memcpy(p + 24, me->net->cfg.session, 16);
+    memcpy(p + 40, me->p->digest, 32);
+    memcpy(p + 72, me->p->model, strnlen(me->p->model, 63));
+    put64(p + 136, me->steps);
+    put64(p + 144, item);
+    put64(p + 152, tag);
+    put32(p + 160, nrec);
+    p += HDR;
+    for (size_t i = 0; rc == VEIL_OK && i < me->p->count; i++) {
+        const struct veil_node *n = &me->p->nodes[i];
+        if (n->op != VEIL_OP_PARAM)
+            continue;
+        const struct veil_sec *w = &me->x.val[i], *v = &me->x.velocity[i];
+        put32(p, (uint32_t)i);
+        put32(p + 4, (w->numel ? 1u : 0u) | (v->numel ? 2u : 0u));
+        put64(p + 8, n->numel);
+        p += REC;
+        for (int k = 0; k < 2 && !me->is_dealer && rc == VEIL_OK; k++) {
+            const struct veil_sec *t = k ? v : w;
+            if (t->numel && (rc = read_words(t, p)) == VEIL_OK)
+                p += 8 * t->numel;
+        }
+    }
+    if (rc == VEIL_OK)
+        rc = sha256(b, total - 32, b + total - 32);
+    if (rc == VEIL_OK)
+        rc = veil_data_write_atomic(path, b, total, 0600);
+    veil_wipe(b, total); /* shares are secret material */
+    free(b);
+    if (rc == VEIL_OK)
+        VEIL_LOG_INFO("checkpoint saved after step %llu", (unsigned long long)me->steps);
+    return rc;
+}
+
+/* The bindings of the header against this session; VEIL_ERR_MISMATCH naming what differs. */
+static int check_binding(const veil_party_t *me, const char *path, const uint8_t *b)
+{
+    char a[65], e[65];
+    if (memcmp(b + 24, me->net->cfg.session, 16) != 0) {
+        hex(b + 24, 16, a);
+        hex(me->net->cfg.session, 16, e);
+        return veil_error(VEIL_ERR_MISMATCH, "checkpoint %s belongs to session %s, not to this "
+                          "session %s", path, a, e);
+    }
+    if (get32(b + 16) != (uint32_t)me->nparties)
+        return veil_error(VEIL_ERR_MISMATCH, "checkpoint %s was saved with %u parties, this "
+                          "session has %d", path, get32(b + 16), me->nparties);
+    if (get32(b + 12) != (uint32_t)me->self)
+        return veil_error(VEIL_ERR_MISMATCH, "checkpoint %s was saved by %s %u, this process is "
+                          "%s %d: each process loads its own file", path,
+                          get32(b + 12) == (uint32_t)me->nparties ? "the dealer, id" : "party",
+                          get32(b + 12), me->is_dealer ? "the dealer, id" : "party", me->self);
+    if (memcmp(b + 40, me->p->digest, 32) != 0) {
+        char model[65];
+        memcpy(model, b + 72, 64);
+        model[64] = '\0';
+        hex(b + 40, 8, a);
+        hex(me->p->digest, 8, e);
+        return veil_error(VEIL_ERR_MISMATCH, "checkpoint %s was saved for model '%s' (plan "
+                          "digest %s...), this session runs model '%s' (plan digest %s...): "
+                          "another model, shapes or compile options", path, model, a,
+                          me->p->model, e);
+    }
+    return VEIL_OK;
+}
+
+/* Walks the records (apply 0: checks them against the plan and the length; 1: installs them). */
+static int records(veil_party_t *me, const char *path, const uint8_t *b, size_t len, int apply)
+{
+    const uint8_t *p = b + HDR, *end = b + len - 32;
+    const uint32_t nrec = get32(b + 160);
+    for (uint32_t r = 0; r < nrec; r++) {
+        if ((size_t)(end - p) < REC)
+            return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: truncated record %u", path, r);
+        const uint32_t i = get32(p), flags = get32(p + 4);
+        const uint64_t numel = get64(p + 8);
+        p += REC;
+        if (i >= me->p->count || me->p->nodes[i].op != VEIL_OP_PARAM ||
+            me->p->nodes[i].numel != numel || flags > 3)
+            return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: record %u does not match a "
+                              "parameter of plan '%s'", path, r, me->p->model);
+        const struct veil_node *n = &me->p->nodes[i];
+        const size_t tile = veil_exec_leaf_tile(&me->x, (int)i);
+        for (int k = 0; k < 2; k++) {
+            if (!(flags & (1u << k)))
+                continue;
+            uint64_t *words = NULL;
+            if (!me->is_dealer) {
+                if ((uint64_t)(end - p) / 8 < numel)
+                    return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: truncated shares of '%s'",
+                                      path, n->name);
+                if (apply && !(words = malloc((numel ? numel : 1) * 8)))
+                    return veil_error(VEIL_ERR_NOMEM, "veil_party_load: out of memory");
+                for (size_t e = 0; words && e < numel; e++)
+                    words[e] = get64(p + 8 * e);
+                p += 8 * numel;
+            }
+            if (!apply)
+                continue;
+            struct veil_sec *t = k ? &me->x.velocity[i] : &me->x.val[i];
+            veil_mpc_release(me->m, t);
+            int rc = veil_sec_init_words(me->m, t, VEIL_SHARE_ARITH, n->ndim, n->dims, tile,
+                                         words);
+            if (words) {
+                veil_wipe(words, numel * 8);
+                free(words);
+            }
+            if (rc != VEIL_OK)
+                return rc;
+        }
+    }
+    if (p != end)
+        return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: %zu bytes after the last record",
+                          path, (size_t)(end - p));
+    return VEIL_OK;
+}
+
+int veil_party_load(veil_party_t *me, const char *path)
+{
+    int rc = veil_party_usable(me, "veil_party_load");
+    if (rc != VEIL_OK)
+        return rc;
+    if (!path)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_load: no path");
+    if ((rc = veil_mpc_wait(me->m)) != VEIL_OK)
+        return rc;
+    uint8_t *b = NULL, digest[32];
+    size_t len = 0;
+    if ((rc = veil_data_read_file(path, 0, &b, &len)) != VEIL_OK)
+        return rc;
+    if (len < HDR + 32 || memcmp(b, MAGIC, 8) != 0)
+        rc = veil_error(VEIL_ERR_FORMAT, "checkpoint %s: not a Veil checkpoint (%s)", path,
+                        len < HDR + 32 ? "too short" : "bad magic");
+    if (rc == VEIL_OK && (rc = sha256(b, len - 32, digest)) == VEIL_OK &&
+        memcmp(digest, b + len - 32, 32) != 0)
+        rc = veil_error(VEIL_ERR_CRYPTO, "checkpoint %s: SHA-256 mismatch: the file is corrupted "
+                        "or was altered", path);
+    if (rc == VEIL_OK && get32(b + 8) != CKP_VERSION)
+        rc = veil_error(VEIL_ERR_FORMAT, "checkpoint %s: version %u, this build reads %u", path,
+                        get32(b + 8), CKP_VERSION);
+    if (rc == VEIL_OK)
+        rc = check_binding(me, path, b);
+    if (rc == VEIL_OK)
+        rc = records(me, path, b, len, 0);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_set_counters(me->m, get64(b + 144), get64(b + 152));
+    if (rc == VEIL_OK) {
+        /* from here the state is replaced; the checks above guarantee the records fit */
+        for (size_t i = 0; i < me->p->count; i++)
+            if (me->p->nodes[i].op == VEIL_OP_PARAM) {
+                veil_mpc_release(me->m, &me->x.val[i]);
+                veil_mpc_release(me->m, &me->x.velocity[i]);
+            }
+        rc = records(me, path, b, len, 1);
+        me->steps = get64(b + 136);
+        if (rc != VEIL_OK) {
+            me->failed = 1;
+            snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
+        }
+    }
+    veil_wipe(b, len);
+    free(b);
+    if (rc == VEIL_OK)
+        VEIL_LOG_INFO("checkpoint loaded: resuming after step %llu",
+                      (unsigned long long)me->steps);
+    return rc;
+}

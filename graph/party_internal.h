@@ -1,0 +1,51 @@
+/*
+ * party_internal.h — one process's side of a secure session (struct veil_party), shared by
+ * party.c (open, close, veil_run and the walk every run or step goes through), train.c (training
+ * steps, parameter and loss reveals) and checkpoint.c (save and load). Never installed.
+ */
+#ifndef VEIL_GRAPH_PARTY_INTERNAL_H
+#define VEIL_GRAPH_PARTY_INTERNAL_H
+
+#include "graph/exec_internal.h"
+#include "net/net_internal.h"
+
+struct veil_party {
+    const veil_plan_t *p; /* borrowed: outlives the party */
+    struct veil_party_options o;
+    veil_net_t *net;
+    veil_mpc_t *m;
+    struct veil_exec x;
+    int self, nparties, is_dealer;
+    int starpu_up;
+    int has_dealer;
+    struct veil_run_stats mark; /* counters at the end of the last run; zero before the first,
+                                   so every payload byte of the session counts toward a run
+                                   (the dealer's seed and early material: the first run) */
+    uint64_t runs;              /* runs and steps begun in this session (dealer pacing) */
+    uint64_t ack_word;          /* the acknowledgement's payload (its value is not used) */
+    starpu_data_handle_t ack_h; /* registered over ack_word once needed */
+    int failed; /* a run failed: the session cannot go on */
+    char fail_msg[256];
+    struct veil_run_stats last;
+    uint64_t steps; /* training steps done (restored by veil_party_load) */
+};
+
+/** VEIL_OK when me can run (not NULL, not failed), else the error, prefixed by what. */
+int veil_party_usable(veil_party_t *me, const char *what);
+
+/**
+ * One walk of nodes [0, end) (p->nforward: a run; p->count: a training step): binds this
+ * party's feeds (parameters too while they are not shared yet), walks, waits, reveals the
+ * outputs when end is p->nforward (a run; a training step reveals none) and decodes those
+ * revealed here into outputs (may be NULL) and, when loss_to >= -1, the
+ * per-example true-class probabilities into probs at the receivers; measures the costs into
+ * me->last. An error marks the session failed. `what` prefixes messages.
+ */
+int veil_party_walk(veil_party_t *me, const char *what, size_t end,
+                    const struct veil_feed *feeds, size_t nfeeds, double *const *outputs,
+                    int loss_to, double *probs);
+
+/** Decodes a public tensor (after a barrier) into numel doubles. */
+int veil_party_decode(veil_party_t *me, struct veil_pub *r, double *out);
+
+#endif

@@ -1,0 +1,380 @@
+/* Tests secure training (veil_train_step, veil_party_reveal_param, the opt-in loss reveal)
+ * against the plaintext trainer in FIXED mode, parties and the dealer as real processes. Three
+ * networks cover every trainable layer: an MLP (dense, relu, softmax cross-entropy), a CNN
+ * (conv2d stride 1 and 2 with padding, relu, max pooling, average pooling, global average
+ * pooling, flatten, residual add, concat) and an attention block (dense projections, transpose,
+ * matmul of two secrets, scale, softmax, residual add, layer norm). Momentum and weight decay are
+ * on; N = 2 and 3; two steps; after each, every parameter is revealed and compared with the
+ * trainer's, and the gradient the first step implies, (w0 - w1) / lr - wd w0, with the trainer's.
+ *
+ * BOUND. The secure truncation adds 0 or 1 ulp (u = 2^-16) to the floor of the plaintext, so a
+ * gradient entry computed by a product reducing over F terms after D truncating layers on its
+ * backward path carries at most about D F u of error times the operands' size (here <= 1), and
+ * the update adds 3 u per step (momentum, weight decay, lr products). Over S steps the parameter
+ * error is at most S (3 + lr D F) u; we assert that with each network's largest F and D (nonlinear
+ * layers count 4 each for their Newton iterations), and the implied gradient within D F u + 4 u /
+ * lr. The measured errors are printed with VEIL_TEST_VERBOSE=1.
+ *
+ * Bad input: veil_train_step on an inference plan (VEIL_ERR_INVAL, says so); the owner of the
+ * labels runs a step without them (it names 'labels', the peers stop naming the lost peer). */
+#include "config.h"
+#include "test_graph_util.h"
+#include "test_mpc_util.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXP 10
+#define MAXN 512
+#define MAXFEED 16
+#define MAXPROC 4
+#define LR 0.0625
+#define MOM 0.5
+#define WD 0.015625
+
+struct net {
+    const char *name;
+    veil_plan_t *plan;
+    struct veil_feed feeds[MAXFEED];
+    size_t nfeeds;
+    const char *params[MAXP];
+    size_t np;
+    double want[2][MAXP][MAXN]; /* trainer's parameters after steps 1 and 2 */
+    double grad1[MAXP][MAXN];   /* trainer's gradient of step 1 */
+    double loss2;               /* trainer's loss of step 2 (before its update) */
+    double fan_in, depth;       /* the bound's F and D */
+    int drop_labels;
+};
+
+struct shared {
+    double got[2][MAXP][MAXN]; /* revealed at party 0 after steps 1 and 2 */
+    double probs[16];          /* party 1: true-class probabilities of step 2 */
+    double loss;
+    struct veil_run_stats stats[MAXPROC];
+    int inference_refused;
+};
+
+static struct net *cur;
+static struct shared *sh;
+static uint64_t rng = 0x2545f4914f6cdd1du;
+
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void feed(struct net *t, const char *name, size_t numel, double lo, double hi, int param)
+{
+    double *v = malloc(numel * sizeof *v);
+    for (size_t i = 0; i < numel; i++)
+        v[i] = uniform(lo, hi);
+    t->feeds[t->nfeeds++] = (struct veil_feed){.name = name, .values = v, .numel = numel};
+    if (param)
+        t->params[t->np++] = name;
+}
+
+/* One-hot labels (batch, classes). */
+static void labels(struct net *t, size_t batch, size_t classes)
+{
+    double *v = calloc(batch * classes, sizeof *v);
+    for (size_t r = 0; r < batch; r++)
+        v[r * classes + (size_t)uniform(0, (double)classes) % classes] = 1.0;
+    t->feeds[t->nfeeds++] = (struct veil_feed){.name = "labels", .values = v,
+                                               .numel = batch * classes};
+}
+
+static veil_plan_t *compile(veil_graph_t *g, int training)
+{
+    struct veil_compile_options o;
+    veil_compile_options_defaults(&o);
+    o.tile = 128;
+    o.training = training;
+    o.lr = LR;
+    o.momentum = MOM;
+    o.weight_decay = WD;
+    veil_plan_t *p = veil_compile(g, &o);
+    VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());
+    veil_graph_destroy(&g);
+    return p;
+}
+
+static void mlp(struct net *t)
+{
+    veil_graph_t *g = veil_graph_new("mlp_train");
+    size_t dx[2] = {4, 12}, dw1[2] = {12, 16}, db1[1] = {16}, dw2[2] = {16, 5}, db2[1] = {5};
+    size_t dl[2] = {4, 5};
+    veil_node_t *x = veil_input(g, "x", 1, 2, dx), *lab = veil_input(g, "labels", 1, 2, dl);
+    veil_node_t *h = veil_relu(g, "r", veil_dense(g, "fc1", x, veil_param(g, "w1", 0, 2, dw1),
+                                                  veil_param(g, "b1", 0, 1, db1)));
+    veil_node_t *y =
+        veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, dw2), veil_param(g, "b2", 0, 1, db2));
+    veil_softmax_cross_entropy(g, "loss", y, lab);
+    t->name = "mlp";
+    t->plan = compile(g, 1);
+    feed(t, "x", 48, -1, 1, 0);
+    labels(t, 4, 5);
+    feed(t, "w1", 192, -0.4, 0.4, 1);
+    feed(t, "b1", 16, -0.1, 0.1, 1);
+    feed(t, "w2", 80, -0.4, 0.4, 1);
+    feed(t, "b2", 5, -0.1, 0.1, 1);
+    t->fan_in = 16;
+    t->depth = 4;
+}
+
+static void cnn(struct net *t)
+{
+    veil_graph_t *g = veil_graph_new("cnn_train");
+    size_t dx[4] = {2, 2, 8, 8}, dw1[4] = {4, 2, 3, 3}, d4[1] = {4}, dw2[4] = {4, 4, 3, 3};
+    size_t dwd[2] = {64, 4}, dwf[2] = {8, 3}, d3[1] = {3}, dl[2] = {2, 3};
+    veil_node_t *x = veil_input(g, "x", 1, 4, dx), *lab = veil_input(g, "labels", 1, 2, dl);
+    veil_node_t *c1 = veil_conv2d(g, "c1", x, veil_param(g, "w1", 0, 4, dw1),
+                                  veil_param(g, "b1", 0, 1, d4), 1, 1);
+    veil_node_t *r = veil_relu(g, "r", c1);
+    veil_node_t *mp = veil_maxpool2d(g, "mp", r, 2, 2);
+    veil_node_t *c2 = veil_conv2d(g, "c2", mp, veil_param(g, "w2", 0, 4, dw2), NULL, 2, 1);
+    veil_node_t *ga = veil_global_avgpool(g, "gap", c2);
+    veil_node_t *ap = veil_flatten(g, "flat", veil_avgpool2d(g, "ap", r, 2, 2));
+    veil_node_t *d = veil_dense(g, "fcd", ap, veil_param(g, "wd", 0, 2, dwd), NULL);
+    veil_node_t *s = veil_add(g, "res", ga, d);
+    veil_node_t *cat = veil_concat(g, "cat", s, ga, 1);
+    veil_node_t *y =
+        veil_dense(g, "fcf", cat, veil_param(g, "wf", 0, 2, dwf), veil_param(g, "bf", 0, 1, d3));
+    veil_softmax_cross_entropy(g, "loss", y, lab);
+    t->name = "cnn";
+    t->plan = compile(g, 1);
+    feed(t, "x", 256, -1, 1, 0);
+    labels(t, 2, 3);
+    feed(t, "w1", 72, -0.4, 0.4, 1);
+    feed(t, "b1", 4, -0.1, 0.1, 1);
+    feed(t, "w2", 144, -0.3, 0.3, 1);
+    feed(t, "wd", 256, -0.2, 0.2, 1);
+    feed(t, "wf", 24, -0.4, 0.4, 1);
+    feed(t, "bf", 3, -0.1, 0.1, 1);
+    t->fan_in = 2 * 8 * 8; /* conv1's weight gradient: B OH OW */
+    t->depth = 7;
+}
+
+static void attention(struct net *t)
+{
+    veil_graph_t *g = veil_graph_new("attn_train");
+    size_t dx[2] = {4, 8}, dw[2] = {8, 8}, d8[1] = {8}, dwo[2] = {8, 3}, d3[1] = {3};
+    size_t dl[2] = {4, 3};
+    veil_node_t *x = veil_input(g, "x", 1, 2, dx), *lab = veil_input(g, "labels", 1, 2, dl);
+    veil_node_t *q = veil_dense(g, "q", x, veil_param(g, "wq", 0, 2, dw), NULL);
+    veil_node_t *k = veil_dense(g, "k", x, veil_param(g, "wk", 0, 2, dw), NULL);
+    veil_node_t *v = veil_dense(g, "v", x, veil_param(g, "wv", 0, 2, dw), NULL);
+    veil_node_t *sc = veil_scale(g, "sc", veil_matmul(g, "qk", q, veil_transpose(g, "kt", k)),
+                                 0.35355339059327373);
+    veil_node_t *o = veil_matmul(g, "av", veil_softmax(g, "att", sc), v);
+    veil_node_t *ln = veil_layernorm(g, "ln", veil_add(g, "res", x, o),
+                                     veil_param(g, "gamma", 0, 1, d8),
+                                     veil_param(g, "beta", 0, 1, d8), 1e-5);
+    veil_node_t *y =
+        veil_dense(g, "out", ln, veil_param(g, "wo", 0, 2, dwo), veil_param(g, "bo", 0, 1, d3));
+    veil_softmax_cross_entropy(g, "loss", y, lab);
+    t->name = "attention";
+    t->plan = compile(g, 1);
+    feed(t, "x", 32, -1, 1, 0);
+    labels(t, 4, 3);
+    feed(t, "wq", 64, -0.4, 0.4, 1);
+    feed(t, "wk", 64, -0.4, 0.4, 1);
+    feed(t, "wv", 64, -0.4, 0.4, 1);
+    feed(t, "gamma", 8, 0.8, 1.2, 1);
+    feed(t, "beta", 8, -0.1, 0.1, 1);
+    feed(t, "wo", 24, -0.4, 0.4, 1);
+    feed(t, "bo", 3, -0.1, 0.1, 1);
+    t->fan_in = 8;
+    t->depth = 4 * 4 + 6; /* layer norm and softmax count 4 each, besides the products */
+}
+
+/* The plaintext FIXED trainer's parameters after steps 1 and 2, step 1's gradient, step 2's
+ * loss. */
+static void reference(struct net *t)
+{
+    veil_plain_trainer_t *tr = veil_plain_trainer_new(t->plan, VEIL_PLAIN_FIXED, t->feeds + 2,
+                                                      t->nfeeds - 2);
+    VT_CHECK(tr != NULL, "%s: trainer: %s", t->name, veil_last_error());
+    if (!tr)
+        return;
+    for (int s = 0; s < 2; s++) {
+        double loss = 0;
+        int rc = veil_plain_trainer_step(tr, t->feeds, 2, &loss); /* x and labels come first */
+        VT_CHECK(rc == VEIL_OK, "%s: trainer step: %s", t->name, veil_last_error());
+        if (s == 1)
+            t->loss2 = loss;
+        for (size_t i = 0; i < t->np; i++) {
+            veil_plain_trainer_param(tr, t->params[i], t->want[s][i]);
+            if (s == 0)
+                veil_plain_trainer_grad(tr, t->params[i], t->grad1[i]);
+        }
+    }
+    veil_plain_trainer_destroy(&tr);
+}
+
+static int child(const struct veil_harness_party *me, void *arg)
+{
+    (void)arg;
+    veil_party_t *pt = veil_party_open(cur->plan, NULL);
+    if (!pt) {
+        fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
+        return 3;
+    }
+    int code = 0;
+    for (int s = 0; s < 2 && code == 0; s++) {
+        struct veil_feed f[MAXFEED];
+        size_t nf = 0;
+        for (size_t i = 0; i < cur->nfeeds; i++)
+            if (!(cur->drop_labels && me->id == 1 && i == 1)) /* feeds[1] is the labels */
+                f[nf++] = cur->feeds[i];
+        int rc = s == 0 ? veil_train_step(pt, f, nf)
+                        : veil_train_step_reveal_loss(pt, f, nf, 1, sh->probs, &sh->loss);
+        if (rc == VEIL_OK && me->id < MAXPROC)
+            veil_party_last_stats(pt, &sh->stats[me->id]);
+        for (size_t i = 0; rc == VEIL_OK && i < cur->np; i++)
+            rc = veil_party_reveal_param(pt, cur->params[i], 0,
+                                         me->id == 0 ? sh->got[s][i] : NULL);
+        if (rc != VEIL_OK) {
+            fprintf(stderr, "process %d: step %d: %s\n", me->id, s + 1, veil_last_error());
+            code = 4;
+        }
+    }
+    veil_party_close(&pt);
+    return code;
+}
+
+static double param_numel(const struct net *t, size_t i)
+{
+    const veil_plan_t *p = t->plan;
+    for (size_t l = 0; l < veil_plan_leaf_count(p); l++)
+        if (!strcmp(veil_plan_leaf_name(p, l), t->params[i]))
+            return (double)veil_plan_leaf_numel(p, l);
+    return 0;
+}
+
+static void check_net(struct net *t, int n)
+{
+    cur = t;
+    memset(sh, 0, sizeof *sh);
+    struct veil_test_graph_opts o = {.nparties = n, .dealer = 1, .timeout_s = 180};
+    if (veil_test_graph_run(&o, child, NULL, NULL) != VEIL_OK) {
+        VT_CHECK(0, "%s N=%d: secure training failed", t->name, n);
+        return;
+    }
+    const double u = ldexp(1.0, -16);
+    for (int s = 0; s < 2; s++) {
+        const double tol = (s + 1) * (3 + LR * t->depth * t->fan_in) * u;
+        double worst = 0;
+        for (size_t i = 0; i < t->np; i++)
+            for (size_t e = 0; e < (size_t)param_numel(t, i); e++) {
+                double err = fabs(sh->got[s][i][e] - t->want[s][i][e]);
+                if (!(err <= worst))
+                    worst = isnan(err) ? INFINITY : err;
+                VT_CHECK(err <= tol, "%s N=%d step %d: '%s'[%zu] = %.7f, plaintext FIXED %.7f "
+                         "(error %.3g > bound %.3g)", t->name, n, s + 1, t->params[i], e,
+                         sh->got[s][i][e], t->want[s][i][e], err, tol);
+            }
+        veil_test_log("%s N=%d step %d: parameters max error %.3g (%.1f ulp), bound %.3g", t->name,
+                      n, s + 1, worst, worst / u, tol);
+    }
+    /* the gradient of step 1 implied by the revealed w1: (w0 - w1) / lr - wd w0 */
+    const double gtol = (t->depth * t->fan_in + 4 / LR) * u;
+    double gworst = 0;
+    for (size_t i = 0; i < t->np; i++) {
+        const double *w0 = t->feeds[2 + i].values;
+        for (size_t e = 0; e < (size_t)param_numel(t, i); e++) {
+            double g = (w0[e] - sh->got[0][i][e]) / LR - WD * w0[e];
+            double err = fabs(g - t->grad1[i][e]);
+            gworst = err > gworst ? err : gworst;
+            VT_CHECK(err <= gtol, "%s N=%d: gradient of '%s'[%zu] implied %.6f, trainer %.6f "
+                     "(error %.3g > %.3g)", t->name, n, t->params[i], e, g, t->grad1[i][e], err,
+                     gtol);
+        }
+    }
+    veil_test_log("%s N=%d: implied gradient max error %.3g, bound %.3g", t->name, n, gworst,
+                  gtol);
+    VT_CHECK(fabs(sh->loss - t->loss2) < 0.01, "%s N=%d: revealed loss %.5f, trainer %.5f",
+             t->name, n, sh->loss, t->loss2);
+    veil_test_log("%s N=%d: step 2 at party 0: %llu bytes sent, %llu rounds, %.3f s; loss %.5f "
+                  "(trainer %.5f)", t->name, n, (unsigned long long)sh->stats[0].bytes_sent,
+                  (unsigned long long)sh->stats[0].rounds, sh->stats[0].online_s, sh->loss,
+                  t->loss2);
+}
+
+/* Every process opens an inference plan and asks for a training step: refused, nothing sent. */
+static int child_inference(const struct veil_harness_party *me, void *arg)
+{
+    veil_party_t *pt = veil_party_open((const veil_plan_t *)arg, NULL);
+    if (!pt)
+        return 3;
+    int rc = veil_train_step(pt, cur->feeds, cur->nfeeds);
+    if (rc == VEIL_ERR_INVAL && strstr(veil_last_error(), "compiled for inference") &&
+        me->id == 0)
+        sh->inference_refused = 1;
+    veil_party_close(&pt);
+    return rc == VEIL_ERR_INVAL ? 0 : 5;
+}
+
+static void check_bad_input(struct net *t)
+{
+    cur = t;
+    memset(sh, 0, sizeof *sh);
+    veil_graph_t *g = veil_graph_new("mlp_infer");
+    size_t dx[2] = {4, 12}, dw[2] = {12, 5};
+    veil_node_t *x = veil_input(g, "x", 1, 2, dx);
+    veil_reveal(g, veil_dense(g, "fc", x, veil_param(g, "w1", 0, 2, dw), NULL), 0);
+    veil_plan_t *inf = compile(g, 0);
+    struct veil_test_graph_opts o = {.nparties = 2, .dealer = 1, .timeout_s = 60};
+    int rc = veil_test_graph_run(&o, child_inference, inf, NULL);
+    VT_CHECK(rc == VEIL_OK && sh->inference_refused,
+             "veil_train_step on an inference plan should be refused with VEIL_ERR_INVAL");
+    veil_plan_destroy(&inf);
+
+    t->drop_labels = 1;
+    struct veil_harness_result res[MAXPROC];
+    o.expect_fail = 1;
+    rc = veil_test_graph_run(&o, child, NULL, res);
+    VT_CHECK(rc != VEIL_OK, "a step without the labels should fail");
+    for (int q = 0; q <= 2; q++)
+        VT_CHECK(res[q].exit_code != 0 && !res[q].timed_out,
+                 "missing labels: process %d exited %d%s (expected non-zero, no hang)", q,
+                 res[q].exit_code, res[q].timed_out ? " at the time bound" : "");
+    VT_CHECK(res[1].output && strstr(res[1].output, "'labels'"),
+             "the labels' owner should name them; it said:\n%s",
+             res[1].output ? res[1].output : "");
+    veil_harness_results_free(res, 3);
+    t->drop_labels = 0;
+}
+
+int main(void)
+{
+    sh = veil_test_mpc_shared(sizeof *sh);
+    if (!sh)
+        return 1;
+    static struct net nets[3];
+    mlp(&nets[0]);
+    cnn(&nets[1]);
+    attention(&nets[2]);
+    for (int i = 0; i < 3; i++)
+        if (nets[i].plan)
+            reference(&nets[i]);
+    if (veil_test_failures)
+        return veil_test_status();
+    for (int i = 0; i < 3; i++) {
+        check_net(&nets[i], 2);
+        check_net(&nets[i], 3);
+    }
+    check_bad_input(&nets[0]);
+    for (int i = 0; i < 3; i++) {
+        veil_plan_destroy(&nets[i].plan);
+        for (size_t f = 0; f < nets[i].nfeeds; f++)
+            free((void *)nets[i].feeds[f].values);
+    }
+    veil_test_mpc_shared_free(sh, sizeof *sh);
+    return veil_test_status();
+}
