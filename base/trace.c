@@ -73,7 +73,7 @@ static void publish(struct veil_trace_event *e)
 
 static void free_chunks(void)
 {
-    for (size_t c = 0; c < MAX_CHUNKS && chunks[c]; c++) {
+    for (size_t c = 0; c < MAX_CHUNKS; c++) { /* all: a failed allocation leaves a hole */
         free(chunks[c]);
         chunks[c] = NULL;
     }
