@@ -12,7 +12,8 @@
  *
  * Submit helpers: validate handles and parameters BEFORE submitting, so bad input returns an
  * error and never reaches a task body; then submit one task (starpu_task_insert, parameters by
- * value, STARPU_PRIORITY passed through) and return at once (asynchronous, data-driven ordering
+ * value, STARPU_PRIORITY passed through, VEIL_TRACE_TASK: base/trace.h's completion callback
+ * while a party traces, nothing otherwise) and return at once (asynchronous, data-driven ordering
  * by StarPU's sequential consistency). Return VEIL_OK; VEIL_ERR_INVAL for a NULL/non-vector
  * handle, a wrong element size or a bad parameter; VEIL_ERR_SHAPE when handle sizes disagree;
  * VEIL_ERR_STARPU when submission fails. The message is recorded with veil_error(). Thread-safe

@@ -9,6 +9,7 @@
 #include "codelets/flatop_internal.h"
 
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "codelets/codelets_internal.h"
 
 #include <stdlib.h>
@@ -107,7 +108,8 @@ int veil_task_flatop(const struct veil_flatop_args *a, const starpu_data_handle_
         d[a->nout + j].mode = STARPU_R;
     }
     rc = starpu_task_insert(&veil_flatop_cl, STARPU_DATA_MODE_ARRAY, d, a->nout + a->nin,
-                            STARPU_VALUE, a, sizeof *a, STARPU_PRIORITY, priority, 0);
+                            STARPU_VALUE, a, sizeof *a, STARPU_PRIORITY, priority,
+                            VEIL_TRACE_TASK, 0);
     free(d);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "flatop: starpu_task_insert failed (%s)", strerror(-rc));

@@ -12,6 +12,7 @@
 #endif
 
 #include "base/base_internal.h"
+#include "base/trace.h"
 
 #include <string.h>
 
@@ -78,7 +79,7 @@ static int submit_k(struct starpu_codelet *cl, const char *op, const starpu_data
         descr[i + 1].mode = STARPU_R;
     }
     rc = starpu_task_insert(cl, STARPU_DATA_MODE_ARRAY, descr, k + 1, STARPU_PRIORITY, priority,
-                            0);
+                            VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", op, strerror(-rc));
     return VEIL_OK;

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "graph/party_internal.h"
 #include "net/config_env.h"
 
@@ -116,6 +117,47 @@ static void counters(veil_party_t *me, struct veil_run_stats *s)
     }
 }
 
+/* Tracing from the options or VEIL_TRACE: checks the path pattern, starts the recorder (one
+ * tracing party per process). Before the network opens, so that every message is seen. */
+static int trace_open(veil_party_t *me)
+{
+    const char *path = me->o.trace_path;
+    if (!path) {
+        path = getenv("VEIL_TRACE");
+        if (path && !path[0])
+            path = NULL;
+    }
+    if (!path)
+        return VEIL_OK;
+    char probe[4096];
+    int rc = veil_trace_path(path, me->self, probe, sizeof probe);
+    if (rc != VEIL_OK)
+        return veil_error(rc, "veil_party_open: %s", veil_last_error());
+    if (!(me->trace_path = strdup(path)))
+        return veil_error(VEIL_ERR_NOMEM, "veil_party_open: out of memory");
+    if ((rc = veil_trace_start()) != VEIL_OK) {
+        free(me->trace_path);
+        me->trace_path = NULL;
+        return veil_error(rc, "veil_party_open: tracing: another party of this process traces");
+    }
+    VEIL_LOG_INFO("tracing to %s (%%d: party id)", path);
+    return VEIL_OK;
+}
+
+/* Writes the trace (while StarPU still names its workers) and stops the recorder. */
+static void trace_close(veil_party_t *me)
+{
+    if (!me->trace_path)
+        return;
+    veil_trace_stop();
+    struct veil_trace_meta meta = {.pid = me->self, .nparties = me->nparties, .nprocs = me->nprocs};
+    if (veil_trace_write(me->trace_path, &meta) != VEIL_OK)
+        VEIL_LOG_ERR("trace not written: %s", veil_last_error());
+    veil_trace_free();
+    free(me->trace_path);
+    me->trace_path = NULL;
+}
+
 veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *opts)
 {
     if (!p) {
@@ -144,6 +186,7 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
         goto fail;
     me->self = cfg.self;
     me->nparties = cfg.nparties;
+    me->nprocs = cfg.nparties + (cfg.has_dealer ? 1 : 0);
     me->is_dealer = cfg.self == cfg.nparties;
     me->has_dealer = cfg.has_dealer;
     if ((rc = check_plan(p, cfg.nparties)) != VEIL_OK)
@@ -174,6 +217,8 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
         goto fail;
     }
     me->starpu_up = 1;
+    if ((rc = trace_open(me)) != VEIL_OK)
+        goto fail;
     if ((rc = veil_net_open(&cfg, NULL, &me->net)) != VEIL_OK)
         goto fail;
     struct veil_mpc_options mo;
@@ -217,6 +262,7 @@ void veil_party_close(veil_party_t **mep)
     if (me->ack_h)
         starpu_data_unregister(me->ack_h);
     veil_net_close(&me->net);
+    trace_close(me);
     if (me->starpu_up)
         starpu_shutdown();
     free(me);
@@ -319,9 +365,11 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
         }
     }
     const uint64_t run = me->runs++;
+    if (me->trace_path)
+        veil_trace_run_begin((int)run);
     if (rc == VEIL_OK)
         rc = dealer_wait_turn(me, run);
-    const double t0 = now_s();
+    const double t0 = now_s(), tt0 = veil_trace_now();
     me->x.loss_to = loss_to;
     if (rc == VEIL_OK)
         rc = veil_exec_walk(&me->x, end, values, end == p->nforward ? revealed : NULL);
@@ -332,7 +380,8 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
     int wrc = veil_mpc_wait(me->m);
     if (rc == VEIL_OK)
         rc = wrc;
-    const double t1 = now_s();
+    const double t1 = now_s(), tt1 = veil_trace_now();
+    veil_trace_set_region(VEIL_REGION_OTHER);
     if (rc == VEIL_OK)
         rc = party_ack(me, run);
     for (size_t k = 0; rc == VEIL_OK && outputs && k < p->noutputs; k++)
@@ -354,6 +403,12 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
     me->last.rounds = after.rounds - me->mark.rounds;
     me->last.dealer_bytes_recv = after.dealer_bytes_recv - me->mark.dealer_bytes_recv;
     me->mark = after;
+    if (me->trace_path) {
+        veil_trace_run_end(tt0, tt1, me->last.bytes_sent, me->last.bytes_recv);
+        int prc = veil_trace_summarize((int)run, tt0, tt1, &me->profile);
+        if (rc == VEIL_OK)
+            rc = prc;
+    }
     if (rc != VEIL_OK) {
         me->failed = 1;
         snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
@@ -374,6 +429,19 @@ int veil_party_last_stats(const veil_party_t *me, struct veil_run_stats *out)
     if (!me || !out)
         return veil_error(VEIL_ERR_INVAL, "veil_party_last_stats: NULL argument");
     *out = me->last;
+    return VEIL_OK;
+}
+
+int veil_party_last_profile(const veil_party_t *me, struct veil_run_profile *out)
+{
+    if (!me || !out)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_last_profile: NULL argument");
+    if (!me->trace_path)
+        return veil_error(VEIL_ERR_STATE, "veil_party_last_profile: this party does not trace "
+                                          "(set trace_path in its options or VEIL_TRACE)");
+    if (me->runs == 0)
+        return veil_error(VEIL_ERR_STATE, "veil_party_last_profile: no run yet");
+    *out = me->profile;
     return VEIL_OK;
 }
 

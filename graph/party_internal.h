@@ -15,7 +15,7 @@ struct veil_party {
     veil_net_t *net;
     veil_mpc_t *m;
     struct veil_exec x;
-    int self, nparties, is_dealer;
+    int self, nparties, is_dealer, nprocs;
     int starpu_up;
     int has_dealer;
     struct veil_run_stats mark; /* counters at the end of the last run; zero before the first,
@@ -28,6 +28,8 @@ struct veil_party {
     char fail_msg[256];
     struct veil_run_stats last;
     uint64_t steps; /* training steps done (restored by veil_party_load) */
+    char *trace_path;                /* tracing: the file pattern (owned), NULL when off */
+    struct veil_run_profile profile; /* of the last run or step, when tracing */
 };
 
 /** VEIL_OK when me can run (not NULL, not failed), else the error, prefixed by what. */

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "graph/exec_internal.h"
 
 #include <math.h>
@@ -170,6 +171,50 @@ static void release_after(struct veil_exec *x, size_t i)
         release_node(x, i); /* read by nobody (an output is revealed already) */
 }
 
+/* The trace region of a node: the layer kinds MPC-Pipe's breakdowns use, plus a few more. */
+static int region_of(enum veil_op op)
+{
+    switch (op) {
+    case VEIL_OP_INPUT:
+    case VEIL_OP_PARAM:
+    case VEIL_OP_CONST:
+        return VEIL_REGION_INPUT;
+    case VEIL_OP_DENSE:
+    case VEIL_OP_CONV2D:
+    case VEIL_OP_MATMUL:
+    case VEIL_OP_MATMUL_NT:
+    case VEIL_OP_MATMUL_TN:
+    case VEIL_OP_CONV_GRAD_INPUT:
+    case VEIL_OP_CONV_GRAD_WEIGHT:
+        return VEIL_REGION_LINEAR;
+    case VEIL_OP_RELU:
+    case VEIL_OP_RELU_GRAD:
+    case VEIL_OP_GELU:
+        return VEIL_REGION_RELU;
+    case VEIL_OP_MAXPOOL:
+    case VEIL_OP_AVGPOOL:
+    case VEIL_OP_GAVGPOOL:
+    case VEIL_OP_MAXPOOL_GRAD:
+    case VEIL_OP_AVGPOOL_GRAD:
+    case VEIL_OP_GAVGPOOL_GRAD:
+        return VEIL_REGION_POOLING;
+    case VEIL_OP_SOFTMAX:
+    case VEIL_OP_SOFTMAX_XENT:
+    case VEIL_OP_SOFTMAX_GRAD:
+    case VEIL_OP_XENT_GRAD:
+        return VEIL_REGION_SOFTMAX;
+    case VEIL_OP_BATCHNORM:
+    case VEIL_OP_LAYERNORM:
+    case VEIL_OP_LAYERNORM_GRAD:
+    case VEIL_OP_LAYERNORM_GRAD_GAMMA:
+        return VEIL_REGION_NORM;
+    case VEIL_OP_ARGMAX:
+        return VEIL_REGION_ARGMAX;
+    default:
+        return VEIL_REGION_OTHER;
+    }
+}
+
 int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
                    struct veil_pub *revealed)
 {
@@ -177,6 +222,7 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
     for (size_t i = 0; i < end; i++) {
         const struct veil_node *n = &p->nodes[i];
         veil_mpc_set_priority(x->m, (int)lround(n->priority));
+        veil_trace_set_region(region_of(n->op)); /* tasks and messages of this node */
         int rc = VEIL_OK;
         if (n->op == VEIL_OP_INPUT) {
             release_node(x, i);
@@ -219,5 +265,6 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
             return rc;
     }
     veil_mpc_set_priority(x->m, 0);
+    veil_trace_set_region(VEIL_REGION_OTHER);
     return VEIL_OK;
 }

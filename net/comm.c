@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "net/net_internal.h"
 
 #include <stdlib.h>
@@ -75,6 +76,7 @@ static int post(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag,
     r->tag = tag;
     r->handle = h;
     r->size = starpu_data_get_size(h);
+    r->region = veil_trace_region();
     pthread_mutex_lock(&net->mu);
     if (net->state != VEIL_NET_READY || net->stop) {
         rc = net->state == VEIL_NET_FAILED

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "net/net_internal.h"
 
 #include <errno.h>
@@ -215,6 +216,8 @@ static void try_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m)
     if (m->got < m->total)
         return;
     struct veil_net_peer_state *ps = &net->peers[p];
+    if (veil_trace_active())
+        veil_trace_message(VEIL_TRACE_RECV, p, m->tag, m->total, r->region, m->t_first, m->t_last);
     list_unlink_req(&ps->recvs, &ps->recvs_tail, r);
     inmsg_unlink(ps, m);
     free(m);
@@ -270,6 +273,8 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
             return fail(net, VEIL_ERR_NOMEM, "out of memory for an incoming message");
         m->tag = h->tag;
         m->total = h->total;
+        if (veil_trace_active())
+            m->t_first = veil_trace_now();
         m->prev = ps->in_tail;
         if (ps->in_tail)
             ps->in_tail->next = m;
@@ -285,6 +290,8 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
     uint64_t offset = h->offset;
     m->got += h->length;
     int done = m->got == m->total;
+    if (done && veil_trace_active())
+        m->t_last = veil_trace_now();
     veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES + h->length, m->total, done);
     if (h->length) {
         if (m->req && m->req->acquired && m->req->msg == m) {
@@ -577,13 +584,19 @@ static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, doub
         buf = veil_net_pool_get(net->pool);
         if (!buf)
             return 0;
-        memcpy(buf, r->ptr + r->off, len);
     }
+    if (r->off == 0 && veil_trace_active())
+        r->t_first = veil_trace_now(); /* before the copy: staging is the message's work */
+    if (len)
+        memcpy(buf, r->ptr + r->off, len);
     struct veil_net_outframe *f = &ps->outq[(ps->outq_head + ps->outq_count) % ps->outq_cap];
     make_header(net, VEIL_FRAME_DATA, r->tag, r->off, r->size, (uint32_t)len, f->hdr);
     f->buf = buf;
     f->len = (uint32_t)len;
     f->total = r->size;
+    f->tag = r->tag;
+    f->t_first = r->t_first;
+    f->region = r->region;
     r->off += len;
     f->ends_msg = r->off == r->size;
     f->at = emulating(net)
@@ -626,6 +639,9 @@ static int flush_outq(struct veil_net *net, int p, double now)
             }
         }
         veil_net_count_sent(net, p, VEIL_FRAME_HEADER_BYTES + f->len, f->total, f->ends_msg);
+        if (f->ends_msg && veil_trace_active())
+            veil_trace_message(VEIL_TRACE_SEND, p, f->tag, f->total, f->region, f->t_first,
+                               veil_trace_now());
         ps->outq_head = (ps->outq_head + 1) % ps->outq_cap;
         ps->outq_count--;
         net->outq_total--;

@@ -60,6 +60,8 @@ struct veil_net_req {
     uint64_t seq; /* posting order */
     starpu_data_handle_t handle;
     size_t size;
+    int region;     /* trace region current when it was posted (base/trace.h) */
+    double t_first; /* trace: send's first chunk staged (I/O thread, only while tracing) */
     /* set by the posting thread / callback before the request is queued */
     int acquire_failed;
     struct veil_net_req *post_next; /* posted queue (under net->mu) */
@@ -86,6 +88,7 @@ struct veil_net_inmsg {
     uint64_t total;
     uint64_t got;    /* bytes received so far */
     uint64_t copied; /* bytes copied into the bound receive */
+    double t_first, t_last; /* trace: first and last chunk arrived (only while tracing) */
     struct veil_net_req *req;
     struct veil_net_inchunk *first, *last; /* received, not yet copied */
     struct veil_net_inmsg *next, *prev;
@@ -99,6 +102,10 @@ struct veil_net_outframe {
     uint32_t len;
     uint32_t ends_msg; /* 1: last frame of a message of `total` payload bytes */
     uint64_t total;
+    /* trace, meaningful on the last frame: the message's tag, region and first staging time */
+    uint64_t tag;
+    double t_first;
+    int region;
 };
 
 /* Per-peer counters: written by the I/O thread, read by anyone (relaxed atomics). */

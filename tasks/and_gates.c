@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "tasks/compare_internal.h"
 
 #include <stdlib.h>
@@ -59,6 +60,7 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
         task->cl_arg_free = 1;
     }
     task->priority = veil_mpc_priority(m);
+    veil_trace_task_attach(task);
     int rc = starpu_task_submit(task);
     if (rc != 0) {
         starpu_task_destroy(task);

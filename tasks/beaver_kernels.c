@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "codelets/codelets_internal.h"
 #include "codelets/gemm_internal.h"
 #include "tasks/beaver_internal.h"
@@ -87,7 +88,7 @@ int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_
                           na, nb, nc, g->batch, g->m, g->k, g->k, g->n);
     rc = starpu_task_insert(g->accumulate ? &bgemm_rw_cl : &bgemm_w_cl, STARPU_R, a, STARPU_R, b,
                             g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g, sizeof *g,
-                            STARPU_PRIORITY, priority, 0);
+                            STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;
@@ -148,7 +149,7 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
                           "x %zu tensor (distinct handles)",
                           ni, no, p[0], p[1], p[2], p[3]);
     rc = starpu_task_insert(&swap_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s, sizeof s,
-                            STARPU_PRIORITY, priority, 0);
+                            STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "swap_axes: starpu_task_insert failed (%s)",
                           strerror(-rc));
@@ -208,7 +209,7 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
         return veil_error(VEIL_ERR_INVAL, "trunc: f = %u, use 1 to 62", f);
     rc = starpu_task_insert(&trunc_cl, STARPU_R, copen, STARPU_R, rhi, STARPU_R, r63, STARPU_W, out,
                             STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0, sizeof party0,
-                            STARPU_PRIORITY, priority, 0);
+                            STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

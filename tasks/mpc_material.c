@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "tasks/mpc_internal.h"
 
 #include <string.h>
@@ -102,6 +103,7 @@ static int submit_args(veil_mpc_t *m, struct starpu_codelet *cl, void *args, siz
     if (h1)
         t->handles[1] = h1;
     t->priority = veil_mpc_priority(m);
+    veil_trace_task_attach(t);
     int rc = starpu_task_submit(t);
     if (rc != 0) {
         t->destroy = 0;

@@ -292,6 +292,13 @@ struct veil_party_options {
                                   knows the seed can rebuild every mask and unmask every opened
                                   value: never use it with real data. Every process passes the
                                   same value (only the dealer uses it) */
+    /* Tracing (off when NULL and VEIL_TRACE is unset or empty): the party records every StarPU
+     * task and every network message of its runs and, at veil_party_close, writes them as
+     * Chrome trace JSON (Perfetto, chrome://tracing) to this path, one "%d" in it replaced by
+     * the party id (the dealer's is N), all runs of the session in one file. NULL here falls
+     * back to the environment variable VEIL_TRACE (e.g. VEIL_TRACE=/tmp/trace-%d.json under
+     * veil-run). With tracing on, veil_party_last_profile summarises each run. */
+    const char *trace_path;
 };
 void veil_party_options_defaults(struct veil_party_options *o);
 
@@ -402,6 +409,60 @@ struct veil_run_stats {
                                    run in which it arrived) */
 };
 int veil_party_last_stats(const veil_party_t *me, struct veil_run_stats *out);
+
+/* ---- profile: busy and overlap, from the trace ---------------------------------------------- */
+
+/** Trace regions: the kind of plan node being lowered when a task or message was submitted. */
+enum veil_region {
+    VEIL_REGION_OTHER,   /* reshape, add, concat, scale, transpose, slice, mul, sgd update */
+    VEIL_REGION_INPUT,   /* sharing inputs and parameters, constants */
+    VEIL_REGION_LINEAR,  /* dense, conv2d, matmul and their backward products */
+    VEIL_REGION_RELU,    /* relu, relu_grad, gelu */
+    VEIL_REGION_POOLING, /* max / average / global average pooling and their gradients */
+    VEIL_REGION_SOFTMAX, /* softmax, softmax cross-entropy and their gradients */
+    VEIL_REGION_NORM,    /* batch norm, layer norm and their gradients */
+    VEIL_REGION_ARGMAX,  /* argmax */
+    VEIL_REGION_COUNT
+};
+/** "other", "input", "linear", "relu", "pooling", "softmax", "norm", "argmax". */
+const char *veil_region_name(enum veil_region r);
+
+/**
+ * Busy and overlap over one time window W (seconds, percentages of W):
+ *  C = the union of the task intervals [start, end] over all workers, clipped to W;
+ *  N = the union of the message intervals (send: first chunk staged to last chunk handed to
+ *      ZeroMQ; receive: first chunk arrived to last chunk arrived; all peers), clipped to W;
+ *  compute_pct = |C| / |W|, network_pct = |N| / |W|, overlap_pct = |C n N| / |W|,
+ *  idle_pct = |W \ (C u N)| / |W|, so compute + network - overlap + idle = 100;
+ *  efficiency = |W| / max(|C|, |N|) >= 1 (1.0: the longer of the two fills the window; 0 when
+ *  nothing was busy). Without link emulation a message interval is only the I/O thread's own
+ *  time with it (staging, arrival), so network_pct is low on loopback.
+ */
+struct veil_busy {
+    double wall_s, compute_s, network_s, overlap_s;
+    double compute_pct, network_pct, overlap_pct, idle_pct;
+    double efficiency;
+    uint64_t tasks, messages, bytes; /* events counted, payload bytes of the messages */
+};
+/**
+ * One run's profile. total: W = the run's wall time (as online_s), every event of the run.
+ * region[r]: only the tasks and messages submitted in region r, W = from the first start to the
+ * last end of those events (regions overlap in time when the DAG pipelines across layers, so
+ * their walls may add up to more than the run's); all zero when the region had no event.
+ */
+struct veil_run_profile {
+    int run; /* index of the run in the session, from 0 */
+    struct veil_busy total;
+    struct veil_busy region[VEIL_REGION_COUNT];
+};
+/**
+ * The profile of the last veil_run, derived from the trace's events. VEIL_ERR_INVAL (NULL),
+ * VEIL_ERR_STATE when the party does not trace or has not run yet.
+ */
+int veil_party_last_profile(const veil_party_t *me, struct veil_run_profile *out);
+/** Prints the profile as a table (a line for the run, one per region with events) to file (a
+ * FILE*). */
+void veil_run_profile_print(const struct veil_run_profile *p, void *file);
 
 #ifdef __cplusplus
 }

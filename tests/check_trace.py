@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""check_trace.py — checks Veil's per-party Chrome trace files (test_graph_trace.sh).
+
+Usage: check_trace.py --regions input,linear,... --parties N FILE...
+For each file: valid JSON with traceEvents and displayTimeUnit "ms"; every event has the
+fields its phase needs; complete events have ts and dur >= 0, pid the file's party; every lane
+used is named by a thread_name metadata event; every task event belongs to a run and lies
+inside that run's time span; at a party (pid < N) every region listed has at least one event
+(task or message) in every run; the send events of each run add up to the run's bytes_sent
+(veil_party_last_stats, carried by the run event). Prints one line per failure, exits 1 then.
+"""
+import argparse
+import json
+import sys
+
+EPS_US = 0.002  # ts and dur are written with 3 decimals (nanoseconds)
+
+
+def check(path, regions, nparties, fail):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: not valid JSON: {e}")
+        return
+    if not isinstance(doc.get("traceEvents"), list) or doc.get("displayTimeUnit") != "ms":
+        fail(f"{path}: traceEvents list or displayTimeUnit 'ms' missing")
+        return
+    pid = doc.get("otherData", {}).get("party")
+    named, runs, tasks, msgs = set(), {}, [], []
+    for e in doc["traceEvents"]:
+        ph = e.get("ph")
+        if "name" not in e or ph not in ("X", "M") or e.get("pid") != pid:
+            fail(f"{path}: bad event {e}")
+            continue
+        if ph == "M":
+            if e["name"] == "thread_name":
+                named.add(e.get("tid"))
+            if "args" not in e:
+                fail(f"{path}: metadata without args: {e}")
+            continue
+        if not all(k in e for k in ("ts", "dur", "tid", "cat", "args")) or e["dur"] < 0:
+            fail(f"{path}: complete event lacks a field: {e}")
+            continue
+        cat, args = e["cat"], e["args"]
+        if cat == "run":
+            runs[args["run"]] = (e["ts"], e["ts"] + e["dur"], args["bytes_sent"])
+        elif cat == "task":
+            tasks.append(e)
+        elif cat in ("send", "recv"):
+            if not all(k in args for k in ("peer", "tag", "bytes", "region", "run")):
+                fail(f"{path}: message without peer/tag/bytes/region/run: {e}")
+            msgs.append(e)
+        else:
+            fail(f"{path}: unknown category {cat}")
+    used = {e["tid"] for e in tasks + msgs} | {0}
+    if used - named:
+        fail(f"{path}: lanes without a name: {sorted(used - named)}")
+    if not runs:
+        fail(f"{path}: no run event")
+    for e in tasks:
+        r = e["args"].get("run", -1)
+        if r not in runs:
+            fail(f"{path}: task {e['name']} outside any run")
+            continue
+        t0, t1, _ = runs[r]
+        if e["ts"] < t0 - EPS_US or e["ts"] + e["dur"] > t1 + EPS_US:
+            fail(f"{path}: task {e['name']} [{e['ts']}, +{e['dur']}] outside run {r} "
+                 f"[{t0}, {t1}]")
+    for r, (t0, t1, sent) in sorted(runs.items()):
+        got = sum(e["args"]["bytes"] for e in msgs if e["cat"] == "send" and e["args"]["run"] == r)
+        if got != sent:
+            fail(f"{path}: run {r}: send events carry {got} bytes, bytes_sent is {sent}")
+        if pid < nparties:
+            seen = {e["args"]["region"] for e in tasks + msgs if e["args"]["run"] == r}
+            for reg in regions:
+                if reg not in seen:
+                    fail(f"{path}: run {r}: no event in region {reg}")
+    print(f"{path}: {len(runs)} runs, {len(tasks)} tasks, {len(msgs)} messages: checked")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--regions", default="")
+    ap.add_argument("--parties", type=int, required=True)
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    failures = []
+
+    def fail(msg):
+        failures.append(msg)
+        print("FAIL " + msg, file=sys.stderr)
+
+    for p in a.files:
+        check(p, [r for r in a.regions.split(",") if r], a.parties, fail)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

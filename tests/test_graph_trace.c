@@ -1,0 +1,229 @@
+/* Tests per-party tracing and the busy / overlap profile of the secure executor: a small
+ * LeNet-like plan (conv2d, relu, maxpool, flatten, dense, argmax) runs twice with 2 parties and
+ * the dealer, as real processes, with trace_path set, under the scheduler named by argv[2]
+ * (default lws). Checks, for every process and run: veil_party_last_profile succeeds, its
+ * percentages are consistent (compute + network - overlap + idle = 100 within rounding, each in
+ * [0, 100], efficiency >= 1, region walls within the run's), the regions the plan has recorded
+ * events at the parties (messages for input, tasks for linear, relu, pooling, argmax), the
+ * outputs match a plaintext FIXED run; and that with tracing off nothing is recorded, no file
+ * is written and the profile is refused. The trace files land in argv[1] (trace-<pid>.json) for
+ * tests/test_graph_trace.sh, which parses them with python3 and draws them with trace_svg.py.
+ * Usage: test_graph_trace DIR [SCHED] [--off | --env (trace path from VEIL_TRACE)]. */
+#include "config.h"
+#include "base/trace.h"
+#include "test_graph_util.h"
+#include "test_mpc_util.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NPROC 3
+#define NRUNS 2
+
+struct shared {
+    struct veil_run_profile prof[NPROC][NRUNS];
+    struct veil_run_stats stats[NPROC][NRUNS];
+    int prof_rc[NPROC][NRUNS];
+    double out[NPROC][NRUNS][64];
+    size_t recorded[NPROC]; /* events in the recorder after the runs (tracing off) */
+};
+
+static struct shared *sh;
+static veil_plan_t *plan;
+static struct veil_feed feeds[8];
+static size_t nfeeds;
+static char trace_pattern[1024];
+static int tracing = 1;
+static int from_env; /* --env: the path comes from VEIL_TRACE (as under veil-run) */
+
+static uint64_t rng = 0x2545f4914f6cdd1du;
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void feed(const char *name, size_t numel, double lo, double hi)
+{
+    double *v = malloc(numel * sizeof *v);
+    for (size_t i = 0; i < numel; i++)
+        v[i] = uniform(lo, hi);
+    feeds[nfeeds++] = (struct veil_feed){.name = name, .values = v, .numel = numel};
+}
+
+static void lenet_small(void)
+{
+    veil_graph_t *g = veil_graph_new("lenet_small");
+    size_t dx[4] = {2, 1, 12, 12}, dw1[4] = {4, 1, 3, 3}, d4[1] = {4}, dwd[2] = {100, 10};
+    size_t d10[1] = {10};
+    veil_node_t *x = veil_input(g, "x", 1, 4, dx);
+    veil_node_t *c1 = veil_conv2d(g, "c1", x, veil_param(g, "w1", 0, 4, dw1),
+                                  veil_param(g, "b1", 0, 1, d4), 1, 0);
+    veil_node_t *mp = veil_maxpool2d(g, "mp", veil_relu(g, "r1", c1), 2, 2);
+    veil_node_t *y = veil_dense(g, "fc", veil_flatten(g, "flat", mp),
+                                veil_param(g, "wd", 0, 2, dwd), veil_param(g, "bd", 0, 1, d10));
+    veil_reveal(g, y, VEIL_ALL_PARTIES);
+    veil_reveal(g, veil_argmax(g, "class", y), 1);
+    struct veil_compile_options o;
+    veil_compile_options_defaults(&o);
+    o.tile = 128;
+    plan = veil_compile(g, &o);
+    VT_CHECK(plan != NULL, "compile: %s", veil_last_error());
+    veil_graph_destroy(&g);
+    feed("x", 288, -1, 1);
+    feed("w1", 36, -0.5, 0.5);
+    feed("b1", 4, -0.1, 0.1);
+    feed("wd", 1000, -0.2, 0.2);
+    feed("bd", 10, -0.1, 0.1);
+}
+
+static int child(const struct veil_harness_party *me, void *arg)
+{
+    (void)arg;
+    struct veil_party_options o;
+    veil_party_options_defaults(&o);
+    o.trace_path = tracing && !from_env ? trace_pattern : NULL;
+    if (!tracing)
+        unsetenv("VEIL_TRACE");
+    veil_party_t *pt = veil_party_open(plan, &o);
+    if (!pt) {
+        fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
+        return 3;
+    }
+    int code = 0;
+    for (int run = 0; run < NRUNS && code == 0; run++) {
+        double *outs[2] = {sh->out[me->id][run], NULL};
+        if (veil_run(pt, feeds, nfeeds, outs) != VEIL_OK) {
+            fprintf(stderr, "process %d: run %d: %s\n", me->id, run, veil_last_error());
+            code = 4;
+        }
+        veil_party_last_stats(pt, &sh->stats[me->id][run]);
+        sh->prof_rc[me->id][run] = veil_party_last_profile(pt, &sh->prof[me->id][run]);
+        if (veil_test_verbose() && tracing)
+            veil_run_profile_print(&sh->prof[me->id][run], stderr);
+    }
+    sh->recorded[me->id] = veil_trace_count();
+    veil_party_close(&pt);
+    return code;
+}
+
+static void check_busy(const struct veil_busy *b, const char *what)
+{
+    const double sum = b->compute_pct + b->network_pct - b->overlap_pct + b->idle_pct;
+    const double eps = 1e-6;
+    VT_CHECK(fabs(sum - 100) < 0.01 || (b->wall_s == 0 && sum == 0),
+             "%s: compute %.3f + network %.3f - overlap %.3f + idle %.3f = %.3f, not 100", what,
+             b->compute_pct, b->network_pct, b->overlap_pct, b->idle_pct, sum);
+    VT_CHECK(b->compute_pct >= 0 && b->compute_pct <= 100 + eps && b->network_pct >= 0 &&
+                 b->network_pct <= 100 + eps && b->overlap_pct >= 0 &&
+                 b->overlap_pct <= b->compute_pct + eps && b->overlap_pct <= b->network_pct + eps &&
+                 b->idle_pct >= 0,
+             "%s: percentages out of range (%.3f %.3f %.3f %.3f)", what, b->compute_pct,
+             b->network_pct, b->overlap_pct, b->idle_pct);
+    VT_CHECK(b->efficiency >= 1 - 1e-9 || (b->compute_s == 0 && b->network_s == 0),
+             "%s: efficiency %.4f < 1", what, b->efficiency);
+}
+
+static void check_traced(const char *sched)
+{
+    const int want[] = {VEIL_REGION_INPUT, VEIL_REGION_LINEAR, VEIL_REGION_RELU,
+                        VEIL_REGION_POOLING, VEIL_REGION_ARGMAX};
+    for (int q = 0; q < NPROC; q++)
+        for (int run = 0; run < NRUNS; run++) {
+            const struct veil_run_profile *p = &sh->prof[q][run];
+            char what[96];
+            snprintf(what, sizeof what, "%s process %d run %d", sched, q, run);
+            VT_CHECK(sh->prof_rc[q][run] == VEIL_OK, "%s: no profile", what);
+            VT_CHECK(p->run == run, "%s: profile of run %d", what, p->run);
+            VT_CHECK(p->total.tasks > 0 && p->total.wall_s > 0, "%s: %llu tasks, wall %.6f s", what,
+                     (unsigned long long)p->total.tasks, p->total.wall_s);
+            VT_CHECK(fabs(p->total.wall_s - sh->stats[q][run].online_s) < 0.01,
+                     "%s: profile wall %.6f s, online %.6f s", what, p->total.wall_s,
+                     sh->stats[q][run].online_s);
+            check_busy(&p->total, what);
+            for (int r = 0; r < VEIL_REGION_COUNT; r++) {
+                char rw[128];
+                snprintf(rw, sizeof rw, "%s region %s", what, veil_region_name(r));
+                check_busy(&p->region[r], rw);
+                VT_CHECK(p->region[r].wall_s <= p->total.wall_s + 1e-9, "%s: wall beyond the run",
+                         rw);
+            }
+            /* sharing inputs is messages only; the other regions compute */
+            for (size_t i = 0; q < 2 && i < sizeof want / sizeof *want; i++)
+                VT_CHECK(want[i] == VEIL_REGION_INPUT ? p->region[want[i]].messages > 0
+                                                      : p->region[want[i]].tasks > 0,
+                         "%s: no event in region %s", what, veil_region_name(want[i]));
+            veil_test_log("%s: wall %.3f ms, compute %.1f%%, network %.1f%%, overlap %.1f%%, "
+                          "idle %.1f%%, efficiency %.2f, %llu tasks, %llu messages",
+                          what, p->total.wall_s * 1e3, p->total.compute_pct, p->total.network_pct,
+                          p->total.overlap_pct, p->total.idle_pct, p->total.efficiency,
+                          (unsigned long long)p->total.tasks,
+                          (unsigned long long)p->total.messages);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DIR [SCHED] [--off | --env]\n", argv[0]);
+        return 1;
+    }
+    const char *sched = argc > 2 && argv[2][0] != '-' ? argv[2] : "lws";
+    tracing = !(argc > 2 && !strcmp(argv[argc - 1], "--off"));
+    from_env = argc > 2 && !strcmp(argv[argc - 1], "--env");
+    snprintf(trace_pattern, sizeof trace_pattern, "%s/trace-%%d.json", argv[1]);
+    if (from_env)
+        setenv("VEIL_TRACE", trace_pattern, 1);
+    char path[64];
+    VT_CHECK(veil_trace_path("t-%d-%%.json", 3, path, sizeof path) == VEIL_OK &&
+                 !strcmp(path, "t-3-%.json"),
+             "trace path expansion: '%s'", path);
+    VT_CHECK(veil_trace_path("t-%s.json", 3, path, sizeof path) == VEIL_ERR_INVAL &&
+                 veil_trace_path("t-%d-%d.json", 3, path, sizeof path) == VEIL_ERR_INVAL &&
+                 veil_trace_path("a-long-name-%d", 3, path, 8) == VEIL_ERR_INVAL,
+             "bad trace path patterns must be refused");
+    sh = veil_test_mpc_shared(sizeof *sh);
+    if (!sh)
+        return 1;
+    lenet_small();
+    double *want[2] = {calloc(20, sizeof(double)), calloc(2, sizeof(double))};
+    VT_CHECK(veil_plain_run(plan, VEIL_PLAIN_FIXED, feeds, nfeeds, want) == VEIL_OK,
+             "plaintext reference: %s", veil_last_error());
+    if (veil_test_failures)
+        return veil_test_status();
+    struct veil_test_graph_opts o = {.nparties = 2, .dealer = 1, .sched = sched};
+    VT_CHECK(veil_test_graph_run(&o, child, NULL, NULL) == VEIL_OK, "%s: the secure run failed",
+             sched);
+    for (int q = 0; q < 2; q++)
+        for (int run = 0; run < NRUNS; run++)
+            for (int i = 0; i < 20; i++)
+                VT_CHECK(fabs(sh->out[q][run][i] - want[0][i]) < 1e-3,
+                         "party %d run %d: output %d is %.6f, plaintext %.6f", q, run, i,
+                         sh->out[q][run][i], want[0][i]);
+    if (tracing) {
+        check_traced(sched);
+    } else {
+        for (int q = 0; q < NPROC; q++) {
+            char file[1100];
+            snprintf(file, sizeof file, "%s/trace-%d.json", argv[1], q);
+            VT_CHECK(sh->recorded[q] == 0, "tracing off: process %d recorded %zu events", q,
+                     sh->recorded[q]);
+            VT_CHECK(sh->prof_rc[q][0] == VEIL_ERR_STATE && sh->prof_rc[q][1] == VEIL_ERR_STATE,
+                     "tracing off: process %d got a profile (%d)", q, sh->prof_rc[q][0]);
+            VT_CHECK(access(file, F_OK) != 0, "tracing off: %s was written", file);
+        }
+    }
+    free(want[0]);
+    free(want[1]);
+    for (size_t f = 0; f < nfeeds; f++)
+        free((void *)feeds[f].values);
+    veil_plan_destroy(&plan);
+    veil_test_mpc_shared_free(sh, sizeof *sh);
+    return veil_test_status();
+}
