@@ -11,6 +11,7 @@
 #include "graph/party_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,18 @@ int veil_train_step_reveal_loss(veil_party_t *me, const struct veil_feed *feeds,
 uint64_t veil_party_steps(const veil_party_t *me)
 {
     return me ? me->steps : 0;
+}
+
+int veil_party_joint_seed(veil_party_t *me, uint8_t seed[16])
+{
+    int rc = veil_party_usable(me, "veil_party_joint_seed");
+    if (rc == VEIL_OK && !seed)
+        rc = veil_error(VEIL_ERR_INVAL, "veil_party_joint_seed: NULL seed");
+    if (rc == VEIL_OK && (rc = veil_mpc_joint_seed(me->m, seed)) != VEIL_OK) {
+        me->failed = 1;
+        snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
+    }
+    return rc;
 }
 
 int veil_party_reveal_param(veil_party_t *me, const char *name, int to, double *out)

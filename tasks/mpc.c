@@ -289,23 +289,22 @@ int veil_mpc_set_counters(veil_mpc_t *m, uint64_t next_item, uint64_t next_tag)
     return VEIL_OK;
 }
 
-int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what)
+/* A blocking all-to-all among every process of the session (the dealer too): mine (words words)
+ * goes to every other process, got[q * words ...] receives process q's (got[self] is left alone).
+ * A set-up tag of its own: the dealer's protocol tag counter need not match the parties' (it never
+ * exchanges protocol messages), and messages of one (peer, tag) stay in order. */
+static int all_to_all(veil_mpc_t *m, uint64_t tag, uint64_t *mine, size_t words, uint64_t *got)
 {
-    if (!m->net)
-        return VEIL_OK;
     const int n = veil_net_nprocs(m->net);
-    /* a set-up tag of its own: the dealer's protocol tag counter need not match the parties'
-     * (it never exchanges protocol messages), and messages of one (peer, tag) stay in order */
-    const uint64_t tag = VEIL_MPC_TAG_SEED + 1;
-    uint64_t mine = value, got[VEIL_NET_MAX_PROCS];
     starpu_data_handle_t hs = NULL, hr[VEIL_NET_MAX_PROCS] = {NULL};
-    starpu_vector_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)&mine, 1, sizeof mine);
+    starpu_vector_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)mine, (uint32_t)words,
+                                sizeof *mine);
     int rc = VEIL_OK;
     for (int q = 0; q < n && rc == VEIL_OK; q++) {
         if (q == m->self)
             continue;
-        got[q] = value;
-        starpu_vector_data_register(&hr[q], STARPU_MAIN_RAM, (uintptr_t)&got[q], 1, sizeof got[q]);
+        starpu_vector_data_register(&hr[q], STARPU_MAIN_RAM, (uintptr_t)(got + (size_t)q * words),
+                                    (uint32_t)words, sizeof *got);
         rc = veil_net_isend(m->net, hs, q, tag);
         if (rc == VEIL_OK)
             rc = veil_net_irecv(m->net, hr[q], q, tag);
@@ -317,10 +316,41 @@ int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what)
         if (hr[q])
             starpu_data_unregister(hr[q]);
     starpu_data_unregister(hs);
-    for (int q = 0; q < n && rc == VEIL_OK; q++)
+    return rc;
+}
+
+int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what)
+{
+    if (!m->net)
+        return VEIL_OK;
+    uint64_t mine = value, got[VEIL_NET_MAX_PROCS];
+    for (int q = 0; q < VEIL_NET_MAX_PROCS; q++)
+        got[q] = value;
+    int rc = all_to_all(m, VEIL_MPC_TAG_SEED + 1, &mine, 1, got);
+    for (int q = 0; q < veil_net_nprocs(m->net) && rc == VEIL_OK; q++)
         if (q != m->self && got[q] != value)
             rc = veil_error(VEIL_ERR_MISMATCH, "%s: process %d is at %llu, this one at %llu", what,
                             q, (unsigned long long)got[q], (unsigned long long)value);
+    return rc;
+}
+
+int veil_mpc_joint_seed(veil_mpc_t *m, uint8_t seed[VEIL_SEED_BYTES])
+{
+    uint64_t mine[2], got[2 * VEIL_NET_MAX_PROCS];
+    int rc = veil_seed_random((uint8_t *)mine);
+    if (rc != VEIL_OK || !m->net) {
+        memcpy(seed, mine, VEIL_SEED_BYTES);
+        return rc;
+    }
+    memset(got, 0, sizeof got);
+    rc = all_to_all(m, VEIL_MPC_TAG_SEED + 2, mine, 2, got);
+    for (int q = 0; q < veil_net_nprocs(m->net); q++)
+        if (q != m->self) {
+            mine[0] ^= got[2 * q];
+            mine[1] ^= got[2 * q + 1];
+        }
+    memcpy(seed, mine, VEIL_SEED_BYTES);
+    veil_wipe(mine, sizeof mine);
     return rc;
 }
 

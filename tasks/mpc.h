@@ -153,6 +153,14 @@ int veil_mpc_set_counters(veil_mpc_t *m, uint64_t next_item, uint64_t next_tag);
  * Checkpoints use it so that no process commits a state its peers did not reach.
  */
 int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what);
+/**
+ * A seed no single process chose (blocking, every process of the session, the dealer too): each
+ * draws 16 bytes from the OS CSPRNG and sends them to every other; the seed is the XOR of all, the
+ * same everywhere, uniform as long as one process is honest (semi-honest model). Public within
+ * the session (e.g. the order in which training data is visited). Without a network (a
+ * recorder): this process's own random bytes. The session's error when a peer is lost.
+ */
+int veil_mpc_joint_seed(veil_mpc_t *m, uint8_t seed[VEIL_SEED_BYTES]);
 /** Marks one communication round in the session's counters (no-op without a network). */
 void veil_mpc_round(veil_mpc_t *m);
 

@@ -3,9 +3,11 @@
 # on 640 images writes a weights file; secure inference of 40 test images then runs with 2
 # parties and the dealer under three StarPU schedulers (lws, eager, dmda) and with 3 parties; the
 # secure predictions must agree with the plaintext fixed-point model on every image
-# (agreement=100.000) and the accuracy must equal the fixed-point model's. Bad input: unknown
+# (agreement=100.000) and the accuracy must equal the fixed-point model's. Secure training of two
+# steps (loss revealed each step, a checkpoint) must reach the test accuracy of the plaintext
+# fixed-point run with the same initialisation and jointly drawn order. Bad input: unknown
 # mode or option (exit 2), a weights file for another model, a weights file without a tensor, a
-# truncated dataset: each a non-zero exit with a message naming it. About 60 s here.
+# truncated dataset: each a non-zero exit with a message naming it. About 80 s here.
 set -u
 top="${VEIL_TOP_BUILDDIR:-.}"
 ex="$top/examples/lenet_fmnist"
@@ -46,8 +48,22 @@ infer 2 eager
 infer 2 dmda
 infer 3 lws
 
+# secure training: 2 steps of 32 images, then 32 test images
+out=$("$run" -n 2 --dealer --timeout 300 -- "$ex" train --secure --limit 64 --batch 32 \
+    --images 32 --loss-every 1 --checkpoint "$tmp/ck-%d" --checkpoint-every 2 \
+    --weights "$tmp/secure.safetensors" --quiet 2>&1)
+rc=$?
+last=$(printf '%s\n' "$out" | grep '\[p1\] model=' | tail -n 1)
+acc=$(printf '%s' "$last" | sed -n 's/.* accuracy=\([0-9.]*\) .*/\1/p')
+fix=$(printf '%s' "$last" | sed -n 's/.* fixed_accuracy=\([0-9.]*\) .*/\1/p')
+if [ "$rc" -ne 0 ] || [ -z "$acc" ] || [ "$acc" != "$fix" ] || [ ! -s "$tmp/secure.safetensors" ] ||
+    [ ! -s "$tmp/ck-0" ] || [ ! -s "$tmp/ck-2" ]; then
+    echo "FAIL: train --secure: rc=$rc accuracy=$acc fixed=$fix"; printf '%s\n' "$out"; fail=1
+fi
+
 # bad input
-for bad in "" "test" "infer --images 0" "infer --batch x" "train --lr 2" "train --bogus 1"; do
+for bad in "" "test" "infer --images 0" "infer --batch x" "train --lr 2" "train --bogus 1" \
+    "train --resume" "train --secure --checkpoint nopattern" "train --loss-every 2"; do
     # shellcheck disable=SC2086
     "$ex" $bad >/dev/null 2>&1
     rc=$?

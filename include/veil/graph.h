@@ -365,6 +365,15 @@ int veil_train_step(veil_party_t *me, const struct veil_feed *feeds, size_t nfee
 int veil_train_step_reveal_loss(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
                                 int to, double *probs, double *loss);
 
+/**
+ * A 16-byte seed no single party chose, the same at every process: each process of the session
+ * (the dealer too) contributes 16 bytes from its OS CSPRNG and the seed is their XOR (uniform
+ * while one process is honest). Blocking; every process calls it at the same point (SPMD). For
+ * public joint decisions, e.g. the order in which the data owner visits its training data.
+ * VEIL_OK, or the session's error (a lost peer is named).
+ */
+int veil_party_joint_seed(veil_party_t *me, uint8_t seed[16]);
+
 /** Training steps this session has done (counting those before a loaded checkpoint). */
 uint64_t veil_party_steps(const veil_party_t *me);
 
