@@ -104,7 +104,8 @@ int veil_task_flatop(const struct veil_flatop_args *a, const starpu_data_handle_
         d[a->nout + j].mode = STARPU_R;
     }
     rc = starpu_task_insert(&veil_flatop_cl, STARPU_DATA_MODE_ARRAY, d, a->nout + a->nin,
-                            STARPU_VALUE, a, sizeof *a, STARPU_PRIORITY, priority, 0);
+                            STARPU_VALUE, a, sizeof *a, STARPU_PRIORITY, priority,
+                            STARPU_EXECUTE_ON_WORKER, veil_place_worker(out[0]), 0);
     free(d);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "flatop: starpu_task_insert failed (%s)", strerror(-rc));

@@ -58,6 +58,7 @@ int veil_test_graph_run(const struct veil_test_graph_opts *o, veil_harness_fn fn
     h.grace_s = 15;
     h.sched = o->sched;
     h.extra_env = env;
+    h.session = o->session;
     struct veil_harness_result local[VEIL_HARNESS_MAX_PROCS];
     struct veil_harness_result *res = results ? results : local;
     memset(res, 0, sizeof *res * (size_t)nprocs);

@@ -20,6 +20,8 @@ struct veil_test_graph_opts {
     const char *sched; /* STARPU_SCHED for the children; NULL: lws */
     double timeout_s;  /* 0: 120 */
     int expect_fail;   /* 1: the run is expected to fail (outputs are not printed) */
+    const char *session; /* 32 hex digits: a fixed session id (with fixed seeds, a repeatable
+                            session); NULL: a fresh one */
 };
 
 /**
