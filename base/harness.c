@@ -117,7 +117,9 @@ static void child_environment(const struct veil_harness_opts *o, const struct ve
     if (!o->keep_starpu_env) {
         const char *sched = o->sched ? o->sched : getenv("STARPU_SCHED");
         setenv("STARPU_SCHED", sched ? sched : "lws", 1);
-        setenv("STARPU_NCPU", "1", 1);
+        char ncpu[16];
+        snprintf(ncpu, sizeof ncpu, "%d", o->ncpu > 0 ? o->ncpu : 1);
+        setenv("STARPU_NCPU", ncpu, 1);
         setenv("STARPU_WORKERS_NOBIND", "1", 1);
         setenv("STARPU_SILENT", "1", 1);
         setenv("STARPU_HOME", starpu_home, 1);

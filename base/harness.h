@@ -16,7 +16,7 @@
  *   VEIL_LISTEN_FD     a TCP socket already bound to this process's endpoint and listening:
  *                      the harness binds every port before it forks, so no other process on the
  *                      machine can take one in between (the mesh adopts it with ZMQ_USE_FD)
- *   STARPU_NCPU=1 STARPU_WORKERS_NOBIND=1 STARPU_SILENT=1, a private STARPU_HOME, and
+ *   STARPU_NCPU=1 (or the ncpu option) STARPU_WORKERS_NOBIND=1 STARPU_SILENT=1, a private STARPU_HOME, and
  *   STARPU_SCHED (the option, else the caller's STARPU_SCHED, else lws) — unless the option
  *   keep_starpu_env is set, in which case the caller's StarPU variables are left alone.
  */
@@ -34,6 +34,8 @@ struct veil_harness_opts {
     double grace_s;        /* after the first failure, kill the rest after this; < 0: never */
     const char *sched;     /* STARPU_SCHED for the children; NULL: caller's or "lws" */
     int keep_starpu_env;   /* 1: do not set STARPU_* variables */
+    int ncpu;              /* STARPU_NCPU for the children (their CPU workers: the devices a
+                              placement spreads over); 0: 1 */
     int forward_output;    /* 1: copy children's output to stderr with a [pN] prefix as it comes */
     const char *const *extra_env; /* NULL-terminated "NAME=VALUE" list added to every child */
     const char *session;   /* 32 lowercase hex digits; NULL: a fresh random session id */

@@ -114,10 +114,11 @@ static int submit_pair(struct starpu_codelet *cl, const char *name, starpu_data_
     uint64_t kv = k;
     if (has_k)
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_W, out, STARPU_VALUE, &kv, sizeof(kv),
-                                STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
+                                STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                                veil_place_worker(out), VEIL_TRACE_TASK, 0);
     else
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_W, out, STARPU_PRIORITY, priority,
-                                VEIL_TRACE_TASK, 0);
+                                STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", name,
                           strerror(-rc));

@@ -242,4 +242,42 @@ int veil_task_col2im(starpu_data_handle_t cols, starpu_data_handle_t image,
  */
 int veil_task_transpose(starpu_data_handle_t in, starpu_data_handle_t out, int priority);
 
+/* ---------------------------------------------------------------------------------------------
+ * Placement (codelets/place.c): which StarPU worker runs the tasks the calling thread submits.
+ */
+#define VEIL_PLACE_MAX_DEV 16
+
+/**
+ * A placement: ndev devices (StarPU worker ids dev[0..ndev)); ndev 0 lets the scheduler choose.
+ * spread 0 pins every task to dev[0]; spread 1 pins a task to dev[t mod ndev] where t is the
+ * tile index tagged on the handle it writes (veil_place_tag). The product split (rows, cols,
+ * inner: counts >= 1, 0 read as 1) tells the Beaver products how many blocks of their local
+ * GEMMs to submit (tasks/matmul.c, tasks/conv.c); the codelets ignore it.
+ */
+struct veil_place {
+    int ndev;
+    int dev[VEIL_PLACE_MAX_DEV];
+    int spread;
+    int rows, cols, inner;
+};
+
+/** Sets the calling thread's placement (copied; NULL or ndev out of range: none). */
+void veil_place_set(const struct veil_place *p);
+/** The calling thread's placement (ndev 0 when none). */
+const struct veil_place *veil_place_get(void);
+/** Tags handle h as tile `tile` of its tensor (StarPU user data; untagged handles are tile 0). */
+void veil_place_tag(starpu_data_handle_t h, int tile);
+/** The tile index tagged on h (0 when untagged). */
+int veil_place_tile_of(starpu_data_handle_t h);
+/**
+ * The worker a task writing `out` must run on under the calling thread's placement, -1 for any
+ * (the value STARPU_EXECUTE_ON_WORKER reads as "no pinning"). Counts the pinned task.
+ */
+int veil_place_worker(starpu_data_handle_t out);
+/** veil_place_worker for a task built by hand (starpu_task_create): sets workerid and
+ * execute_on_a_specific_worker when the placement pins it. */
+void veil_place_pin_task(struct starpu_task *task, starpu_data_handle_t out);
+/** Tasks this process pinned to worker so far (all threads). */
+unsigned long long veil_place_pinned(int worker);
+
 #endif /* VEIL_CODELETS_INTERNAL_H */

@@ -109,7 +109,7 @@ int veil_task_flatop(const struct veil_flatop_args *a, const starpu_data_handle_
     }
     rc = starpu_task_insert(&veil_flatop_cl, STARPU_DATA_MODE_ARRAY, d, a->nout + a->nin,
                             STARPU_VALUE, a, sizeof *a, STARPU_PRIORITY, priority,
-                            VEIL_TRACE_TASK, 0);
+                            STARPU_EXECUTE_ON_WORKER, veil_place_worker(out[0]), VEIL_TRACE_TASK, 0);
     free(d);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "flatop: starpu_task_insert failed (%s)", strerror(-rc));

@@ -143,7 +143,8 @@ static int submit(struct starpu_codelet *cl, const char *name, starpu_data_handl
                           name, want_in, want_out, nin, nout);
     struct veil_im2col_geom geom = *g;
     rc = starpu_task_insert(cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &geom, sizeof(geom),
-                            STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
+                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                            veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", name,
                           strerror(-rc));

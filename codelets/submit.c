@@ -73,16 +73,18 @@ int veil_codelet_submit_elementwise(struct starpu_codelet *cl, const char *name,
 
     if (b != NULL && has_param)
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_R, b, STARPU_W, out, STARPU_VALUE, &param,
-                                sizeof(param), STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
+                                sizeof(param), STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                                veil_place_worker(out), VEIL_TRACE_TASK, 0);
     else if (b != NULL)
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_R, b, STARPU_W, out, STARPU_PRIORITY,
-                                priority, VEIL_TRACE_TASK, 0);
+                                priority, STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
     else if (has_param)
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_W, out, STARPU_VALUE, &param, sizeof(param),
-                                STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
+                                STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                                veil_place_worker(out), VEIL_TRACE_TASK, 0);
     else
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_W, out, STARPU_PRIORITY, priority,
-                                VEIL_TRACE_TASK, 0);
+                                STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", name,
                           strerror(-rc));

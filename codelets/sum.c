@@ -79,7 +79,7 @@ static int submit_k(struct starpu_codelet *cl, const char *op, const starpu_data
         descr[i + 1].mode = STARPU_R;
     }
     rc = starpu_task_insert(cl, STARPU_DATA_MODE_ARRAY, descr, k + 1, STARPU_PRIORITY, priority,
-                            VEIL_TRACE_TASK, 0);
+                            STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", op, strerror(-rc));
     return VEIL_OK;
@@ -90,8 +90,7 @@ int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t ou
     return submit_k(&veil_sum_cl, "sum", in, k, out, priority);
 }
 
-int veil_task_xor_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out,
-                      int priority)
+int veil_task_xor_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out, int priority)
 {
     return submit_k(&veil_xor_sum_cl, "xor_sum", in, k, out, priority);
 }

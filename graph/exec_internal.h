@@ -26,6 +26,8 @@
 #include "tasks/mpc.h"
 #include "tasks/wstat.h"
 
+struct veil_place;
+
 #define VEIL_EXEC_MAX_AUX 3
 
 struct veil_exec {
@@ -41,6 +43,7 @@ struct veil_exec {
     int loss_to;  /* training, opt-in: reveal each example's probability of its true class to
                      this party (VEIL_ALL_PARTIES: all) right after the loss; < -1: never */
     struct veil_pub loss_rev; /* that reveal (B values) at the receivers */
+    struct veil_place *place; /* per node: where its tasks run (placement.c); NULL: anywhere */
 };
 
 /** One op's lowering; VEIL_OK or an error with a message naming the node. */
@@ -69,6 +72,36 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
                    struct veil_pub *revealed);
 /** The tile of the value a leaf is shared with: one handle when a product reads it. */
 size_t veil_exec_leaf_tile(const struct veil_exec *x, int leaf);
+
+/* ---- placement.c: where each node's tasks run ------------------------------------------------ */
+
+/* Cost-model constants (seconds): one 64-bit multiply-add of a local GEMM, one element of one
+ * elementwise pass, one task's submission and dispatch. Orders of magnitude measured on a 2-core
+ * x86 VM (ring GEMM ~1 GMAC/s, elementwise ~1 ns per element, empty task 2-3 us). */
+#define VEIL_PLACE_MAC_S 1e-9
+#define VEIL_PLACE_ELEM_S 1e-9
+#define VEIL_PLACE_TASK_S 3e-6
+
+/**
+ * The modelled time (s) of one run of p (the forward pass, or the training step when the plan
+ * trains) under placement mode (not AUTO) over ndev devices (group: HYBRID's group size, 0: all;
+ * force: TP's split). Per node: elementwise passes over its elements spread over min(tiles, D)
+ * devices; a product's three local GEMMs (m k n multiply-adds each) over its blocks, plus the sum
+ * of the parts and, for TP, the elements the split chooser says move. PP: the bubble-model time
+ * of the best partition (one micro-batch). < 0 when no pipeline partition exists.
+ */
+double veil_placement_model(const veil_plan_t *p, enum veil_placement mode, int ndev, int group,
+                            enum veil_tp_force force);
+/** The placement of least modelled time over ndev devices (ties: the earlier in the enum's
+ * order); times[m] receives each one's time when not NULL (times[AUTO]: the chosen one's). */
+enum veil_placement veil_placement_choose(const veil_plan_t *p, int ndev, int group,
+                                          double times[VEIL_PLACEMENT_COUNT]);
+/**
+ * Fills x->place for every node of x->p: mode (not AUTO) over the StarPU workers
+ * workers[0..ndev). VEIL_ERR_INVAL (bad count, no pipeline partition), VEIL_ERR_NOMEM.
+ */
+int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *workers, int ndev,
+                    int group, enum veil_tp_force force);
 
 /* ---- lower_util.c: helpers of the lowerings ---------------------------------------------------
  */

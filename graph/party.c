@@ -17,6 +17,7 @@
 
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "codelets/codelets_internal.h"
 #include "graph/party_internal.h"
 #include "net/config_env.h"
 
@@ -158,6 +159,92 @@ static void trace_close(veil_party_t *me)
     me->trace_path = NULL;
 }
 
+/* The placement and device count asked for (options, else VEIL_PLACEMENT / VEIL_DEVICES),
+ * checked against StarPU's workers; AUTO is resolved later (place). */
+static int resolve_placement(veil_party_t *me)
+{
+    const int nworkers = (int)starpu_worker_get_count();
+    me->placement = me->o.placement;
+    me->ndev = me->o.devices;
+    const char *env = getenv("VEIL_PLACEMENT");
+    const char *envd = getenv("VEIL_DEVICES");
+    /* nothing asked: no pinning at all, StarPU's scheduler places every task (as on a machine
+     * whose accelerators Veil's placement does not drive) */
+    me->pin = me->placement != VEIL_PLACEMENT_AUTO || me->ndev > 0 || (env && *env) ||
+              (envd && *envd);
+    int rc;
+    if (me->placement == VEIL_PLACEMENT_AUTO && env && *env &&
+        (rc = veil_placement_parse(env, &me->placement)) != VEIL_OK)
+        return veil_error(rc, "veil_party_open: VEIL_PLACEMENT: %s", veil_last_error());
+    if ((unsigned)me->placement >= VEIL_PLACEMENT_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown placement %d",
+                          (int)me->placement);
+    if ((unsigned)me->o.tp_split >= VEIL_TP_FORCE_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown tensor-parallel split %d",
+                          (int)me->o.tp_split);
+    env = getenv("VEIL_DEVICES");
+    if (me->ndev == 0 && env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end || v < 1 || v > VEIL_PLACE_MAX_DEV)
+            return veil_error(VEIL_ERR_INVAL,
+                              "veil_party_open: VEIL_DEVICES='%s' is not a device count (1 to %d)",
+                              env, VEIL_PLACE_MAX_DEV);
+        me->ndev = (int)v;
+    }
+    if (me->ndev < 0)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: %d devices", me->ndev);
+    if (me->ndev == 0)
+        me->ndev = nworkers < VEIL_PLACE_MAX_DEV ? nworkers : VEIL_PLACE_MAX_DEV;
+    if (me->ndev > nworkers || me->ndev > VEIL_PLACE_MAX_DEV)
+        return veil_error(VEIL_ERR_INVAL,
+                          "veil_party_open: %d devices asked for, but StarPU has %d workers "
+                          "(set STARPU_NCPU, at most %d) and Veil places over at most %d",
+                          me->ndev, nworkers, STARPU_MAXCPUS, VEIL_PLACE_MAX_DEV);
+    if (me->o.group < 0 || me->o.group > me->ndev)
+        return veil_error(VEIL_ERR_INVAL,
+                          "veil_party_open: hybrid group of %d devices out of %d devices",
+                          me->o.group, me->ndev);
+    return VEIL_OK;
+}
+
+/* Resolves AUTO by the cost model, logs the choice, fills the executor's per-node placement. */
+static int place(veil_party_t *me)
+{
+    double t[VEIL_PLACEMENT_COUNT];
+    enum veil_placement best = veil_placement_choose(me->p, me->ndev, me->o.group, t);
+    const int asked = me->placement;
+    if (me->placement == VEIL_PLACEMENT_AUTO)
+        me->placement = best;
+    VEIL_LOG_INFO("placement: %s over %d device%s (%s); modelled ms: single %.3f dp %.3f pp %.3f "
+                  "tp %.3f hybrid %.3f, cost model's choice %s",
+                  veil_placement_name(me->placement), me->ndev, me->ndev > 1 ? "s" : "",
+                  asked == VEIL_PLACEMENT_AUTO ? "auto" : "asked", 1e3 * t[VEIL_PLACEMENT_SINGLE],
+                  1e3 * t[VEIL_PLACEMENT_DP], 1e3 * t[VEIL_PLACEMENT_PP],
+                  1e3 * t[VEIL_PLACEMENT_TP], 1e3 * t[VEIL_PLACEMENT_HYBRID],
+                  veil_placement_name(best));
+    /* the devices are CPU workers: a task pinned to an accelerator whose codelet has no body
+     * for it could never run */
+    int workers[VEIL_PLACE_MAX_DEV], ncpu = 0;
+    for (int w = 0; w < (int)starpu_worker_get_count() && ncpu < me->ndev; w++)
+        if (starpu_worker_get_type(w) == STARPU_CPU_WORKER)
+            workers[ncpu++] = w;
+    if (ncpu < me->ndev)
+        return veil_error(VEIL_ERR_UNSUPPORTED, "veil_party_open: placement over %d devices, but "
+                          "StarPU has %d CPU workers (Veil places over CPU workers only for now)",
+                          me->ndev, ncpu);
+    return veil_exec_place(&me->x, me->placement, workers, me->ndev, me->o.group, me->o.tp_split);
+}
+
+int veil_party_placement(const veil_party_t *me, enum veil_placement *placement, int *devices)
+{
+    if (!me || !placement || !devices)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_placement: NULL argument");
+    *placement = me->is_dealer ? VEIL_PLACEMENT_SINGLE : me->placement;
+    *devices = me->ndev;
+    return VEIL_OK;
+}
+
 veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *opts)
 {
     if (!p) {
@@ -219,6 +306,8 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
     me->starpu_up = 1;
     if ((rc = trace_open(me)) != VEIL_OK)
         goto fail;
+    if ((rc = resolve_placement(me)) != VEIL_OK)
+        goto fail;
     if ((rc = veil_net_open(&cfg, NULL, &me->net)) != VEIL_OK)
         goto fail;
     struct veil_mpc_options mo;
@@ -237,6 +326,8 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
         goto fail;
     }
     if ((rc = veil_exec_init(&me->x, p, me->m)) != VEIL_OK)
+        goto fail;
+    if (!me->is_dealer && me->pin && (rc = place(me)) != VEIL_OK)
         goto fail;
     VEIL_LOG_INFO("session open for plan '%s': party %d of %d%s", p->model, me->self, me->nparties,
                   me->is_dealer ? " (dealer)" : "");

@@ -28,6 +28,10 @@ struct veil_party {
     char fail_msg[256];
     struct veil_run_stats last;
     uint64_t steps; /* training steps done (restored by veil_party_load) */
+    enum veil_placement placement; /* resolved (never AUTO once open) */
+    int ndev;
+    int pin; /* a placement was asked for (options or VEIL_PLACEMENT / VEIL_DEVICES): tasks are
+                pinned to devices; 0: StarPU's scheduler places every task */
     char *trace_path;                /* tracing: the file pattern (owned), NULL when off */
     struct veil_run_profile profile; /* of the last run or step, when tracing */
 };

@@ -10,6 +10,7 @@
 
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "codelets/codelets_internal.h"
 #include "graph/exec_internal.h"
 
 #include <math.h>
@@ -67,6 +68,7 @@ void veil_exec_fini(struct veil_exec *x)
     free(x->aux);
     free(x->velocity);
     free(x->ws);
+    free(x->place);
     memset(x, 0, sizeof *x);
 }
 
@@ -223,6 +225,7 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
         const struct veil_node *n = &p->nodes[i];
         veil_mpc_set_priority(x->m, (int)lround(n->priority));
         veil_trace_set_region(region_of(n->op)); /* tasks and messages of this node */
+        veil_mpc_set_placement(x->m, x->place ? &x->place[i] : NULL);
         int rc = VEIL_OK;
         if (n->op == VEIL_OP_INPUT) {
             release_node(x, i);
@@ -244,6 +247,7 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
             release_node(x, i);
             rc = fn(x, n);
             if (rc != VEIL_OK) {
+                veil_mpc_set_placement(x->m, NULL);
                 char why[384];
                 snprintf(why, sizeof why, "%s", veil_last_error());
                 return veil_error(rc, "secure run: %s '%s': %s", veil_op_name(n->op), n->name, why);
@@ -266,5 +270,6 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
     }
     veil_mpc_set_priority(x->m, 0);
     veil_trace_set_region(VEIL_REGION_OTHER);
+    veil_mpc_set_placement(x->m, NULL);
     return VEIL_OK;
 }

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "codelets/codelets_internal.h"
 #include "tasks/compare_internal.h"
 
 #include <stdlib.h>
@@ -37,8 +38,11 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
         }
     }
     task->nbuffers = nh;
+    starpu_data_handle_t written = NULL;
     for (int i = 0; i < nh; i++) {
         enum starpu_data_access_mode md = modes ? modes[i] : cl->modes[i];
+        if (!written && (md & STARPU_W))
+            written = h[i]; /* the placement follows the first handle written */
         if (task->dyn_handles) {
             task->dyn_handles[i] = h[i];
             task->dyn_modes[i] = md;
@@ -61,6 +65,7 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
     }
     task->priority = veil_mpc_priority(m);
     veil_trace_task_attach(task);
+    veil_place_pin_task(task, written);
     int rc = starpu_task_submit(task);
     if (rc != 0) {
         starpu_task_destroy(task);

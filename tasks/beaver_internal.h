@@ -23,6 +23,8 @@ struct veil_bgemm_args {
     size_t batch;      /* >= 1 products */
     size_t sa, sb, sc; /* element strides between the batch's operands; sc == 0 sums the batch
                           into one C (the first product overwrites unless accumulate) */
+    size_t oa, ob;     /* element offsets of the first A and B (a sub-block of a larger one) */
+    size_t lda, ldb;   /* row pitches of A and B; 0: dense rows (op(A)'s k or m, B's n or k) */
 };
 
 /**
@@ -32,6 +34,28 @@ struct veil_bgemm_args {
  */
 int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
                     const struct veil_bgemm_args *args, int priority);
+
+/** One block of a block sum: the part is a dense (nb, nr, nc) tensor added at (b0, r0, c0) of a
+ * (B, R, C) output. */
+struct veil_block {
+    size_t b0, nb, r0, nr, c0, nc;
+};
+#define VEIL_BLOCK_MAX 32
+struct veil_block_sum_args {
+    size_t B, R, C;
+    int nparts;
+    struct veil_block blk[VEIL_BLOCK_MAX];
+};
+
+/**
+ * out = base + the parts, each added at its block (blocks may overlap: an inner-dimension split
+ * gives full-size partial products). base and out hold B R C elements, part i nb nr nc; at most
+ * VEIL_BLOCK_MAX parts. How a product split over devices is put back together: ring addition is
+ * exact and commutative, so the sum equals the unsplit product bit for bit.
+ */
+int veil_task_block_sum(starpu_data_handle_t base, const starpu_data_handle_t *parts,
+                        const struct veil_block_sum_args *args, starpu_data_handle_t out,
+                        int priority);
 
 /**
  * out = in with the two middle axes swapped: in is (p0, p1, p2, p3) row-major, out
@@ -89,6 +113,15 @@ int veil_mpc_conv2d_check(const char *op, const struct veil_sec *x, const struct
 int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,
                            const struct veil_conv_geom *g, const uint64_t *wid,
                            struct veil_pub *e_keep, struct veil_sec *y);
+
+/**
+ * How many blocks the local products of a (rows x cols, inner dimension inner) product are split
+ * into under the calling thread's placement (codelets_internal.h, struct veil_place): row blocks
+ * *pr, column blocks *pc, inner slices *pk, clamped to the dimensions and to VEIL_BLOCK_MAX / 2
+ * blocks in all; 1, 1, 1 without a split. Convolutions read rows as images, cols as output
+ * channels (no inner split).
+ */
+void veil_mpc_product_split(size_t rows, size_t cols, size_t inner, int *pr, int *pc, int *pk);
 
 /** A view of material part p with the shape of like (same numel and tiling): shares p's
  * handles, never released itself. */

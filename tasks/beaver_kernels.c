@@ -13,6 +13,7 @@
 #include "codelets/gemm_internal.h"
 #include "tasks/beaver_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- batched GEMM ------------------------------------------------------------------------- */
@@ -24,11 +25,12 @@ static void bgemm_cpu(void *buffers[], void *cl_arg)
     const uint64_t *a = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const uint64_t *b = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     uint64_t *c = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
-    const size_t lda = g.trans_a ? g.m : g.k, ldb = g.trans_b ? g.k : g.n;
+    const size_t lda = g.lda ? g.lda : g.trans_a ? g.m : g.k;
+    const size_t ldb = g.ldb ? g.ldb : g.trans_b ? g.k : g.n;
     for (size_t i = 0; i < g.batch; i++) {
         int acc = g.accumulate || (g.sc == 0 && i > 0);
-        veil_gemm_u64(g.trans_a, g.trans_b, g.m, g.n, g.k, a + i * g.sa, lda, b + i * g.sb, ldb,
-                      acc, c + i * g.sc, g.n);
+        veil_gemm_u64(g.trans_a, g.trans_b, g.m, g.n, g.k, a + g.oa + i * g.sa, lda,
+                      b + g.ob + i * g.sb, ldb, acc, c + i * g.sc, g.n);
     }
 }
 
@@ -59,11 +61,12 @@ static struct starpu_codelet bgemm_rw_cl = {
     .name = "veil_bgemm_acc",
 };
 
-/* Elements an operand of rows x cols repeated batch times at stride s spans. */
-static int spans(size_t have, size_t rows, size_t cols, size_t batch, size_t s)
+/* Whether `have` elements hold an operand of rows x cols (row pitch ld, 0: cols) at offset o,
+ * repeated batch times at stride s. */
+static int spans(size_t have, size_t rows, size_t cols, size_t ld, size_t o, size_t batch, size_t s)
 {
-    size_t one = rows * cols;
-    return have >= (batch - 1) * s + one;
+    size_t one = (rows - 1) * (ld ? ld : cols) + cols;
+    return (ld == 0 || ld >= cols) && have >= o + (batch - 1) * s + one;
 }
 
 int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_handle_t c,
@@ -80,17 +83,95 @@ int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_
     if (g->batch < 1 || g->m < 1 || g->n < 1 || g->k < 1)
         return veil_error(VEIL_ERR_SHAPE, "bgemm: empty product (%zu x %zu x %zu, batch %zu)", g->m,
                           g->k, g->n, g->batch);
-    if (!spans(na, g->m, g->k, g->batch, g->sa) || !spans(nb, g->k, g->n, g->batch, g->sb) ||
-        !spans(nc, g->m, g->n, g->batch, g->sc))
+    const size_t ar = g->trans_a ? g->k : g->m, ac = g->trans_a ? g->m : g->k;
+    const size_t br = g->trans_b ? g->n : g->k, bc = g->trans_b ? g->k : g->n;
+    if (!spans(na, ar, ac, g->lda, g->oa, g->batch, g->sa) ||
+        !spans(nb, br, bc, g->ldb, g->ob, g->batch, g->sb) ||
+        !spans(nc, g->m, g->n, 0, 0, g->batch, g->sc))
         return veil_error(VEIL_ERR_SHAPE,
                           "bgemm: operands of %zu, %zu, %zu elements do not hold "
                           "%zu products of %zu x %zu by %zu x %zu",
                           na, nb, nc, g->batch, g->m, g->k, g->k, g->n);
     rc = starpu_task_insert(g->accumulate ? &bgemm_rw_cl : &bgemm_w_cl, STARPU_R, a, STARPU_R, b,
                             g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g, sizeof *g,
-                            STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
+                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                            veil_place_worker(c), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
+    return VEIL_OK;
+}
+
+/* ---- block sum (a split product put back together) --------------------------------------- */
+
+static void block_sum_cpu(void *buffers[], void *cl_arg)
+{
+    const struct veil_block_sum_args *a = cl_arg; /* raw argument block (cl_arg_free) */
+    uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *base = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    memcpy(out, base, a->B * a->R * a->C * sizeof *out);
+    for (int p = 0; p < a->nparts; p++) {
+        const struct veil_block *k = &a->blk[p];
+        const uint64_t *src = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2 + p]);
+        for (size_t b = 0; b < k->nb; b++)
+            for (size_t r = 0; r < k->nr; r++) {
+                uint64_t *o = out + ((k->b0 + b) * a->R + k->r0 + r) * a->C + k->c0;
+                const uint64_t *s = src + (b * k->nr + r) * k->nc;
+                for (size_t c = 0; c < k->nc; c++)
+                    o[c] += s[c];
+            }
+    }
+}
+
+static struct starpu_perfmodel block_sum_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_block_sum", .size_base = veil_codelet_size_base};
+
+static struct starpu_codelet block_sum_cl = {
+    .cpu_funcs = {block_sum_cpu},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &block_sum_model,
+    .name = "veil_block_sum",
+};
+
+int veil_task_block_sum(starpu_data_handle_t base, const starpu_data_handle_t *parts,
+                        const struct veil_block_sum_args *args, starpu_data_handle_t out,
+                        int priority)
+{
+    size_t nbase, nout, np;
+    int rc;
+    if ((rc = veil_codelet_check_vector(base, "block_sum: base", &nbase)) != VEIL_OK ||
+        (rc = veil_codelet_check_vector(out, "block_sum: output", &nout)) != VEIL_OK)
+        return rc;
+    if (args->nparts < 1 || args->nparts > VEIL_BLOCK_MAX)
+        return veil_error(VEIL_ERR_INVAL, "block_sum: %d parts, expected 1 to %d", args->nparts,
+                          VEIL_BLOCK_MAX);
+    const size_t total = args->B * args->R * args->C;
+    if (nbase != total || nout != total || out == base)
+        return veil_error(VEIL_ERR_SHAPE, "block_sum: base %zu and output %zu elements for %zu",
+                          nbase, nout, total);
+    struct starpu_data_descr d[VEIL_BLOCK_MAX + 2];
+    d[0] = (struct starpu_data_descr){.handle = out, .mode = STARPU_W};
+    d[1] = (struct starpu_data_descr){.handle = base, .mode = STARPU_R};
+    for (int p = 0; p < args->nparts; p++) {
+        const struct veil_block *k = &args->blk[p];
+        if ((rc = veil_codelet_check_vector(parts[p], "block_sum: part", &np)) != VEIL_OK)
+            return rc;
+        if (parts[p] == out || np != k->nb * k->nr * k->nc || k->b0 + k->nb > args->B ||
+            k->r0 + k->nr > args->R || k->c0 + k->nc > args->C)
+            return veil_error(VEIL_ERR_SHAPE, "block_sum: part %d (%zu elements) does not fit", p,
+                              np);
+        d[2 + p] = (struct starpu_data_descr){.handle = parts[p], .mode = STARPU_R};
+    }
+    struct veil_block_sum_args *copy = malloc(sizeof *copy);
+    if (!copy)
+        return veil_error(VEIL_ERR_NOMEM, "block_sum: out of memory");
+    *copy = *args;
+    rc = starpu_task_insert(&block_sum_cl, STARPU_DATA_MODE_ARRAY, d, args->nparts + 2,
+                            STARPU_CL_ARGS, copy, sizeof *copy, STARPU_PRIORITY, priority,
+                            STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK,
+                            0);
+    if (rc != 0) /* copy belongs to the task now (STARPU_CL_ARGS): not freed here */
+        return veil_error(VEIL_ERR_STARPU, "block_sum: starpu_task_insert failed (%s)",
+                          strerror(-rc));
     return VEIL_OK;
 }
 
@@ -149,7 +230,8 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
                           "x %zu tensor (distinct handles)",
                           ni, no, p[0], p[1], p[2], p[3]);
     rc = starpu_task_insert(&swap_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s, sizeof s,
-                            STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
+                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                            veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "swap_axes: starpu_task_insert failed (%s)",
                           strerror(-rc));
@@ -209,7 +291,8 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
         return veil_error(VEIL_ERR_INVAL, "trunc: f = %u, use 1 to 62", f);
     rc = starpu_task_insert(&trunc_cl, STARPU_R, copen, STARPU_R, rhi, STARPU_R, r63, STARPU_W, out,
                             STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0, sizeof party0,
-                            STARPU_PRIORITY, priority, VEIL_TRACE_TASK, 0);
+                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                            veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

@@ -125,6 +125,62 @@ static int conv_gemm(starpu_data_handle_t wm, starpu_data_handle_t cols, starpu_
     return veil_task_bgemm(wm, cols, y, &g, priority);
 }
 
+/*
+ * The local products of a split placement: the (batch, oc, ohow) result cut into pr image ranges x
+ * pc output-channel ranges; block q computes conv(D, B) (+ conv(D, E) at party 0) and conv(A, E)
+ * for its images and channels from the same im2col columns and weight shares into its own
+ * temporaries (tagged q: device q mod D under a spread placement); one block sum adds C and
+ * every part into y. The same products as the unsplit path, exactly.
+ */
+static int conv_split(veil_mpc_t *m, const struct geom *o, size_t oc, starpu_data_handle_t mb,
+                      starpu_data_handle_t e, starpu_data_handle_t cd, starpu_data_handle_t ca,
+                      starpu_data_handle_t c_part, int pr, int pc, starpu_data_handle_t y)
+{
+    const size_t batch = o->ig.n;
+    const int nblk = pr * pc;
+    struct veil_sec t[VEIL_BLOCK_MAX];
+    starpu_data_handle_t parts[VEIL_BLOCK_MAX];
+    struct veil_block_sum_args bs = {.B = batch, .R = oc, .C = o->ohow, .nparts = 2 * nblk};
+    int rc = VEIL_OK, q = 0;
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < pr && rc == VEIL_OK; i++)
+        for (int j = 0; j < pc && rc == VEIL_OK; j++, q++) {
+            const size_t b0 = batch * i / pr, b1 = batch * (i + 1) / pr;
+            const size_t o0 = oc * j / pc, o1 = oc * (j + 1) / pc;
+            const size_t n = (b1 - b0) * (o1 - o0) * o->ohow;
+            if ((rc = veil_sec_init(m, &t[2 * q], VEIL_SHARE_ARITH, 1, &n, SIZE_MAX)) ||
+                (rc = veil_sec_init(m, &t[2 * q + 1], VEIL_SHARE_ARITH, 1, &n, SIZE_MAX)))
+                break;
+            veil_place_tag(t[2 * q].h[0], q);
+            veil_place_tag(t[2 * q + 1].h[0], q);
+            struct veil_bgemm_args g = {.m = o1 - o0,
+                                        .n = o->ohow,
+                                        .k = o->ckk,
+                                        .batch = b1 - b0,
+                                        .sa = 0,
+                                        .sb = o->ckk * o->ohow,
+                                        .sc = (o1 - o0) * o->ohow,
+                                        .oa = o0 * o->ckk,
+                                        .ob = b0 * o->ckk * o->ohow};
+            struct veil_bgemm_args g1 = g;
+            g1.accumulate = 1;
+            const int prio = veil_mpc_priority(m);
+            if ((rc = veil_task_bgemm(mb, cd, t[2 * q].h[0], &g, prio)) ||
+                (rc = veil_task_bgemm(e, ca, t[2 * q + 1].h[0], &g, prio)) ||
+                (veil_mpc_self(m) == 0 && (rc = veil_task_bgemm(e, cd, t[2 * q].h[0], &g1, prio))))
+                break;
+            for (int h = 0; h < 2; h++) {
+                parts[2 * q + h] = t[2 * q + h].h[0];
+                bs.blk[2 * q + h] = (struct veil_block){b0, b1 - b0, o0, o1 - o0, 0, o->ohow};
+            }
+        }
+    if (rc == VEIL_OK)
+        rc = veil_task_block_sum(c_part, parts, &bs, y, veil_mpc_priority(m));
+    for (int i = 0; i < 2 * nblk; i++)
+        veil_mpc_release(m, &t[i]);
+    return rc;
+}
+
 int veil_mpc_conv2d_check(const char *op, const struct veil_sec *x, const struct veil_sec *w,
                           const struct veil_conv_geom *g, const struct veil_sec *y)
 {
@@ -171,15 +227,25 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
         (!reuse && (rc = veil_mpc_open(m, w, &mb, e)) != VEIL_OK))
         goto out;
     veil_mpc_round(m);
-    if ((rc = init1(m, &cd, o.cols_len)) != VEIL_OK ||
-        (rc = init1(m, &ca, o.cols_len)) != VEIL_OK || (rc = init1(m, &t1, o.ylen)) != VEIL_OK ||
-        (rc = init1(m, &t2, o.ylen)) != VEIL_OK)
+    int pr, pc, pk;
+    veil_mpc_product_split(g->batch, g->oc, 1, &pr, &pc, &pk);
+    if ((rc = init1(m, &cd, o.cols_len)) != VEIL_OK || (rc = init1(m, &ca, o.cols_len)) != VEIL_OK)
+        goto out;
+    if (pr * pc > 1) {
+        if ((rc = veil_task_im2col(ma.h[0], ca.h[0], &o.ig, veil_mpc_priority(m))) == VEIL_OK &&
+            (rc = veil_task_im2col(d.h[0], cd.h[0], &o.ig, veil_mpc_priority(m))) == VEIL_OK)
+            rc = conv_split(m, &o, g->oc, mb.h[0], e->h[0], cd.h[0], ca.h[0],
+                            mat.part[VEIL_PRE_C].h[0], pr, pc, y->h[0]);
+        goto out;
+    }
+    if ((rc = init1(m, &t1, o.ylen)) != VEIL_OK || (rc = init1(m, &t2, o.ylen)) != VEIL_OK)
         goto out;
     /* im2col of the mask share runs as soon as the material is there; conv(D, B) needs D only,
      * conv(A, E) needs E only; party 0's conv(D, E) accumulates onto conv(D, B). */
     if ((rc = veil_task_im2col(ma.h[0], ca.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
         (rc = veil_task_im2col(d.h[0], cd.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
-        (rc = conv_gemm(mb.h[0], cd.h[0], t1.h[0], &o, g->oc, 0, veil_mpc_priority(m))) != VEIL_OK ||
+        (rc = conv_gemm(mb.h[0], cd.h[0], t1.h[0], &o, g->oc, 0, veil_mpc_priority(m))) !=
+            VEIL_OK ||
         (rc = conv_gemm(e->h[0], ca.h[0], t2.h[0], &o, g->oc, 0, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     if (veil_mpc_self(m) == 0 &&

@@ -39,6 +39,94 @@ static struct veil_bgemm_args gemm1(size_t a, size_t c, size_t b, int acc)
     return g;
 }
 
+/* Parts i of n of [0, len): [len i / n, len (i + 1) / n). */
+static size_t cut(size_t len, int i, int n)
+{
+    return len * (size_t)i / (size_t)n;
+}
+
+/*
+ * The local products of a split placement (codelets_internal.h, struct veil_place): the a x c
+ * result is cut into pr row blocks x pc column blocks x pk inner-dimension slices; block q computes
+ * its D B (+ D E at party 0) and A E over sub-blocks of the same opened D, E and mask shares into
+ * its own temporaries, tagged q so that a spread placement runs them on device q mod D; one block
+ * sum adds C and every part back into z. The same products as the unsplit path, exactly.
+ */
+static int matmul_split(veil_mpc_t *m, const struct veil_sec *d, const struct veil_sec *e,
+                        const struct veil_sec *ma, const struct veil_sec *mb,
+                        const struct veil_sec *c_part, size_t a, size_t b, size_t c, int pr, int pc,
+                        int pk, struct veil_sec *z)
+{
+    const int nblk = pr * pc * pk;
+    struct veil_sec t[VEIL_BLOCK_MAX];
+    starpu_data_handle_t parts[VEIL_BLOCK_MAX];
+    struct veil_block_sum_args bs = {.B = 1, .R = a, .C = c, .nparts = 2 * nblk};
+    int rc = VEIL_OK, q = 0;
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < pr && rc == VEIL_OK; i++)
+        for (int j = 0; j < pc && rc == VEIL_OK; j++)
+            for (int l = 0; l < pk && rc == VEIL_OK; l++, q++) {
+                const size_t r0 = cut(a, i, pr), r1 = cut(a, i + 1, pr);
+                const size_t c0 = cut(c, j, pc), c1 = cut(c, j + 1, pc);
+                const size_t k0 = cut(b, l, pk), k1 = cut(b, l + 1, pk);
+                const size_t dims[2] = {r1 - r0, c1 - c0};
+                if ((rc = veil_sec_init(m, &t[2 * q], VEIL_SHARE_ARITH, 2, dims, SIZE_MAX)) ||
+                    (rc = veil_sec_init(m, &t[2 * q + 1], VEIL_SHARE_ARITH, 2, dims, SIZE_MAX)))
+                    break;
+                veil_place_tag(t[2 * q].h[0], q);
+                veil_place_tag(t[2 * q + 1].h[0], q);
+                struct veil_bgemm_args g = {.m = r1 - r0,
+                                            .n = c1 - c0,
+                                            .k = k1 - k0,
+                                            .batch = 1,
+                                            .oa = r0 * b + k0,
+                                            .lda = b,
+                                            .ob = k0 * c + c0,
+                                            .ldb = c};
+                struct veil_bgemm_args g1 = g;
+                g1.accumulate = 1;
+                const int prio = veil_mpc_priority(m);
+                if ((rc = veil_task_bgemm(d->h[0], mb->h[0], t[2 * q].h[0], &g, prio)) ||
+                    (rc = veil_task_bgemm(ma->h[0], e->h[0], t[2 * q + 1].h[0], &g, prio)) ||
+                    (veil_mpc_self(m) == 0 &&
+                     (rc = veil_task_bgemm(d->h[0], e->h[0], t[2 * q].h[0], &g1, prio))))
+                    break;
+                for (int h = 0; h < 2; h++) {
+                    parts[2 * q + h] = t[2 * q + h].h[0];
+                    bs.blk[2 * q + h] = (struct veil_block){0, 1, r0, r1 - r0, c0, c1 - c0};
+                }
+            }
+    if (rc == VEIL_OK)
+        rc = veil_task_block_sum(c_part->h[0], parts, &bs, z->h[0], veil_mpc_priority(m));
+    for (int i = 0; i < 2 * nblk; i++)
+        veil_mpc_release(m, &t[i]);
+    return rc;
+}
+
+/* The split of the calling thread's placement, clamped to the product's dimensions and to
+ * VEIL_BLOCK_MAX / 2 blocks; 1 x 1 x 1 when there is none. */
+void veil_mpc_product_split(size_t rows, size_t cols, size_t inner, int *pr, int *pc, int *pk)
+{
+    const struct veil_place *pl = veil_place_get();
+    int r = pl->ndev > 0 && pl->rows > 1 ? pl->rows : 1;
+    int c = pl->ndev > 0 && pl->cols > 1 ? pl->cols : 1;
+    int k = pl->ndev > 0 && pl->inner > 1 ? pl->inner : 1;
+    r = (size_t)r > rows ? (int)rows : r;
+    c = (size_t)c > cols ? (int)cols : c;
+    k = (size_t)k > inner ? (int)inner : k;
+    while (r * c * k > VEIL_BLOCK_MAX / 2) {
+        if (k > 1)
+            k--;
+        else if (c > 1)
+            c--;
+        else
+            r--;
+    }
+    *pr = r;
+    *pc = c;
+    *pk = k;
+}
+
 int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                            const uint64_t *wid, struct veil_pub *e_keep, struct veil_sec *z)
 {
@@ -64,6 +152,12 @@ int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
         (!reuse && (rc = veil_mpc_open(m, y, &mb, e)) != VEIL_OK))
         goto out;
     veil_mpc_round(m);
+    int pr, pc, pk;
+    veil_mpc_product_split(a, c, b, &pr, &pc, &pk);
+    if (pr * pc * pk > 1) {
+        rc = matmul_split(m, &d, e, &ma, &mb, &mat.part[VEIL_PRE_C], a, b, c, pr, pc, pk, z);
+        goto out;
+    }
     if ((rc = veil_sec_init_like(m, &t1, z)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &t2, z)) != VEIL_OK)
         goto out;
@@ -71,7 +165,8 @@ int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
     if ((rc = veil_task_bgemm(d.h[0], mb.h[0], t1.h[0], &g0, veil_mpc_priority(m))) != VEIL_OK ||
         (rc = veil_task_bgemm(ma.h[0], e->h[0], t2.h[0], &g0, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
-    if (veil_mpc_self(m) == 0 && (rc = veil_task_bgemm(d.h[0], e->h[0], t1.h[0], &g1, veil_mpc_priority(m))) != VEIL_OK)
+    if (veil_mpc_self(m) == 0 &&
+        (rc = veil_task_bgemm(d.h[0], e->h[0], t1.h[0], &g1, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
     rc = veil_task_sum(ops, 3, z->h[0], veil_mpc_priority(m));

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
 #include "tasks/mpc_internal.h"
 
 #include <string.h>
@@ -416,6 +417,11 @@ void veil_mpc_set_priority(veil_mpc_t *m, int priority)
     m->priority = priority;
 }
 
+void veil_mpc_set_placement(veil_mpc_t *m, const struct veil_place *p)
+{
+    veil_place_set(veil_mpc_computes(m) ? p : NULL);
+}
+
 int veil_mpc_priority(const veil_mpc_t *m)
 {
     return m->priority;
@@ -472,6 +478,8 @@ int veil_sec_register(struct veil_sec *t)
         starpu_vector_data_register(&t->h[i], STARPU_MAIN_RAM,
                                     (uintptr_t)(t->data + (size_t)i * t->tile),
                                     (uint32_t)veil_sec_tile_numel(t, i), sizeof(uint64_t));
+    for (int i = 0; i < t->ntiles; i++)
+        veil_place_tag(t->h[i], i); /* a spread placement sends tile i to device i mod D */
     return VEIL_OK;
 }
 

@@ -129,6 +129,17 @@ veil_net_t *veil_mpc_net(veil_mpc_t *m);     /* NULL for a RECORDER */
 void veil_mpc_set_priority(veil_mpc_t *m, int priority);
 int veil_mpc_priority(const veil_mpc_t *m);
 
+struct veil_place; /* codelets/codelets_internal.h */
+/**
+ * Where the tasks protocol calls submit from now on run (copied; NULL: wherever the scheduler
+ * puts them): the executor sets a node's placement next to its priority. It changes which
+ * worker runs each task and, for a split, how many local GEMM tasks a Beaver product submits over
+ * sub-blocks of the same opened operands — never which protocol calls happen, what they consume
+ * or what they open, so the results are bit-identical to the unplaced run. Ignored by the dealer
+ * and a recorder. Per thread: set it in the thread that calls the protocols.
+ */
+void veil_mpc_set_placement(veil_mpc_t *m, const struct veil_place *p);
+
 /** Bytes of released tensors waiting for the next barrier to be freed (see TENSORS). */
 size_t veil_mpc_garbage_bytes(const veil_mpc_t *m);
 

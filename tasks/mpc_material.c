@@ -9,6 +9,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "codelets/codelets_internal.h"
 #include "tasks/mpc_internal.h"
 
 #include <string.h>
@@ -104,6 +105,7 @@ static int submit_args(veil_mpc_t *m, struct starpu_codelet *cl, void *args, siz
         t->handles[1] = h1;
     t->priority = veil_mpc_priority(m);
     veil_trace_task_attach(t);
+    veil_place_pin_task(t, h0); /* h0 is the part the task writes */
     int rc = starpu_task_submit(t);
     if (rc != 0) {
         t->destroy = 0;

@@ -20,8 +20,8 @@ struct veil_test_graph_opts {
     const char *sched; /* STARPU_SCHED for the children; NULL: lws */
     double timeout_s;  /* 0: 120 */
     int expect_fail;   /* 1: the run is expected to fail (outputs are not printed) */
-    const char *session; /* 32 hex digits: the session id (restarts join the same one); NULL:
-                            a fresh random one */
+    const char *session; /* 32 hex digits: the session id (restarts join the same one; with
+                            fixed seeds, a repeatable session); NULL: a fresh random one */
 };
 
 /**

@@ -25,7 +25,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: veil-run -n N [--dealer] [--link LATENCY,BANDWIDTH] [--timeout SECONDS]\n"
-            "                [--insecure-plaintext] [--session HEX] -- PROGRAM [ARGS...]\n"
+            "                [--ncpu K] [--insecure-plaintext] [--session HEX] -- PROGRAM [ARGS...]\n"
             "\n"
             "Starts N parties (ids 0..N-1) and, with --dealer, a dealer (id N), each running\n"
             "PROGRAM ARGS on this machine over loopback, with fresh CURVE keys for this run.\n"
@@ -37,6 +37,9 @@ static void usage(FILE *out)
             "  --dealer                 also start the dealer process\n"
             "  --link LAT,BW            emulate every link, e.g. 1ms,1Gbit (VEIL_LINK)\n"
             "  --timeout SECONDS        kill everything after this (default 600); exit 124\n"
+            "  --ncpu K                 StarPU CPU workers per process (STARPU_NCPU, default 1):\n"
+            "                           the devices a placement spreads over (VEIL_PLACEMENT=\n"
+            "                           auto|single|dp|pp|tp|hybrid, VEIL_DEVICES=D)\n"
             "  --insecure-plaintext     no CURVE encryption (debugging only)\n"
             "  --session HEX            the session id (32 hex digits) instead of a fresh one:\n"
             "                           processes restarted from a checkpoint join the same\n"
@@ -84,7 +87,7 @@ static void remove_keys(const char *dir, int nprocs)
 
 int main(int argc, char **argv)
 {
-    int n = 0, dealer = 0, insecure = 0, i;
+    int n = 0, dealer = 0, insecure = 0, ncpu = 0, i;
     double timeout = 600;
     const char *link = NULL, *session = NULL;
     char sess[33];
@@ -131,6 +134,14 @@ int main(int argc, char **argv)
                 return usage_error("%s", "--link: give LATENCY,BANDWIDTH such as 1ms,1Gbit");
             }
             link = argv[i];
+        } else if (!strcmp(a, "--ncpu")) {
+            if (++i >= argc)
+                return usage_error("%s needs a number of CPU workers", a);
+            char *end = NULL;
+            long v = strtol(argv[i], &end, 10);
+            if (end == argv[i] || *end || v < 1 || v > 64)
+                return usage_error("--ncpu '%s': CPU workers per process, 1..64", argv[i]);
+            ncpu = (int)v;
         } else if (!strcmp(a, "--timeout")) {
             if (++i >= argc)
                 return usage_error("%s needs a number of seconds", a);
@@ -182,6 +193,7 @@ int main(int argc, char **argv)
     memset(&opts, 0, sizeof opts);
     opts.nparties = n;
     opts.dealer = dealer;
+    opts.ncpu = ncpu;
     opts.timeout_s = timeout;
     opts.grace_s = 5;
     opts.forward_output = 1;

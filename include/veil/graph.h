@@ -278,6 +278,54 @@ enum veil_material_source {
     VEIL_MATERIAL_COUNT
 };
 
+/**
+ * How a party spreads its tasks over its devices (StarPU workers: here the CPU workers that
+ * STARPU_NCPU asks for; GPUs where StarPU has them). A placement changes only WHERE tasks run and,
+ * for a Beaver product, into how many local GEMM tasks over sub-blocks of the same opened
+ * operands its local products are cut: the protocol calls, the material consumed, the values
+ * opened and every truncation are those of the single-device plan, so the outputs are
+ * bit-identical to it.
+ *  - SINGLE: every task on the first device.
+ *  - DP (data parallel, Synkhronos): tile t of every elementwise protocol on device t mod D;
+ *    the local GEMMs of products cut by batch (rows of a dense input, images of a convolution).
+ *  - PP (pipeline parallel, the multi-GPU Piranha report): the plan's nodes grouped into D
+ *    contiguous stages by the bubble-model partitioner (per-node costs from the plan's sizes),
+ *    each stage's tasks on its device. The executor runs one batch per run, so a single run
+ *    gains nothing from it; it pays off across concurrent sessions sharing the devices.
+ *  - TP (tensor parallel): elementwise tiles as DP; each product's local GEMMs split by rows,
+ *    columns or the inner dimension as the split chooser says for its operand layouts
+ *    (weights column-sharded, activations row-sharded), the inner split reduced by a sum;
+ *    convolutions by output channels.
+ *  - HYBRID (SplitBrain): convolutions data parallel, dense layers and matrix products split in
+ *    groups of `group` devices (batch across groups, output columns within a group).
+ *  - AUTO: the placement of least modelled time (ties go to the simpler one, in the order
+ *    above); SINGLE with one device.
+ * veil_party_open logs the choice and the modelled times at INFO level.
+ */
+enum veil_placement {
+    VEIL_PLACEMENT_AUTO,
+    VEIL_PLACEMENT_SINGLE,
+    VEIL_PLACEMENT_DP,
+    VEIL_PLACEMENT_PP,
+    VEIL_PLACEMENT_TP,
+    VEIL_PLACEMENT_HYBRID,
+    VEIL_PLACEMENT_COUNT
+};
+
+/** TP's split of every product: the chooser's, or forced. */
+enum veil_tp_force {
+    VEIL_TP_FORCE_NONE,
+    VEIL_TP_FORCE_ROWS,
+    VEIL_TP_FORCE_COLUMNS,
+    VEIL_TP_FORCE_INNER,
+    VEIL_TP_FORCE_COUNT
+};
+
+/** "auto", "single", "dp", "pp", "tp", "hybrid" (NULL for a value out of range). */
+const char *veil_placement_name(enum veil_placement p);
+/** Parses one of those names (case-insensitive) into *out. VEIL_ERR_INVAL naming the choices. */
+int veil_placement_parse(const char *name, enum veil_placement *out);
+
 struct veil_party_options {
     const char *config_path;  /* network configuration file; NULL: from the environment that
                                  veil-run and Veil's harness set (VEIL_PARTY_ID, ...) */
@@ -299,6 +347,15 @@ struct veil_party_options {
      * back to the environment variable VEIL_TRACE (e.g. VEIL_TRACE=/tmp/trace-%d.json under
      * veil-run). With tracing on, veil_party_last_profile summarises each run. */
     const char *trace_path;
+    /* Placement (see enum veil_placement). When placement is AUTO and the environment has
+     * VEIL_PLACEMENT (a name above) or VEIL_DEVICES (a count), those are used. When nothing is
+     * asked (AUTO, devices 0, neither variable set), no task is pinned: StarPU's scheduler
+     * places every task. The devices are CPU workers (an accelerator is refused). */
+    enum veil_placement placement;
+    int devices;              /* devices to use: the first `devices` StarPU workers; 0: all;
+                                 more than StarPU has is refused at open */
+    int group;                /* HYBRID: devices per tensor-parallel group; 0: all of them */
+    enum veil_tp_force tp_split; /* TP: force every product's split (tests, experiments) */
 };
 void veil_party_options_defaults(struct veil_party_options *o);
 
@@ -312,6 +369,9 @@ void veil_party_options_defaults(struct veil_party_options *o);
  * for plans yet). Returns an owned party or NULL with veil_last_error().
  */
 veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *o);
+/** The placement the party runs with (AUTO resolved) and its device count. VEIL_ERR_INVAL for
+ * NULL arguments. The dealer computes nothing: SINGLE over its devices. */
+int veil_party_placement(const veil_party_t *me, enum veil_placement *placement, int *devices);
 /** Closes the session and shuts StarPU down; NULL-safe; sets *me to NULL. */
 void veil_party_close(veil_party_t **me);
 int veil_party_id(const veil_party_t *me);       /* 0..N-1, N for the dealer */

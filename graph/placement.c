@@ -1,0 +1,266 @@
+/*
+ * placement.c — the per-node placement of a secure run over a party's devices (StarPU workers):
+ * the cost model that times a plan under each placement, the AUTO choice, and the table of
+ * struct veil_place the walk sets before lowering each node (run.c). Data parallel spreads tiles
+ * and cuts products by batch; pipeline parallel groups nodes into stages with the bubble-model
+ * partitioner of sched/partition.c; tensor parallel cuts products as sched/partition.c's split
+ * chooser says; hybrid mixes the two as SplitBrain does. Placement never changes the protocol
+ * calls, only where their tasks run (tasks/mpc.h, veil_mpc_set_placement).
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "graph/exec_internal.h"
+#include "sched/sched_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const names[VEIL_PLACEMENT_COUNT] = {"auto", "single", "dp",
+                                                        "pp",   "tp",     "hybrid"};
+
+const char *veil_placement_name(enum veil_placement p)
+{
+    return (unsigned)p < VEIL_PLACEMENT_COUNT ? names[p] : NULL;
+}
+
+int veil_placement_parse(const char *name, enum veil_placement *out)
+{
+    for (int i = 0; name && out && i < VEIL_PLACEMENT_COUNT; i++)
+        if (strcasecmp(name, names[i]) == 0) {
+            *out = (enum veil_placement)i;
+            return VEIL_OK;
+        }
+    return veil_error(VEIL_ERR_INVAL,
+                      "placement '%s' is unknown; use auto, single, dp, pp, tp or hybrid",
+                      name ? name : "(null)");
+}
+
+/* ---- cost model --------------------------------------------------------------------------- */
+
+/* Dimensions of a node's product, rows x inner x cols (a convolution: images x (c kh kw) x
+ * output channels, per output pixel in `pixels`); 0 when the node has none. */
+static int product_dims(const veil_plan_t *p, const struct veil_node *n, size_t *m, size_t *k,
+                        size_t *c, size_t *pixels)
+{
+    const struct veil_node *a = n->nin > 0 && n->in[0] >= 0 ? &p->nodes[n->in[0]] : NULL;
+    const struct veil_node *b = n->nin > 1 && n->in[1] >= 0 ? &p->nodes[n->in[1]] : NULL;
+    if (!a || !b)
+        return 0;
+    *pixels = 1;
+    switch (n->op) {
+    case VEIL_OP_DENSE:
+    case VEIL_OP_MATMUL:
+        *m = a->dims[0], *k = a->dims[1], *c = b->dims[1];
+        return 1;
+    case VEIL_OP_CONV2D:
+        *m = a->dims[0], *k = b->dims[1] * b->dims[2] * b->dims[3], *c = b->dims[0];
+        *pixels = n->dims[2] * n->dims[3];
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Elementwise passes a node's protocols make over its elements: comparisons (ReLU, pooling,
+ * argmax) and the polynomial/iterative nonlinearities cost tens of passes. */
+static double passes(enum veil_op op)
+{
+    switch (op) {
+    case VEIL_OP_RELU:
+    case VEIL_OP_MAXPOOL:
+    case VEIL_OP_ARGMAX:
+        return 64;
+    case VEIL_OP_SOFTMAX:
+    case VEIL_OP_GELU:
+    case VEIL_OP_LAYERNORM:
+        return 128;
+    default:
+        return 2;
+    }
+}
+
+/* One node's modelled time under a placement (VEIL_PLACE_* costs in exec_internal.h); *split
+ * receives its product split (rows, cols, inner) when it has one. */
+static double node_time(const veil_plan_t *p, const struct veil_node *n, enum veil_placement mode,
+                        int ndev, int group, size_t tile, enum veil_tp_force force, int split[3])
+{
+    split[0] = split[1] = split[2] = 1;
+    if (n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST)
+        return 0;
+    const size_t ntiles = (n->numel + tile - 1) / tile;
+    const int spread =
+        mode == VEIL_PLACEMENT_DP || mode == VEIL_PLACEMENT_TP || mode == VEIL_PLACEMENT_HYBRID;
+    const size_t lanes = ntiles < (size_t)ndev ? (ntiles ? ntiles : 1) : (size_t)ndev;
+    const double par = spread ? (double)lanes : 1;
+    double t = (double)n->numel * passes(n->op) * VEIL_PLACE_ELEM_S / par +
+               (double)ntiles * passes(n->op) * VEIL_PLACE_TASK_S / par;
+    size_t m, k, c, px;
+    if (!product_dims(p, n, &m, &k, &c, &px))
+        return t;
+    const int conv = n->op == VEIL_OP_CONV2D;
+    if (mode == VEIL_PLACEMENT_DP || (mode == VEIL_PLACEMENT_HYBRID && conv)) {
+        split[0] = ndev;
+    } else if (mode == VEIL_PLACEMENT_TP && conv) {
+        split[1] = ndev;
+    } else if (mode == VEIL_PLACEMENT_TP) {
+        /* weights lie column-sharded over the devices (each holds a shard), activations
+         * row-sharded (their tiles are spread) */
+        const int wa = p->nodes[n->in[0]].op == VEIL_OP_PARAM;
+        const int wb = p->nodes[n->in[1]].op == VEIL_OP_PARAM;
+        double moved = 0;
+        enum veil_tp_split s =
+            force != VEIL_TP_FORCE_NONE
+                ? (enum veil_tp_split)(force - 1)
+                : veil_tp_choose(m, k, c, (unsigned)ndev,
+                                 wa ? VEIL_TP_COL_SHARDED : VEIL_TP_ROW_SHARDED,
+                                 wb ? VEIL_TP_COL_SHARDED : VEIL_TP_ROW_SHARDED, &moved);
+        split[s == VEIL_TP_ROWS ? 0 : s == VEIL_TP_COLUMNS ? 1 : 2] = ndev;
+        t += moved * VEIL_PLACE_ELEM_S;
+    } else if (mode == VEIL_PLACEMENT_HYBRID) {
+        const int g = group > 0 && group <= ndev ? group : ndev;
+        split[0] = ndev / g;
+        split[1] = g;
+    }
+    /* the cuts cannot exceed the dimensions (veil_mpc_product_split clamps likewise) */
+    if ((size_t)split[0] > m)
+        split[0] = (int)m;
+    if ((size_t)split[1] > c)
+        split[1] = (int)c;
+    if ((size_t)split[2] > k)
+        split[2] = (int)k;
+    const int blocks = split[0] * split[1] * split[2];
+    const double busy = blocks < ndev ? blocks : ndev;
+    /* three local GEMMs (D B, A E, D E), then C + the parts summed into the result */
+    t += 3.0 * (double)m * (double)k * (double)c * (double)px * VEIL_PLACE_MAC_S / busy;
+    t += (double)(m * c * px) * (1 + 2 * split[2]) * VEIL_PLACE_ELEM_S +
+         3.0 * blocks * VEIL_PLACE_TASK_S;
+    return t;
+}
+
+/* Pipeline stages of the computing nodes of [0, end) over ndev devices (bubble model, one
+ * micro-batch: the executor runs one batch per run); stage[i] for every node, leaves with the
+ * next computing node. Returns the modelled time, or < 0 with the partitioner's error. */
+static double pipeline(const veil_plan_t *p, size_t end, int ndev, size_t tile, int *stage)
+{
+    struct veil_layer_cost *lc = calloc(end ? end : 1, sizeof *lc);
+    size_t *node_of = calloc(end ? end : 1, sizeof *node_of);
+    unsigned nl = 0;
+    double t = -1;
+    int split[3];
+    if (!lc || !node_of)
+        goto done;
+    for (size_t i = 0; i < end; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        if (n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST)
+            continue;
+        lc[nl].fwd = node_time(p, n, VEIL_PLACEMENT_SINGLE, 1, 1, tile, 0, split);
+        node_of[nl++] = i;
+    }
+    struct veil_pipeline_plan pp;
+    const unsigned d = nl < (unsigned)ndev ? nl : (unsigned)ndev;
+    if (nl == 0 || veil_partition_dp(lc, nl, d, 1, 1e300, &pp) != VEIL_OK)
+        goto done;
+    for (size_t i = 0; i < end; i++)
+        stage[i] = (int)d - 1;
+    for (unsigned s = pp.nstages; s-- > 0;)
+        for (unsigned l = pp.first[s]; l < pp.first[s] + pp.count[s]; l++)
+            stage[node_of[l]] = (int)s;
+    /* leaves go with the next computing node */
+    for (size_t i = end; i-- > 0;) {
+        const enum veil_op op = p->nodes[i].op;
+        if ((op == VEIL_OP_INPUT || op == VEIL_OP_PARAM || op == VEIL_OP_CONST) && i + 1 < end)
+            stage[i] = stage[i + 1];
+    }
+    t = pp.time;
+done:
+    free(lc);
+    free(node_of);
+    return t;
+}
+
+double veil_placement_model(const veil_plan_t *p, enum veil_placement mode, int ndev, int group,
+                            enum veil_tp_force force)
+{
+    const size_t tile = p->opts.tile ? p->opts.tile & ~(size_t)63 : VEIL_MPC_TILE_DEFAULT;
+    const size_t end = p->opts.training ? p->count : p->nforward;
+    int split[3];
+    if (mode == VEIL_PLACEMENT_PP) {
+        int *stage = calloc(end ? end : 1, sizeof *stage);
+        double t = stage ? pipeline(p, end, ndev, tile, stage) : -1;
+        free(stage);
+        return t;
+    }
+    double t = 0;
+    for (size_t i = 0; i < end; i++)
+        t += node_time(p, &p->nodes[i], ndev > 1 ? mode : VEIL_PLACEMENT_SINGLE, ndev, group, tile,
+                       force, split);
+    return t;
+}
+
+enum veil_placement veil_placement_choose(const veil_plan_t *p, int ndev, int group,
+                                          double times[VEIL_PLACEMENT_COUNT])
+{
+    enum veil_placement best = VEIL_PLACEMENT_SINGLE;
+    double bt = 0;
+    for (int m = VEIL_PLACEMENT_SINGLE; m < VEIL_PLACEMENT_COUNT; m++) {
+        double t = veil_placement_model(p, (enum veil_placement)m, ndev, group, 0);
+        if (times)
+            times[m] = t;
+        if (t >= 0 && (m == VEIL_PLACEMENT_SINGLE || t < bt)) {
+            best = (enum veil_placement)m;
+            bt = t;
+        }
+    }
+    if (times)
+        times[VEIL_PLACEMENT_AUTO] = bt;
+    return ndev > 1 ? best : VEIL_PLACEMENT_SINGLE;
+}
+
+int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *workers, int ndev,
+                    int group, enum veil_tp_force force)
+{
+    const veil_plan_t *p = x->p;
+    if (ndev < 1 || ndev > VEIL_PLACE_MAX_DEV)
+        return veil_error(VEIL_ERR_INVAL, "placement: %d devices (use 1 to %d)", ndev,
+                          VEIL_PLACE_MAX_DEV);
+    if (mode <= VEIL_PLACEMENT_AUTO || mode >= VEIL_PLACEMENT_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "placement: resolve AUTO before placing");
+    free(x->place);
+    x->place = calloc(p->count ? p->count : 1, sizeof *x->place);
+    int *stage = calloc(p->count ? p->count : 1, sizeof *stage);
+    int rc = VEIL_OK;
+    if (!x->place || !stage) {
+        rc = veil_error(VEIL_ERR_NOMEM, "placement: out of memory");
+        goto done;
+    }
+    if (mode == VEIL_PLACEMENT_PP && ndev > 1 && pipeline(p, p->count, ndev, x->tile, stage) < 0) {
+        rc = veil_error(VEIL_ERR_INVAL,
+                        "placement: no pipeline partition of plan '%s' over %d "
+                        "devices",
+                        p->model, ndev);
+        goto done;
+    }
+    for (size_t i = 0; i < p->count; i++) {
+        struct veil_place *pl = &x->place[i];
+        int split[3];
+        node_time(p, &p->nodes[i], ndev > 1 ? mode : VEIL_PLACEMENT_SINGLE, ndev, group, x->tile,
+                  force, split);
+        if (mode == VEIL_PLACEMENT_SINGLE || mode == VEIL_PLACEMENT_PP || ndev == 1) {
+            pl->ndev = 1;
+            pl->dev[0] = workers[mode == VEIL_PLACEMENT_PP ? stage[i] : 0];
+            continue;
+        }
+        pl->ndev = ndev;
+        memcpy(pl->dev, workers, (size_t)ndev * sizeof *workers);
+        pl->spread = 1;
+        pl->rows = split[0];
+        pl->cols = split[1];
+        pl->inner = split[2];
+    }
+done:
+    free(stage);
+    return rc;
+}

@@ -1,0 +1,462 @@
+/* Tests placement across the devices of one party (issue 8): the MLP, the CNN and the attention
+ * block of test_graph_secure.c run with 2 parties and the dealer, each party's StarPU given 2 (and
+ * for DP 3) CPU workers as its devices, under SINGLE, DP, PP, TP (the chooser's split and the
+ * inner split forced) and HYBRID placement. Every process fixes its seed source (a test hook:
+ * veil_seed_testing_fix), so each session deals and shares with the same randomness: the masks,
+ * the opened values and every truncation's rounding are then the same, and the revealed outputs
+ * must equal the single-device session's bit for bit (a session with another seed, as a control,
+ * does differ). Proof of placement: every task a party submits is pinned to a worker, and per
+ * worker the tasks StarPU ran (profiling's executed_tasks) equal those pinned there; SINGLE
+ * leaves the second worker idle, the other placements use every device. The cost model is
+ * checked on hand-computed numbers (a large dense layer: AUTO picks DP; a tiny one: SINGLE).
+ * Bad input: more devices than workers, an unknown placement name (option and VEIL_PLACEMENT). */
+#include "config.h"
+#include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
+#include "graph/exec_internal.h"
+#include "test_graph_util.h"
+#include "test_mpc_util.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXOUT 4
+#define MAXFEED 24
+#define MAXW 4
+#define NPROC 3
+
+struct net {
+    const char *name;
+    veil_plan_t *plan;
+    struct veil_feed feeds[MAXFEED];
+    size_t nfeeds;
+    double *want[MAXOUT];
+    double tol;
+};
+
+/* One session's configuration and what its children report (memory shared across fork). */
+struct cfg {
+    enum veil_placement placement;
+    int devices, ncpu, group;
+    enum veil_tp_force tp;
+    uint8_t seed_tag;          /* the seed keys' distinguishing byte */
+    const char *env_placement; /* VEIL_PLACEMENT for the children, or NULL */
+    int expect_open_fail;      /* the open must fail with a message containing fail_says */
+    const char *fail_says;
+};
+struct shared {
+    double out[NPROC][MAXOUT][256];
+    unsigned long long pinned[NPROC][MAXW], executed[NPROC][MAXW];
+    int placement[NPROC], devices[NPROC];
+    double online_s[NPROC];
+};
+
+static struct net *cur;
+static struct cfg *ccfg;
+static struct shared *sh;
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void feed(struct net *t, const char *name, size_t numel, double lo, double hi)
+{
+    double *v = malloc(numel * sizeof *v);
+    for (size_t i = 0; i < numel; i++)
+        v[i] = uniform(lo, hi);
+    t->feeds[t->nfeeds++] = (struct veil_feed){.name = name, .values = v, .numel = numel};
+}
+
+static const int weight_stationary = 0;
+
+static veil_plan_t *compile(veil_graph_t *g, int frac_bits)
+{
+    struct veil_compile_options o;
+    veil_compile_options_defaults(&o);
+    o.frac_bits = frac_bits;
+    o.weight_stationary = weight_stationary;
+    o.tile = 128; /* small tiles: every elementwise protocol runs on several */
+    veil_plan_t *p = veil_compile(g, &o);
+    VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());
+    return p;
+}
+
+static void mlp(struct net *t)
+{
+    veil_graph_t *g = veil_graph_new("mlp");
+    size_t dx[2] = {4, 20}, dw1[2] = {20, 16}, db1[1] = {16}, dw2[2] = {16, 10}, db2[1] = {10};
+    veil_node_t *x = veil_input(g, "x", 1, 2, dx);
+    veil_node_t *h = veil_relu(
+        g, NULL,
+        veil_dense(g, "fc1", x, veil_param(g, "w1", 0, 2, dw1), veil_param(g, "b1", 0, 1, db1)));
+    veil_node_t *y =
+        veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, dw2), veil_param(g, "b2", 0, 1, db2));
+    veil_reveal(g, y, VEIL_ALL_PARTIES);
+    veil_reveal(g, veil_argmax(g, "class", y), 1);
+    t->name = "mlp";
+    t->plan = compile(g, 16);
+    veil_graph_destroy(&g);
+    feed(t, "x", 80, -2, 2);
+    feed(t, "w1", 320, -0.5, 0.5);
+    feed(t, "b1", 16, -0.1, 0.1);
+    feed(t, "w2", 160, -0.5, 0.5);
+    feed(t, "b2", 10, -0.1, 0.1);
+    t->tol = 1e-3;
+}
+
+static void cnn(struct net *t)
+{
+    veil_graph_t *g = veil_graph_new("cnn");
+    size_t dx[4] = {2, 2, 10, 10}, dw1[4] = {4, 2, 3, 3}, d4[1] = {4}, dw2[4] = {6, 4, 3, 3};
+    size_t dwd[2] = {100, 6};
+    veil_node_t *x = veil_input(g, "x", 1, 4, dx);
+    veil_node_t *c1 = veil_conv2d(g, "c1", x, veil_param(g, "w1", 0, 4, dw1),
+                                  veil_param(g, "b1", 0, 1, d4), 1, 1);
+    veil_node_t *bn = veil_batchnorm(
+        g, "bn", c1, veil_param(g, "gamma", 0, 1, d4), veil_param(g, "beta", 0, 1, d4),
+        veil_param(g, "mean", 0, 1, d4), veil_param(g, "var", 0, 1, d4), 1e-5);
+    veil_node_t *r = veil_relu(g, "r", bn);
+    veil_node_t *mp = veil_maxpool2d(g, "mp", r, 2, 2);
+    veil_node_t *c2 = veil_conv2d(g, "c2", mp, veil_param(g, "w2", 0, 4, dw2), NULL, 2, 1);
+    veil_node_t *ga = veil_global_avgpool(g, "gap", c2);
+    veil_node_t *ap = veil_flatten(g, "flat", veil_avgpool2d(g, "ap", r, 2, 2));
+    veil_node_t *d = veil_dense(g, "fc", ap, veil_param(g, "wd", 0, 2, dwd), NULL);
+    veil_reveal(g, veil_add(g, "sum", ga, d), VEIL_ALL_PARTIES);
+    veil_reveal(g, mp, 0);
+    t->name = "cnn";
+    t->plan = compile(g, 16);
+    veil_graph_destroy(&g);
+    feed(t, "x", 400, -1, 1);
+    feed(t, "w1", 72, -0.5, 0.5);
+    feed(t, "b1", 4, -0.1, 0.1);
+    feed(t, "gamma", 4, 0.5, 1.5);
+    feed(t, "beta", 4, -0.2, 0.2);
+    feed(t, "mean", 4, -0.1, 0.1);
+    feed(t, "var", 4, 0.5, 2);
+    feed(t, "w2", 216, -0.5, 0.5);
+    feed(t, "wd", 600, -0.2, 0.2);
+    t->tol = 1e-3;
+}
+
+static void attention(struct net *t)
+{
+    veil_graph_t *g = veil_graph_new("attention");
+    size_t dx[2] = {6, 8}, dw[2] = {8, 8}, d8[1] = {8};
+    veil_node_t *x = veil_input(g, "x", 1, 2, dx);
+    veil_node_t *q = veil_dense(g, "q", x, veil_param(g, "wq", 0, 2, dw), NULL);
+    veil_node_t *k = veil_dense(g, "k", x, veil_param(g, "wk", 0, 2, dw), NULL);
+    veil_node_t *v = veil_dense(g, "v", x, veil_param(g, "wv", 0, 2, dw), NULL);
+    veil_node_t *s =
+        veil_scale(g, "s", veil_matmul(g, "qk", q, veil_transpose(g, "kt", k)), 1.0 / sqrt(8.0));
+    veil_node_t *o = veil_matmul(g, "pv", veil_softmax(g, "p", s), v);
+    veil_node_t *ln =
+        veil_layernorm(g, "ln", veil_add(g, "res", x, o), veil_param(g, "gamma", 0, 1, d8),
+                       veil_param(g, "beta", 0, 1, d8), 1e-5);
+    veil_node_t *c = veil_concat(g, "cat", veil_gelu(g, "gelu", ln), x, 1);
+    veil_reveal(g, veil_scale(g, "twice", c, 2.0), VEIL_ALL_PARTIES);
+    t->name = "attention";
+    t->plan = compile(g, 16);
+    veil_graph_destroy(&g);
+    feed(t, "x", 48, -1, 1);
+    feed(t, "wq", 64, -0.5, 0.5);
+    feed(t, "wk", 64, -0.5, 0.5);
+    feed(t, "wv", 64, -0.5, 0.5);
+    feed(t, "gamma", 8, 0.5, 1.5);
+    feed(t, "beta", 8, -0.2, 0.2);
+    t->tol = 5e-3;
+}
+
+static int child(const struct veil_harness_party *me, void *arg)
+{
+    (void)arg;
+    char ncpu[16];
+    snprintf(ncpu, sizeof ncpu, "%d", ccfg->ncpu);
+    setenv("STARPU_NCPU", ncpu, 1); /* before veil_party_open's starpu_init */
+    if (ccfg->env_placement)
+        setenv("VEIL_PLACEMENT", ccfg->env_placement, 1);
+    uint8_t key[VEIL_SEED_BYTES] = {0};
+    key[0] = (uint8_t)me->id;
+    key[1] = ccfg->seed_tag;
+    veil_seed_testing_fix(key);
+    struct veil_party_options o;
+    veil_party_options_defaults(&o);
+    o.placement = ccfg->placement;
+    o.devices = ccfg->devices;
+    o.group = ccfg->group;
+    o.tp_split = ccfg->tp;
+    veil_party_t *pt = veil_party_open(cur->plan, &o);
+    if (ccfg->expect_open_fail) {
+        if (pt || !strstr(veil_last_error(), ccfg->fail_says)) {
+            fprintf(stderr, "process %d: open should fail saying '%s', got: %s\n", me->id,
+                    ccfg->fail_says, pt ? "success" : veil_last_error());
+            veil_party_close(&pt);
+            return 1;
+        }
+        return 0;
+    }
+    if (!pt) {
+        fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
+        return 3;
+    }
+    enum veil_placement pl;
+    veil_party_placement(pt, &pl, &sh->devices[me->id]);
+    sh->placement[me->id] = (int)pl;
+    starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+    const int nw = (int)starpu_worker_get_count();
+    unsigned long long before[MAXW] = {0};
+    for (int w = 0; w < nw && w < MAXW; w++) {
+        struct starpu_profiling_worker_info info;
+        starpu_profiling_worker_get_info(w, &info); /* resets the worker's counters */
+        before[w] = veil_place_pinned(w);
+    }
+    double *outs[MAXOUT] = {NULL};
+    for (size_t k = 0; k < veil_plan_output_count(cur->plan); k++)
+        outs[k] = sh->out[me->id][k];
+    int code = 0;
+    if (veil_run(pt, cur->feeds, cur->nfeeds, outs) != VEIL_OK) {
+        fprintf(stderr, "process %d: run: %s\n", me->id, veil_last_error());
+        code = 4;
+    }
+    struct veil_run_stats st;
+    veil_party_last_stats(pt, &st);
+    sh->online_s[me->id] = st.online_s;
+    for (int w = 0; w < nw && w < MAXW; w++) {
+        struct starpu_profiling_worker_info info;
+        starpu_profiling_worker_get_info(w, &info);
+        sh->executed[me->id][w] = (unsigned long long)info.executed_tasks;
+        sh->pinned[me->id][w] = veil_place_pinned(w) - before[w];
+    }
+    veil_party_close(&pt);
+    return code;
+}
+
+/* One session of cur under c; 0 when it ran. */
+static int session(struct cfg *c)
+{
+    ccfg = c;
+    memset(sh, 0, sizeof *sh);
+    struct veil_test_graph_opts o = {.nparties = 2,
+                                     .dealer = 1,
+                                     .timeout_s = 240,
+                                     .session = "0123456789abcdef0123456789abcdef"};
+    return veil_test_graph_run(&o, child, NULL, NULL) == VEIL_OK ? 0 : -1;
+}
+
+static const char *label(const struct cfg *c)
+{
+    static char s[64];
+    static const char *tp[] = {"", "/rows", "/columns", "/inner"};
+    snprintf(s, sizeof s, "%s%s x%d", veil_placement_name(c->placement), tp[c->tp], c->devices);
+    return s;
+}
+
+static struct shared *base; /* the single-device session's results */
+
+/* Runs t under every placement and compares each party's outputs with the single-device ones. */
+static void check_net(struct net *t, int with_three)
+{
+    cur = t;
+    struct cfg single = {.placement = VEIL_PLACEMENT_SINGLE, .devices = 1, .ncpu = 1};
+    VT_CHECK(session(&single) == 0, "%s: single-device session failed", t->name);
+    memcpy(base, sh, sizeof *sh);
+    const veil_plan_t *p = t->plan;
+    for (int q = 0; q < 2; q++) /* the baseline itself is right */
+        for (size_t k = 0; k < veil_plan_output_count(p); k++) {
+            const int to = veil_plan_output_to(p, k);
+            if (to != VEIL_ALL_PARTIES && to != q)
+                continue;
+            for (size_t i = 0; i < veil_plan_output_numel(p, k); i++)
+                VT_CHECK(fabs(base->out[q][k][i] - t->want[k][i]) <= t->tol,
+                         "%s single: output %zu[%zu] = %g, plaintext %g", t->name, k, i,
+                         base->out[q][k][i], t->want[k][i]);
+        }
+    struct cfg cfgs[] = {
+        {.placement = VEIL_PLACEMENT_SINGLE, .devices = 2, .ncpu = 2},
+        {.placement = VEIL_PLACEMENT_DP, .devices = 2, .ncpu = 2},
+        {.placement = VEIL_PLACEMENT_PP, .devices = 2, .ncpu = 2},
+        {.placement = VEIL_PLACEMENT_TP, .devices = 2, .ncpu = 2},
+        {.placement = VEIL_PLACEMENT_TP, .devices = 2, .ncpu = 2, .tp = VEIL_TP_FORCE_INNER},
+        {.placement = VEIL_PLACEMENT_HYBRID, .devices = 2, .ncpu = 2},
+        {.placement = VEIL_PLACEMENT_DP, .devices = 3, .ncpu = 3},
+    };
+    const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]) - (with_three ? 0 : 1);
+    for (int c = 0; c < ncfg; c++) {
+        if (session(&cfgs[c]) != 0) {
+            VT_CHECK(0, "%s %s: the session failed", t->name, label(&cfgs[c]));
+            continue;
+        }
+        for (int q = 0; q < 2; q++) {
+            VT_CHECK(sh->placement[q] == (int)cfgs[c].placement &&
+                         sh->devices[q] == cfgs[c].devices,
+                     "%s %s: party %d runs %s over %d", t->name, label(&cfgs[c]), q,
+                     veil_placement_name((enum veil_placement)sh->placement[q]), sh->devices[q]);
+            for (size_t k = 0; k < veil_plan_output_count(p); k++)
+                VT_CHECK(memcmp(sh->out[q][k], base->out[q][k],
+                                veil_plan_output_numel(p, k) * sizeof(double)) == 0,
+                         "%s %s: party %d output '%s' differs from the single-device plan", t->name,
+                         label(&cfgs[c]), q, veil_plan_output_name(p, k));
+            unsigned long long total = 0;
+            for (int w = 0; w < cfgs[c].devices; w++) {
+                VT_CHECK(sh->executed[q][w] == sh->pinned[q][w],
+                         "%s %s: party %d worker %d ran %llu tasks, %llu were pinned to it",
+                         t->name, label(&cfgs[c]), q, w, sh->executed[q][w], sh->pinned[q][w]);
+                total += sh->executed[q][w];
+                if (cfgs[c].placement == VEIL_PLACEMENT_SINGLE)
+                    VT_CHECK(w == 0 || sh->executed[q][w] == 0,
+                             "%s single x2: party %d worker %d ran %llu tasks", t->name, q, w,
+                             sh->executed[q][w]);
+                else
+                    VT_CHECK(sh->executed[q][w] > 0, "%s %s: party %d device %d ran nothing",
+                             t->name, label(&cfgs[c]), q, w);
+            }
+            veil_test_log("%s %s: party %d tasks per worker %llu %llu %llu (total %llu), online "
+                          "%.1f ms",
+                          t->name, label(&cfgs[c]), q, sh->executed[q][0], sh->executed[q][1],
+                          sh->executed[q][2], total, 1e3 * sh->online_s[q]);
+        }
+    }
+}
+
+/* Two single-device sessions with the same seeds agree bit for bit; one with other seeds differs
+ * (truncation rounds by the masks), so the comparison is not vacuous. */
+static void check_control(struct net *t)
+{
+    cur = t;
+    struct cfg other = {.placement = VEIL_PLACEMENT_SINGLE, .devices = 1, .ncpu = 1, .seed_tag = 1};
+    struct cfg single = {.placement = VEIL_PLACEMENT_SINGLE, .devices = 1, .ncpu = 1};
+    VT_CHECK(session(&single) == 0, "control: session failed");
+    memcpy(base, sh, sizeof *sh);
+    struct shared *again = malloc(sizeof *again);
+    VT_CHECK(session(&single) == 0, "control: session failed");
+    memcpy(again, sh, sizeof *sh);
+    for (size_t k = 0; k < veil_plan_output_count(t->plan); k++)
+        VT_CHECK(memcmp(again->out[0][k], base->out[0][k],
+                        veil_plan_output_numel(t->plan, k) * sizeof(double)) == 0,
+                 "%s: two single-device sessions with the same seeds differ", t->name);
+    free(again);
+    VT_CHECK(session(&other) == 0, "control: session failed");
+    int differ = 0;
+    for (size_t k = 0; k < veil_plan_output_count(t->plan); k++)
+        differ |= memcmp(sh->out[0][k], base->out[0][k],
+                         veil_plan_output_numel(t->plan, k) * sizeof(double)) != 0;
+    VT_CHECK(differ,
+             "%s: sessions with different seeds gave identical outputs; the comparison "
+             "cannot tell placements apart from randomness",
+             t->name);
+}
+
+static void reference(struct net *t)
+{
+    const veil_plan_t *p = t->plan;
+    for (size_t k = 0; k < veil_plan_output_count(p); k++)
+        t->want[k] = calloc(veil_plan_output_numel(p, k), sizeof(double));
+    int rc = veil_plain_run(p, VEIL_PLAIN_FIXED, t->feeds, t->nfeeds, t->want);
+    VT_CHECK(rc == VEIL_OK, "%s: plaintext reference: %s", t->name, veil_last_error());
+}
+
+static veil_plan_t *dense_plan(size_t m, size_t k, size_t n)
+{
+    veil_graph_t *g = veil_graph_new("dense");
+    size_t dx[2] = {m, k}, dw[2] = {k, n};
+    veil_node_t *y =
+        veil_dense(g, "fc", veil_input(g, "x", 1, 2, dx), veil_param(g, "w", 0, 2, dw), NULL);
+    veil_reveal(g, y, VEIL_ALL_PARTIES);
+    veil_plan_t *p = veil_compile(g, NULL);
+    veil_graph_destroy(&g);
+    return p;
+}
+
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fabs(b);
+}
+
+/* The cost model on hand-checkable numbers (exec_internal.h: 1 ns per multiply-add and per
+ * element pass, 3 us per task; a dense node makes 2 passes over its output). x (64 x 512) times
+ * w (512 x 512), 2 devices, default tile 16384 (the 32768 outputs are 2 tiles):
+ *   SINGLE: passes 32768 * 2 ns + 2 tiles * 2 * 3 us = 77.536 us; GEMMs 3 * 64 * 512 * 512 ns =
+ *           50331.648 us; sum of C and 2 parts 3 * 32768 ns + 3 tasks * 3 us = 107.304 us;
+ *           total 50516.488 us.
+ *   DP:     passes and GEMMs halved (38.768 + 25165.824), the sum 98.304 + 6 tasks * 3 us:
+ *           25320.896 us.
+ *   TP:     the chooser: x row-sharded, w column-sharded -> columns, moving x to every device
+ *           ((2 - 1) 64 * 512 = 32768 elements, 32.768 us): 25353.664 us.
+ *   HYBRID: one group of 2 -> the columns split without the move: 25320.896 us (ties DP).
+ *   PP:     one computing node, one stage: 50516.488 us.
+ * AUTO picks DP (the first of the cheapest). A 3 x 5 by 5 x 4 layer: the tasks dominate;
+ * SINGLE 15.24 us, DP 24.15 us: AUTO picks SINGLE. */
+static void check_model(void)
+{
+    veil_plan_t *p = dense_plan(64, 512, 512);
+    double t[VEIL_PLACEMENT_COUNT];
+    enum veil_placement c = veil_placement_choose(p, 2, 0, t);
+    VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 50516.488e-6), "model single %.9g", t[1]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_DP], 25320.896e-6), "model dp %.9g", t[2]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_TP], 25353.664e-6), "model tp %.9g", t[4]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_HYBRID], 25320.896e-6), "model hybrid %.9g", t[5]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_PP], 50516.488e-6), "model pp %.9g", t[3]);
+    VT_CHECK(c == VEIL_PLACEMENT_DP, "model: chose %s, expected dp", veil_placement_name(c));
+    VT_CHECK(veil_placement_choose(p, 1, 0, NULL) == VEIL_PLACEMENT_SINGLE, "one device: single");
+    veil_plan_destroy(&p);
+    p = dense_plan(3, 5, 4);
+    c = veil_placement_choose(p, 2, 0, t);
+    VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 15.24e-6) && near(t[VEIL_PLACEMENT_DP], 24.15e-6),
+             "tiny model: single %.9g dp %.9g", t[1], t[2]);
+    VT_CHECK(c == VEIL_PLACEMENT_SINGLE, "tiny model: chose %s", veil_placement_name(c));
+    veil_plan_destroy(&p);
+}
+
+/* Bad input: refused with a clear message, at open (no session starts). */
+static void check_bad(struct net *t)
+{
+    enum veil_placement pl;
+    VT_CHECK(veil_placement_parse("diagonal", &pl) == VEIL_ERR_INVAL &&
+                 strstr(veil_last_error(), "auto, single, dp, pp, tp or hybrid"),
+             "unknown name: %s", veil_last_error());
+    VT_CHECK(veil_placement_parse("HyBrid", &pl) == VEIL_OK && pl == VEIL_PLACEMENT_HYBRID,
+             "parse hybrid");
+    cur = t;
+    struct cfg many = {.placement = VEIL_PLACEMENT_DP,
+                       .devices = 3,
+                       .ncpu = 2,
+                       .expect_open_fail = 1,
+                       .fail_says = "StarPU has 2 workers"};
+    VT_CHECK(session(&many) == 0, "3 devices on 2 workers was not refused as expected");
+    struct cfg name = {.placement = VEIL_PLACEMENT_AUTO,
+                       .ncpu = 1,
+                       .env_placement = "diagonal",
+                       .expect_open_fail = 1,
+                       .fail_says = "VEIL_PLACEMENT"};
+    VT_CHECK(session(&name) == 0, "VEIL_PLACEMENT=diagonal was not refused as expected");
+}
+
+int main(void)
+{
+    sh = veil_test_mpc_shared(sizeof *sh);
+    base = malloc(sizeof *base);
+    if (!sh || !base)
+        return 1;
+    check_model();
+    static struct net nets[3];
+    mlp(&nets[0]);
+    cnn(&nets[1]);
+    attention(&nets[2]);
+    for (int i = 0; i < 3; i++)
+        reference(&nets[i]);
+    if (veil_test_failures)
+        return veil_test_status();
+    check_bad(&nets[0]);
+    check_control(&nets[0]);
+    for (int i = 0; i < 3; i++)
+        check_net(&nets[i], i == 1);
+    return veil_test_status();
+}
