@@ -5,8 +5,9 @@
  * shared across the fork). Every survivor's veil_net_wait_all must return VEIL_ERR_PEER_LOST
  * with a message naming the victim ("party 2 lost" / "dealer (id 3) lost", possibly relayed in
  * another survivor's abort), within the silence timeout plus one second of the victim's death
- * (the protocol's bound, asserted as such), and its reader task submitted after an irecv must
- * still run (handles released, no hang); the victim is the only process that does not exit 0. */
+ * (the protocol's bound, asserted as such; 2 s more only in sanitizer builds), and its reader task
+ * submitted after an irecv must still run (handles released, no hang); the victim is the only
+ * process that does not exit 0. */
 #include "config.h"
 #include "net_test_util.h"
 
@@ -17,7 +18,15 @@
 
 #define BIG ((size_t)64 << 20)
 #define TIMEOUT_S 2.0
-#define BOUND_S (TIMEOUT_S + 1.0) /* from the victim's death to every survivor's error */
+/* From the victim's death to every survivor's error: the protocol's bound, timeout + 1 s. Under
+ * AddressSanitizer (--enable-sanitizers: every party's I/O thread and StarPU several times
+ * slower on 2 shared cores) 2 s of scheduling allowance are added; nowhere else. */
+#ifdef VEIL_SANITIZERS
+#define SLACK_S 2.0
+#else
+#define SLACK_S 0.0
+#endif
+#define BOUND_S (TIMEOUT_S + 1.0 + SLACK_S)
 
 struct karg {
     struct net_test_keys keys;
@@ -88,8 +97,8 @@ static int party(const struct veil_harness_party *me, void *arg)
     } else if (t_kill <= 0 || elapsed > BOUND_S) {
         fprintf(stderr,
                 "FAIL: failure reported %.2f s after the victim's death (%.2f s after open), "
-                "bound timeout + 1 s = %.1f s\n",
-                elapsed, t_err - t_open, BOUND_S);
+                "bound timeout + 1 s (+ %.1f s under sanitizers) = %.1f s\n",
+                elapsed, t_err - t_open, SLACK_S, BOUND_S);
         bad = 1;
     } else if (net_test_verbose()) {
         fprintf(stderr, "ok: '%s' %.2f s after the victim's death (bound %.1f s)\n",
