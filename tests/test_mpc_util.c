@@ -182,6 +182,7 @@ int veil_test_mpc_run(const struct veil_test_mpc_opts *opts, veil_test_mpc_fn fn
 void veil_test_mpc_counters(veil_mpc_t *m, struct veil_test_mpc_counters *c)
 {
     memset(c, 0, sizeof *c);
+    veil_mpc_items(m, &c->nitems);
     veil_net_t *net = veil_mpc_net(m);
     if (!net)
         return;
@@ -191,6 +192,8 @@ void veil_test_mpc_counters(veil_mpc_t *m, struct veil_test_mpc_counters *c)
         if (q == self || veil_net_stats_get(net, q, &st) != VEIL_OK)
             continue;
         c->bytes += st.bytes_sent;
+        if (q != veil_mpc_nparties(m) - 1)
+            c->bytes_not_designated += st.bytes_sent;
         if (q == (self == 0 ? 1 : 0))
             c->rounds = st.rounds;
     }
@@ -209,17 +212,47 @@ void veil_test_mpc_shared_free(void *p, size_t bytes)
         munmap(p, bytes ? bytes : 1);
 }
 
-void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op,
-                              struct veil_test_mpc_counters *before, uint64_t rounds,
-                              uint64_t bytes)
+/* The dealer's traffic is the seeded layout's promise: per item one correction tensor, sent to
+ * the designated party only, whatever N. */
+static void check_dealer_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_counters *before)
+{
+    const int n = veil_mpc_nparties(m);
+    if (!veil_mpc_net(m) || veil_mpc_self(m) != n)
+        return; /* a recorder */
+    struct veil_test_mpc_counters now;
+    veil_test_mpc_counters(m, &now);
+    size_t nitems = 0;
+    const struct veil_preproc_item *items = veil_mpc_items(m, &nitems);
+    uint64_t words = 0;
+    if (nitems < before->nitems ||
+        veil_preproc_items_size(items + before->nitems, nitems - before->nitems, &words, NULL,
+                                NULL) != VEIL_OK) {
+        VT_CHECK(0, "%s: dealer: items %zu..%zu: %s", op, before->nitems, nitems,
+                 veil_last_error());
+        return;
+    }
+    VT_CHECK(now.bytes - before->bytes == 8 * words,
+             "%s: dealer sent %" PRIu64
+             " bytes for %zu items, expected one correction each: %" PRIu64,
+             op, now.bytes - before->bytes, nitems - before->nitems, 8 * words);
+    VT_CHECK(now.bytes_not_designated == before->bytes_not_designated,
+             "%s: dealer sent %" PRIu64 " bytes to parties other than party %d", op,
+             now.bytes_not_designated - before->bytes_not_designated, n - 1);
+    *before = now;
+}
+
+void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_counters *before,
+                              uint64_t rounds, uint64_t bytes)
 {
     struct veil_test_mpc_counters now;
     if (veil_mpc_wait(m) != VEIL_OK) {
         VT_CHECK(0, "%s: wait: %s", op, veil_last_error());
         return;
     }
-    if (!veil_mpc_computes(m))
+    if (!veil_mpc_computes(m)) {
+        check_dealer_cost(m, op, before);
         return;
+    }
     veil_test_mpc_counters(m, &now);
     VT_CHECK(now.rounds - before->rounds == rounds,
              "%s: party %d: %" PRIu64 " rounds, expected %" PRIu64, op, veil_mpc_self(m),

@@ -53,10 +53,14 @@ int veil_test_mpc_run(const struct veil_test_mpc_opts *opts, veil_test_mpc_fn fn
 const char *veil_test_mpc_name(const struct veil_test_mpc_opts *opts);
 
 /** Counters of this process since its net opened: bytes it sent to all peers (the dealer
- * included), and the rounds marked. A party's counters only (call after veil_mpc_wait). */
+ * included), of those the bytes sent to peers other than party N-1 (the designated party when
+ * there is a dealer), the rounds marked, and the material items requested so far (call after
+ * veil_mpc_wait). */
 struct veil_test_mpc_counters {
     uint64_t bytes;
+    uint64_t bytes_not_designated;
     uint64_t rounds;
+    size_t nitems;
 };
 void veil_test_mpc_counters(veil_mpc_t *m, struct veil_test_mpc_counters *c);
 
@@ -68,10 +72,12 @@ void veil_test_mpc_shared_free(void *p, size_t bytes);
 /**
  * Waits for quiescence, then checks (VT_CHECK) that this party's rounds and bytes since *before
  * equal the formulas' rounds and bytes, naming op on failure; *before then becomes the new
- * counters. Does nothing more at the dealer or a recorder. Records a failure if the wait fails.
+ * counters. At the dealer it checks instead that what it sent since *before is exactly one
+ * correction tensor per item requested since then (veil_preproc_correction_words, 8 bytes a
+ * word), all to the designated party N-1. Nothing at a recorder. Records a failure if the wait
+ * fails.
  */
-void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op,
-                              struct veil_test_mpc_counters *before, uint64_t rounds,
-                              uint64_t bytes);
+void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_counters *before,
+                              uint64_t rounds, uint64_t bytes);
 
 #endif /* VEIL_TEST_MPC_UTIL_H */

@@ -94,8 +94,14 @@ static void header(const struct veil_harness_party *me, const uint8_t session[16
 static int rogue(const struct veil_harness_party *me, const struct veil_net_config *cfg, int which)
 {
     void *ctx = zmq_ctx_new(), *d = zmq_socket(ctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(d, ZMQ_LINGER, &zero, sizeof zero);
+    /* Party 0 may take seconds to reach its open on a loaded machine (starpu_init): queue
+     * nothing before the connection's handshake is complete (a send waits for it, 20 s at most)
+     * and let close deliver what is queued, so no message is lost on a connection that never
+     * finished its handshake (party 0 would then wait for a hello until its connect timeout). */
+    int one = 1, linger_ms = 5000, sndtimeo_ms = 20000;
+    zmq_setsockopt(d, ZMQ_IMMEDIATE, &one, sizeof one);
+    zmq_setsockopt(d, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
+    zmq_setsockopt(d, ZMQ_SNDTIMEO, &sndtimeo_ms, sizeof sndtimeo_ms);
     zmq_setsockopt(d, ZMQ_ROUTING_ID, "p1", 2);
     if (zmq_connect(d, cfg->peers[0].endpoint))
         return 2;
@@ -107,7 +113,12 @@ static int rogue(const struct veil_harness_party *me, const struct veil_net_conf
     memcpy(hl.plan_digest, cfg->plan_digest, 32);
     veil_hello_encode(&hl, hello);
     header(me, cfg->session, VEIL_FRAME_HELLO, 0, 0, sizeof hello, sizeof hello, h);
-    send_frames(d, (const void *[]){h, hello}, (size_t[]){64, sizeof hello}, 2);
+    if (send_frames(d, (const void *[]){h, hello}, (size_t[]){64, sizeof hello}, 2) != 0) {
+        fprintf(stderr, "rogue: no connection to party 0: %s\n", zmq_strerror(zmq_errno()));
+        zmq_close(d);
+        zmq_ctx_term(ctx);
+        return 2;
+    }
     header(me, cfg->session, VEIL_FRAME_HEARTBEAT, 0, 0, 0, 0, h);
     send_frames(d, (const void *[]){h}, (size_t[]){64}, 1);
     usleep(300 * 1000);

@@ -1,26 +1,37 @@
 /* Tests failure detection: 3 parties and a dealer (CURVE, heartbeat 0.25 s, silence timeout 2 s)
  * exchange 64 MiB tensors over a 100 Mbit/s emulated link (a ~5 s transfer); 0.5 s after open one
- * process — party 2 in the first run, the dealer in the second — kills itself with SIGKILL.
- * Every survivor's veil_net_wait_all must return VEIL_ERR_PEER_LOST with a message naming the
- * victim ("party 2 lost" / "dealer (id 3) lost", possibly relayed in another survivor's abort),
- * its reader task submitted after an irecv must still run (handles released, no hang), and the
- * time from open to that error must stay under 0.5 s + timeout 2 s + 1 s (the protocol's bound)
- * + 2 s of scheduling slack for this loaded 2-core machine: a loose correctness bound, not a
- * speed measurement. */
+ * process — party 0, party 1, party 2 and the dealer in turn, one per run — kills itself with
+ * SIGKILL in the middle of the transfer, after writing the time of its death (CLOCK_MONOTONIC,
+ * shared across the fork). Every survivor's veil_net_wait_all must return VEIL_ERR_PEER_LOST
+ * with a message naming the victim ("party 2 lost" / "dealer (id 3) lost", possibly relayed in
+ * another survivor's abort), within the silence timeout plus one second of the victim's death
+ * (the protocol's bound, asserted as such; 2 s more only in sanitizer builds), and its reader task
+ * submitted after an irecv must still run (handles released, no hang); the victim is the only
+ * process that does not exit 0. */
 #include "config.h"
 #include "net_test_util.h"
 
 #include <signal.h>
 #include <starpu.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define BIG ((size_t)64 << 20)
 #define TIMEOUT_S 2.0
-#define BOUND_S (0.5 + TIMEOUT_S + 1.0 + 2.0)
+/* From the victim's death to every survivor's error: the protocol's bound, timeout + 1 s. Under
+ * AddressSanitizer (--enable-sanitizers: every party's I/O thread and StarPU several times
+ * slower on 2 shared cores) 2 s of scheduling allowance are added; nowhere else. */
+#ifdef VEIL_SANITIZERS
+#define SLACK_S 2.0
+#else
+#define SLACK_S 0.0
+#endif
+#define BOUND_S (TIMEOUT_S + 1.0 + SLACK_S)
 
 struct karg {
     struct net_test_keys keys;
     int victim;
+    volatile double *t_kill; /* shared across fork: when the victim raised SIGKILL */
 };
 
 static void touch_cpu(void *buffers[], void *cl_arg)
@@ -65,10 +76,12 @@ static int party(const struct veil_harness_party *me, void *arg)
     }
     if (me->id == a->victim) {
         usleep(500 * 1000);
+        *a->t_kill = veil_now();
         raise(SIGKILL);
     }
     int rc = veil_net_wait_all(net);
-    double elapsed = veil_now() - t_open;
+    double t_err = veil_now(), t_kill = *a->t_kill;
+    double elapsed = t_err - t_kill;
     char want[64];
     if (a->victim == me->nparties)
         snprintf(want, sizeof want, "dealer (id %d) lost", a->victim);
@@ -81,12 +94,15 @@ static int party(const struct veil_harness_party *me, void *arg)
                 "'%s'\n",
                 rc, veil_last_error(), want);
         bad = 1;
-    } else if (elapsed > BOUND_S) {
-        fprintf(stderr, "FAIL: failure reported %.2f s after open, bound %.1f s\n", elapsed,
-                BOUND_S);
+    } else if (t_kill <= 0 || elapsed > BOUND_S) {
+        fprintf(stderr,
+                "FAIL: failure reported %.2f s after the victim's death (%.2f s after open), "
+                "bound timeout + 1 s (+ %.1f s under sanitizers) = %.1f s\n",
+                elapsed, t_err - t_open, SLACK_S, BOUND_S);
         bad = 1;
     } else if (net_test_verbose()) {
-        fprintf(stderr, "ok: '%s' after %.2f s\n", veil_last_error(), elapsed);
+        fprintf(stderr, "ok: '%s' %.2f s after the victim's death (bound %.1f s)\n",
+                veil_last_error(), elapsed, BOUND_S);
     }
     if (veil_net_isend(net, hout,
                        (me->id + 1) % nprocs == a->victim ? (me->id + 2) % nprocs
@@ -110,6 +126,7 @@ static int party(const struct veil_harness_party *me, void *arg)
 static int run(struct karg *a, int victim)
 {
     a->victim = victim;
+    *a->t_kill = 0;
     struct veil_harness_result res[4];
     struct veil_harness_opts o = {.nparties = 3,
                                   .dealer = 1,
@@ -133,9 +150,14 @@ static int run(struct karg *a, int victim)
 int main(void)
 {
     struct karg a;
-    if (net_test_keys_make(&a.keys, 4))
+    void *shared =
+        mmap(NULL, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED || net_test_keys_make(&a.keys, 4))
         return 1;
-    int bad = run(&a, 2);
-    bad |= run(&a, 3);
+    a.t_kill = shared;
+    int bad = 0;
+    for (int victim = 0; victim <= 3; victim++) /* parties 0, 1, 2, then the dealer (id 3) */
+        bad |= run(&a, victim);
+    munmap(shared, sizeof(double));
     return bad ? 1 : 0;
 }
