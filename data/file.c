@@ -3,7 +3,10 @@
  */
 #include "config.h"
 #include "data/data_internal.h"
+
 #include "base/base_internal.h"
+
+#include <openssl/evp.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -173,4 +176,12 @@ fail:
     free(tmp);
     free(dircopy);
     return rc;
+}
+
+int veil_data_sha256(const uint8_t *b, size_t n, uint8_t out[32], const char *what)
+{
+    unsigned len = 0;
+    if (EVP_Digest(b, n, out, &len, EVP_sha256(), NULL) != 1 || len != 32)
+        return veil_error(VEIL_ERR_CRYPTO, "%s: SHA-256 failed (OpenSSL)", what);
+    return VEIL_OK;
 }

@@ -17,39 +17,6 @@
 #define MAX_NAME 255
 #define MAX_DIMS 8
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static int sha256(const uint8_t *b, size_t n, uint8_t out[32])
-{
-    unsigned len = 0;
-    if (EVP_Digest(b, n, out, &len, EVP_sha256(), NULL) != 1 || len != 32)
-        return veil_error(VEIL_ERR_CRYPTO, "share file: SHA-256 failed (OpenSSL)");
-    return VEIL_OK;
-}
-
 static int check_id(const struct veil_share_file_id *id, const char *what)
 {
     if (!id || !id->name)
@@ -83,22 +50,22 @@ int veil_share_save(const char *path, const veil_share_t *s, const struct veil_s
     if (!b)
         return veil_error(VEIL_ERR_NOMEM, "share save %s: out of memory", path);
     memcpy(p, MAGIC, 8);
-    put32(p + 8, FILE_VERSION);
-    put32(p + 12, (uint32_t)veil_share_kind(s));
-    put32(p + 16, (uint32_t)id->party);
-    put32(p + 20, (uint32_t)id->nparties);
+    veil_put_le32(p + 8, FILE_VERSION);
+    veil_put_le32(p + 12, (uint32_t)veil_share_kind(s));
+    veil_put_le32(p + 16, (uint32_t)id->party);
+    veil_put_le32(p + 20, (uint32_t)id->nparties);
     memcpy(p + 24, id->session, 16);
-    put32(p + 40, (uint32_t)nl);
-    put32(p + 44, (uint32_t)ndim);
+    veil_put_le32(p + 40, (uint32_t)nl);
+    veil_put_le32(p + 44, (uint32_t)ndim);
     p += FIXED_BYTES;
     for (int i = 0; i < ndim; i++, p += 8)
-        put64(p, veil_share_dim(s, i));
+        veil_put_le64(p, veil_share_dim(s, i));
     memcpy(p, id->name, nl);
     p += nl;
     const uint64_t *w = veil_share_cdata(s);
     for (size_t i = 0; i < numel; i++, p += 8)
-        put64(p, w[i]);
-    rc = sha256(b, total - 32, p);
+        veil_put_le64(p, w[i]);
+    rc = veil_data_sha256(b, total - 32, p, "share file");
     if (rc == VEIL_OK)
         rc = veil_data_write_atomic(path, b, total, 0600);
     veil_wipe(b, total); /* a share is secret material */
@@ -127,7 +94,7 @@ veil_share_t *veil_share_load(const char *path, const struct veil_share_file_id 
         goto fail;
     }
     uint8_t digest[32];
-    if (sha256(b, len - 32, digest) != VEIL_OK)
+    if (veil_data_sha256(b, len - 32, digest, "share file") != VEIL_OK)
         goto fail;
     if (memcmp(digest, b + len - 32, 32) != 0) {
         veil_error(VEIL_ERR_CRYPTO, "share file %s: SHA-256 mismatch: the file is corrupted or "
@@ -135,8 +102,9 @@ veil_share_t *veil_share_load(const char *path, const struct veil_share_file_id 
         goto fail;
     }
     /* The digest only proves the writer's intent; the fields are still checked for sense. */
-    uint32_t ver = get32(b + 8), kind = get32(b + 12), party = get32(b + 16);
-    uint32_t np = get32(b + 20), nl = get32(b + 40), ndim = get32(b + 44);
+    uint32_t ver = veil_get_le32(b + 8), kind = veil_get_le32(b + 12);
+    uint32_t party = veil_get_le32(b + 16);
+    uint32_t np = veil_get_le32(b + 20), nl = veil_get_le32(b + 40), ndim = veil_get_le32(b + 44);
     if (ver != FILE_VERSION || kind >= VEIL_SHARE_KIND_COUNT || nl == 0 || nl > MAX_NAME ||
         ndim > MAX_DIMS) {
         veil_error(VEIL_ERR_FORMAT, "share file %s: unsupported version %u or bad header", path,
@@ -150,7 +118,7 @@ veil_share_t *veil_share_load(const char *path, const struct veil_share_file_id 
     }
     size_t dims[MAX_DIMS], numel = 1;
     for (uint32_t i = 0; i < ndim; i++) {
-        uint64_t d = get64(b + FIXED_BYTES + 8 * i);
+        uint64_t d = veil_get_le64(b + FIXED_BYTES + 8 * i);
         if (d == 0 || d > (len / 8) || numel > (len / 8) / d) {
             veil_error(VEIL_ERR_FORMAT, "share file %s: dimension %u is %llu", path, i,
                        (unsigned long long)d);
@@ -194,7 +162,7 @@ veil_share_t *veil_share_load(const char *path, const struct veil_share_file_id 
     uint64_t *w = veil_share_data(s);
     const uint8_t *p = b + hdr;
     for (size_t i = 0; i < numel; i++)
-        w[i] = get64(p + 8 * i);
+        w[i] = veil_get_le64(p + 8 * i);
 fail:
     veil_wipe(b, len);
     free(b);

@@ -27,39 +27,6 @@
 #define HDR (8 + 4 * 4 + 16 + 32 + 64 + 3 * 8 + 2 * 4)
 #define REC 16
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static int sha256(const uint8_t *b, size_t n, uint8_t out[32])
-{
-    unsigned len = 0;
-    if (EVP_Digest(b, n, out, &len, EVP_sha256(), NULL) != 1 || len != 32)
-        return veil_error(VEIL_ERR_CRYPTO, "checkpoint: SHA-256 failed (OpenSSL)");
-    return VEIL_OK;
-}
-
 static void hex(const uint8_t *s, size_t n, char *out)
 {
     for (size_t i = 0; i < n; i++)
@@ -76,7 +43,7 @@ static int read_words(const struct veil_sec *t, uint8_t *p)
             return veil_error(VEIL_ERR_STARPU, "checkpoint: cannot read a parameter's share");
         }
     for (size_t e = 0; e < t->numel; e++)
-        put64(p + 8 * e, t->data[e]);
+        veil_put_le64(p + 8 * e, t->data[e]);
     for (int k = 0; k < t->ntiles; k++)
         starpu_data_release(t->h[k]);
     return VEIL_OK;
@@ -121,25 +88,25 @@ int veil_party_save(veil_party_t *me, const char *path)
     for (size_t i = 0; i < me->p->count; i++)
         nrec += me->p->nodes[i].op == VEIL_OP_PARAM;
     memcpy(p, MAGIC, 8);
-    put32(p + 8, CKP_VERSION);
-    put32(p + 12, (uint32_t)me->self);
-    put32(p + 16, (uint32_t)me->nparties);
+    veil_put_le32(p + 8, CKP_VERSION);
+    veil_put_le32(p + 12, (uint32_t)me->self);
+    veil_put_le32(p + 16, (uint32_t)me->nparties);
     memcpy(p + 24, me->net->cfg.session, 16);
     memcpy(p + 40, me->p->digest, 32);
     memcpy(p + 72, me->p->model, strnlen(me->p->model, 63));
-    put64(p + 136, me->steps);
-    put64(p + 144, item);
-    put64(p + 152, tag);
-    put32(p + 160, nrec);
+    veil_put_le64(p + 136, me->steps);
+    veil_put_le64(p + 144, item);
+    veil_put_le64(p + 152, tag);
+    veil_put_le32(p + 160, nrec);
     p += HDR;
     for (size_t i = 0; rc == VEIL_OK && i < me->p->count; i++) {
         const struct veil_node *n = &me->p->nodes[i];
         if (n->op != VEIL_OP_PARAM)
             continue;
         const struct veil_sec *w = &me->x.val[i], *v = &me->x.velocity[i];
-        put32(p, (uint32_t)i);
-        put32(p + 4, (w->numel ? 1u : 0u) | (v->numel ? 2u : 0u));
-        put64(p + 8, n->numel);
+        veil_put_le32(p, (uint32_t)i);
+        veil_put_le32(p + 4, (w->numel ? 1u : 0u) | (v->numel ? 2u : 0u));
+        veil_put_le64(p + 8, n->numel);
         p += REC;
         for (int k = 0; k < 2 && !me->is_dealer && rc == VEIL_OK; k++) {
             const struct veil_sec *t = k ? v : w;
@@ -148,7 +115,7 @@ int veil_party_save(veil_party_t *me, const char *path)
         }
     }
     if (rc == VEIL_OK)
-        rc = sha256(b, total - 32, b + total - 32);
+        rc = veil_data_sha256(b, total - 32, b + total - 32, "checkpoint");
     if (rc == VEIL_OK)
         rc = veil_data_write_atomic(path, b, total, 0600);
     veil_wipe(b, total); /* shares are secret material */
@@ -168,14 +135,15 @@ static int check_binding(const veil_party_t *me, const char *path, const uint8_t
         return veil_error(VEIL_ERR_MISMATCH, "checkpoint %s belongs to session %s, not to this "
                           "session %s", path, a, e);
     }
-    if (get32(b + 16) != (uint32_t)me->nparties)
+    if (veil_get_le32(b + 16) != (uint32_t)me->nparties)
         return veil_error(VEIL_ERR_MISMATCH, "checkpoint %s was saved with %u parties, this "
-                          "session has %d", path, get32(b + 16), me->nparties);
-    if (get32(b + 12) != (uint32_t)me->self)
+                          "session has %d", path, veil_get_le32(b + 16), me->nparties);
+    const uint32_t saver = veil_get_le32(b + 12);
+    if (saver != (uint32_t)me->self)
         return veil_error(VEIL_ERR_MISMATCH, "checkpoint %s was saved by %s %u, this process is "
                           "%s %d: each process loads its own file", path,
-                          get32(b + 12) == (uint32_t)me->nparties ? "the dealer, id" : "party",
-                          get32(b + 12), me->is_dealer ? "the dealer, id" : "party", me->self);
+                          saver == (uint32_t)me->nparties ? "the dealer, id" : "party", saver,
+                          me->is_dealer ? "the dealer, id" : "party", me->self);
     if (memcmp(b + 40, me->p->digest, 32) != 0) {
         char model[65];
         memcpy(model, b + 72, 64);
@@ -194,12 +162,12 @@ static int check_binding(const veil_party_t *me, const char *path, const uint8_t
 static int records(veil_party_t *me, const char *path, const uint8_t *b, size_t len, int apply)
 {
     const uint8_t *p = b + HDR, *end = b + len - 32;
-    const uint32_t nrec = get32(b + 160);
+    const uint32_t nrec = veil_get_le32(b + 160);
     for (uint32_t r = 0; r < nrec; r++) {
         if ((size_t)(end - p) < REC)
             return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: truncated record %u", path, r);
-        const uint32_t i = get32(p), flags = get32(p + 4);
-        const uint64_t numel = get64(p + 8);
+        const uint32_t i = veil_get_le32(p), flags = veil_get_le32(p + 4);
+        const uint64_t numel = veil_get_le64(p + 8);
         p += REC;
         if (i >= me->p->count || me->p->nodes[i].op != VEIL_OP_PARAM ||
             me->p->nodes[i].numel != numel || flags > 3)
@@ -218,7 +186,7 @@ static int records(veil_party_t *me, const char *path, const uint8_t *b, size_t 
                 if (apply && !(words = malloc((numel ? numel : 1) * 8)))
                     return veil_error(VEIL_ERR_NOMEM, "veil_party_load: out of memory");
                 for (size_t e = 0; words && e < numel; e++)
-                    words[e] = get64(p + 8 * e);
+                    words[e] = veil_get_le64(p + 8 * e);
                 p += 8 * numel;
             }
             if (!apply)
@@ -257,19 +225,19 @@ int veil_party_load(veil_party_t *me, const char *path)
     if (len < HDR + 32 || memcmp(b, MAGIC, 8) != 0)
         rc = veil_error(VEIL_ERR_FORMAT, "checkpoint %s: not a Veil checkpoint (%s)", path,
                         len < HDR + 32 ? "too short" : "bad magic");
-    if (rc == VEIL_OK && (rc = sha256(b, len - 32, digest)) == VEIL_OK &&
+    if (rc == VEIL_OK && (rc = veil_data_sha256(b, len - 32, digest, "checkpoint")) == VEIL_OK &&
         memcmp(digest, b + len - 32, 32) != 0)
         rc = veil_error(VEIL_ERR_CRYPTO, "checkpoint %s: SHA-256 mismatch: the file is corrupted "
                         "or was altered", path);
-    if (rc == VEIL_OK && get32(b + 8) != CKP_VERSION)
+    if (rc == VEIL_OK && veil_get_le32(b + 8) != CKP_VERSION)
         rc = veil_error(VEIL_ERR_FORMAT, "checkpoint %s: version %u, this build reads %u", path,
-                        get32(b + 8), CKP_VERSION);
+                        veil_get_le32(b + 8), CKP_VERSION);
     if (rc == VEIL_OK)
         rc = check_binding(me, path, b);
     if (rc == VEIL_OK)
         rc = records(me, path, b, len, 0);
     if (rc == VEIL_OK)
-        rc = veil_mpc_set_counters(me->m, get64(b + 144), get64(b + 152));
+        rc = veil_mpc_set_counters(me->m, veil_get_le64(b + 144), veil_get_le64(b + 152));
     if (rc == VEIL_OK) {
         /* from here the state is replaced; the checks above guarantee the records fit */
         for (size_t i = 0; i < me->p->count; i++)
@@ -278,7 +246,7 @@ int veil_party_load(veil_party_t *me, const char *path)
                 veil_mpc_release(me->m, &me->x.velocity[i]);
             }
         rc = records(me, path, b, len, 1);
-        me->steps = get64(b + 136);
+        me->steps = veil_get_le64(b + 136);
         if (rc != VEIL_OK) {
             me->failed = 1;
             snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());

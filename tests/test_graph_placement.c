@@ -9,11 +9,13 @@
  * worker the tasks StarPU ran (profiling's executed_tasks) equal those pinned there; SINGLE
  * leaves the second worker idle, the other placements use every device. The cost model is
  * checked on hand-computed numbers (a large dense layer: AUTO picks DP; a tiny one: SINGLE).
- * Bad input: more devices than workers, an unknown placement name (option and VEIL_PLACEMENT). */
+ * Bad input: more devices than workers, an unknown placement name (option and VEIL_PLACEMENT).
+ * The networks are test_graph_nets.c's. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "codelets/codelets_internal.h"
 #include "graph/exec_internal.h"
+#include "test_graph_nets.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
@@ -24,19 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXOUT 4
-#define MAXFEED 24
+#define MAXOUT VEIL_TEST_NET_MAXOUT
 #define MAXW 4
 #define NPROC 3
-
-struct net {
-    const char *name;
-    veil_plan_t *plan;
-    struct veil_feed feeds[MAXFEED];
-    size_t nfeeds;
-    double *want[MAXOUT];
-    double tol;
-};
 
 /* One session's configuration and what its children report (memory shared across fork). */
 struct cfg {
@@ -55,125 +47,9 @@ struct shared {
     double online_s[NPROC];
 };
 
-static struct net *cur;
+static struct veil_test_net *cur;
 static struct cfg *ccfg;
 static struct shared *sh;
-
-static uint64_t rng = 0x9e3779b97f4a7c15u;
-static double uniform(double lo, double hi)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static void feed(struct net *t, const char *name, size_t numel, double lo, double hi)
-{
-    double *v = malloc(numel * sizeof *v);
-    for (size_t i = 0; i < numel; i++)
-        v[i] = uniform(lo, hi);
-    t->feeds[t->nfeeds++] = (struct veil_feed){.name = name, .values = v, .numel = numel};
-}
-
-static const int weight_stationary = 0;
-
-static veil_plan_t *compile(veil_graph_t *g, int frac_bits)
-{
-    struct veil_compile_options o;
-    veil_compile_options_defaults(&o);
-    o.frac_bits = frac_bits;
-    o.weight_stationary = weight_stationary;
-    o.tile = 128; /* small tiles: every elementwise protocol runs on several */
-    veil_plan_t *p = veil_compile(g, &o);
-    VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());
-    return p;
-}
-
-static void mlp(struct net *t)
-{
-    veil_graph_t *g = veil_graph_new("mlp");
-    size_t dx[2] = {4, 20}, dw1[2] = {20, 16}, db1[1] = {16}, dw2[2] = {16, 10}, db2[1] = {10};
-    veil_node_t *x = veil_input(g, "x", 1, 2, dx);
-    veil_node_t *h = veil_relu(
-        g, NULL,
-        veil_dense(g, "fc1", x, veil_param(g, "w1", 0, 2, dw1), veil_param(g, "b1", 0, 1, db1)));
-    veil_node_t *y =
-        veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, dw2), veil_param(g, "b2", 0, 1, db2));
-    veil_reveal(g, y, VEIL_ALL_PARTIES);
-    veil_reveal(g, veil_argmax(g, "class", y), 1);
-    t->name = "mlp";
-    t->plan = compile(g, 16);
-    veil_graph_destroy(&g);
-    feed(t, "x", 80, -2, 2);
-    feed(t, "w1", 320, -0.5, 0.5);
-    feed(t, "b1", 16, -0.1, 0.1);
-    feed(t, "w2", 160, -0.5, 0.5);
-    feed(t, "b2", 10, -0.1, 0.1);
-    t->tol = 1e-3;
-}
-
-static void cnn(struct net *t)
-{
-    veil_graph_t *g = veil_graph_new("cnn");
-    size_t dx[4] = {2, 2, 10, 10}, dw1[4] = {4, 2, 3, 3}, d4[1] = {4}, dw2[4] = {6, 4, 3, 3};
-    size_t dwd[2] = {100, 6};
-    veil_node_t *x = veil_input(g, "x", 1, 4, dx);
-    veil_node_t *c1 = veil_conv2d(g, "c1", x, veil_param(g, "w1", 0, 4, dw1),
-                                  veil_param(g, "b1", 0, 1, d4), 1, 1);
-    veil_node_t *bn = veil_batchnorm(
-        g, "bn", c1, veil_param(g, "gamma", 0, 1, d4), veil_param(g, "beta", 0, 1, d4),
-        veil_param(g, "mean", 0, 1, d4), veil_param(g, "var", 0, 1, d4), 1e-5);
-    veil_node_t *r = veil_relu(g, "r", bn);
-    veil_node_t *mp = veil_maxpool2d(g, "mp", r, 2, 2);
-    veil_node_t *c2 = veil_conv2d(g, "c2", mp, veil_param(g, "w2", 0, 4, dw2), NULL, 2, 1);
-    veil_node_t *ga = veil_global_avgpool(g, "gap", c2);
-    veil_node_t *ap = veil_flatten(g, "flat", veil_avgpool2d(g, "ap", r, 2, 2));
-    veil_node_t *d = veil_dense(g, "fc", ap, veil_param(g, "wd", 0, 2, dwd), NULL);
-    veil_reveal(g, veil_add(g, "sum", ga, d), VEIL_ALL_PARTIES);
-    veil_reveal(g, mp, 0);
-    t->name = "cnn";
-    t->plan = compile(g, 16);
-    veil_graph_destroy(&g);
-    feed(t, "x", 400, -1, 1);
-    feed(t, "w1", 72, -0.5, 0.5);
-    feed(t, "b1", 4, -0.1, 0.1);
-    feed(t, "gamma", 4, 0.5, 1.5);
-    feed(t, "beta", 4, -0.2, 0.2);
-    feed(t, "mean", 4, -0.1, 0.1);
-    feed(t, "var", 4, 0.5, 2);
-    feed(t, "w2", 216, -0.5, 0.5);
-    feed(t, "wd", 600, -0.2, 0.2);
-    t->tol = 1e-3;
-}
-
-static void attention(struct net *t)
-{
-    veil_graph_t *g = veil_graph_new("attention");
-    size_t dx[2] = {6, 8}, dw[2] = {8, 8}, d8[1] = {8};
-    veil_node_t *x = veil_input(g, "x", 1, 2, dx);
-    veil_node_t *q = veil_dense(g, "q", x, veil_param(g, "wq", 0, 2, dw), NULL);
-    veil_node_t *k = veil_dense(g, "k", x, veil_param(g, "wk", 0, 2, dw), NULL);
-    veil_node_t *v = veil_dense(g, "v", x, veil_param(g, "wv", 0, 2, dw), NULL);
-    veil_node_t *s =
-        veil_scale(g, "s", veil_matmul(g, "qk", q, veil_transpose(g, "kt", k)), 1.0 / sqrt(8.0));
-    veil_node_t *o = veil_matmul(g, "pv", veil_softmax(g, "p", s), v);
-    veil_node_t *ln =
-        veil_layernorm(g, "ln", veil_add(g, "res", x, o), veil_param(g, "gamma", 0, 1, d8),
-                       veil_param(g, "beta", 0, 1, d8), 1e-5);
-    veil_node_t *c = veil_concat(g, "cat", veil_gelu(g, "gelu", ln), x, 1);
-    veil_reveal(g, veil_scale(g, "twice", c, 2.0), VEIL_ALL_PARTIES);
-    t->name = "attention";
-    t->plan = compile(g, 16);
-    veil_graph_destroy(&g);
-    feed(t, "x", 48, -1, 1);
-    feed(t, "wq", 64, -0.5, 0.5);
-    feed(t, "wk", 64, -0.5, 0.5);
-    feed(t, "wv", 64, -0.5, 0.5);
-    feed(t, "gamma", 8, 0.5, 1.5);
-    feed(t, "beta", 8, -0.2, 0.2);
-    t->tol = 5e-3;
-}
 
 static int child(const struct veil_harness_party *me, void *arg)
 {
@@ -262,7 +138,7 @@ static const char *label(const struct cfg *c)
 static struct shared *base; /* the single-device session's results */
 
 /* Runs t under every placement and compares each party's outputs with the single-device ones. */
-static void check_net(struct net *t, int with_three)
+static void check_net(struct veil_test_net *t, int with_three)
 {
     cur = t;
     struct cfg single = {.placement = VEIL_PLACEMENT_SINGLE, .devices = 1, .ncpu = 1};
@@ -328,7 +204,7 @@ static void check_net(struct net *t, int with_three)
 
 /* Two single-device sessions with the same seeds agree bit for bit; one with other seeds differs
  * (truncation rounds by the masks), so the comparison is not vacuous. */
-static void check_control(struct net *t)
+static void check_control(struct veil_test_net *t)
 {
     cur = t;
     struct cfg other = {.placement = VEIL_PLACEMENT_SINGLE, .devices = 1, .ncpu = 1, .seed_tag = 1};
@@ -352,15 +228,6 @@ static void check_control(struct net *t)
              "%s: sessions with different seeds gave identical outputs; the comparison "
              "cannot tell placements apart from randomness",
              t->name);
-}
-
-static void reference(struct net *t)
-{
-    const veil_plan_t *p = t->plan;
-    for (size_t k = 0; k < veil_plan_output_count(p); k++)
-        t->want[k] = calloc(veil_plan_output_numel(p, k), sizeof(double));
-    int rc = veil_plain_run(p, VEIL_PLAIN_FIXED, t->feeds, t->nfeeds, t->want);
-    VT_CHECK(rc == VEIL_OK, "%s: plaintext reference: %s", t->name, veil_last_error());
 }
 
 static veil_plan_t *dense_plan(size_t m, size_t k, size_t n)
@@ -416,7 +283,7 @@ static void check_model(void)
 }
 
 /* Bad input: refused with a clear message, at open (no session starts). */
-static void check_bad(struct net *t)
+static void check_bad(struct veil_test_net *t)
 {
     enum veil_placement pl;
     VT_CHECK(veil_placement_parse("diagonal", &pl) == VEIL_ERR_INVAL &&
@@ -446,17 +313,21 @@ int main(void)
     if (!sh || !base)
         return 1;
     check_model();
-    static struct net nets[3];
-    mlp(&nets[0]);
-    cnn(&nets[1]);
-    attention(&nets[2]);
+    static struct veil_test_net nets[3];
+    veil_test_net_mlp(&nets[0]);
+    veil_test_net_cnn(&nets[1]);
+    veil_test_net_attention(&nets[2]);
     for (int i = 0; i < 3; i++)
-        reference(&nets[i]);
+        veil_test_net_reference(&nets[i]);
     if (veil_test_failures)
         return veil_test_status();
     check_bad(&nets[0]);
     check_control(&nets[0]);
     for (int i = 0; i < 3; i++)
         check_net(&nets[i], i == 1);
+    for (int i = 0; i < 3; i++)
+        veil_test_net_free(&nets[i]);
+    free(base);
+    veil_test_mpc_shared_free(sh, sizeof *sh);
     return veil_test_status();
 }

@@ -5,14 +5,17 @@
  * average pooling, flatten, residual add; an attention block with transpose, matmul of two
  * secrets, scale, softmax, layer norm, GELU and concat), with N = 2 and 3 and two runs per
  * session (parameters shared once, then kept), against the plaintext FIXED executor within a
- * stated tolerance; the MLP also under the eager, prio, ws, dmda and dmdas schedulers. A one-layer network checks the bytes and rounds of each run against the
- * protocols' formulas and veil_plan_preproc's count against the dealer's traffic, also with
- * weight-stationary preprocessing (W - B opened at the first run only; the MLP agrees too).
+ * stated tolerance; the MLP also under the eager, prio, ws, dmda and dmdas schedulers. The
+ * networks are in test_graph_nets.c. A one-layer network checks the bytes and rounds of each run
+ * against the protocols' formulas and veil_plan_preproc's count against the dealer's traffic,
+ * also with weight-stationary preprocessing (W - B opened at the first run only; the MLP agrees
+ * too).
  * Twelve runs through an early-arrival store of five runs' material show the dealer is paced.
  * Bad input: a missing feed at the owner (its run fails naming the input, the peers stop instead
  * of hanging), parties with different plans (the handshake refuses), an owner outside the
  * session. */
 #include "config.h"
+#include "test_graph_nets.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
@@ -23,22 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXOUT 4
-#define MAXFEED 24
+#define MAXOUT VEIL_TEST_NET_MAXOUT
 #define MAXPROC 5
-
-/* One network: plan, feeds, plaintext FIXED reference and tolerance. */
-struct net {
-    const char *name;
-    veil_plan_t *plan;
-    veil_plan_t *other; /* bad input: the plan party 1 opens instead, or NULL */
-    struct veil_feed feeds[MAXFEED];
-    size_t nfeeds;
-    double *want[MAXOUT];
-    double tol;    /* absolute, per element */
-    int drop_feed; /* bad input: the owner of the first feed runs without it */
-    int runs;      /* runs per session; 0: 2 (only the first two are recorded) */
-};
 
 /* Results written by the children (memory shared across fork). */
 struct shared {
@@ -46,147 +35,8 @@ struct shared {
     struct veil_run_stats stats[MAXPROC][2];
 };
 
-static struct net *cur;
+static struct veil_test_net *cur;
 static struct shared *sh;
-
-static uint64_t rng = 0x9e3779b97f4a7c15u;
-static double uniform(double lo, double hi)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
-}
-
-/* A feed of numel uniform values in [lo, hi) (owned by the test). */
-static void feed(struct net *t, const char *name, size_t numel, double lo, double hi)
-{
-    double *v = malloc(numel * sizeof *v);
-    for (size_t i = 0; i < numel; i++)
-        v[i] = uniform(lo, hi);
-    t->feeds[t->nfeeds++] = (struct veil_feed){.name = name, .values = v, .numel = numel};
-}
-
-static int weight_stationary; /* compile option for the plans built next */
-
-static veil_plan_t *compile(veil_graph_t *g, int frac_bits)
-{
-    struct veil_compile_options o;
-    veil_compile_options_defaults(&o);
-    o.frac_bits = frac_bits;
-    o.weight_stationary = weight_stationary;
-    o.tile = 128; /* small tiles: every elementwise protocol runs on several */
-    veil_plan_t *p = veil_compile(g, &o);
-    VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());
-    return p;
-}
-
-static void mlp(struct net *t)
-{
-    veil_graph_t *g = veil_graph_new("mlp");
-    size_t dx[2] = {4, 20}, dw1[2] = {20, 16}, db1[1] = {16}, dw2[2] = {16, 10}, db2[1] = {10};
-    veil_node_t *x = veil_input(g, "x", 1, 2, dx);
-    veil_node_t *h = veil_relu(
-        g, NULL,
-        veil_dense(g, "fc1", x, veil_param(g, "w1", 0, 2, dw1), veil_param(g, "b1", 0, 1, db1)));
-    veil_node_t *y =
-        veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, dw2), veil_param(g, "b2", 0, 1, db2));
-    veil_reveal(g, y, VEIL_ALL_PARTIES);
-    veil_reveal(g, veil_argmax(g, "class", y), 1);
-    t->name = "mlp";
-    t->plan = compile(g, 16);
-    veil_graph_destroy(&g);
-    feed(t, "x", 80, -2, 2);
-    feed(t, "w1", 320, -0.5, 0.5);
-    feed(t, "b1", 16, -0.1, 0.1);
-    feed(t, "w2", 160, -0.5, 0.5);
-    feed(t, "b2", 10, -0.1, 0.1);
-    t->tol = 1e-3;
-}
-
-static void cnn(struct net *t)
-{
-    veil_graph_t *g = veil_graph_new("cnn");
-    size_t dx[4] = {2, 2, 10, 10}, dw1[4] = {4, 2, 3, 3}, d4[1] = {4}, dw2[4] = {6, 4, 3, 3};
-    size_t dwd[2] = {100, 6};
-    veil_node_t *x = veil_input(g, "x", 1, 4, dx);
-    veil_node_t *c1 = veil_conv2d(g, "c1", x, veil_param(g, "w1", 0, 4, dw1),
-                                  veil_param(g, "b1", 0, 1, d4), 1, 1);
-    veil_node_t *bn = veil_batchnorm(
-        g, "bn", c1, veil_param(g, "gamma", 0, 1, d4), veil_param(g, "beta", 0, 1, d4),
-        veil_param(g, "mean", 0, 1, d4), veil_param(g, "var", 0, 1, d4), 1e-5);
-    veil_node_t *r = veil_relu(g, "r", bn);
-    veil_node_t *mp = veil_maxpool2d(g, "mp", r, 2, 2);
-    veil_node_t *c2 = veil_conv2d(g, "c2", mp, veil_param(g, "w2", 0, 4, dw2), NULL, 2, 1);
-    veil_node_t *ga = veil_global_avgpool(g, "gap", c2);
-    veil_node_t *ap = veil_flatten(g, "flat", veil_avgpool2d(g, "ap", r, 2, 2));
-    veil_node_t *d = veil_dense(g, "fc", ap, veil_param(g, "wd", 0, 2, dwd), NULL);
-    veil_reveal(g, veil_add(g, "sum", ga, d), VEIL_ALL_PARTIES);
-    veil_reveal(g, mp, 0);
-    t->name = "cnn";
-    t->plan = compile(g, 16);
-    veil_graph_destroy(&g);
-    feed(t, "x", 400, -1, 1);
-    feed(t, "w1", 72, -0.5, 0.5);
-    feed(t, "b1", 4, -0.1, 0.1);
-    feed(t, "gamma", 4, 0.5, 1.5);
-    feed(t, "beta", 4, -0.2, 0.2);
-    feed(t, "mean", 4, -0.1, 0.1);
-    feed(t, "var", 4, 0.5, 2);
-    feed(t, "w2", 216, -0.5, 0.5);
-    feed(t, "wd", 600, -0.2, 0.2);
-    t->tol = 1e-3;
-}
-
-static void attention(struct net *t)
-{
-    veil_graph_t *g = veil_graph_new("attention");
-    size_t dx[2] = {6, 8}, dw[2] = {8, 8}, d8[1] = {8};
-    veil_node_t *x = veil_input(g, "x", 1, 2, dx);
-    veil_node_t *q = veil_dense(g, "q", x, veil_param(g, "wq", 0, 2, dw), NULL);
-    veil_node_t *k = veil_dense(g, "k", x, veil_param(g, "wk", 0, 2, dw), NULL);
-    veil_node_t *v = veil_dense(g, "v", x, veil_param(g, "wv", 0, 2, dw), NULL);
-    veil_node_t *s =
-        veil_scale(g, "s", veil_matmul(g, "qk", q, veil_transpose(g, "kt", k)), 1.0 / sqrt(8.0));
-    veil_node_t *o = veil_matmul(g, "pv", veil_softmax(g, "p", s), v);
-    veil_node_t *ln =
-        veil_layernorm(g, "ln", veil_add(g, "res", x, o), veil_param(g, "gamma", 0, 1, d8),
-                       veil_param(g, "beta", 0, 1, d8), 1e-5);
-    veil_node_t *c = veil_concat(g, "cat", veil_gelu(g, "gelu", ln), x, 1);
-    veil_reveal(g, veil_scale(g, "twice", c, 2.0), VEIL_ALL_PARTIES);
-    t->name = "attention";
-    t->plan = compile(g, 16);
-    veil_graph_destroy(&g);
-    feed(t, "x", 48, -1, 1);
-    feed(t, "wq", 64, -0.5, 0.5);
-    feed(t, "wk", 64, -0.5, 0.5);
-    feed(t, "wv", 64, -0.5, 0.5);
-    feed(t, "gamma", 8, 0.5, 1.5);
-    feed(t, "beta", 8, -0.2, 0.2);
-    t->tol = 5e-3;
-}
-
-/* x (3, 5) of party 1 times w (5, 4) of party 0, revealed to all: the cost check. */
-static veil_plan_t *linear_plan(int x_owner, int frac_bits)
-{
-    veil_graph_t *g = veil_graph_new("linear");
-    size_t dx[2] = {3, 5}, dw[2] = {5, 4};
-    veil_node_t *y =
-        veil_dense(g, "fc", veil_input(g, "x", x_owner, 2, dx), veil_param(g, "w", 0, 2, dw), NULL);
-    veil_reveal(g, y, VEIL_ALL_PARTIES);
-    veil_plan_t *p = compile(g, frac_bits);
-    veil_graph_destroy(&g);
-    return p;
-}
-
-static void linear(struct net *t)
-{
-    t->name = "linear";
-    t->plan = linear_plan(1, 16);
-    feed(t, "x", 15, -2, 2);
-    feed(t, "w", 20, -1, 1);
-    t->tol = 1e-4;
-}
 
 static int child(const struct veil_harness_party *me, void *arg)
 {
@@ -224,7 +74,7 @@ static int child(const struct veil_harness_party *me, void *arg)
 }
 
 /* Runs t with N parties and the dealer; compares what each receiver got with the reference. */
-static void check_net(struct net *t, int nparties, const char *sched)
+static void check_net(struct veil_test_net *t, int nparties, const char *sched)
 {
     cur = t;
     memset(sh, 0, sizeof *sh);
@@ -262,20 +112,9 @@ static void check_net(struct net *t, int nparties, const char *sched)
     }
 }
 
-static void reference(struct net *t)
-{
-    const veil_plan_t *p = t->plan;
-    for (size_t k = 0; k < veil_plan_output_count(p); k++) {
-        VT_CHECK(veil_plan_output_numel(p, k) <= 256, "output too large for the test buffers");
-        t->want[k] = calloc(veil_plan_output_numel(p, k), sizeof(double));
-    }
-    int rc = veil_plain_run(p, VEIL_PLAIN_FIXED, t->feeds, t->nfeeds, t->want);
-    VT_CHECK(rc == VEIL_OK, "%s: plaintext reference: %s", t->name, veil_last_error());
-}
-
 /* Bytes and rounds of the two runs of `linear` against the protocols' formulas; with
  * weight-stationary preprocessing the second run does not open W - B again. */
-static void check_costs(struct net *t, int n, int ws)
+static void check_costs(struct veil_test_net *t, int n, int ws)
 {
     cur = t;
     memset(sh, 0, sizeof *sh);
@@ -325,7 +164,7 @@ static void check_costs(struct net *t, int n, int ws)
 }
 
 /* A run that must fail at every process; one process's output must contain `says`. */
-static void check_fails(struct net *t, int n, int who, const char *says)
+static void check_fails(struct veil_test_net *t, int n, int who, const char *says)
 {
     cur = t;
     memset(sh, 0, sizeof *sh);
@@ -349,13 +188,13 @@ int main(void)
     sh = veil_test_mpc_shared(sizeof *sh);
     if (!sh)
         return 1;
-    static struct net nets[4];
-    mlp(&nets[0]);
-    cnn(&nets[1]);
-    attention(&nets[2]);
-    linear(&nets[3]);
+    static struct veil_test_net nets[4];
+    veil_test_net_mlp(&nets[0]);
+    veil_test_net_cnn(&nets[1]);
+    veil_test_net_attention(&nets[2]);
+    veil_test_net_linear(&nets[3]);
     for (int i = 0; i < 4; i++)
-        reference(&nets[i]);
+        veil_test_net_reference(&nets[i]);
     if (veil_test_failures)
         return veil_test_status();
 
@@ -371,23 +210,18 @@ int main(void)
     check_costs(&nets[3], 2, 0);
     check_costs(&nets[3], 3, 0);
     /* weight-stationary: the MLP within tolerance, the linear layer's second run cheaper */
-    weight_stationary = 1;
-    static struct net wsnets[2];
-    mlp(&wsnets[0]);
-    linear(&wsnets[1]);
-    weight_stationary = 0;
+    veil_test_net_weight_stationary = 1;
+    static struct veil_test_net wsnets[2];
+    veil_test_net_mlp(&wsnets[0]);
+    veil_test_net_linear(&wsnets[1]);
+    veil_test_net_weight_stationary = 0;
     for (int i = 0; i < 2; i++)
-        reference(&wsnets[i]);
+        veil_test_net_reference(&wsnets[i]);
     check_net(&wsnets[0], 2, NULL);
     check_costs(&wsnets[1], 2, 1);
     check_costs(&wsnets[1], 3, 1);
-    for (int i = 0; i < 2; i++) {
-        veil_plan_destroy(&wsnets[i].plan);
-        for (size_t f = 0; f < wsnets[i].nfeeds; f++)
-            free((void *)wsnets[i].feeds[f].values);
-        for (int k = 0; k < MAXOUT; k++)
-            free(wsnets[i].want[k]);
-    }
+    for (int i = 0; i < 2; i++)
+        veil_test_net_free(&wsnets[i]);
 
     /* flow control: the dealer deals at most two runs ahead of the designated party, so twelve
      * runs of the CNN fit an early-arrival store of five runs' material (unpaced, the dealer
@@ -407,22 +241,18 @@ int main(void)
     nets[3].drop_feed = 1;
     check_fails(&nets[3], 2, 1, "input 'x'");
     nets[3].drop_feed = 0;
-    nets[3].other = linear_plan(1, 12); /* party 1 compiled with other fractional bits */
+    /* party 1 compiled with other fractional bits */
+    nets[3].other = veil_test_net_linear_plan(1, 12);
     check_fails(&nets[3], 2, 1, "plan");
     veil_plan_destroy(&nets[3].other);
     veil_plan_t *keep = nets[3].plan;
-    nets[3].plan = linear_plan(2, 16); /* x owned by party 2 of a 2-party session */
+    nets[3].plan = veil_test_net_linear_plan(2, 16); /* x owned by party 2 of a 2-party session */
     check_fails(&nets[3], 2, 0, "owned by party 2");
     veil_plan_destroy(&nets[3].plan);
     nets[3].plan = keep;
 
-    for (int i = 0; i < 4; i++) {
-        veil_plan_destroy(&nets[i].plan);
-        for (size_t f = 0; f < nets[i].nfeeds; f++)
-            free((void *)nets[i].feeds[f].values);
-        for (int k = 0; k < MAXOUT; k++)
-            free(nets[i].want[k]);
-    }
+    for (int i = 0; i < 4; i++)
+        veil_test_net_free(&nets[i]);
     veil_test_mpc_shared_free(sh, sizeof *sh);
     return veil_test_status();
 }

@@ -1,0 +1,55 @@
+/*
+ * test_graph_nets.h — the small networks the secure-executor tests share (test_graph_secure.c,
+ * test_graph_placement.c): an MLP with argmax; a CNN with conv2d stride 1 and 2, padding, a
+ * folded batch norm, relu, max and average pooling, global average pooling, flatten and a
+ * residual add; an attention block with transpose, matmul of two secrets, scale, softmax, layer
+ * norm, GELU and concat; one dense layer for cost checks. Feeds come from one seeded generator,
+ * drawn in the order the networks are built, and the plaintext FIXED executor gives each
+ * network's reference outputs.
+ */
+#ifndef VEIL_TEST_GRAPH_NETS_H
+#define VEIL_TEST_GRAPH_NETS_H
+
+#include "veil.h"
+
+#include <stddef.h>
+
+#define VEIL_TEST_NET_MAXOUT 4
+#define VEIL_TEST_NET_MAXFEED 24
+
+/** One network: plan, feeds, plaintext FIXED reference and tolerance (and what tests vary). */
+struct veil_test_net {
+    const char *name;
+    veil_plan_t *plan;
+    veil_plan_t *other; /* bad input: the plan party 1 opens instead, or NULL */
+    struct veil_feed feeds[VEIL_TEST_NET_MAXFEED];
+    size_t nfeeds;
+    double *want[VEIL_TEST_NET_MAXOUT];
+    double tol;    /* absolute, per element */
+    int drop_feed; /* bad input: the owner of the first feed runs without it */
+    int runs;      /* runs per session; 0: the test's default */
+};
+
+/** The weight_stationary compile option of the plans built next (default 0). */
+extern int veil_test_net_weight_stationary;
+
+/** Compiles g with frac_bits, 128-element tiles (every elementwise protocol runs on several)
+ * and the option above; a failure is a test failure (NULL). */
+veil_plan_t *veil_test_net_compile(veil_graph_t *g, int frac_bits);
+/** Appends a feed of numel values uniform in [lo, hi) (owned by t). */
+void veil_test_net_feed(struct veil_test_net *t, const char *name, size_t numel, double lo,
+                        double hi);
+
+void veil_test_net_mlp(struct veil_test_net *t);
+void veil_test_net_cnn(struct veil_test_net *t);
+void veil_test_net_attention(struct veil_test_net *t);
+/** x (3, 5) of party x_owner times w (5, 4) of party 0, revealed to all. */
+veil_plan_t *veil_test_net_linear_plan(int x_owner, int frac_bits);
+void veil_test_net_linear(struct veil_test_net *t);
+
+/** Fills t->want with the plaintext FIXED outputs (at most 256 elements each). */
+void veil_test_net_reference(struct veil_test_net *t);
+/** Frees the plans, feeds and references. */
+void veil_test_net_free(struct veil_test_net *t);
+
+#endif
