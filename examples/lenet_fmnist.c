@@ -224,20 +224,29 @@ static void progress(size_t done, size_t total, double t0)
         fprintf(stderr, "\n");
 }
 
-static int infer(const struct opts *o)
+/* Compiles LeNet-5 for batch (with the training pass or not) and opens this process's side of
+ * the session (o->config, or the environment veil-run sets); NULL after printing why. */
+static veil_party_t *open_session(const struct opts *o, int training, veil_plan_t **p)
 {
-    veil_plan_t *p = compile(o->batch, 0, o);
-    if (!p)
-        return 1;
+    if (!(*p = compile(o->batch, training, o)))
+        return NULL;
     struct veil_party_options po;
     veil_party_options_defaults(&po);
     po.config_path = o->config;
-    veil_party_t *me = veil_party_open(p, &po);
+    veil_party_t *me = veil_party_open(*p, &po);
     if (!me) {
         fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
-        veil_plan_destroy(&p);
-        return 1;
+        veil_plan_destroy(p);
     }
+    return me;
+}
+
+static int infer(const struct opts *o)
+{
+    veil_plan_t *p = NULL;
+    veil_party_t *me = open_session(o, 0, &p);
+    if (!me)
+        return 1;
     const int self = veil_party_id(me), n = veil_party_nparties(me);
     int code = 1;
     double *w[NPARAMS] = {NULL};
@@ -514,18 +523,10 @@ out:
  */
 static int train_secure(const struct opts *o)
 {
-    veil_plan_t *tp = compile(o->batch, 1, o);
-    if (!tp)
+    veil_plan_t *tp = NULL;
+    veil_party_t *me = open_session(o, 1, &tp);
+    if (!me)
         return 1;
-    struct veil_party_options po;
-    veil_party_options_defaults(&po);
-    po.config_path = o->config;
-    veil_party_t *me = veil_party_open(tp, &po);
-    if (!me) {
-        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
-        veil_plan_destroy(&tp);
-        return 1;
-    }
     const int self = veil_party_id(me), n = veil_party_nparties(me);
     int code = 1;
     double *w[NPARAMS] = {NULL};
