@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,7 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ---- weights ---------------------------------------------------------------------------------- */
+/* ---- weights --------------------------------------------------------------------------------- */
 
 /* Reads every parameter from the weights file into w[i] (numel(i) doubles each, allocated). */
 static int load_weights(const char *path, double **w)
@@ -213,15 +214,39 @@ static int plain_predict(const veil_plan_t *p, enum veil_plain_mode mode, struct
     return veil_plain_run(p, mode, feeds, NPARAMS + 1, outs);
 }
 
-/* ---- infer: one process of the secure session --------------------------------------------------- */
+/* ---- infer: one process of the secure session ------------------------------------------------ */
 
-static void progress(size_t done, size_t total, double t0)
+/*
+ * Progress of long runs: a line rewritten in place when stderr is a terminal; under veil-run
+ * (which forwards each process's output line by line, and sets VEIL_PROGRESS=1 when its own
+ * stderr is a terminal) a full line every 10 seconds and at the end; nothing otherwise.
+ */
+enum { PROGRESS_OFF, PROGRESS_TTY, PROGRESS_LINES };
+
+static int progress_mode(int quiet)
 {
-    double el = now_s() - t0, rate = el > 0 ? (double)done / el : 0;
-    fprintf(stderr, "\r  %zu / %zu images, %.1f images/s, %.0f s left   ", done, total, rate,
-            rate > 0 ? (double)(total - done) / rate : 0.0);
-    if (done == total)
-        fprintf(stderr, "\n");
+    const char *v = getenv("VEIL_PROGRESS");
+    return quiet ? PROGRESS_OFF
+           : isatty(2) ? PROGRESS_TTY
+           : v && !strcmp(v, "1") ? PROGRESS_LINES
+                                  : PROGRESS_OFF;
+}
+
+/* Shows one progress message (printf-style); last: the final one of the run. */
+static void progress(int mode, int last, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void progress(int mode, int last, const char *fmt, ...)
+{
+    static double shown;
+    if (mode == PROGRESS_OFF || (mode == PROGRESS_LINES && !last && now_s() - shown < 10))
+        return;
+    shown = now_s();
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(mode == PROGRESS_TTY ? "\r  " : "  ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(mode == PROGRESS_TTY && !last ? "   " : "\n", stderr);
+    va_end(ap);
 }
 
 /* Compiles LeNet-5 for batch (with the training pass or not) and opens this process's side of
@@ -291,7 +316,7 @@ static int infer(const struct opts *o)
     size_t correct = 0, agree = 0, correct_fix = 0, correct_dbl = 0;
     double online = 0;
     uint64_t bytes = 0, rounds = 0;
-    const int tty = isatty(2) && !o->quiet;
+    const int pmode = progress_mode(o->quiet);
     const double t0 = now_s();
     for (size_t first = 0; first < total; first += o->batch) {
         size_t count = total - first < o->batch ? total - first : o->batch;
@@ -325,8 +350,10 @@ static int infer(const struct opts *o)
                 correct_fix += (int)pfix[b] == lab[b];
                 correct_dbl += (int)pdbl[b] == lab[b];
             }
-            if (tty)
-                progress(first + count, total, t0);
+            const double el = now_s() - t0, rate = el > 0 ? (double)(first + count) / el : 0;
+            progress(pmode, first + count == total, "%zu / %zu images, %.1f images/s, %.0f s left",
+                     first + count, total, rate,
+                     rate > 0 ? (double)(total - first - count) / rate : 0.0);
         }
     }
     const double wall = now_s() - t0;
@@ -343,7 +370,8 @@ static int infer(const struct opts *o)
                "in %" PRIu64 " rounds\n", online, (double)total / online, wall, (double)bytes / 1e6,
                rounds);
         printf("model=%s parties=%d images=%zu batch=%zu accuracy=%.2f float_accuracy=%.2f "
-               "agreement=%.3f online_s=%.2f offline=dealer_streamed dealer_bytes_per_batch=%" PRIu64
+               "agreement=%.3f online_s=%.2f offline=dealer_streamed "
+               "dealer_bytes_per_batch=%" PRIu64
                " bytes_sent=%" PRIu64 " rounds=%" PRIu64 "\n",
                MODEL, n, total, o->batch, acc, acc_dbl, 100.0 * (double)agree / (double)total,
                online, dealer_bytes, bytes, rounds);
@@ -364,7 +392,7 @@ out:
     return code;
 }
 
-/* ---- train: plaintext SGD --------------------------------------------------------------------- */
+/* ---- train: plaintext SGD -------------------------------------------------------------------- */
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
 static uint64_t rng(void)
@@ -573,6 +601,7 @@ static int train_secure(const struct opts *o)
     double online = 0, t0 = now_s(), last_loss = NAN;
     uint64_t bytes = 0, rounds = 0;
     const uint64_t done = veil_party_steps(me);
+    const int pmode = progress_mode(o->quiet);
     for (int e = 0; e < o->epochs; e++) {
         if (shuffle(seed, e, order, ntrain) != 0)
             goto out;
@@ -605,11 +634,12 @@ static int train_secure(const struct opts *o)
             rounds += st.rounds;
             if (reveal && self == 1)
                 last_loss = loss;
-            if (self == 1 && isatty(2) && !o->quiet) {
+            if (self == 1) {
                 double el = now_s() - t0, left = (double)(o->epochs * steps - step - 1);
-                fprintf(stderr, "\r  epoch %d, step %zu / %zu, %.1f images/s, loss %.4f, %.0f s "
-                        "left   ", e + 1, s + 1, steps, (double)((step + 1 - done) * o->batch) / el,
-                        last_loss, el / (double)(step + 1 - done) * left);
+                progress(pmode, left == 0, "epoch %d, step %zu / %zu, %.1f images/s, loss %.4f, "
+                         "%.0f s left", e + 1, s + 1, steps,
+                         (double)((step + 1 - done) * o->batch) / el, last_loss,
+                         el / (double)(step + 1 - done) * left);
             }
             if (o->checkpoint && o->checkpoint_every && (step + 1) % o->checkpoint_every == 0) {
                 char path[4096];
@@ -621,8 +651,6 @@ static int train_secure(const struct opts *o)
             }
         }
     }
-    if (self == 1 && isatty(2) && !o->quiet)
-        fprintf(stderr, "\n");
     const double train_online = online;
     const uint64_t train_steps = veil_party_steps(me) - done;
     size_t correct = 0;
@@ -702,6 +730,7 @@ static int train(const struct opts *o)
     printf("lenet_fmnist: training LeNet-5 on %zu Fashion-MNIST images in plaintext (double), "
            "%d epochs, batch %zu, lr %g, momentum 0.9\n", ntrain, o->epochs, o->batch, o->lr);
     const size_t steps = ntrain / o->batch;
+    const int pmode = progress_mode(o->quiet);
     for (int e = 0; e < o->epochs; e++) {
         for (size_t i = 0; i < ntrain; i++)
             order[i] = i;
@@ -721,12 +750,10 @@ static int train(const struct opts *o)
                 goto out;
             }
             loss_sum += loss;
-            if (isatty(2) && !o->quiet && (s % 20 == 0 || s + 1 == steps))
-                fprintf(stderr, "\r  epoch %d: step %zu / %zu, loss %.4f   ", e + 1, s + 1, steps,
-                        loss_sum / (double)(s + 1));
+            if (s % 20 == 0 || s + 1 == steps)
+                progress(pmode, s + 1 == steps, "epoch %d: step %zu / %zu, loss %.4f", e + 1,
+                         s + 1, steps, loss_sum / (double)(s + 1));
         }
-        if (isatty(2) && !o->quiet)
-            fprintf(stderr, "\n");
         printf("lenet_fmnist: epoch %d: mean loss %.4f (%.1f s)\n", e + 1,
                loss_sum / (double)(steps ? steps : 1), now_s() - t0);
     }
@@ -773,7 +800,7 @@ out:
     return code;
 }
 
-/* ---- command line ------------------------------------------------------------------------------ */
+/* ---- command line ---------------------------------------------------------------------------- */
 
 static int usage(FILE *f, int code)
 {
@@ -781,7 +808,8 @@ static int usage(FILE *f, int code)
             "usage: lenet_fmnist train [--epochs E] [--batch B] [--lr LR] [--limit N]\n"
             "                          [--weights FILE] [--data DIR] [--quiet]\n"
             "       veil-run -n N --dealer -- lenet_fmnist infer [--images N] [--batch B]\n"
-            "                          [--weight-stationary] [--weights FILE] [--data DIR] [--quiet]\n"
+            "                          [--weight-stationary] [--weights FILE] [--data DIR]\n"
+            "                          [--config FILE] [--quiet]\n"
             "       lenet_fmnist infer --config FILE ...   (one party of a session on real hosts)\n"
             "       veil-run -n N --dealer -- lenet_fmnist train --secure [--epochs E]\n"
             "                          [--batch B] [--limit N] [--images N] [--loss-every K]\n"

@@ -25,7 +25,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: veil-run -n N [--dealer] [--link LATENCY,BANDWIDTH] [--timeout SECONDS]\n"
-            "                [--ncpu K] [--insecure-plaintext] [--session HEX] -- PROGRAM [ARGS...]\n"
+            "                [--ncpu K] [--insecure-plaintext] [--session HEX]\n"
+            "                -- PROGRAM [ARGS...]\n"
             "\n"
             "Starts N parties (ids 0..N-1) and, with --dealer, a dealer (id N), each running\n"
             "PROGRAM ARGS on this machine over loopback, with fresh CURVE keys for this run.\n"
@@ -177,7 +178,7 @@ int main(int argc, char **argv)
     }
 
     char env_dir[sizeof dir + 32], env_link[300];
-    const char *env[5];
+    const char *env[6];
     int ne = 0;
     snprintf(env_dir, sizeof env_dir, "VEIL_KEY_DIR=%s", dir);
     env[ne++] = env_dir;
@@ -187,6 +188,9 @@ int main(int argc, char **argv)
     }
     if (insecure)
         env[ne++] = "VEIL_INSECURE_PLAINTEXT=1";
+    /* the processes' output reaches a terminal through us: long runs may show progress */
+    if (isatty(STDERR_FILENO))
+        env[ne++] = "VEIL_PROGRESS=1";
     env[ne] = NULL;
 
     struct veil_harness_opts opts;
