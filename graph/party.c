@@ -347,6 +347,10 @@ void veil_party_close(veil_party_t **mep)
     if (!mep || !*mep)
         return;
     veil_party_t *me = *mep;
+    /* a run that failed here before its peers noticed (a bad feed): they must stop with an error
+     * naming this party, not see a clean goodbye */
+    if (me->failed && me->net && veil_net_status(me->net) == VEIL_OK)
+        veil_net_abort(me->net, VEIL_ERR_STATE, "%s", me->fail_msg);
     if (me->m)
         veil_exec_fini(&me->x);
     veil_mpc_destroy(&me->m);

@@ -761,7 +761,14 @@ static void take_queues(struct veil_net *net, int *stop)
     net->post_head = net->post_tail = NULL;
     net->acq_head = net->acq_tail = NULL;
     *stop = net->stop;
+    char why[sizeof net->abort_msg];
+    const int abort_req = net->abort_req, abort_status = net->abort_status;
+    if (abort_req)
+        memcpy(why, net->abort_msg, sizeof why);
+    net->abort_req = 0;
     pthread_mutex_unlock(&net->mu);
+    if (abort_req)
+        fail(net, abort_status, "%s", why);
     while (posted) {
         struct veil_net_req *r = posted;
         posted = r->post_next;

@@ -26,6 +26,7 @@
 #include "net/net_internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -502,6 +503,25 @@ int veil_net_open_file(const char *config_path, const uint8_t plan_digest[32], v
     rc = veil_net_open(&cfg, NULL, out);
     veil_wipe(&cfg, sizeof cfg);
     return rc;
+}
+
+void veil_net_abort(veil_net_t *net, int status, const char *fmt, ...)
+{
+    if (!net)
+        return;
+    char msg[sizeof net->abort_msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&net->mu);
+    if (net->state != VEIL_NET_FAILED && !net->abort_req) {
+        net->abort_req = 1;
+        net->abort_status = status;
+        memcpy(net->abort_msg, msg, sizeof msg);
+    }
+    pthread_mutex_unlock(&net->mu);
+    veil_net_wake(net);
 }
 
 void veil_net_close(veil_net_t **pnet)

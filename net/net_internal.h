@@ -169,6 +169,9 @@ struct veil_net {
     int status;
     char errmsg[512];
     int stop;   /* close asked the I/O thread to finish */
+    int abort_req;        /* veil_net_abort asked the I/O thread to stop the session */
+    int abort_status;
+    char abort_msg[384];
     int exited; /* the I/O thread has finished */
     uint64_t rounds;
 
@@ -210,6 +213,16 @@ int veil_net_isend(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t t
  * h's fails the session with VEIL_ERR_PROTO. Same errors and threads as veil_net_isend.
  */
 int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag);
+
+/**
+ * Stops the session from the application's side, as an error of its own does: every peer gets an
+ * ABORT with this process's reason (printf-style) and stops with an error naming it, and every
+ * later call returns status. For a process whose work failed before it told its peers anything
+ * (a bad feed): they would otherwise see a clean goodbye. Returns at once (the I/O thread sends
+ * the aborts); no effect once the session failed. Any thread except a StarPU task or callback.
+ */
+void veil_net_abort(veil_net_t *net, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /**
  * Fills cfg from the harness identity (ids, endpoints, session) plus CURVE keys: public_keys
