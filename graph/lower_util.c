@@ -130,17 +130,25 @@ int veil_exec_scale(struct veil_exec *x, const struct veil_sec *in, double c, st
     return rc == VEIL_OK ? veil_exec_trunc_inplace(x, out) : rc;
 }
 
-int veil_exec_rowsum(struct veil_exec *x, const struct veil_sec *in, size_t k, int ndim,
-                     const size_t *dims, struct veil_sec *out)
+/* out (shape ndim, dims) = a reduction of in by k (ROWSUM: sums of rows of k; FOLD: see
+ * flatop_internal.h), one flat task. */
+static int reduce(struct veil_exec *x, int kind, const struct veil_sec *in, size_t k, int ndim,
+                  const size_t *dims, struct veil_sec *out)
 {
     int rc = veil_sec_init(x->m, out, in->kind, ndim, dims, x->tile);
     if (rc != VEIL_OK)
         return rc;
     struct veil_flatop_args a;
     memset(&a, 0, sizeof a);
-    a.kind = VEIL_FLATOP_ROWSUM;
+    a.kind = kind;
     a.k = k;
     return flat1(x, a, out, in);
+}
+
+int veil_exec_rowsum(struct veil_exec *x, const struct veil_sec *in, size_t k, int ndim,
+                     const size_t *dims, struct veil_sec *out)
+{
+    return reduce(x, VEIL_FLATOP_ROWSUM, in, k, ndim, dims, out);
 }
 
 int veil_exec_public(struct veil_exec *x, const struct veil_sec *like, const uint64_t *words,
@@ -160,14 +168,7 @@ int veil_exec_public_share(struct veil_exec *x, int ndim, const size_t *dims, si
 int veil_exec_fold(struct veil_exec *x, const struct veil_sec *in, size_t k, int ndim,
                    const size_t *dims, struct veil_sec *out)
 {
-    int rc = veil_sec_init(x->m, out, in->kind, ndim, dims, x->tile);
-    if (rc != VEIL_OK)
-        return rc;
-    struct veil_flatop_args a;
-    memset(&a, 0, sizeof a);
-    a.kind = VEIL_FLATOP_FOLD;
-    a.k = k;
-    return flat1(x, a, out, in);
+    return reduce(x, VEIL_FLATOP_FOLD, in, k, ndim, dims, out);
 }
 
 int veil_exec_like_layout(struct veil_exec *x, const struct veil_sec *in,
