@@ -133,6 +133,8 @@ int veil_exec_add_broadcast(struct veil_exec *x, struct veil_sec *y, const struc
                             size_t inner);
 /** *t = trunc(*t) by the fractional bits (t replaced; the old one released). */
 int veil_exec_trunc_inplace(struct veil_exec *x, struct veil_sec *t);
+/** The end of a fixed-point product: *t retiled (veil_exec_retile), then truncated. */
+int veil_exec_finish_product(struct veil_exec *x, struct veil_sec *t);
 /** out = trunc(in * enc(c)) for a public real c (no truncation when c is an integer). */
 int veil_exec_scale(struct veil_exec *x, const struct veil_sec *in, double c, struct veil_sec *out);
 /** out (rows) = the sums of in's rows of k elements (local). */

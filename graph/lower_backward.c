@@ -58,9 +58,7 @@ static int lb_matmul(struct veil_exec *x, const struct veil_node *n)
     veil_mpc_release(x->m, &ta);
     veil_mpc_release(x->m, &tb);
     if (rc == VEIL_OK)
-        rc = veil_exec_retile(x, y);
-    if (rc == VEIL_OK)
-        rc = veil_exec_trunc_inplace(x, y);
+        rc = veil_exec_finish_product(x, y);
     return rc;
 }
 
@@ -91,9 +89,7 @@ static int lb_conv(struct veil_exec *x, const struct veil_node *n)
     veil_mpc_release(x->m, &ta);
     veil_mpc_release(x->m, &tb);
     if (rc == VEIL_OK)
-        rc = veil_exec_retile(x, y);
-    if (rc == VEIL_OK)
-        rc = veil_exec_trunc_inplace(x, y);
+        rc = veil_exec_finish_product(x, y);
     return rc;
 }
 

@@ -47,9 +47,7 @@ static int matmul_trunc(struct veil_exec *x, const struct veil_sec *a, const str
     veil_mpc_release(x->m, &ta);
     veil_mpc_release(x->m, &tb);
     if (rc == VEIL_OK)
-        rc = veil_exec_retile(x, z);
-    if (rc == VEIL_OK)
-        rc = veil_exec_trunc_inplace(x, z);
+        rc = veil_exec_finish_product(x, z);
     return rc;
 }
 
@@ -92,9 +90,7 @@ static int lw_conv2d(struct veil_exec *x, const struct veil_node *n)
     veil_mpc_release(x->m, &tx);
     veil_mpc_release(x->m, &tw);
     if (rc == VEIL_OK)
-        rc = veil_exec_retile(x, y);
-    if (rc == VEIL_OK)
-        rc = veil_exec_trunc_inplace(x, y);
+        rc = veil_exec_finish_product(x, y);
     if (rc == VEIL_OK && n->nin > 2 && n->in[2] >= 0)
         rc = veil_exec_add_broadcast(x, y, VAL(x, n->in[2]), n->dims[2] * n->dims[3]);
     return rc;

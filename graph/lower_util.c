@@ -122,6 +122,12 @@ int veil_exec_trunc_inplace(struct veil_exec *x, struct veil_sec *t)
     return VEIL_OK;
 }
 
+int veil_exec_finish_product(struct veil_exec *x, struct veil_sec *t)
+{
+    int rc = veil_exec_retile(x, t);
+    return rc == VEIL_OK ? veil_exec_trunc_inplace(x, t) : rc;
+}
+
 int veil_exec_scale(struct veil_exec *x, const struct veil_sec *in, double c, struct veil_sec *out)
 {
     if (c == nearbyint(c) && fabs(c) < 0x1p62) /* an integer factor needs no truncation */
