@@ -53,8 +53,9 @@ static void make_header(const struct veil_net *net, int type, uint64_t tag, uint
     veil_frame_encode(&h, out);
 }
 
-/* Control frames bypass the pacing queue; dropped when ZeroMQ pushes back (heartbeats are
- * periodic, an abort is best effort). */
+/* Control frames bypass the pacing queue. When ZeroMQ pushes back the frame is not sent and -1
+ * is returned: a heartbeat or a goodbye is then owed and retried once the socket takes frames
+ * again (timers, closing_done); an abort is best effort. */
 static int send_control(struct veil_net *net, int p, int type, const void *payload, size_t len)
 {
     uint8_t hdr[VEIL_FRAME_HEADER_BYTES];
@@ -366,8 +367,9 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
         if (veil_hello_compare(&mine, &theirs, (uint32_t)p) != VEIL_OK)
             return fail(net, VEIL_ERR_MISMATCH, "%s", veil_last_error());
         ps->hello_ok = 1;
-        send_control(net, p, VEIL_FRAME_HEARTBEAT, NULL, 0); /* our acknowledgement */
-        ps->next_heartbeat = now + net->cfg.heartbeat_s;
+        /* Our acknowledgement; if ZeroMQ refuses it, the heartbeat timer sends it next turn. */
+        int sent = send_control(net, p, VEIL_FRAME_HEARTBEAT, NULL, 0) == 0;
+        ps->next_heartbeat = sent ? now + net->cfg.heartbeat_s : now;
         return VEIL_OK;
     }
     if (!ps->hello_ok)
@@ -826,8 +828,12 @@ static void timers(struct veil_net *net, double now, double connect_deadline)
         /* A peer that said goodbye still watches us until our goodbye: keep beating until then,
          * and send nothing after it. */
         if (!net->bye_sent && now >= ps->next_heartbeat) {
-            send_control(net, p, VEIL_FRAME_HEARTBEAT, NULL, 0);
-            ps->next_heartbeat = now + net->cfg.heartbeat_s;
+            /* A heartbeat ZeroMQ refused stays owed: poll for POLLOUT and retry on the next
+             * turn, so a peer behind a full queue hears from us as soon as it drains it. */
+            if (send_control(net, p, VEIL_FRAME_HEARTBEAT, NULL, 0) == 0)
+                ps->next_heartbeat = now + net->cfg.heartbeat_s;
+            else
+                ps->out_blocked = 1;
         }
     }
 }
