@@ -29,8 +29,14 @@ int example_parse_int(const char *s, long lo, long hi, long *out)
 static int usage(const struct example_cli *c, int code)
 {
     FILE *f = code ? stderr : stdout;
-    fprintf(f, "usage: veil-run -n N --dealer -- %s [OPTIONS]\n%s\n\noptions:\n", c->prog,
-            c->summary);
+    fprintf(f, "usage: veil-run -n N --dealer -- %s %s[OPTIONS]\n%s\n\n", c->prog,
+            c->flags & CLI_TRAIN ? "[train] " : "", c->summary);
+    if (c->flags & CLI_TRAIN)
+        fprintf(f, "  train              secure SGD training (lr 0.01, momentum 0.9) on synthetic\n"
+                   "                     labelled batches instead of inference: party 1 learns each\n"
+                   "                     step's loss, party 0 the trained parameters, checked\n"
+                   "                     against the plaintext fixed-point trainer\n\n");
+    fprintf(f, "options:\n");
     fprintf(f, "  --small            %s\n", c->small_help);
     if (c->big_flag)
         fprintf(f, "  %-18s %s\n", c->big_flag, c->big_help);
@@ -43,7 +49,8 @@ static int usage(const struct example_cli *c, int code)
                    "A <= 64)\n");
     fprintf(f,
             "  --batch B          %s per run, 1..64 (default 1)\n"
-            "  --runs R           secure runs in the session, 1..%d (default 2)\n"
+            "  --runs R           secure runs (train: SGD steps) in the session, 1..%d\n"
+            "                     (default 2)\n"
             "  --config FILE      this process's session configuration (parties on real hosts;\n"
             "                     default: the environment veil-run sets)\n"
             "  -v                 print the compiled plan\n"
@@ -118,6 +125,11 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
     *small = 0;
     opterr = 0;
     optind = 1;
+    if ((c->flags & CLI_TRAIN) && argc > 1 &&
+        (!strcmp(argv[1], "train") || !strcmp(argv[1], "infer"))) {
+        mo->train = !strcmp(argv[1], "train");
+        optind = 2;
+    }
     while ((opt = getopt_long(argc, argv, "vh", opts, &idx)) != -1) {
         if (opt >= O_BIG && opt <= O_FF && !allowed[opt - O_SMALL]) {
             char nm[32];

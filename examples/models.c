@@ -109,8 +109,14 @@ int model_feeds(const struct model *m, int who, int run, struct veil_feed **feed
         uint64_t s = SEED ^ name_hash(l->name);
         if (l->is_input)
             s ^= 0x632be59bd9b4e019ull * (uint64_t)(run + 1);
-        for (size_t k = 0; k < l->numel; k++)
-            v[k] = l->lo + (l->hi - l->lo) * (double)(splitmix(&s) >> 11) / 9007199254740992.0;
+        if (l->onehot) { /* one class per row */
+            memset(v, 0, l->numel * sizeof *v);
+            for (size_t r = 0; r < l->numel / l->onehot; r++)
+                v[r * l->onehot + splitmix(&s) % l->onehot] = 1.0;
+        } else {
+            for (size_t k = 0; k < l->numel; k++)
+                v[k] = l->lo + (l->hi - l->lo) * (double)(splitmix(&s) >> 11) / 9007199254740992.0;
+        }
         (*feeds)[(*n)++] = (struct veil_feed){.name = l->name, .values = v, .numel = l->numel};
     }
     return VEIL_OK;
@@ -141,11 +147,24 @@ static int begin(struct model *m, const char *name)
     return m->g ? VEIL_OK : VEIL_ERR_NOMEM;
 }
 
-/* Reveals y to the data owner; VEIL_OK, or NOMEM when a leaf was lost (graph errors are left
- * for veil_compile to report). */
-static int finish(struct model *m, veil_node_t *y)
+/* Reveals y to the data owner, or with o->train makes y (rows, classes) the logits of the loss
+ * against the data owner's one-hot "labels"; VEIL_OK, or NOMEM when a leaf was lost (graph
+ * errors are left for veil_compile to report). */
+static int finish(struct model *m, veil_node_t *y, const struct model_opts *o)
 {
-    veil_reveal(m->g, y, DATA_OWNER);
+    if (!o->train) {
+        veil_reveal(m->g, y, DATA_OWNER);
+        return m->err;
+    }
+    if (!y)
+        return m->err; /* the graph holds the error; veil_compile reports it */
+    if (veil_node_ndim(y) != 2)
+        return VEIL_ERR_INVAL;
+    size_t d[2] = {veil_node_dim(y, 0), veil_node_dim(y, 1)};
+    veil_node_t *labels = leaf(m, 1, 0.0, 1.0, 2, d, "labels");
+    if (labels)
+        m->leaves[m->nleaves - 1].onehot = d[1];
+    veil_softmax_cross_entropy(m->g, "loss", y, labels);
     return m->err;
 }
 
@@ -176,7 +195,8 @@ int model_mlp(struct model *m, const struct model_opts *o)
             h = veil_relu(m->g, NULL, h);
     }
     m->tol = 1e-3;
-    return finish(m, h);
+    m->train_tol = 2e-4; /* 13 ulp a step; 4-5 measured (bench/README-training.md) */
+    return finish(m, h, o);
 }
 
 /* ---- convolution helpers ------------------------------------------------------------------- */
@@ -252,7 +272,7 @@ int model_vgg16(struct model *m, const struct model_opts *o)
     h = veil_relu(m->g, NULL, dense(m, h, "fc2", hidden, hidden, 2.0));
     h = dense(m, h, "fc3", hidden, classes, 1.0);
     m->tol = 2e-3;
-    return finish(m, h);
+    return finish(m, h, o);
 }
 
 /* ---- ResNet -------------------------------------------------------------------------------- */
@@ -332,7 +352,7 @@ int model_resnet(struct model *m, const struct model_opts *o)
     h = veil_global_avgpool(m->g, "gap", h);
     h = dense(m, h, "fc", in, 10, 1.0);
     m->tol = 2e-3;
-    return finish(m, h);
+    return finish(m, h, o);
 }
 
 /* ---- transformer encoder layer ------------------------------------------------------------- */
@@ -423,7 +443,9 @@ int model_transformer(struct model *m, const struct model_opts *o)
         veil_node_t *h1 = veil_layernorm(m->g, nm, veil_add(m->g, NULL, x, a), P("ln1.gamma"),
                                          P("ln1.beta"), 1e-5);
         snprintf(nm, sizeof nm, "%sff1", pre);
-        veil_node_t *f = veil_gelu(m->g, NULL, veil_dense(m->g, nm, h1, P("ff1.w"), P("ff1.b")));
+        /* Training uses ReLU in the feed-forward: Veil has no GELU backward pass. */
+        veil_node_t *f = veil_dense(m->g, nm, h1, P("ff1.w"), P("ff1.b"));
+        f = o->train ? veil_relu(m->g, NULL, f) : veil_gelu(m->g, NULL, f);
         snprintf(nm, sizeof nm, "%sff2", pre);
         f = veil_dense(m->g, nm, f, P("ff2.w"), P("ff2.b"));
         snprintf(nm, sizeof nm, "%sln2", pre);
@@ -433,5 +455,6 @@ int model_transformer(struct model *m, const struct model_opts *o)
         out = out ? veil_concat(m->g, NULL, out, y, 0) : y;
     }
     m->tol = 5e-3;
-    return finish(m, out);
+    m->train_tol = 2e-4; /* 13 ulp a step; 2-4 measured (bench/README-training.md) */
+    return finish(m, out, o);
 }

@@ -23,6 +23,7 @@ struct model_leaf {
     size_t numel;
     int is_input;
     double lo, hi;
+    size_t onehot; /* > 0: a labels input, one-hot rows of this many classes (lo, hi unused) */
 };
 
 /* A built model: the graph (owned) and its leaves' recipes. */
@@ -33,6 +34,8 @@ struct model {
     struct model_leaf *leaves;
     size_t nleaves, cap;
     double tol; /* the largest accepted |secure - plaintext FIXED| per output element */
+    double train_tol; /* training: the largest accepted |secure - plaintext FIXED| per parameter
+                         element after one step (the bound grows linearly with the steps) */
     int err;    /* VEIL_ERR_NOMEM when a leaf could not be recorded */
 };
 
@@ -44,10 +47,13 @@ struct model_opts {
     size_t mlp[8]; /* mlp: layer widths, input first [784 128 128 10] */
     int mlp_n;     /* number of entries of mlp */
     size_t hidden, heads, seq, ff; /* transformer [64 4 16 256]; big: [1024 16 512 4096] */
+    int train; /* 1: the output feeds a softmax cross-entropy loss against one-hot labels of the
+                  data owner (input "labels", one row per output row; the transformer classifies
+                  each token over the H features) instead of being revealed */
 };
 
 /* Builders: fill m (zeroed by the caller) with the graph and its leaves; the output (logits, or
- * the encoder's output) is revealed to DATA_OWNER. Return VEIL_OK, VEIL_ERR_NOMEM, or
+ * the encoder's output) is revealed to DATA_OWNER, or with o->train becomes the loss's logits. Return VEIL_OK, VEIL_ERR_NOMEM, or
  * VEIL_ERR_INVAL for a transformer whose heads (1..64) do not divide H; a graph error (a shape
  * that does not fit) stays on the graph and veil_compile reports it. */
 int model_mlp(struct model *m, const struct model_opts *o);
@@ -67,7 +73,7 @@ void model_feeds_free(struct veil_feed **feeds, size_t n);
 
 /* Driver options. */
 struct example_opts {
-    int runs;           /* secure runs in the session [2] */
+    int runs;           /* secure runs in the session [2]; training: SGD steps */
     int verbose;        /* print the plan */
     const char *config; /* a session configuration file (parties on real hosts); NULL: the
                            environment veil-run sets */
@@ -82,8 +88,21 @@ struct example_opts {
  */
 int example_run(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
 
+/*
+ * The training driver (a model built with mo->train): compiles for training, runs eo->runs SGD
+ * steps securely (each step's batch is run number `step` of model_feeds; the data owner learns
+ * each step's loss through the opt-in loss reveal), then reveals every parameter to the model
+ * owner, who checks them against the plaintext trainer in FIXED mode on the same data (failing
+ * beyond steps * m->train_tol); every process prints its per-step costs and a last key=value
+ * line. Returns the process's exit status: 0, 1 (a failed step or a disagreement).
+ */
+int example_train(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
+
+/* Runs the built model as the options ask: example_train with mo->train, else example_run. */
+int example_main(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
+
 /* The command line every model example takes; flags says which optional options exist. */
-enum { CLI_WIDTH = 1, CLI_MLP = 2, CLI_TRANSFORMER = 4 };
+enum { CLI_WIDTH = 1, CLI_MLP = 2, CLI_TRANSFORMER = 4, CLI_TRAIN = 8 };
 struct example_cli {
     const char *prog;       /* "vgg16" */
     const char *summary;    /* one line for --help */
@@ -92,7 +111,8 @@ struct example_cli {
     const char *big_help;
     int flags;
 };
-/* Parses argv into mo, eo and *small (1 when --small was given). Returns -1 to go on, or the
+/* Parses argv into mo, eo and *small (1 when --small was given); with CLI_TRAIN a first argument
+ * "train" sets mo->train ("infer", the default, may be written too). Returns -1 to go on, or the
  * exit status: 0 after --help, 2 after a message for bad usage. */
 int example_parse(const struct example_cli *c, int argc, char **argv, struct model_opts *mo,
                   struct example_opts *eo, int *small);

@@ -4,7 +4,10 @@
 # dealer under veil-run with three StarPU schedulers (lws, eager, dmda), and vgg16 and the
 # transformer also with 3 parties; each run must exit 0 and party 1's last key=value line must
 # say agree=1 (the secure output agrees with the plaintext FIXED executor within the example's
-# tolerance). Bad arguments exit 2. Measured: 53 s on the shared 2-core VM (load average ~9).
+# tolerance). `mlp train` and `transformer train` run 2 secure SGD steps with 2 and 3 parties:
+# party 0's trained parameters must agree with the plaintext FIXED trainer (agree=1) and party 1
+# must have learnt a finite loss for each step. Bad arguments exit 2. Measured: 53 s on the
+# shared 2-core VM (load average ~9) before the training runs were added.
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
 RUN=$B/tools/veil-run
@@ -46,10 +49,32 @@ done
 run 3 lws vgg16 vgg16
 run 3 eager transformer transformer
 
+# train N EXAMPLE: 2 secure SGD steps; party 0's check line and party 1's losses.
+train() {
+    n=$1 ex=$2
+    "$RUN" -n "$n" --dealer --timeout 120 -- "$B/examples/$ex" train --small --runs 2 \
+        >"$T/out" 2>&1
+    rc=$?
+    last0=$(grep '^\[p0\] model=' "$T/out" | tail -n 1)
+    say "$ex train -n $n: rc=$rc $last0"
+    case "$last0" in
+    "[p0] model=$ex parties=$n party=0 batch="*" steps=2 "*" agree=1 "*) ;;
+    *) bad "$ex train -n $n: party 0 did not agree with the plaintext trainer"; cat "$T/out" >&2 ;;
+    esac
+    [ "$(grep -c '^\[p1\] step [01]: .*, loss [0-9][0-9.]*$' "$T/out")" -eq 2 ] ||
+        bad "$ex train -n $n: party 1 did not learn a loss for both steps"
+    grep -q '^\[p1\] model=.* loss_first=[0-9]' "$T/out" || bad "$ex train -n $n: no loss_first"
+    [ "$rc" -eq 0 ] || bad "$ex train -n $n: exit status $rc"
+}
+train 2 mlp
+train 3 mlp
+train 2 transformer
+
 # Bad usage: a message and exit 2 (checked before any session is opened).
 for args in "mlp --batch 0" "mlp --layers 10" "mlp --imagenet" "vgg16 --width-div x" \
     "vgg16 --runs 99" "resnet --bogus" "resnet extra" "transformer --heads 3" \
-    "transformer --seq 0" "transformer --width-div 2"; do
+    "transformer --seq 0" "transformer --width-div 2" "vgg16 train" "mlp train --runs 0" \
+    "mlp train train" "resnet infer"; do
     # shellcheck disable=SC2086
     set -- $args
     ex=$1
@@ -61,4 +86,6 @@ for args in "mlp --batch 0" "mlp --layers 10" "mlp --imagenet" "vgg16 --width-di
 done
 "$B/examples/vgg16" --help >"$T/help" 2>&1 || bad "vgg16 --help exited $?"
 grep -q -- "--imagenet" "$T/help" || bad "vgg16 --help does not mention --imagenet"
+"$B/examples/mlp" --help >"$T/help" 2>&1 || bad "mlp --help exited $?"
+grep -q "^  train " "$T/help" || bad "mlp --help does not describe train"
 exit $fail

@@ -1,0 +1,196 @@
+/*
+ * example_train.c — the secure-training driver the model examples share (`mlp train`,
+ * `transformer train`). Every process veil-run starts builds the same graph (its output feeding a
+ * softmax cross-entropy loss against the data owner's one-hot labels), compiles it for training,
+ * and makes the same calls: R SGD steps (veil_train_step_reveal_loss, the data owner learning each
+ * step's loss), then a reveal of every parameter to the model owner. The model owner checks the
+ * trained parameters against the plaintext trainer in FIXED mode on the same data, and every
+ * process prints what its steps cost, the last line as key=value pairs.
+ */
+#include "models.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The plaintext FIXED trainer over the same steps; *err receives the largest |secure - plain|
+ * over every parameter element, *loss the plaintext loss of each step (steps entries). */
+static int check_params(const struct model *m, const veil_plan_t *plan, int steps,
+                        double *const *got, double *err, double *loss)
+{
+    struct veil_feed *params = NULL;
+    size_t np = 0;
+    veil_plain_trainer_t *tr = NULL;
+    double *want = NULL;
+    int rc = model_feeds(m, MODEL_OWNER, 0, &params, &np);
+    if (rc == VEIL_OK && !(tr = veil_plain_trainer_new(plan, VEIL_PLAIN_FIXED, params, np)))
+        rc = VEIL_ERR_INVAL;
+    for (int s = 0; s < steps && rc == VEIL_OK; s++) {
+        struct veil_feed *in = NULL;
+        size_t ni = 0;
+        rc = model_feeds(m, DATA_OWNER, s, &in, &ni);
+        if (rc == VEIL_OK)
+            rc = veil_plain_trainer_step(tr, in, ni, &loss[s]);
+        model_feeds_free(&in, ni);
+    }
+    *err = 0;
+    for (size_t i = 0, k = 0; i < m->nleaves && rc == VEIL_OK; i++) {
+        const struct model_leaf *l = &m->leaves[i];
+        if (l->is_input)
+            continue;
+        double *w = realloc(want, l->numel * sizeof *w);
+        if (!w) {
+            rc = VEIL_ERR_NOMEM;
+            break;
+        }
+        want = w;
+        rc = veil_plain_trainer_param(tr, l->name, want);
+        for (size_t e = 0; e < l->numel && rc == VEIL_OK; e++) {
+            double d = fabs(got[k][e] - want[e]);
+            *err = isnan(d) ? INFINITY : fmax(*err, d);
+        }
+        k++;
+    }
+    if (rc != VEIL_OK)
+        fprintf(stderr, "%s: plaintext trainer: %s\n", m->name, veil_last_error());
+    free(want);
+    veil_plain_trainer_destroy(&tr);
+    model_feeds_free(&params, np);
+    return rc;
+}
+
+/* The secure steps and the parameters' reveal to the model owner (got[k]: the k-th parameter). */
+static int secure_steps(const struct model *m, veil_party_t *pt, int steps, double *loss,
+                        struct veil_run_stats *st, double **got)
+{
+    const int id = veil_party_id(pt), dealer = veil_party_is_dealer(pt);
+    for (int s = 0; s < steps; s++) {
+        struct veil_feed *feeds = NULL;
+        size_t nf = 0;
+        int rc = dealer ? VEIL_OK : model_feeds(m, id, s, &feeds, &nf);
+        if (rc == VEIL_OK)
+            rc = veil_train_step_reveal_loss(pt, feeds, nf, DATA_OWNER, NULL, &loss[s]);
+        model_feeds_free(&feeds, nf);
+        if (rc != VEIL_OK) {
+            fprintf(stderr, "%s: secure step %d: %s\n", m->name, s, veil_last_error());
+            return rc;
+        }
+        veil_party_last_stats(pt, &st[s]);
+        printf("step %d: online %.3f s, sent %" PRIu64 " bytes, received %" PRIu64 " (%" PRIu64
+               " from the dealer), %" PRIu64 " rounds",
+               s, st[s].online_s, st[s].bytes_sent, st[s].bytes_recv, st[s].dealer_bytes_recv,
+               st[s].rounds);
+        if (!dealer && id == DATA_OWNER)
+            printf(", loss %.5f", loss[s]);
+        printf("\n");
+    }
+    for (size_t i = 0, k = 0; i < m->nleaves; i++) {
+        if (m->leaves[i].is_input)
+            continue;
+        int rc = veil_party_reveal_param(pt, m->leaves[i].name, MODEL_OWNER, got ? got[k] : NULL);
+        if (rc != VEIL_OK) {
+            fprintf(stderr, "%s: revealing '%s': %s\n", m->name, m->leaves[i].name,
+                    veil_last_error());
+            return rc;
+        }
+        k++;
+    }
+    return VEIL_OK;
+}
+
+int example_train(struct model *m, const struct model_opts *mo, const struct example_opts *eo)
+{
+    const int steps = eo->runs > 0 ? eo->runs : 2;
+    const int batch = mo->batch > 0 ? mo->batch : 1;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* veil-run forwards line by line */
+    struct veil_compile_options co;
+    veil_compile_options_defaults(&co);
+    co.training = 1;
+    veil_plan_t *plan = veil_compile(m->g, &co);
+    if (!plan) {
+        fprintf(stderr, "%s: compile: %s\n", m->name, veil_last_error());
+        return 1;
+    }
+    if (eo->verbose)
+        veil_plan_print(plan, stdout);
+    struct veil_party_options po;
+    veil_party_options_defaults(&po);
+    po.config_path = eo->config;
+    veil_party_t *pt = veil_party_open(plan, &po);
+    if (!pt) {
+        fprintf(stderr, "%s: %s\n(run it under the launcher: veil-run -n 2 --dealer -- %s train)\n",
+                m->name, veil_last_error(), m->name);
+        veil_plan_destroy(&plan);
+        return 1;
+    }
+    const int id = veil_party_id(pt), nparties = veil_party_nparties(pt);
+    const int dealer = veil_party_is_dealer(pt), owner = !dealer && id == MODEL_OWNER;
+    double *loss = calloc((size_t)steps, sizeof *loss), **got = NULL;
+    struct veil_run_stats *st = calloc((size_t)steps, sizeof *st);
+    size_t nparams = 0, nvalues = 0;
+    for (size_t i = 0; i < m->nleaves; i++)
+        if (!m->leaves[i].is_input) {
+            nparams++;
+            nvalues += m->leaves[i].numel;
+        }
+    int code = !loss || !st;
+    if (owner && !code) {
+        got = calloc(nparams, sizeof *got);
+        code = !got;
+        for (size_t i = 0, k = 0; i < m->nleaves && !code; i++)
+            if (!m->leaves[i].is_input && !(got[k++] = calloc(m->leaves[i].numel, sizeof **got)))
+                code = 1;
+    }
+    printf("%s (%s) training, batch %d, %d parties%s: %zu parameters (%zu values), lr %g, "
+           "momentum %g\n",
+           m->name, m->shape, batch, nparties, dealer ? ", this is the dealer" : "", nparams,
+           nvalues, co.lr, co.momentum);
+    if (!code && secure_steps(m, pt, steps, loss, st, got) != VEIL_OK)
+        code = 1;
+    veil_party_close(&pt);
+
+    /* Only the model owner learns the parameters; it checks them once StarPU is down and prints
+     * the plaintext trainer's loss of each step beside the data owner's secure ones. */
+    double err = 0, tol = m->train_tol * steps;
+    int agree = 0;
+    if (owner && code == 0) {
+        double *plain_loss = calloc((size_t)steps, sizeof *plain_loss);
+        if (!plain_loss || check_params(m, plan, steps, got, &err, plain_loss) != VEIL_OK)
+            code = 1;
+        agree = code == 0 && err <= tol;
+        printf("check: trained parameters vs plaintext FIXED trainer: max error %.3g "
+               "(tolerance %.3g after %d steps): %s\n",
+               err, tol, steps, agree ? "agree" : "DISAGREE");
+        if (code == 0)
+            for (int s = 0; s < steps; s++)
+                printf("plaintext FIXED step %d: loss %.5f\n", s, plain_loss[s]);
+        free(plain_loss);
+        if (!agree)
+            code = 1;
+    }
+    const struct veil_run_stats *last = &st[steps - 1];
+    char who[16] = "dealer";
+    if (!dealer)
+        snprintf(who, sizeof who, "%d", id);
+    printf("model=%s parties=%d party=%s batch=%d steps=%d", m->name, nparties, who, batch, steps);
+    if (owner)
+        printf(" max_err=%.3g agree=%d", err, agree);
+    if (!dealer && id == DATA_OWNER && code == 0)
+        printf(" loss_first=%.5f loss_last=%.5f", loss[0], loss[steps - 1]);
+    printf(" step_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64 "\n", last->online_s,
+           last->bytes_sent, last->rounds);
+    if (got)
+        for (size_t k = 0; k < nparams; k++)
+            free(got[k]);
+    free(got);
+    free(loss);
+    free(st);
+    veil_plan_destroy(&plan);
+    return code;
+}
+
+int example_main(struct model *m, const struct model_opts *mo, const struct example_opts *eo)
+{
+    return mo->train ? example_train(m, mo, eo) : example_run(m, mo, eo);
+}
