@@ -78,6 +78,10 @@ static veil_mpc_t *context_new(const struct veil_mpc_options *opts)
         veil_mpc_options_defaults(&m->opt);
     if (m->opt.tile == 0)
         m->opt.tile = VEIL_MPC_TILE_DEFAULT;
+    if (m->opt.credit_step == 0)
+        m->opt.credit_step = VEIL_MPC_CREDIT_STEP_DEFAULT;
+    if (m->opt.credit_window == 0)
+        m->opt.credit_window = VEIL_MPC_CREDIT_WINDOW_DEFAULT;
     m->next_tag = VEIL_MPC_TAG_FIRST;
     return m;
 }
@@ -93,6 +97,10 @@ static int check_options(const struct veil_mpc_options *o)
                           VEIL_FIXED_FRAC_BITS_MAX);
     if (o->tile > UINT32_MAX)
         return veil_error(VEIL_ERR_INVAL, "mpc: tile of %zu elements; at most 2^32 - 1", o->tile);
+    if ((o->credit_step ? o->credit_step : VEIL_MPC_CREDIT_STEP_DEFAULT) >
+        (o->credit_window ? o->credit_window : VEIL_MPC_CREDIT_WINDOW_DEFAULT))
+        return veil_error(VEIL_ERR_INVAL, "mpc: credit window below the credit step (the dealer "
+                          "could wait for a credit the designated party never sends)");
     if (o->material == VEIL_MPC_MAT_FILE && o->role == VEIL_MPC_PARTY && !o->preproc_path)
         return veil_error(VEIL_ERR_INVAL, "mpc: FILE material needs preproc_path");
     return VEIL_OK;

@@ -86,6 +86,13 @@ struct veil_mpc_options {
                                   session reproduces the same masks. Whoever knows the seed can
                                   unmask every opened value: never with real data */
     uint8_t material_seed[16];
+    /* DEALER flow control within a run (mpc_material.c, FLOW CONTROL): the designated party
+     * grants credit every credit_step bytes of corrections it has posted receives for; the
+     * dealer keeps at most credit_window bytes sent beyond the credit granted. 0: the defaults
+     * (64 MiB, 512 MiB). The window must be at least the step of the designated party and well
+     * below the net's early-arrival cap; tests shrink both to exercise the path. */
+    size_t credit_step;
+    size_t credit_window;
 };
 #define VEIL_MPC_LABEL_MATSEED UINT64_C(0x4d41545345454431) /* "MATSEED1" */
 

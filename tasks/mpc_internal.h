@@ -13,6 +13,11 @@
 #define VEIL_MPC_TAG_FIRST UINT64_C(1)
 #define VEIL_MPC_TAG_SEED (UINT64_C(1) << 62)
 #define VEIL_MPC_TAG_MATERIAL ((UINT64_C(1) << 62) | (UINT64_C(1) << 61)) /* | item index */
+#define VEIL_MPC_CREDIT_STEP_DEFAULT ((size_t)64 << 20)
+#define VEIL_MPC_CREDIT_WINDOW_DEFAULT ((size_t)512 << 20)
+/* The designated party's credits to the dealer (mpc_material.c), | credit number below 2^59:
+ * bit 60 (session tags) and bit 61 (material) clear, bit 59 set (above the seed tags). */
+#define VEIL_MPC_TAG_CREDIT ((UINT64_C(1) << 62) | (UINT64_C(1) << 59))
 
 struct veil_mpc_garbage {
     starpu_data_handle_t *handles; /* owned array */
@@ -33,6 +38,12 @@ struct veil_mpc {
     veil_preproc_reader_t *reader;       /* FILE material */
     uint64_t next_tag;
     uint64_t next_item;
+    /* Flow control of the dealer's corrections (mpc_material.c): bytes of correction the
+     * designated party has posted receives for / the dealer has sent; credit messages sent /
+     * received; the bytes granted (designated party: in its last credit; dealer: received). */
+    uint64_t mat_bytes;
+    uint64_t credits;
+    uint64_t granted;
     struct veil_preproc_item *items; /* every item requested, in order */
     size_t nitems, items_cap;
     struct veil_mpc_garbage *garbage; /* released tensors, collected at the next barrier */

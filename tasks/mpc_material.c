@@ -5,6 +5,18 @@
  * correction, which is a receive from the dealer (DEALER), a local computation task (party 0 in
  * TRUSTED_FIRST_PARTY) or absent (FILE: the stored share is copied in at request time). The
  * dealer computes each correction in a task and sends it; a recorder only logs the item.
+ *
+ * FLOW CONTROL WITHIN A RUN. The dealer walks the plan as fast as it can submit corrections, the
+ * designated party only as fast as its own walk goes (which waits at memory barriers), and a
+ * correction that arrives before its receive is posted is held as an early arrival, within the
+ * net's cap (1 GiB by default). So the designated party grants credit: each time the corrections
+ * it has posted receives for pass another credit_step bytes (64 MiB) beyond its last credit, it
+ * sends the dealer a credit message holding that cumulative byte count; the dealer sends a
+ * correction only while its cumulative bytes sent stay within credit_window (512 MiB) of the
+ * last count received, and otherwise blocks on the next credit. At most credit_window bytes of
+ * corrections are early at the designated party, whatever the plan's material per run
+ * (BERT-large's layer: 1.9 GB). No deadlock: the granted count is at least posted - credit_step,
+ * so with credit_window >= credit_step every correction whose receive is posted can be sent.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -131,6 +143,63 @@ static int correction_tensor(veil_mpc_t *m, size_t words, starpu_data_handle_t *
     return veil_mpc_defer(m, hs, 1, buf, words * 8);
 }
 
+/* The designated party, after posting the receive of a correction of `bytes`: a credit message
+ * (an 8-byte detached send of the cumulative posted bytes) once they pass the last grant by
+ * credit_step. */
+static int grant_credit(veil_mpc_t *m, uint64_t bytes)
+{
+    m->mat_bytes += bytes;
+    if (m->mat_bytes - m->granted < m->opt.credit_step)
+        return VEIL_OK;
+    uint64_t *word = veil_aligned_alloc(8);
+    starpu_data_handle_t *h = malloc(sizeof *h);
+    if (!word || !h) {
+        veil_aligned_free(word);
+        free(h);
+        return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory for a credit");
+    }
+    *word = m->mat_bytes;
+    starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)word, 1, 8);
+    int rc = veil_net_isend(m->net, *h, m->nparties, VEIL_MPC_TAG_CREDIT | m->credits);
+    int drc = veil_mpc_defer(m, h, 1, word, 8);
+    if (rc != VEIL_OK)
+        return rc;
+    m->granted = m->mat_bytes;
+    m->credits++;
+    return drc;
+}
+
+/* The dealer, before sending a correction of `bytes`: blocks until the designated party's
+ * credit covers it (see FLOW CONTROL). A credit that does not grow is a protocol error; the
+ * session's error if the session fails meanwhile. */
+static int await_credit(veil_mpc_t *m, uint64_t bytes)
+{
+    const int from = m->layout.designated;
+    while (m->mat_bytes + bytes > m->granted + m->opt.credit_window) {
+        uint64_t word = 0;
+        starpu_data_handle_t h;
+        starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)&word, 1, 8);
+        int rc = veil_net_irecv(m->net, h, from, VEIL_MPC_TAG_CREDIT | m->credits);
+        if (rc == VEIL_OK && starpu_data_acquire(h, STARPU_R) == 0)
+            starpu_data_release(h);
+        starpu_data_unregister(h);
+        if (rc == VEIL_OK)
+            rc = veil_net_status(m->net);
+        if (rc == VEIL_OK && word <= m->granted)
+            rc = veil_error(VEIL_ERR_PROTO,
+                            "mpc: credit %llu from party %d grants %llu bytes of material, not "
+                            "more than the %llu granted before",
+                            (unsigned long long)m->credits, from, (unsigned long long)word,
+                            (unsigned long long)m->granted);
+        if (rc != VEIL_OK)
+            return rc;
+        m->granted = word;
+        m->credits++;
+    }
+    m->mat_bytes += bytes;
+    return VEIL_OK;
+}
+
 static int submit_correction(veil_mpc_t *m, const struct veil_preproc_item *item,
                              starpu_data_handle_t h)
 {
@@ -172,7 +241,8 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
     if (m->opt.role == VEIL_MPC_DEALER) {
         if (desc.correction_words == 0)
             return VEIL_OK;
-        if ((rc = correction_tensor(m, desc.correction_words, &corr)) != VEIL_OK ||
+        if ((rc = await_credit(m, desc.correction_words * 8)) != VEIL_OK ||
+            (rc = correction_tensor(m, desc.correction_words, &corr)) != VEIL_OK ||
             (rc = submit_correction(m, &item, corr)) != VEIL_OK)
             return rc;
         return veil_net_isend(m->net, corr, designated, tag);
@@ -200,9 +270,13 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
     if (m->self == designated && desc.correction_words > 0) {
         if ((rc = correction_tensor(m, desc.correction_words, &corr)) != VEIL_OK)
             goto fail;
-        rc = m->opt.material == VEIL_MPC_MAT_DEALER
-                 ? veil_net_irecv(m->net, corr, m->nparties, tag)
-                 : submit_correction(m, &item, corr);
+        if (m->opt.material == VEIL_MPC_MAT_DEALER) {
+            rc = veil_net_irecv(m->net, corr, m->nparties, tag);
+            if (rc == VEIL_OK)
+                rc = grant_credit(m, desc.correction_words * 8);
+        } else {
+            rc = submit_correction(m, &item, corr);
+        }
         if (rc != VEIL_OK)
             goto fail;
     }

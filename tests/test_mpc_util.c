@@ -46,8 +46,12 @@ static int child(const struct veil_harness_party *me, void *arg)
     const int file = r->opts->material == VEIL_MPC_MAT_FILE;
     if (rc == VEIL_OK && file) /* the session the files were generated for */
         memcpy(cfg.session, r->session, sizeof r->session);
+    struct veil_net_options nopt;
+    veil_net_options_defaults(&nopt);
+    if (r->opts->early_cap)
+        nopt.early_cap_bytes = r->opts->early_cap;
     if (rc == VEIL_OK)
-        rc = veil_net_open(&cfg, NULL, &net);
+        rc = veil_net_open(&cfg, &nopt, &net);
     if (rc == VEIL_OK) {
         struct veil_mpc_options o;
         veil_mpc_options_defaults(&o);
@@ -57,6 +61,8 @@ static int child(const struct veil_harness_party *me, void *arg)
             o.tile = r->opts->tile;
         if (r->opts->frac_bits >= 0)
             o.frac_bits = r->opts->frac_bits;
+        o.credit_step = r->opts->credit_step;
+        o.credit_window = r->opts->credit_window;
         if (file) {
             o.preproc_path = r->path[me->id];
             memcpy(o.plan_digest, r->digest, sizeof o.plan_digest);

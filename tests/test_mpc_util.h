@@ -26,6 +26,8 @@ struct veil_test_mpc_opts {
     size_t tile;                     /* context default tile; 0: VEIL_MPC_TILE_DEFAULT */
     int frac_bits;                   /* < 0: the default */
     double timeout_s;                /* 0: 120 s */
+    size_t credit_step, credit_window; /* DEALER flow control (veil_mpc_options); 0: defaults */
+    size_t early_cap;                /* the net's early-arrival cap in bytes; 0: its default */
 };
 
 /**
