@@ -73,17 +73,8 @@ static int bind_leaf(const struct veil_node *n, const struct veil_feed *feeds, s
     return VEIL_OK;
 }
 
-/* Number of nodes of p that read node j as an operand. */
-static int readers(const veil_plan_t *p, int j)
-{
-    int count = 0;
-    for (size_t i = 0; i < p->count; i++)
-        for (int k = 0; k < p->nodes[i].nin; k++)
-            count += p->nodes[i].in[k] == j;
-    return count;
-}
-
-/* Folds the batch norm p->nodes[l.fold_bn] into layer l's weight and bias values. */
+/* Folds the batch norm p->nodes[l.fold_bn] into layer l's weight and bias values (the compiler
+ * checked that no other layer reads them, but l's twins, which bind() folds once). */
 static int fold_one(const veil_plan_t *p, const struct veil_node *l, double **values)
 {
     const struct veil_node *bn = &p->nodes[l->fold_bn];
@@ -92,11 +83,6 @@ static int fold_one(const veil_plan_t *p, const struct veil_node *l, double **va
         return veil_error(VEIL_ERR_STATE, "batchnorm '%s': folded into %s '%s', which has no "
                           "bias node (the compiler should have added one)", bn->name,
                           veil_op_name(l->op), l->name);
-    if (readers(p, wi) != 1 || readers(p, bi) != 1)
-        return veil_error(VEIL_ERR_UNSUPPORTED, "batchnorm '%s': the weight or bias of %s '%s' "
-                          "is shared with another layer, so it cannot be folded in place; give "
-                          "that layer its own parameters", bn->name, veil_op_name(l->op),
-                          l->name);
     const size_t c = l->op == VEIL_OP_CONV2D ? p->nodes[wi].dims[0] : p->nodes[wi].dims[1];
     const struct veil_node *bias = &p->nodes[bi];
     if (bias->numel != c || bn->nin != 5)
@@ -175,7 +161,10 @@ static int bind(const veil_plan_t *p, int party, int params, const struct veil_f
             continue;
         if (!values[l->in[1]])
             continue; /* another party holds the weight and folds it */
-        if ((rc = fold_one(p, l, values)) != VEIL_OK)
+        int done = 0; /* a twin (micro-batching) shares weight and bias and folded them already */
+        for (size_t t = 0; t < i && !done; t++)
+            done = p->nodes[t].fold_bn >= 0 && p->nodes[t].in[1] == l->in[1];
+        if (!done && (rc = fold_one(p, l, values)) != VEIL_OK)
             goto fail;
     }
     for (size_t li = 0; li < p->nleaves; li++) {

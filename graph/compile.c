@@ -253,6 +253,12 @@ veil_plan_t *veil_compile(const veil_graph_t *g, const struct veil_compile_optio
                    "it with veil_softmax_cross_entropy", g->name);
         return NULL;
     }
+    veil_graph_t *split = NULL; /* microbatches > 1: the graph compiled instead of g */
+    if (o.microbatches > 1) {
+        if (!(split = veil_graph_split_microbatches(g, o.microbatches)))
+            return NULL;
+        g = split;
+    }
     veil_plan_t *p = calloc(1, sizeof *p);
     if (!p)
         goto nomem;
@@ -288,11 +294,13 @@ veil_plan_t *veil_compile(const veil_graph_t *g, const struct veil_compile_optio
     compute_priorities(p);
     if (compute_digest(p) != VEIL_OK)
         goto fail;
+    veil_graph_destroy(&split);
     return p;
 nomem:
     veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory");
 fail:
     veil_plan_destroy(&p);
+    veil_graph_destroy(&split);
     return NULL;
 }
 

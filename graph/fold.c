@@ -4,7 +4,8 @@
  * owner rescales W and shifts b before sharing them (bind.c), and the batch norm costs nothing
  * online. This pass only decides and records: it checks that folding is sound (the producer is a
  * conv2d or dense layer whose output only the batch norm reads, whose weight and bias are
- * parameters that no other node reads, and whose weight owner also owns the four batch-norm
+ * parameters that no other node reads (except the layer's twins: the same layer on another
+ * micro-batch, followed by the same batch norm), and whose weight owner also owns the four batch-norm
  * parameters), sets the batch norm's folded_into and the producer's fold_bn, and gives a layer
  * without bias a synthetic bias parameter (bind.c computes its values). A folded batch norm stays
  * in the plan and its consumers keep reading it: both executors evaluate it as the identity of its
@@ -92,6 +93,56 @@ static const char *what_is(const struct veil_node *n)
 
 static const char *const bn_what[4] = {"gamma", "beta", "mean", "var"};
 
+/* The bias of layer l, or -1. */
+static int bias_of(const struct veil_node *l)
+{
+    return l->nin > 2 ? l->in[2] : -1;
+}
+
+/*
+ * 1 when layer r is a twin of layer x, which batch norm bn follows: the same op, weight and bias
+ * (an absent bias matches a compiler-made one: the twins end up sharing it), and an output that
+ * only a batch norm with bn's four parameters and eps reads. Twins are what micro-batching
+ * (microbatch.c) makes of one layer: they can share one folded weight, folded once (bind.c).
+ */
+static int twin(const veil_plan_t *p, const struct veil_node *x, const struct veil_node *bn,
+                const struct veil_node *r)
+{
+    if (r->op != x->op || r->in[1] != x->in[1] || r->a.stride != x->a.stride ||
+        r->a.pad != x->a.pad)
+        return 0;
+    int bx = bias_of(x), br = bias_of(r);
+    if (bx != br && !(bx < 0 && p->nodes[br].synthetic) && !(br < 0 && p->nodes[bx].synthetic))
+        return 0;
+    int b2 = other_reader(p, r->index, -1);
+    if (b2 < 0 || other_reader(p, r->index, b2) >= 0)
+        return 0;
+    const struct veil_node *n2 = &p->nodes[b2];
+    if (n2->op != VEIL_OP_BATCHNORM || n2->in[0] != r->index || n2->a.eps != bn->a.eps)
+        return 0;
+    for (int j = 1; j < 5; j++)
+        if (n2->in[j] != bn->in[j])
+            return 0;
+    return 1;
+}
+
+/* A reader of node i other than layer x and x's twins, or -1. */
+static int foreign_reader(const veil_plan_t *p, int i, const struct veil_node *x,
+                          const struct veil_node *bn)
+{
+    for (size_t k = 0; k < p->count; k++) {
+        const struct veil_node *n = &p->nodes[k];
+        if ((int)k == x->index)
+            continue;
+        int reads = n->fwd == i;
+        for (int j = 0; j < n->nin; j++)
+            reads |= n->in[j] == i;
+        if (reads && !twin(p, x, bn, n))
+            return (int)k;
+    }
+    return -1;
+}
+
 /* Checks that batch norm bn can be folded into its producer; VEIL_OK or the refusal. */
 static int check_foldable(const veil_plan_t *p, const struct veil_node *bn)
 {
@@ -125,7 +176,7 @@ static int check_foldable(const veil_plan_t *p, const struct veil_node *bn)
                               "of %s '%s' is %s (party %d); the fold shifts the bias at the "
                               "weight owner: make it a parameter of party %d", bn->name, o->name,
                               veil_op_name(x->op), x->name, what_is(o), o->owner, w->owner);
-        r = other_reader(p, o->index, x->index);
+        r = foreign_reader(p, o->index, x, bn);
         if (r >= 0)
             return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: batchnorm '%s': the %s '%s' of "
                               "%s '%s' is also read by %s '%s'; folding would change it there too: "
@@ -157,7 +208,16 @@ int veil_plan_fold_batchnorm(veil_plan_t *p)
             return rc;
         int bn = (int)i;
         int x = p->nodes[bn].in[0];
-        if (p->nodes[x].nin < 3 || p->nodes[x].in[2] < 0) {
+        int shared = -1; /* a folded twin's compiler-made bias, which x then shares */
+        for (int t = 0; t < x && bias_of(&p->nodes[x]) < 0 && shared < 0; t++)
+            if (p->nodes[t].fold_bn >= 0 && bias_of(&p->nodes[t]) >= 0 &&
+                p->nodes[bias_of(&p->nodes[t])].synthetic &&
+                twin(p, &p->nodes[x], &p->nodes[bn], &p->nodes[t]))
+                shared = bias_of(&p->nodes[t]);
+        if (shared >= 0) {
+            p->nodes[x].nin = 3;
+            p->nodes[x].in[2] = shared;
+        } else if (p->nodes[x].nin < 3 || p->nodes[x].in[2] < 0) {
             const struct veil_node *w = &p->nodes[p->nodes[x].in[1]];
             struct veil_node b;
             memset(&b, 0, sizeof b);

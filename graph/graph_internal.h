@@ -258,6 +258,16 @@ void veil_plan_unique_name(const veil_plan_t *p, const char *base, const char *s
 /** Rebuilds p->leaves and p->outputs from the node array (after nodes were added). */
 int veil_plan_index(veil_plan_t *p);
 
+/* ---- microbatch.c ------------------------------------------------------------------------- */
+
+/**
+ * The inter-batch pipeline: a new graph in which every node computed from the inputs is split
+ * into k copies over B/k rows of axis 0 (slices of the inputs, shared parameters), outputs and
+ * a loss's logits concatenated back under their names (details in microbatch.c). NULL with
+ * veil_last_error() for a graph k cannot split (named node and reason) or out of memory.
+ */
+veil_graph_t *veil_graph_split_microbatches(const veil_graph_t *g, int k);
+
 /* ---- fold.c ------------------------------------------------------------------------------- */
 
 /**

@@ -71,12 +71,6 @@ static int parse_seed(const char *hex, uint8_t out[16])
  * outputs the secure run can produce. */
 static int check_plan(const veil_plan_t *p, int nparties)
 {
-    if (p->opts.microbatches > 1)
-        return veil_error(VEIL_ERR_UNSUPPORTED,
-                          "veil_party_open: plan '%s' asks for %d "
-                          "micro-batches; the secure executor runs one batch per run (compile "
-                          "with microbatches = 1)",
-                          p->model, p->opts.microbatches);
     for (size_t i = 0; i < p->count; i++) {
         const struct veil_node *n = &p->nodes[i];
         if ((n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM) && n->owner >= nparties)

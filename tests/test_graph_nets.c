@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 int veil_test_net_weight_stationary;
+int veil_test_net_microbatches = 1;
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 static double uniform(double lo, double hi)
@@ -37,6 +38,7 @@ veil_plan_t *veil_test_net_compile(veil_graph_t *g, int frac_bits)
     veil_compile_options_defaults(&o);
     o.frac_bits = frac_bits;
     o.weight_stationary = veil_test_net_weight_stationary;
+    o.microbatches = veil_test_net_microbatches;
     o.tile = 128;
     veil_plan_t *p = veil_compile(g, &o);
     VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());

@@ -30,11 +30,13 @@ struct veil_test_net {
     int runs;      /* runs per session; 0: the test's default */
 };
 
-/** The weight_stationary compile option of the plans built next (default 0). */
+/** The weight_stationary and microbatches compile options of the plans built next (defaults 0
+ * and 1). */
 extern int veil_test_net_weight_stationary;
+extern int veil_test_net_microbatches;
 
 /** Compiles g with frac_bits, 128-element tiles (every elementwise protocol runs on several)
- * and the option above; a failure is a test failure (NULL). */
+ * and the options above; a failure is a test failure (NULL). */
 veil_plan_t *veil_test_net_compile(veil_graph_t *g, int frac_bits);
 /** Appends a feed of numel values uniform in [lo, hi) (owned by t). */
 void veil_test_net_feed(struct veil_test_net *t, const char *name, size_t numel, double lo,

@@ -10,6 +10,7 @@
  * against the protocols' formulas and veil_plan_preproc's count against the dealer's traffic,
  * also with weight-stationary preprocessing (W - B opened at the first run only; the MLP agrees
  * too).
+ * The MLP and the CNN also run in 2 and 4 micro-batches (the inter-batch pipeline).
  * Twelve runs through an early-arrival store of five runs' material show the dealer is paced.
  * Bad input: a missing feed at the owner (its run fails naming the input, the peers stop instead
  * of hanging), parties with different plans (the handshake refuses), an owner outside the
@@ -227,6 +228,25 @@ int main(void)
     check_costs(&wsnets[1], 3, 1);
     for (int i = 0; i < 2; i++)
         veil_test_net_free(&wsnets[i]);
+
+    /* inter-batch pipeline: the MLP (batch 4) in 2 and 4 micro-batches, the CNN (batch 2) in 2,
+     * against the same plaintext FIXED reference (the split plan's, equal to the unsplit one's:
+     * test_graph_microbatch) */
+    static struct veil_test_net mbnets[3];
+    veil_test_net_microbatches = 2;
+    veil_test_net_mlp(&mbnets[0]);
+    veil_test_net_cnn(&mbnets[1]);
+    veil_test_net_microbatches = 4;
+    veil_test_net_mlp(&mbnets[2]);
+    veil_test_net_microbatches = 1;
+    for (int i = 0; i < 3; i++)
+        veil_test_net_reference(&mbnets[i]);
+    check_net(&mbnets[0], 2, NULL);
+    check_net(&mbnets[1], 2, NULL);
+    check_net(&mbnets[1], 3, NULL);
+    check_net(&mbnets[2], 3, "dmda");
+    for (int i = 0; i < 3; i++)
+        veil_test_net_free(&mbnets[i]);
 
     /* flow control: the dealer deals at most two runs ahead of the designated party, so twelve
      * runs of the CNN fit an early-arrival store of five runs' material (unpaced, the dealer

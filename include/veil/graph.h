@@ -140,8 +140,12 @@ int veil_reveal(veil_graph_t *g, veil_node_t *n, int to);
 struct veil_compile_options {
     int frac_bits;        /* fixed-point fractional bits; default 16 */
     size_t tile;          /* elements per tile of elementwise protocols; 0: default (16384) */
-    int microbatches;     /* inter-batch pipeline: split the batch into k sub-DAGs; default 1
-                             (the secure executor refuses k > 1 for now: veil_party_open) */
+    int microbatches;     /* inter-batch pipeline: k micro-batches of B/k rows in flight together
+                             as independent sub-DAGs sharing the parameters (axis 0 of every
+                             input is the batch; k must divide it); outputs, feeds and the loss
+                             keep their names and shapes, training sums the k weight gradients
+                             before one update. Graphs whose ops mix rows along axis 0 (matmul,
+                             transpose, concat or reshape of axis 0) are refused. Default 1 */
     int lookahead;        /* inter-linear pipeline: weight opens issued this many layers ahead;
                              default 1, 0: at need. The secure executor submits every layer's
                              protocols at once, so a weight open starts as soon as its material
@@ -365,8 +369,8 @@ void veil_party_options_defaults(struct veil_party_options *o);
  * peer with another plan is refused by name) and the protocol context. The process is a party
  * or the dealer, as its configuration says (o->config_path, or the environment veil-run sets).
  * Refused with a message: owners or reveal targets outside the session's parties, a revealed
- * loss value, micro-batches, dealer material without a dealer, FILE material (not generated
- * for plans yet). Returns an owned party or NULL with veil_last_error().
+ * loss value, dealer material without a dealer, FILE material (not generated for plans yet).
+ * Returns an owned party or NULL with veil_last_error().
  */
 veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *o);
 /** The placement the party runs with (AUTO resolved) and its device count. VEIL_ERR_INVAL for
