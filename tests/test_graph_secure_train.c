@@ -6,6 +6,7 @@
  * matmul of two secrets, scale, softmax, residual add, layer norm). Momentum and weight decay are
  * on; N = 2 and 3; two steps; after each, every parameter is revealed and compared with the
  * trainer's, and the gradient the first step implies, (w0 - w1) / lr - wd w0, with the trainer's.
+ * The MLP (N = 2, 3) and the CNN (N = 2) also train in 2 micro-batches (the inter-batch pipeline).
  *
  * BOUND. The secure truncation adds 0 or 1 ulp (u = 2^-16) to the floor of the plaintext, so a
  * gradient entry computed by a product reducing over F terms after D truncating layers on its
@@ -59,6 +60,7 @@ struct shared {
 
 static struct net *cur;
 static struct shared *sh;
+static int microbatches = 1; /* of the plans compiled next */
 static uint64_t rng = 0x2545f4914f6cdd1du;
 
 static double uniform(double lo, double hi)
@@ -98,6 +100,7 @@ static veil_plan_t *compile(veil_graph_t *g, int training)
     o.lr = LR;
     o.momentum = MOM;
     o.weight_decay = WD;
+    o.microbatches = microbatches;
     veil_plan_t *p = veil_compile(g, &o);
     VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());
     veil_graph_destroy(&g);
@@ -370,6 +373,27 @@ int main(void)
         check_net(&nets[i], 3);
     }
     check_bad_input(&nets[0]);
+    /* the inter-batch pipeline: the MLP (batch 4) and the CNN (batch 2) in 2 micro-batches,
+     * against the plaintext trainer on the same split plan (equal to the unsplit batch's update:
+     * test_graph_microbatch) */
+    static struct net mb[2];
+    microbatches = 2;
+    mlp(&mb[0]);
+    cnn(&mb[1]);
+    microbatches = 1;
+    mb[0].name = "mlp/2 micro-batches";
+    mb[1].name = "cnn/2 micro-batches";
+    for (int i = 0; i < 2; i++)
+        if (mb[i].plan) {
+            reference(&mb[i]);
+            check_net(&mb[i], 2);
+        }
+    check_net(&mb[0], 3);
+    for (int i = 0; i < 2; i++) {
+        veil_plan_destroy(&mb[i].plan);
+        for (size_t f = 0; f < mb[i].nfeeds; f++)
+            free((void *)mb[i].feeds[f].values);
+    }
     for (int i = 0; i < 3; i++) {
         veil_plan_destroy(&nets[i].plan);
         for (size_t f = 0; f < nets[i].nfeeds; f++)
