@@ -25,7 +25,7 @@ void veil_compile_options_defaults(struct veil_compile_options *o)
     o->frac_bits = VEIL_FIXED_FRAC_BITS_DEFAULT;
     o->tile = 0;
     o->microbatches = 1;
-    o->lookahead = 1;
+    o->lookahead = VEIL_LOOKAHEAD_UNBOUNDED;
     o->lr = 0.01;
     o->momentum = 0.9;
     o->weight_decay = 0.0;
@@ -83,9 +83,10 @@ static int check_options(const struct veil_compile_options *o)
     if (o->microbatches < 1 || o->microbatches > 64)
         return veil_error(VEIL_ERR_INVAL, "veil_compile: microbatches %d; give 1 to 64",
                           o->microbatches);
-    if (o->lookahead < 0 || o->lookahead > 64)
-        return veil_error(VEIL_ERR_INVAL, "veil_compile: lookahead %d; give 0 to 64",
-                          o->lookahead);
+    if (o->lookahead < VEIL_LOOKAHEAD_UNBOUNDED || o->lookahead > VEIL_LOOKAHEAD_MAX)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: lookahead %d; give 0 to %d layers, or "
+                          "%d for no bound", o->lookahead, VEIL_LOOKAHEAD_MAX,
+                          VEIL_LOOKAHEAD_UNBOUNDED);
     if (o->serialized != 0 && o->serialized != 1)
         return veil_error(VEIL_ERR_INVAL, "veil_compile: serialized must be 0 or 1");
     if (o->weight_stationary != 0 && o->weight_stationary != 1)

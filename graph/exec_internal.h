@@ -44,7 +44,21 @@ struct veil_exec {
                      this party (VEIL_ALL_PARTIES: all) right after the loss; < -1: never */
     struct veil_pub loss_rev; /* that reveal (B values) at the receivers */
     struct veil_place *place; /* per node: where its tasks run (placement.c); NULL: anywhere */
+    /* lookahead.c: markers of the last linear nodes submitted (a ring of lookahead + 1 slots),
+     * and the number of linear nodes submitted in this walk */
+    struct starpu_task *markers[VEIL_LOOKAHEAD_MAX + 1];
+    size_t nlinear;
 };
+
+/* ---- lookahead.c: the bound of the inter-linear pipeline ------------------------------------ */
+
+/** Before lowering n: with lookahead L >= 0 and n a linear node, waits until the linear node
+ * L + 1 places earlier in the walk has finished. VEIL_OK or a StarPU error. */
+int veil_lookahead_before(struct veil_exec *x, const struct veil_node *n);
+/** After lowering n: with L >= 0 and n linear, submits the marker that finishes with n. */
+int veil_lookahead_after(struct veil_exec *x, const struct veil_node *n);
+/** At the end of a walk (also after an error): waits for and frees every marker left. */
+int veil_lookahead_drain(struct veil_exec *x);
 
 /** One op's lowering; VEIL_OK or an error with a message naming the node. */
 typedef int (*veil_lower_fn)(struct veil_exec *x, const struct veil_node *n);

@@ -217,8 +217,7 @@ static int region_of(enum veil_op op)
     }
 }
 
-int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
-                   struct veil_pub *revealed)
+static int walk(struct veil_exec *x, size_t end, double *const *values, struct veil_pub *revealed)
 {
     const veil_plan_t *p = x->p;
     for (size_t i = 0; i < end; i++) {
@@ -245,7 +244,11 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
                                   "secure lowering in this build",
                                   n->name, veil_op_name(n->op));
             release_node(x, i);
-            rc = fn(x, n);
+            rc = veil_lookahead_before(x, n);
+            if (rc == VEIL_OK)
+                rc = fn(x, n);
+            if (rc == VEIL_OK)
+                rc = veil_lookahead_after(x, n);
             if (rc != VEIL_OK) {
                 veil_mpc_set_placement(x->m, NULL);
                 char why[384];
@@ -272,4 +275,12 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
     veil_trace_set_region(VEIL_REGION_OTHER);
     veil_mpc_set_placement(x->m, NULL);
     return VEIL_OK;
+}
+
+int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
+                   struct veil_pub *revealed)
+{
+    int rc = walk(x, end, values, revealed);
+    int drc = veil_lookahead_drain(x); /* also after an error: no marker may be left behind */
+    return rc != VEIL_OK ? rc : drc;
 }

@@ -535,7 +535,7 @@ static void test_compile_refusals(void)
     } cases[] = {
         {0, 4, "frac_bits 4"},    {0, 30, "frac_bits 30"},   {1, 100, "tile 100"},
         {1, 32, "multiple of 64"}, {2, 0, "microbatches 0"}, {2, 65, "microbatches 65"},
-        {3, -1, "lookahead -1"},  {4, 2, "serialized"},       {5, 3, "weight_stationary"},
+        {3, -2, "lookahead -2"},  {4, 2, "serialized"},       {5, 3, "weight_stationary"},
         {6, 2, "training must be"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -560,7 +560,7 @@ static void test_compile_refusals(void)
     compile_fails(g, &o, "no loss", __LINE__);
     /* Defaults compile. */
     veil_compile_options_defaults(&o);
-    VT_CHECK(o.frac_bits == 16 && o.microbatches == 1 && o.lookahead == 1 && o.lr == 0.01 &&
+    VT_CHECK(o.frac_bits == 16 && o.microbatches == 1 && o.lookahead == VEIL_LOOKAHEAD_UNBOUNDED && o.lr == 0.01 &&
                  o.momentum == 0.9 && o.weight_decay == 0.0 && o.training == 0,
              "defaults");
     veil_plan_t *p = veil_compile(g, &o);

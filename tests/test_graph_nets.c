@@ -12,6 +12,8 @@
 
 int veil_test_net_weight_stationary;
 int veil_test_net_microbatches = 1;
+int veil_test_net_lookahead = VEIL_LOOKAHEAD_UNBOUNDED;
+int veil_test_net_serialized;
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 static double uniform(double lo, double hi)
@@ -39,6 +41,8 @@ veil_plan_t *veil_test_net_compile(veil_graph_t *g, int frac_bits)
     o.frac_bits = frac_bits;
     o.weight_stationary = veil_test_net_weight_stationary;
     o.microbatches = veil_test_net_microbatches;
+    o.lookahead = veil_test_net_lookahead;
+    o.serialized = veil_test_net_serialized;
     o.tile = 128;
     veil_plan_t *p = veil_compile(g, &o);
     VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());

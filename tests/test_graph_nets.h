@@ -34,6 +34,10 @@ struct veil_test_net {
  * and 1). */
 extern int veil_test_net_weight_stationary;
 extern int veil_test_net_microbatches;
+/** The lookahead and serialized compile options of the plans built next (defaults
+ * VEIL_LOOKAHEAD_UNBOUNDED and 0). */
+extern int veil_test_net_lookahead;
+extern int veil_test_net_serialized;
 
 /** Compiles g with frac_bits, 128-element tiles (every elementwise protocol runs on several)
  * and the options above; a failure is a test failure (NULL). */

@@ -137,6 +137,9 @@ int veil_reveal(veil_graph_t *g, veil_node_t *n, int to);
 
 /* ---- compiling ------------------------------------------------------------------------------ */
 
+#define VEIL_LOOKAHEAD_UNBOUNDED (-1)
+#define VEIL_LOOKAHEAD_MAX 64
+
 struct veil_compile_options {
     int frac_bits;        /* fixed-point fractional bits; default 16 */
     size_t tile;          /* elements per tile of elementwise protocols; 0: default (16384) */
@@ -146,10 +149,12 @@ struct veil_compile_options {
                              keep their names and shapes, training sums the k weight gradients
                              before one update. Graphs whose ops mix rows along axis 0 (matmul,
                              transpose, concat or reshape of axis 0) are refused. Default 1 */
-    int lookahead;        /* inter-linear pipeline: weight opens issued this many layers ahead;
-                             default 1, 0: at need. The secure executor submits every layer's
-                             protocols at once, so a weight open starts as soon as its material
-                             is there, ordered by priority: the look-ahead is not bounded yet */
+    int lookahead;        /* inter-linear pipeline: L >= 0 submits a linear layer (its weight
+                             open included) only once the linear layer L + 1 places before it
+                             has finished: at most L layers ahead (MPC-Pipe: 1; 0: each weight
+                             opened at need). VEIL_LOOKAHEAD_UNBOUNDED (-1, the default): every
+                             layer is submitted at once, priorities order the opens, memory is
+                             bounded by the executor's budget alone. At most VEIL_LOOKAHEAD_MAX */
     int serialized;       /* 1: the blocking baseline: each node's messages and tasks complete
                              before the next node is submitted (no overlap across layers) */
     int weight_stationary; /* 1: one weight mask per session (inference): W - B opened once */

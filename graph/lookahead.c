@@ -1,0 +1,108 @@
+/*
+ * lookahead.c — the bound of the inter-linear pipeline (veil_compile_options.lookahead). The walk
+ * (run.c) submits every node's protocols without waiting, so a linear layer's weight open
+ * (W - B, whose operands are ready at the start of the run) may fly as early as StarPU's
+ * priorities let it, however far ahead of need. With lookahead = L >= 0 the walk holds back the
+ * (m)-th linear node (dense, conv2d, matmul and their backward products, in walk order) until
+ * the (m - L - 1)-th has finished: at most L linear layers beyond the one computing are
+ * submitted, with their opens, masks and results (MPC-Pipe's schedule is L = 1; L = 0 opens each
+ * weight at need). The wait is on a marker: a task that does nothing (STARPU_NOWHERE) and reads
+ * every tile of the layer's output, so it completes when the layer's last task does. L < 0: no
+ * bound (the default; memory is then bounded by the executor's garbage budget alone).
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/exec_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct starpu_codelet marker_cl = {
+    .where = STARPU_NOWHERE,
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .name = "veil_lookahead_marker",
+};
+
+static int is_linear(enum veil_op op)
+{
+    switch (op) {
+    case VEIL_OP_DENSE:
+    case VEIL_OP_CONV2D:
+    case VEIL_OP_MATMUL:
+    case VEIL_OP_MATMUL_NT:
+    case VEIL_OP_MATMUL_TN:
+    case VEIL_OP_CONV_GRAD_INPUT:
+    case VEIL_OP_CONV_GRAD_WEIGHT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int active(const struct veil_exec *x, const struct veil_node *n)
+{
+    return x->p->opts.lookahead >= 0 && is_linear(n->op) && veil_mpc_computes(x->m);
+}
+
+/* Waits for the marker in ring slot k (if any) and empties the slot. */
+static int wait_slot(struct veil_exec *x, size_t k)
+{
+    struct starpu_task *t = x->markers[k];
+    x->markers[k] = NULL;
+    if (!t)
+        return VEIL_OK;
+    return starpu_task_wait(t) == 0
+               ? VEIL_OK
+               : veil_error(VEIL_ERR_STARPU, "lookahead: waiting for a layer's marker failed");
+}
+
+int veil_lookahead_before(struct veil_exec *x, const struct veil_node *n)
+{
+    if (!active(x, n))
+        return VEIL_OK;
+    /* the slot of the (m - L - 1)-th linear node is the one the m-th will use */
+    const size_t slots = (size_t)x->p->opts.lookahead + 1;
+    return wait_slot(x, x->nlinear % slots);
+}
+
+int veil_lookahead_after(struct veil_exec *x, const struct veil_node *n)
+{
+    if (!active(x, n))
+        return VEIL_OK;
+    const size_t slots = (size_t)x->p->opts.lookahead + 1, k = x->nlinear++ % slots;
+    const struct veil_sec *y = &x->val[n->index];
+    if (y->ntiles <= 0)
+        return VEIL_OK;
+    struct starpu_data_descr *d = calloc((size_t)y->ntiles, sizeof *d);
+    if (!d)
+        return veil_error(VEIL_ERR_NOMEM, "lookahead: out of memory");
+    for (int t = 0; t < y->ntiles; t++)
+        d[t] = (struct starpu_data_descr){.handle = y->h[t], .mode = STARPU_R};
+    struct starpu_task *t =
+        starpu_task_build(&marker_cl, STARPU_DATA_MODE_ARRAY, d, y->ntiles, 0);
+    free(d);
+    if (!t)
+        return veil_error(VEIL_ERR_STARPU, "lookahead: cannot build the marker of '%s'", n->name);
+    t->detach = 0; /* waited for by veil_lookahead_before or veil_lookahead_drain */
+    t->priority = veil_mpc_priority(x->m);
+    if (starpu_task_submit(t) != 0) {
+        starpu_task_destroy(t);
+        return veil_error(VEIL_ERR_STARPU, "lookahead: cannot submit the marker of '%s'",
+                          n->name);
+    }
+    x->markers[k] = t;
+    return VEIL_OK;
+}
+
+int veil_lookahead_drain(struct veil_exec *x)
+{
+    int rc = VEIL_OK;
+    for (size_t k = 0; k < VEIL_LOOKAHEAD_MAX + 1; k++) {
+        int r = wait_slot(x, k);
+        if (rc == VEIL_OK)
+            rc = r;
+    }
+    x->nlinear = 0;
+    return rc;
+}
