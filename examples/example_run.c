@@ -51,6 +51,11 @@ static int usage(const struct example_cli *c, int code)
             "  --batch B          %s per run, 1..64 (default 1)\n"
             "  --runs R           secure runs (train: SGD steps) in the session, 1..%d\n"
             "                     (default 2)\n"
+            "  --microbatches K   the inter-batch pipeline: K micro-batches in flight (K divides\n"
+            "                     the batch; not for the transformer, whose rows are tokens)\n"
+            "  --lookahead L      linear layers submitted at most L ahead (0..64; default: no\n"
+            "                     bound)\n"
+            "  --serialized       the blocking baseline: no overlap across layers\n"
             "  --config FILE      this process's session configuration (parties on real hosts;\n"
             "                     default: the environment veil-run sets)\n"
             "  -v                 print the compiled plan\n"
@@ -96,7 +101,10 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         O_FF,
         O_BATCH,
         O_RUNS,
-        O_CONFIG
+        O_CONFIG,
+        O_MICRO,
+        O_LOOKAHEAD,
+        O_SERIALIZED
     };
     const struct option opts[] = {
         {"small", no_argument, NULL, O_SMALL},
@@ -110,6 +118,9 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         {"batch", required_argument, NULL, O_BATCH},
         {"runs", required_argument, NULL, O_RUNS},
         {"config", required_argument, NULL, O_CONFIG},
+        {"microbatches", required_argument, NULL, O_MICRO},
+        {"lookahead", required_argument, NULL, O_LOOKAHEAD},
+        {"serialized", no_argument, NULL, O_SERIALIZED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -123,6 +134,7 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
     int opt, idx;
     long v;
     *small = 0;
+    eo->lookahead = VEIL_LOOKAHEAD_UNBOUNDED;
     opterr = 0;
     optind = 1;
     if ((c->flags & CLI_TRAIN) && argc > 1 &&
@@ -148,6 +160,19 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
             break;
         case O_CONFIG:
             eo->config = optarg;
+            break;
+        case O_MICRO:
+            if (example_parse_int(optarg, 1, 64, &v) != 0)
+                return bad(c, opts[idx].name, optarg, "1..64");
+            eo->microbatches = (int)v;
+            break;
+        case O_LOOKAHEAD:
+            if (example_parse_int(optarg, 0, VEIL_LOOKAHEAD_MAX, &v) != 0)
+                return bad(c, opts[idx].name, optarg, "0..64");
+            eo->lookahead = (int)v;
+            break;
+        case O_SERIALIZED:
+            eo->serialized = 1;
             break;
         case 'h':
             return usage(c, 0);
@@ -183,6 +208,14 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
 }
 
 /* Largest |a - b| over n elements (NaN counts as infinite). */
+void example_pipeline_options(const struct example_opts *eo, struct veil_compile_options *co)
+{
+    if (eo->microbatches > 0)
+        co->microbatches = eo->microbatches;
+    co->lookahead = eo->lookahead;
+    co->serialized = eo->serialized;
+}
+
 static double max_diff(const double *a, const double *b, size_t n)
 {
     double worst = 0;
@@ -273,6 +306,7 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
     struct veil_compile_options co;
     veil_compile_options_defaults(&co);
     co.weight_stationary = 1; /* inference: each weight's mask is opened once per session */
+    example_pipeline_options(eo, &co);
     veil_plan_t *plan = veil_compile(m->g, &co);
     if (!plan) {
         fprintf(stderr, "%s: compile: %s\n", m->name, veil_last_error());

@@ -107,6 +107,7 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
     struct veil_compile_options co;
     veil_compile_options_defaults(&co);
     co.training = 1;
+    example_pipeline_options(eo, &co);
     veil_plan_t *plan = veil_compile(m->g, &co);
     if (!plan) {
         fprintf(stderr, "%s: compile: %s\n", m->name, veil_last_error());

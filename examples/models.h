@@ -77,6 +77,11 @@ struct example_opts {
     int verbose;        /* print the plan */
     const char *config; /* a session configuration file (parties on real hosts); NULL: the
                            environment veil-run sets */
+    /* pipeline settings (veil_compile_options): micro-batches [1], look-ahead
+     * [VEIL_LOOKAHEAD_UNBOUNDED], serialized baseline [0] */
+    int microbatches;
+    int lookahead;
+    int serialized;
 };
 
 /*
@@ -97,6 +102,9 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
  * line. Returns the process's exit status: 0, 1 (a failed step or a disagreement).
  */
 int example_train(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
+
+/* Copies the pipeline settings of eo into co. */
+void example_pipeline_options(const struct example_opts *eo, struct veil_compile_options *co);
 
 /* Runs the built model as the options ask: example_train with mo->train, else example_run. */
 int example_main(struct model *m, const struct model_opts *mo, const struct example_opts *eo);

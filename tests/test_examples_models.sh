@@ -6,7 +6,9 @@
 # say agree=1 (the secure output agrees with the plaintext FIXED executor within the example's
 # tolerance). `mlp train` and `transformer train` run 2 secure SGD steps with 2 and 3 parties:
 # party 0's trained parameters must agree with the plaintext FIXED trainer (agree=1) and party 1
-# must have learnt a finite loss for each step. Bad arguments exit 2. Measured: 53 s on the
+# must have learnt a finite loss for each step. The pipeline options (--microbatches,
+# --lookahead, --serialized) run and agree too; a transformer cannot be micro-batched (refused,
+# with the reason). Bad arguments exit 2. Measured: 53 s on the
 # shared 2-core VM (load average ~9) before the training runs were added.
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
@@ -22,7 +24,8 @@ export STARPU_SILENT
 # run N SCHED EXAMPLE MODEL: one secure session; checks the status and party 1's last line.
 run() {
     n=$1 sched=$2 ex=$3 model=$4
-    STARPU_SCHED=$sched "$RUN" -n "$n" --dealer --timeout 120 -- "$B/examples/$ex" --small \
+    shift 4
+    STARPU_SCHED=$sched "$RUN" -n "$n" --dealer --timeout 120 -- "$B/examples/$ex" --small "$@" \
         >"$T/out" 2>&1
     rc=$?
     last=$(grep '^\[p1\] model=' "$T/out" | tail -n 1)
@@ -48,6 +51,11 @@ for sched in lws eager dmda; do
 done
 run 3 lws vgg16 vgg16
 run 3 eager transformer transformer
+# pipeline settings: micro-batches (inter-batch), a look-ahead bound, the serialized baseline
+run 2 lws vgg16 vgg16 --batch 2 --microbatches 2
+run 3 lws resnet resnet18 --batch 2 --microbatches 2 --lookahead 1
+run 2 lws mlp mlp --lookahead 0
+run 2 lws mlp mlp --serialized
 
 # train N EXAMPLE: 2 secure SGD steps; party 0's check line and party 1's losses.
 train() {
@@ -69,12 +77,19 @@ train() {
 train 2 mlp
 train 3 mlp
 train 2 transformer
+"$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --batch 4 \
+    --microbatches 2 >"$T/out" 2>&1 || bad "mlp train --microbatches 2 exited $?"
+grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train in 2 micro-batches: no agree=1"
+# a transformer cannot be micro-batched (its rows are tokens): refused at compile, non-zero exit
+if "$RUN" -n 2 --dealer --timeout 60 -- "$B/examples/transformer" --small --microbatches 2 \
+    >"$T/out" 2>&1; then bad "transformer --microbatches 2 should be refused"; fi
+grep -q "mixes rows along axis 0" "$T/out" || bad "transformer --microbatches 2: no reason given"
 
 # Bad usage: a message and exit 2 (checked before any session is opened).
 for args in "mlp --batch 0" "mlp --layers 10" "mlp --imagenet" "vgg16 --width-div x" \
     "vgg16 --runs 99" "resnet --bogus" "resnet extra" "transformer --heads 3" \
     "transformer --seq 0" "transformer --width-div 2" "vgg16 train" "mlp train --runs 0" \
-    "mlp train train" "resnet infer"; do
+    "mlp train train" "resnet infer" "mlp --microbatches 0" "vgg16 --lookahead 65"; do
     # shellcheck disable=SC2086
     set -- $args
     ex=$1
