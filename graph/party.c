@@ -279,10 +279,10 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
                         "configuration), or FILE material generated ahead");
         goto fail;
     }
-    if (me->o.material == VEIL_MATERIAL_FILE) {
-        rc =
-            veil_error(VEIL_ERR_UNSUPPORTED, "veil_party_open: preprocessing files for a "
-                                             "compiled plan are not generated yet; use the dealer");
+    if (me->o.material == VEIL_MATERIAL_FILE && !me->is_dealer && !me->o.preproc_path) {
+        rc = veil_error(VEIL_ERR_INVAL, "veil_party_open: FILE material needs this party's "
+                                        "preprocessing file (preproc_path; written by "
+                                        "veil_plan_preproc_files)");
         goto fail;
     }
     memcpy(cfg.plan_digest, p->digest, sizeof cfg.plan_digest);
@@ -309,6 +309,11 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
     mo.role = me->is_dealer ? VEIL_MPC_DEALER : VEIL_MPC_PARTY;
     mo.material = VEIL_MPC_MAT_DEALER;
     mo.frac_bits = p->opts.frac_bits;
+    if (me->o.material == VEIL_MATERIAL_FILE) { /* generated ahead: no dealer in the session */
+        mo.material = VEIL_MPC_MAT_FILE;
+        mo.preproc_path = me->o.preproc_path;
+        memcpy(mo.plan_digest, p->digest, sizeof mo.plan_digest);
+    }
     const char *ms = me->o.material_seed ? me->o.material_seed : getenv("VEIL_MATERIAL_SEED");
     if (ms && *ms) {
         if ((rc = parse_seed(ms, mo.material_seed)) != VEIL_OK)

@@ -16,7 +16,8 @@
  * Twelve runs through an early-arrival store of five runs' material show the dealer is paced.
  * Bad input: a missing feed at the owner (its run fails naming the input, the peers stop instead
  * of hanging), parties with different plans (the handshake refuses), an owner outside the
- * session. */
+ * session. The offline phase ahead: parties run the MLP from preprocessing files without a
+ * dealer (veil_plan_preproc_files); a run beyond the files and another session fail. */
 #include "config.h"
 #include "test_graph_nets.h"
 #include "test_graph_util.h"
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAXOUT VEIL_TEST_NET_MAXOUT
 #define MAXPROC 5
@@ -40,12 +42,21 @@ struct shared {
 
 static struct veil_test_net *cur;
 static struct shared *sh;
+static const char *file_fmt; /* FILE material: the parties' preprocessing files ("%d": id) */
 
 static int child(const struct veil_harness_party *me, void *arg)
 {
     (void)arg;
     const veil_plan_t *plan = me->id == 1 && cur->other ? cur->other : cur->plan;
-    veil_party_t *pt = veil_party_open(plan, NULL);
+    struct veil_party_options po;
+    veil_party_options_defaults(&po);
+    char path[256];
+    if (file_fmt) {
+        snprintf(path, sizeof path, file_fmt, me->id);
+        po.material = VEIL_MATERIAL_FILE;
+        po.preproc_path = path;
+    }
+    veil_party_t *pt = veil_party_open(plan, &po);
     if (!pt) {
         fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
         return 3;
@@ -242,6 +253,77 @@ static void check_identical(void (*build)(struct veil_test_net *), const char *n
     unsetenv("VEIL_MATERIAL_SEED");
 }
 
+/*
+ * The offline phase ahead: veil_plan_preproc_files writes the parties' files for two runs of
+ * t's plan in one session; the parties then run without a dealer (N = 2 and 3, within t's
+ * tolerance), a third run fails naming the exhausted file, and a session with another id is
+ * refused at open.
+ */
+static void check_files(struct veil_test_net *t)
+{
+    static const char *const sid = "00112233445566778899aabbccddeeff";
+    uint8_t session[16];
+    for (int i = 0; i < 16; i++)
+        session[i] = (uint8_t)strtoul((char[]){sid[2 * i], sid[2 * i + 1], 0}, NULL, 16);
+    char dir[] = "/tmp/veil-test-plan-preproc-XXXXXX", fmt[96];
+    VT_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(fmt, sizeof fmt, "%s/party-%%d.pre", dir);
+    for (int n = 2; n <= 3; n++) {
+        uint64_t items = 0, bytes = 0, run_items = 0, run_bytes = 0;
+        int rc = veil_plan_preproc_files(t->plan, n, 2, session, fmt, &items, &bytes);
+        VT_CHECK(rc == VEIL_OK, "%s N=%d: files: %s", t->name, n, veil_last_error());
+        VT_CHECK(veil_plan_preproc(t->plan, n, &run_items, &run_bytes) == VEIL_OK &&
+                     items == 2 * run_items && bytes == 2 * run_bytes,
+                 "%s N=%d: %llu items, %llu bytes for 2 runs; one run is %llu, %llu", t->name, n,
+                 (unsigned long long)items, (unsigned long long)bytes,
+                 (unsigned long long)run_items, (unsigned long long)run_bytes);
+        if (rc != VEIL_OK)
+            continue;
+        file_fmt = fmt;
+        cur = t;
+        memset(sh, 0, sizeof *sh);
+        struct veil_test_graph_opts o = {.nparties = n, .session = sid};
+        if (veil_test_graph_run(&o, child, NULL, NULL) != VEIL_OK) {
+            VT_CHECK(0, "%s N=%d: the run from files failed", t->name, n);
+        } else {
+            for (int q = 0; q < n; q++) /* fc2 is revealed to all */
+                for (int run = 0; run < 2; run++)
+                    for (size_t i = 0; i < veil_plan_output_numel(t->plan, 0); i++)
+                        VT_CHECK(fabs(sh->out[q][run][0][i] - t->want[0][i]) <= t->tol,
+                                 "%s N=%d from files: party %d run %d element %zu: %.6f, plaintext "
+                                 "%.6f", t->name, n, q, run, i, sh->out[q][run][0][i],
+                                 t->want[0][i]);
+            veil_test_log("%s N=%d: 2 runs from preprocessing files (%llu items), no dealer",
+                          t->name, n, (unsigned long long)items);
+        }
+        file_fmt = NULL;
+    }
+    /* N = 3's files are on disk: a third run, and another session */
+    struct veil_harness_result res[MAXPROC];
+    file_fmt = fmt;
+    t->runs = 3;
+    struct veil_test_graph_opts o = {.nparties = 3, .session = sid, .expect_fail = 1};
+    VT_CHECK(veil_test_graph_run(&o, child, NULL, res) != VEIL_OK, "a third run should fail");
+    VT_CHECK(res[0].output && strstr(res[0].output, "run 2") && strstr(res[0].output, "item"),
+             "the third run's failure should name the item; party 0 said:\n%s",
+             res[0].output ? res[0].output : "");
+    veil_harness_results_free(res, 3);
+    t->runs = 0;
+    o.session = "ffeeddccbbaa99887766554433221100";
+    VT_CHECK(veil_test_graph_run(&o, child, NULL, res) != VEIL_OK, "another session should fail");
+    VT_CHECK(res[0].output && strstr(res[0].output, "session"),
+             "the refusal should name the session; party 0 said:\n%s",
+             res[0].output ? res[0].output : "");
+    veil_harness_results_free(res, 3);
+    file_fmt = NULL;
+    for (int q = 0; q < 3; q++) {
+        char path[128];
+        snprintf(path, sizeof path, fmt, q);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     sh = veil_test_mpc_shared(sizeof *sh);
@@ -282,6 +364,7 @@ int main(void)
     for (int i = 0; i < 2; i++)
         veil_test_net_free(&wsnets[i]);
 
+    check_files(&nets[0]);
     check_identical(veil_test_net_mlp, "mlp");
     check_identical(veil_test_net_cnn, "cnn");
 

@@ -198,6 +198,22 @@ int veil_plan_leaf_is_param(const veil_plan_t *p, size_t i);
  * the run's protocol calls, not estimated.
  */
 int veil_plan_preproc(const veil_plan_t *p, int nparties, uint64_t *items, uint64_t *dealer_bytes);
+/**
+ * THE OFFLINE PHASE AHEAD OF A SESSION: writes every party's preprocessing file for `runs` runs
+ * (veil_run calls, or veil_train_step calls without the loss reveal) of plan p with nparties
+ * parties in session `session` (the 16-byte id the session will have: veil-run --session HEX).
+ * path_fmt holds one "%d", replaced by each party id (e.g. "/tmp/lenet-%d.pre"); each file is
+ * written atomically, mode 0600, and bound to the session, the party, the party count and the
+ * plan digest. The parties then open the session without a dealer, with material
+ * VEIL_MATERIAL_FILE and their own file as preproc_path; a file of another session, party or
+ * plan is refused at open, and a run beyond the runs generated fails naming the missing item.
+ * Whoever calls this knows every party's material (the dealer's trust, exercised ahead of time):
+ * hand each party its own file only. *items and *bytes (may be NULL) receive the items and the
+ * bytes of correlated randomness a dealer would have sent for those runs.
+ */
+int veil_plan_preproc_files(const veil_plan_t *p, int nparties, int runs,
+                            const uint8_t session[16], const char *path_fmt, uint64_t *items,
+                            uint64_t *bytes);
 /** Writes a human-readable listing of the plan (one line per step, with shapes) to f (a FILE*). */
 void veil_plan_print(const veil_plan_t *p, void *file);
 
@@ -374,7 +390,8 @@ void veil_party_options_defaults(struct veil_party_options *o);
  * peer with another plan is refused by name) and the protocol context. The process is a party
  * or the dealer, as its configuration says (o->config_path, or the environment veil-run sets).
  * Refused with a message: owners or reveal targets outside the session's parties, a revealed
- * loss value, dealer material without a dealer, FILE material (not generated for plans yet).
+ * loss value, dealer material without a dealer, FILE material without a preproc_path or with a
+ * file of another session, party or plan (veil_plan_preproc_files writes them).
  * Returns an owned party or NULL with veil_last_error().
  */
 veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_options *o);

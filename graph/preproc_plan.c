@@ -1,0 +1,94 @@
+/*
+ * preproc_plan.c — the offline phase for a compiled plan: every party's preprocessing file for R
+ * runs of a session, so that the parties then run without a dealer (VEIL_MATERIAL_FILE) and an
+ * online figure is the online phase alone. The items are those a RECORDER context requests when
+ * it walks the plan R times over one executor state, exactly as a session's runs do (parameters
+ * shared at the first run; with weight-stationary preprocessing, the weight masks once), and the
+ * files are bound to the session id, the party count and the plan digest, which the parties'
+ * readers check (tasks/preproc_store.c). Whoever runs this learns every party's material: it is
+ * the dealer's role, played ahead of time.
+ */
+#include "config.h"
+
+#include "base/base_internal.h"
+#include "graph/exec_internal.h"
+#include "tasks/preproc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* path_fmt must hold exactly one "%d" (the party id) and no other '%'. */
+static int check_format(const char *fmt)
+{
+    int count = 0;
+    for (const char *s = fmt; *s; s++)
+        if (*s == '%') {
+            if (s[1] != 'd')
+                return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc_files: path '%s': only one "
+                                  "%%d (the party id) may follow a %% sign", fmt);
+            count++;
+        }
+    if (count != 1)
+        return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc_files: path '%s' must hold one %%d "
+                          "(the party id), e.g. /tmp/lenet-%%d.pre", fmt);
+    return VEIL_OK;
+}
+
+int veil_plan_preproc_files(const veil_plan_t *p, int nparties, int runs,
+                            const uint8_t session[16], const char *path_fmt, uint64_t *items,
+                            uint64_t *bytes)
+{
+    if (!p || !session || !path_fmt)
+        return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc_files: NULL argument");
+    if (nparties < 2 || nparties > VEIL_PREPROC_MAX_PARTIES)
+        return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc_files: %d parties; give 2 to %d",
+                          nparties, VEIL_PREPROC_MAX_PARTIES);
+    if (runs < 1 || runs > 1000000)
+        return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc_files: %d runs; give 1 to 1000000",
+                          runs);
+    int rc = check_format(path_fmt);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_mpc_options mo;
+    veil_mpc_options_defaults(&mo);
+    mo.role = VEIL_MPC_RECORDER;
+    mo.frac_bits = p->opts.frac_bits;
+    veil_mpc_t *rec = veil_mpc_new_recorder(nparties, &mo);
+    if (!rec)
+        return veil_last_error()[0] ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM;
+    struct veil_exec x;
+    rc = veil_exec_init(&x, p, rec);
+    for (int r = 0; r < runs && rc == VEIL_OK; r++)
+        rc = veil_exec_walk(&x, p->opts.training ? p->count : p->nforward, NULL, NULL);
+    size_t n = 0;
+    const struct veil_preproc_item *list = veil_mpc_items(rec, &n);
+    uint64_t words = 0;
+    if (rc == VEIL_OK)
+        rc = veil_preproc_items_size(list, n, &words, NULL, NULL);
+    struct veil_preproc_layout layout;
+    if (rc == VEIL_OK)
+        rc = veil_preproc_layout_init(&layout, nparties, p->opts.frac_bits, session);
+    char(*paths)[4096] = rc == VEIL_OK ? calloc((size_t)nparties, sizeof *paths) : NULL;
+    const char *ptrs[VEIL_PREPROC_MAX_PARTIES];
+    if (rc == VEIL_OK && !paths)
+        rc = veil_error(VEIL_ERR_NOMEM, "veil_plan_preproc_files: out of memory");
+    for (int q = 0; q < nparties && rc == VEIL_OK; q++) {
+        int len = snprintf(paths[q], sizeof paths[q], path_fmt, q);
+        if (len < 0 || (size_t)len >= sizeof paths[q])
+            rc = veil_error(VEIL_ERR_INVAL, "veil_plan_preproc_files: path too long");
+        ptrs[q] = paths[q];
+    }
+    if (rc == VEIL_OK)
+        rc = veil_preproc_generate_files(&layout, list, n, p->digest, ptrs);
+    if (rc == VEIL_OK) {
+        if (items)
+            *items = n;
+        if (bytes)
+            *bytes = words * 8;
+    }
+    free(paths);
+    veil_exec_fini(&x);
+    veil_mpc_destroy(&rec);
+    return rc;
+}
