@@ -76,6 +76,10 @@ struct opts {
     const char *checkpoint; /* secure training: checkpoint file pattern ("%d": process id) */
     size_t checkpoint_every;
     int resume;             /* secure training: start from the checkpoint */
+    const char *preproc;    /* infer: preprocessing files ("%d": party id), no dealer; preproc:
+                               where to write them */
+    int parties;            /* preproc: the session's party count */
+    const char *session;    /* preproc: the session id (32 hex digits) */
 };
 
 /*
@@ -258,6 +262,10 @@ static veil_party_t *open_session(const struct opts *o, int training, veil_plan_
     struct veil_party_options po;
     veil_party_options_defaults(&po);
     po.config_path = o->config;
+    if (o->preproc && !training) { /* the offline phase was run ahead: no dealer */
+        po.material = VEIL_MATERIAL_FILE;
+        po.preproc_path = o->preproc;
+    }
     veil_party_t *me = veil_party_open(*p, &po);
     if (!me) {
         fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
@@ -310,9 +318,11 @@ static int infer(const struct opts *o)
     uint64_t items = 0, dealer_bytes = 0;
     veil_plan_preproc(p, n, &items, &dealer_bytes);
     if (self == 1)
-        printf("lenet_fmnist: secure inference of %zu test images, batch %zu, %d parties and the "
-               "dealer\nlenet_fmnist: preprocessing per batch: %" PRIu64 " items, %.1f MB from "
-               "the dealer\n", total, o->batch, n, items, (double)dealer_bytes / 1e6);
+        printf("lenet_fmnist: secure inference of %zu test images, batch %zu, %d parties%s\n"
+               "lenet_fmnist: preprocessing per batch: %" PRIu64 " items, %.1f MB %s\n", total,
+               o->batch, n, o->preproc ? ", material from preprocessing files" : " and the dealer",
+               items, (double)dealer_bytes / 1e6,
+               o->preproc ? "read from the file (generated offline)" : "from the dealer");
     size_t correct = 0, agree = 0, correct_fix = 0, correct_dbl = 0;
     double online = 0;
     uint64_t bytes = 0, rounds = 0;
@@ -370,11 +380,11 @@ static int infer(const struct opts *o)
                "in %" PRIu64 " rounds\n", online, (double)total / online, wall, (double)bytes / 1e6,
                rounds);
         printf("model=%s parties=%d images=%zu batch=%zu accuracy=%.2f float_accuracy=%.2f "
-               "agreement=%.3f online_s=%.2f offline=dealer_streamed "
+               "agreement=%.3f online_s=%.2f offline=%s "
                "dealer_bytes_per_batch=%" PRIu64
                " bytes_sent=%" PRIu64 " rounds=%" PRIu64 "\n",
                MODEL, n, total, o->batch, acc, acc_dbl, 100.0 * (double)agree / (double)total,
-               online, dealer_bytes, bytes, rounds);
+               online, o->preproc ? "files" : "dealer_streamed", dealer_bytes, bytes, rounds);
     } else if (!veil_party_is_dealer(me)) {
         printf("lenet_fmnist: party %d: online %.1f s, sent %.1f MB in %" PRIu64 " rounds\n", self,
                online, (double)bytes / 1e6, rounds);
@@ -800,6 +810,43 @@ out:
     return code;
 }
 
+/* ---- preproc: the offline phase ahead of an inference session ------------------------------- */
+
+/* Writes every party's preprocessing file for the runs `infer` makes (ceil(images / batch)), for
+ * a session of o->parties parties with id o->session, and says how long it took. */
+static int preproc(const struct opts *o)
+{
+    uint8_t sid[16];
+    for (int i = 0; i < 16; i++) {
+        char hex[3] = {o->session[2 * i], o->session[2 * i + 1], 0}, *end;
+        sid[i] = (uint8_t)strtoul(hex, &end, 16);
+    }
+    const size_t images = o->images ? o->images : 10000;
+    const int runs = (int)((images + o->batch - 1) / o->batch);
+    veil_plan_t *p = compile(o->batch, 0, o);
+    if (!p)
+        return 1;
+    uint64_t items = 0, bytes = 0;
+    const double t0 = now_s();
+    int rc = veil_plan_preproc_files(p, o->parties, runs, sid, o->preproc, &items, &bytes);
+    const double secs = now_s() - t0;
+    veil_plan_destroy(&p);
+    if (rc != VEIL_OK) {
+        fprintf(stderr, "lenet_fmnist: preproc: %s\n", veil_last_error());
+        return 1;
+    }
+    printf("lenet_fmnist: offline phase: %d parties' files for %d batches of %zu images "
+           "(%" PRIu64 " items, %.1f MB of correlated randomness) in %.1f s\n"
+           "lenet_fmnist: run the session with: veil-run -n %d --session %s -- lenet_fmnist infer "
+           "--preproc %s --images %zu --batch %zu%s\n",
+           o->parties, runs, o->batch, items, (double)bytes / 1e6, secs, o->parties, o->session,
+           o->preproc, images, o->batch, o->weight_stationary ? " --weight-stationary" : "");
+    printf("model=%s parties=%d images=%zu batch=%zu runs=%d offline_s=%.2f preproc_items=%" PRIu64
+           " preproc_bytes=%" PRIu64 "\n",
+           MODEL, o->parties, images, o->batch, runs, secs, items, bytes);
+    return 0;
+}
+
 /* ---- command line ---------------------------------------------------------------------------- */
 
 static int usage(FILE *f, int code)
@@ -811,6 +858,9 @@ static int usage(FILE *f, int code)
             "                          [--weight-stationary] [--weights FILE] [--data DIR]\n"
             "                          [--config FILE] [--quiet]\n"
             "       lenet_fmnist infer --config FILE ...   (one party of a session on real hosts)\n"
+            "       lenet_fmnist preproc --parties N --session HEX --out FILE%%d [--images N]\n"
+            "                          [--batch B] [--weight-stationary]\n"
+            "       veil-run -n N --session HEX -- lenet_fmnist infer --preproc FILE%%d ...\n"
             "       veil-run -n N --dealer -- lenet_fmnist train --secure [--epochs E]\n"
             "                          [--batch B] [--limit N] [--images N] [--loss-every K]\n"
             "                          [--checkpoint FILE%%d [--checkpoint-every K] [--resume]]\n"
@@ -821,6 +871,12 @@ static int usage(FILE *f, int code)
             "          the trained weights (written to --weights)\n"
             "  infer   secure inference of the test set (default all 10000 images, batch 100):\n"
             "          party 0 holds the weights, party 1 the images and learns the classes\n"
+            "  preproc the offline phase ahead of an inference session: writes each party's\n"
+            "          preprocessing file (FILE%%d: %%d the party id) for the batches infer runs;\n"
+            "          infer --preproc then needs no dealer (the files are bound to the session\n"
+            "          id, party count and plan, so give infer the same --images, --batch and\n"
+            "          --weight-stationary). Whoever runs it knows every party's material: it\n"
+            "          plays the dealer, ahead of time; hand each party only its own file\n"
             "  --data DIR  the Fashion-MNIST IDX files (default %s)\n"
             "  defaults: 2 epochs, batch 64, lr 0.02, all 60000 training images\n",
             DEFAULT_WEIGHTS, DEFAULT_DATA);
@@ -846,9 +902,10 @@ int main(int argc, char **argv)
     o.mode = argv[1];
     if (!strcmp(o.mode, "-h") || !strcmp(o.mode, "--help"))
         return usage(stdout, 0);
-    const int is_train = !strcmp(o.mode, "train");
-    if (!is_train && strcmp(o.mode, "infer") != 0) {
-        fprintf(stderr, "lenet_fmnist: unknown mode '%s'; give train or infer\n", o.mode);
+    const int is_train = !strcmp(o.mode, "train"), is_preproc = !strcmp(o.mode, "preproc");
+    if (!is_train && !is_preproc && strcmp(o.mode, "infer") != 0) {
+        fprintf(stderr, "lenet_fmnist: unknown mode '%s'; give train, infer or preproc\n",
+                o.mode);
         return usage(stderr, 2);
     }
     o.batch = is_train ? 64 : 100;
@@ -859,7 +916,7 @@ int main(int argc, char **argv)
             o.quiet = 1;
             continue;
         }
-        if (!strcmp(a, "--weight-stationary") && !is_train) {
+        if (!strcmp(a, "--weight-stationary") && !is_train) { /* infer, preproc */
             o.weight_stationary = 1;
             continue;
         }
@@ -878,6 +935,14 @@ int main(int argc, char **argv)
         i++;
         if (!strcmp(a, "--data")) {
             o.data = v;
+        } else if ((!strcmp(a, "--preproc") && !is_train && !is_preproc) ||
+                   (!strcmp(a, "--out") && is_preproc)) {
+            o.preproc = v;
+        } else if (!strcmp(a, "--parties") && is_preproc && parse_size(v, 2, 16, &sv) == 0) {
+            o.parties = (int)sv;
+        } else if (!strcmp(a, "--session") && is_preproc && strlen(v) == 32 &&
+                   strspn(v, "0123456789abcdefABCDEF") == 32) {
+            o.session = v;
         } else if (!strcmp(a, "--config")) {
             o.config = v;
         } else if (!strcmp(a, "--checkpoint") && is_train) {
@@ -918,6 +983,22 @@ int main(int argc, char **argv)
                         "train --secure\n");
         return 2;
     }
+    if (is_preproc && (!o.preproc || !o.parties || !o.session)) {
+        fprintf(stderr, "lenet_fmnist: preproc needs --parties N, --session HEX (32 hex digits) "
+                        "and --out FILE%%d\n");
+        return 2;
+    }
+    const char *pattern = o.checkpoint ? o.checkpoint : o.preproc;
+    if (pattern) { /* one %d (the process id), nothing else that printf would read */
+        const char *pc = strchr(pattern, '%');
+        if (!pc || pc[1] != 'd' || strchr(pc + 2, '%')) {
+            fprintf(stderr, "lenet_fmnist: %s: give a path with one %%d (the party id), e.g. "
+                            "/tmp/lenet-%%d.pre\n", pattern);
+            return 2;
+        }
+    }
+    if (is_preproc)
+        return preproc(&o);
     if (o.checkpoint) { /* one %d (the process id), nothing else that printf would read */
         const char *pc = strchr(o.checkpoint, '%');
         if (!pc || pc[1] != 'd' || strchr(pc + 2, '%')) {

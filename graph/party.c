@@ -67,6 +67,23 @@ static int parse_seed(const char *hex, uint8_t out[16])
     return VEIL_OK;
 }
 
+/* path with its "%d" (if any: at most one, and no other '%') replaced by the party id. */
+static int party_path(const char *path, int self, char *out, size_t n)
+{
+    const char *pc = strchr(path, '%');
+    int len;
+    if (!pc)
+        len = snprintf(out, n, "%s", path);
+    else if (pc[1] != 'd' || strchr(pc + 2, '%'))
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: preprocessing path '%s': at most one "
+                          "%%d (the party id) and no other %%", path);
+    else
+        len = snprintf(out, n, "%.*s%d%s", (int)(pc - path), path, self, pc + 2);
+    if (len < 0 || (size_t)len >= n)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: preprocessing path too long");
+    return VEIL_OK;
+}
+
 /* What only the whole session can check: owners and reveal targets among the N parties, and
  * outputs the secure run can produce. */
 static int check_plan(const veil_plan_t *p, int nparties)
@@ -309,9 +326,13 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
     mo.role = me->is_dealer ? VEIL_MPC_DEALER : VEIL_MPC_PARTY;
     mo.material = VEIL_MPC_MAT_DEALER;
     mo.frac_bits = p->opts.frac_bits;
+    char preproc_path[4096];
     if (me->o.material == VEIL_MATERIAL_FILE) { /* generated ahead: no dealer in the session */
+        if ((rc = party_path(me->o.preproc_path, me->self, preproc_path, sizeof preproc_path)) !=
+            VEIL_OK)
+            goto fail;
         mo.material = VEIL_MPC_MAT_FILE;
-        mo.preproc_path = me->o.preproc_path;
+        mo.preproc_path = preproc_path;
         memcpy(mo.plan_digest, p->digest, sizeof mo.plan_digest);
     }
     const char *ms = me->o.material_seed ? me->o.material_seed : getenv("VEIL_MATERIAL_SEED");

@@ -3,7 +3,9 @@
 # on 640 images writes a weights file; secure inference of 40 test images then runs with 2
 # parties and the dealer under three StarPU schedulers (lws, eager, dmda) and with 3 parties; the
 # secure predictions must agree with the plaintext fixed-point model on every image
-# (agreement=100.000) and the accuracy must equal the fixed-point model's. Secure training of two
+# (agreement=100.000) and the accuracy must equal the fixed-point model's; the same from
+# preprocessing files written ahead (lenet_fmnist preproc) without a dealer, and a run beyond the
+# files fails naming the item. Secure training of two
 # steps (loss revealed each step, a checkpoint) must reach the test accuracy of the plaintext
 # fixed-point run with the same initialisation and jointly drawn order, up to 2 of 32 predictions. Bad input: unknown
 # mode or option (exit 2), a weights file for another model, a weights file without a tensor, a
@@ -48,6 +50,32 @@ infer 2 eager
 infer 2 dmda
 infer 3 lws
 
+# the offline phase ahead: preprocessing files for the 2 batches, then the session without a
+# dealer (same images, batch and session id); full agreement again, and offline=files
+sid=0123456789abcdef0123456789abcdef
+out=$("$ex" preproc --parties 2 --session $sid --out "$tmp/pre-%d" --images 40 --batch 20 2>&1)
+rc=$?
+case "$rc:$(printf '%s\n' "$out" | tail -n 1)" in
+"0:model=lenet5-fmnist parties=2 images=40 batch=20 runs=2 offline_s="*) ;;
+*) echo "FAIL: preproc: rc=$rc"; printf '%s\n' "$out"; fail=1 ;;
+esac
+out=$("$run" -n 2 --session $sid --timeout 300 -- "$ex" infer --preproc "$tmp/pre-%d" \
+    --images 40 --batch 20 --weights "$w" --quiet 2>&1)
+rc=$?
+last=$(printf '%s\n' "$out" | grep '\[p1\] model=' | tail -n 1)
+case "$rc:$last" in
+"0:[p1] model=lenet5-fmnist parties=2 images=40 batch=20 "*"agreement=100.000 "*"offline=files "*) ;;
+*) echo "FAIL: infer from preprocessing files: rc=$rc"; printf '%s\n' "$out"; fail=1 ;;
+esac
+# more batches than the files hold: a clear failure, not a hang
+out=$("$run" -n 2 --session $sid --timeout 300 -- "$ex" infer --preproc "$tmp/pre-%d" \
+    --images 60 --batch 20 --weights "$w" --quiet 2>&1)
+rc=$?
+if [ "$rc" -eq 0 ] || ! printf '%s' "$out" | grep -q "item"; then
+    echo "FAIL: a third batch from 2-batch files: rc=$rc"; printf '%s\n' "$out"; fail=1
+fi
+rm -f "$tmp"/pre-*
+
 # secure training: 2 steps of 32 images, then 32 test images. The model is barely trained, so
 # many predictions sit near a tie, where the secure truncations' 0/+1 ulp (the parameters agree
 # with the fixed-point trainer within a few ulps: test_graph_secure_train) can flip one: at most
@@ -68,7 +96,9 @@ fi
 
 # bad input
 for bad in "" "test" "infer --images 0" "infer --batch x" "train --lr 2" "train --bogus 1" \
-    "train --resume" "train --secure --checkpoint nopattern" "train --loss-every 2"; do
+    "train --resume" "train --secure --checkpoint nopattern" "train --loss-every 2" \
+    "preproc --parties 2 --out x-%d" "preproc --parties 1 --session $sid --out x-%d" \
+    "preproc --parties 2 --session $sid --out nopattern" "infer --preproc x --images 20"; do
     # shellcheck disable=SC2086
     "$ex" $bad >/dev/null 2>&1
     rc=$?

@@ -355,7 +355,8 @@ struct veil_party_options {
     const char *config_path;  /* network configuration file; NULL: from the environment that
                                  veil-run and Veil's harness set (VEIL_PARTY_ID, ...) */
     enum veil_material_source material;
-    const char *preproc_path; /* FILE material: this party's preprocessing file */
+    const char *preproc_path; /* FILE material: this party's preprocessing file; one "%d" in
+                                 it is replaced by the party id */
     const char *material_seed; /* TESTS ONLY: 32 hex digits from which the dealer derives every
                                   party's material seed instead of drawing it from the OS CSPRNG
                                   (NULL: the environment's VEIL_MATERIAL_SEED, else none). With
