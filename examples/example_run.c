@@ -271,7 +271,7 @@ static int check_run(const struct model *m, const veil_plan_t *plan, int run, do
 
 /* The secure runs; got[run][k] receives output k of each run at the data owner. */
 static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_t *plan, int runs,
-                       double *(*got)[4], struct veil_run_stats *st)
+                       double *(*got)[4], struct veil_run_stats *st, struct veil_run_profile *prof)
 {
     const int id = veil_party_id(pt), dealer = veil_party_is_dealer(pt);
     for (int run = 0; run < runs; run++) {
@@ -290,6 +290,12 @@ static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_
                " from the dealer), %" PRIu64 " rounds\n",
                run, st[run].online_s, st[run].bytes_sent, st[run].bytes_recv,
                st[run].dealer_bytes_recv, st[run].rounds);
+        /* with tracing on (VEIL_TRACE): busy and overlap of the run, from its events */
+        if (veil_party_last_profile(pt, prof) == VEIL_OK)
+            printf("run %d: compute %.1f%%, network %.1f%%, overlap %.1f%%, idle %.1f%%, "
+                   "efficiency %.2f\n",
+                   run, prof->total.compute_pct, prof->total.network_pct, prof->total.overlap_pct,
+                   prof->total.idle_pct, prof->total.efficiency);
     }
     return VEIL_OK;
 }
@@ -340,7 +346,8 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
            " items, %.1f MB from the dealer\n",
            m->name, m->shape, batch, nparties, dealer ? ", this is the dealer" : "",
            veil_plan_leaf_count(plan), items, (double)dealer_bytes / 1e6);
-    if (code == 0 && secure_runs(m, pt, plan, runs, got, st) != VEIL_OK)
+    struct veil_run_profile prof = {.run = -1};
+    if (code == 0 && secure_runs(m, pt, plan, runs, got, st, &prof) != VEIL_OK)
         code = 1;
     veil_party_close(&pt);
 
@@ -367,8 +374,14 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
     if (owner)
         printf(" max_err=%.3g double_err=%.3g agree=%d", fixed_err, double_err, agree);
     printf(" online_s=%.3f first_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64
-           " preproc_items=%" PRIu64 " preproc_bytes=%" PRIu64 "\n",
+           " preproc_items=%" PRIu64 " preproc_bytes=%" PRIu64,
            last->online_s, st[0].online_s, last->bytes_sent, last->rounds, items, dealer_bytes);
+    if (prof.run == runs - 1) /* the last run's profile (tracing on) */
+        printf(" compute_s=%.4f network_s=%.4f compute_pct=%.1f network_pct=%.1f overlap_pct=%.1f "
+               "efficiency=%.3f",
+               prof.total.compute_s, prof.total.network_s, prof.total.compute_pct,
+               prof.total.network_pct, prof.total.overlap_pct, prof.total.efficiency);
+    printf("\n");
     for (int r = 0; r < MAX_RUNS; r++)
         for (int k = 0; k < 4; k++)
             free(got[r][k]);

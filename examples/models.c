@@ -237,6 +237,31 @@ static size_t narrow(size_t c, int div)
     return n ? n : 1;
 }
 
+/* ---- LeNet-5 ------------------------------------------------------------------------------- */
+
+int model_lenet(struct model *m, const struct model_opts *o)
+{
+    const size_t batch = o->batch > 0 ? (size_t)o->batch : 1;
+    if (begin(m, "lenet5") != VEIL_OK)
+        return VEIL_ERR_NOMEM;
+    snprintf(m->shape, sizeof m->shape, "1x28x28, conv 6-16, dense 400-120-84-10");
+    size_t dx[4] = {batch, 1, 28, 28};
+    veil_node_t *h = leaf(m, 1, 0.0, 1.0, 4, dx, "x"); /* pixel intensities */
+    h = veil_maxpool2d(m->g, "pool1", veil_relu(m->g, NULL, conv(m, h, "conv1", 1, 6, 5, 1, 2, 0,
+                                                                  0, 0)),
+                       2, 2);
+    h = veil_maxpool2d(m->g, "pool2", veil_relu(m->g, NULL, conv(m, h, "conv2", 6, 16, 5, 1, 0, 0,
+                                                                  0, 0)),
+                       2, 2);
+    h = veil_flatten(m->g, "flat", h);
+    h = veil_relu(m->g, NULL, dense(m, h, "fc1", 400, 120, 2.0));
+    h = veil_relu(m->g, NULL, dense(m, h, "fc2", 120, 84, 2.0));
+    h = dense(m, h, "fc3", 84, 10, 1.0);
+    m->tol = 1e-3;
+    m->train_tol = 2e-4;
+    return finish(m, h, o);
+}
+
 /* ---- VGG16 --------------------------------------------------------------------------------- */
 
 int model_vgg16(struct model *m, const struct model_opts *o)

@@ -1,5 +1,5 @@
 /*
- * models.h — what the model examples (mlp, vgg16, resnet, transformer) share: graph builders for
+ * models.h — what the model examples (mlp, lenet, vgg16, resnet, transformer) share: graph builders for
  * the four networks with deterministic synthetic weights and inputs, and the driver that runs a
  * built model securely between the processes veil-run starts and checks the revealed output
  * against the plaintext executor. Parameters (batch-norm statistics included) belong to party 0,
@@ -57,6 +57,7 @@ struct model_opts {
  * VEIL_ERR_INVAL for a transformer whose heads (1..64) do not divide H; a graph error (a shape
  * that does not fit) stays on the graph and veil_compile reports it. */
 int model_mlp(struct model *m, const struct model_opts *o);
+int model_lenet(struct model *m, const struct model_opts *o);
 int model_vgg16(struct model *m, const struct model_opts *o);
 int model_resnet(struct model *m, const struct model_opts *o);
 int model_transformer(struct model *m, const struct model_opts *o);

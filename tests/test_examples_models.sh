@@ -1,5 +1,5 @@
 #!/bin/sh
-# Tests the model examples end to end at their small sizes: mlp, vgg16 (width 1/16), resnet
+# Tests the model examples end to end at their small sizes: mlp, lenet, vgg16 (width 1/16), resnet
 # (ResNet-18, width 1/16) and transformer (H=16, A=2, seq 8, FF 32) each run as 2 parties and a
 # dealer under veil-run with three StarPU schedulers (lws, eager, dmda), and vgg16 and the
 # transformer also with 3 parties; each run must exit 0 and party 1's last key=value line must
@@ -45,6 +45,7 @@ run() {
 
 for sched in lws eager dmda; do
     run 2 $sched mlp mlp
+    run 2 $sched lenet lenet5
     run 2 $sched vgg16 vgg16
     run 2 $sched resnet resnet18
     run 2 $sched transformer transformer
@@ -57,16 +58,16 @@ run 3 lws resnet resnet18 --batch 2 --microbatches 2 --lookahead 1
 run 2 lws mlp mlp --lookahead 0
 run 2 lws mlp mlp --serialized
 
-# train N EXAMPLE: 2 secure SGD steps; party 0's check line and party 1's losses.
+# train N EXAMPLE MODEL: 2 secure SGD steps; party 0's check line and party 1's losses.
 train() {
-    n=$1 ex=$2
+    n=$1 ex=$2 model=$3
     "$RUN" -n "$n" --dealer --timeout 120 -- "$B/examples/$ex" train --small --runs 2 \
         >"$T/out" 2>&1
     rc=$?
     last0=$(grep '^\[p0\] model=' "$T/out" | tail -n 1)
     say "$ex train -n $n: rc=$rc $last0"
     case "$last0" in
-    "[p0] model=$ex parties=$n party=0 batch="*" steps=2 "*" agree=1 "*) ;;
+    "[p0] model=$model parties=$n party=0 batch="*" steps=2 "*" agree=1 "*) ;;
     *) bad "$ex train -n $n: party 0 did not agree with the plaintext trainer"; cat "$T/out" >&2 ;;
     esac
     [ "$(grep -c '^\[p1\] step [01]: .*, loss [0-9][0-9.]*$' "$T/out")" -eq 2 ] ||
@@ -74,9 +75,10 @@ train() {
     grep -q '^\[p1\] model=.* loss_first=[0-9]' "$T/out" || bad "$ex train -n $n: no loss_first"
     [ "$rc" -eq 0 ] || bad "$ex train -n $n: exit status $rc"
 }
-train 2 mlp
-train 3 mlp
-train 2 transformer
+train 2 mlp mlp
+train 3 mlp mlp
+train 2 lenet lenet5
+train 2 transformer transformer
 "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --batch 4 \
     --microbatches 2 >"$T/out" 2>&1 || bad "mlp train --microbatches 2 exited $?"
 grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train in 2 micro-batches: no agree=1"
