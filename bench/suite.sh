@@ -1,0 +1,117 @@
+#!/bin/sh
+# bench/suite.sh — the overlap benchmark suite: secure inference of the model examples under
+# emulated links and pipeline settings, each a real session of N parties and the dealer started
+# by veil-run with tracing on, so every row has the run's online time, throughput, bytes, rounds,
+# compute- and network-busy seconds and the overlap efficiency |W| / max(|C|, |N|) (1.0: the
+# longer of computing and communicating fills the run). The figure of a row is the LAST run of
+# its session (the steady state: parameters shared and weight masks opened in run 0).
+#
+# Settings, from the blocking baseline to every pipeline on:
+#   serialized  every node's messages and tasks done before the next node is submitted
+#   la0         dataflow, inner-layer tiles, weight opens at need (look-ahead 0)
+#   la1         + inter-linear: weight opens one layer ahead (MPC-Pipe's schedule)
+#   all         no look-ahead bound (the default: priorities order everything)
+#   mb2         all + inter-batch: 2 micro-batches (not for the transformer)
+#
+# Usage: bench/suite.sh [-m "lenet vgg16 resnet transformer"] [-n "2 3"]
+#                       [-l "loopback lan gbit wan"] [-s "serialized la0 la1 all mb2"]
+#                       [-b BATCH] [-r RUNS] [-o OUTDIR] [-x "EXTRA EXAMPLE ARGS"]
+# Writes OUTDIR/suite.tsv (one row per session), OUTDIR/suite.md (the table) and
+# OUTDIR/ablation.svg (throughput per setting, one group per model and link). Defaults: all
+# models, N = 2, loopback and lan, every setting, batch 2, 3 runs, OUTDIR bench/results.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=${VEIL_TOP_BUILDDIR:-$here/../build}
+models="lenet vgg16 resnet transformer"
+parties="2"
+links="loopback lan"
+settings="serialized la0 la1 all mb2"
+batch=2
+runs=3
+out=$here/results
+extra=""
+while getopts m:n:l:s:b:r:o:x:h opt; do
+    case $opt in
+    m) models=$OPTARG ;;
+    n) parties=$OPTARG ;;
+    l) links=$OPTARG ;;
+    s) settings=$OPTARG ;;
+    b) batch=$OPTARG ;;
+    r) runs=$OPTARG ;;
+    o) out=$OPTARG ;;
+    x) extra=$OPTARG ;;
+    h) sed -n '2,22p' "$0"; exit 0 ;;
+    *) sed -n '17,20p' "$0" >&2; exit 2 ;;
+    esac
+done
+[ -x "$top/tools/veil-run" ] || { echo "suite: build first (scripts/build.sh): no $top/tools/veil-run" >&2; exit 2; }
+mkdir -p "$out" || exit 1
+tsv=$out/suite.tsv
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/veil-suite-XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+printf 'model\tparties\tlink\tsetting\tbatch\tonline_s\timages_per_s\tbytes_sent\trounds\tcompute_s\tnetwork_s\tefficiency\tagree\n' >"$tsv"
+
+link_spec() {
+    case $1 in
+    loopback) echo "" ;;
+    lan) echo "0.1ms,10Gbit" ;;
+    gbit) echo "0.1ms,1Gbit" ;;
+    wan) echo "35ms,100Mbit" ;;
+    *) echo "suite: unknown link '$1' (loopback lan gbit wan)" >&2; return 1 ;;
+    esac
+}
+setting_args() {
+    case $1 in
+    serialized) echo "--serialized" ;;
+    la0) echo "--lookahead 0" ;;
+    la1) echo "--lookahead 1" ;;
+    all) echo "" ;;
+    mb2) echo "--microbatches 2" ;;
+    *) echo "suite: unknown setting '$1' (serialized la0 la1 all mb2)" >&2; return 1 ;;
+    esac
+}
+field() { # key line
+    printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1
+}
+
+status=0
+for model in $models; do
+    for n in $parties; do
+        for link in $links; do
+            spec=$(link_spec "$link") || exit 2
+            for setting in $settings; do
+                args=$(setting_args "$setting") || exit 2
+                if [ "$model" = transformer ] && [ "$setting" = mb2 ]; then
+                    continue # its rows are tokens: micro-batching is refused
+                fi
+                linkopt=""
+                [ -n "$spec" ] && linkopt="--link $spec"
+                # shellcheck disable=SC2086 # word splitting of the option strings is wanted
+                VEIL_TRACE="$tmp/trace-%d.json" STARPU_SILENT=1 \
+                    "$top/tools/veil-run" -n "$n" --dealer $linkopt --timeout 1800 -- \
+                    "$top/examples/$model" --batch "$batch" --runs "$runs" $args $extra \
+                    >"$tmp/out" 2>&1
+                rc=$?
+                line=$(grep '^\[p1\] model=' "$tmp/out" | tail -n 1)
+                if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
+                    echo "suite: $model N=$n $link $setting failed (exit $rc):" >&2
+                    tail -n 5 "$tmp/out" >&2
+                    status=1
+                    continue
+                fi
+                online=$(field online_s "$line")
+                ips=$(awk -v b="$batch" -v t="$online" 'BEGIN { printf "%.3f", (t > 0 ? b / t : 0) }')
+                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$n" "$link" \
+                    "$setting" "$batch" "$online" "$ips" "$(field bytes_sent "$line")" \
+                    "$(field rounds "$line")" "$(field compute_s "$line")" \
+                    "$(field network_s "$line")" "$(field efficiency "$line")" \
+                    "$(field agree "$line")" >>"$tsv"
+                echo "suite: $model N=$n $link $setting: online $online s, $ips images/s" >&2
+            done
+        done
+    done
+done
+
+python3 "$here/../scripts/suite_report.py" "$tsv" --md "$out/suite.md" --svg "$out/ablation.svg" ||
+    status=1
+exit $status
