@@ -258,7 +258,9 @@ int model_lenet(struct model *m, const struct model_opts *o)
     h = veil_relu(m->g, NULL, dense(m, h, "fc2", 120, 84, 2.0));
     h = dense(m, h, "fc3", 84, 10, 1.0);
     m->tol = 1e-3;
-    m->train_tol = 2e-4;
+    /* test_graph_secure_train's bound per step, (3 + lr D F) ulp: conv1's weight gradient
+     * reduces F = batch x 28 x 28 terms through D = 7 truncating layers, lr 0.01 */
+    m->train_tol = (3.0 + 0.01 * 7.0 * (double)batch * 784.0) / 65536.0;
     return finish(m, h, o);
 }
 
