@@ -276,9 +276,10 @@ int veil_mpc_open(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec
                   struct veil_pub *d);
 
 /**
- * Reveal of x to one party (to >= 0) or to all (to = -1): rounds 1; bytes (N-1)*numel*8 per
- * sender (every party but `to`, or every party). The result lands in *out (initialised here)
- * at the receivers; other parties get an empty tensor.
+ * Reveal of x to one party (to >= 0) or to all (to = -1): rounds 1. Bytes per party: to one
+ * party, numel*8 from every party but `to` (which sends nothing); to all, (N-1)*numel*8 from
+ * every party. The result lands in *out (initialised here) at the receivers; other parties get
+ * an empty tensor.
  */
 int veil_mpc_reveal(veil_mpc_t *m, const struct veil_sec *x, int to, struct veil_pub *out);
 
