@@ -349,7 +349,10 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
     struct veil_run_profile prof = {.run = -1};
     if (code == 0 && secure_runs(m, pt, plan, runs, got, st, &prof) != VEIL_OK)
         code = 1;
-    veil_party_close(&pt);
+    if (veil_party_close(&pt) != VEIL_OK && code == 0) { /* the dealer learns it here */
+        fprintf(stderr, "%s: %s\n", m->name, veil_last_error());
+        code = 1;
+    }
 
     /* Only the data owner learns the outputs; it checks them once StarPU is down, so that the
      * plaintext executor does not compete with the other parties' workers. */

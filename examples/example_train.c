@@ -149,7 +149,10 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
            nvalues, co.lr, co.momentum);
     if (!code && secure_steps(m, pt, steps, loss, st, got) != VEIL_OK)
         code = 1;
-    veil_party_close(&pt);
+    if (veil_party_close(&pt) != VEIL_OK && !code) { /* the dealer learns it here */
+        fprintf(stderr, "%s: %s\n", m->name, veil_last_error());
+        code = 1;
+    }
 
     /* Only the model owner learns the parameters; it checks them once StarPU is down and prints
      * the plaintext trainer's loss of each step beside the data owner's secure ones. */

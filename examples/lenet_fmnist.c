@@ -397,7 +397,10 @@ out:
     free(pdbl);
     free_weights(w);
     veil_dataset_destroy(&test);
-    veil_party_close(&me);
+    if (veil_party_close(&me) != VEIL_OK && code == 0) { /* the dealer learns it here */
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+        code = 1;
+    }
     veil_plan_destroy(&p);
     return code;
 }
@@ -706,7 +709,10 @@ out:
     free_weights(w);
     veil_dataset_destroy(&tr);
     veil_dataset_destroy(&te);
-    veil_party_close(&me);
+    if (veil_party_close(&me) != VEIL_OK && code == 0) {
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+        code = 1;
+    }
     veil_plan_destroy(&tp);
     return code;
 }

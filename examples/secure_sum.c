@@ -191,7 +191,11 @@ static int party_main(const struct veil_harness_party *me, void *arg)
         rc = party_run(me, ex, net);
     if (rc != VEIL_OK)
         fprintf(stderr, "party %d: %s: %s\n", me->id, veil_strerror(rc), veil_last_error());
-    veil_net_close(&net);
+    int crc = veil_net_close(&net);
+    if (crc != VEIL_OK && rc == VEIL_OK) {
+        fprintf(stderr, "party %d: the session failed: %s\n", me->id, veil_last_error());
+        rc = crc;
+    }
     starpu_shutdown();
     return rc == VEIL_OK ? 0 : 1;
 }

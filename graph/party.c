@@ -362,11 +362,13 @@ fail : {
     return NULL;
 }
 
-void veil_party_close(veil_party_t **mep)
+int veil_party_close(veil_party_t **mep)
 {
     if (!mep || !*mep)
-        return;
+        return VEIL_OK;
     veil_party_t *me = *mep;
+    int rc = VEIL_OK;
+    char why[512] = "";
     /* a run that failed here before its peers noticed (a bad feed): they must stop with an error
      * naming this party, not see a clean goodbye */
     if (me->failed && me->net && veil_net_status(me->net) == VEIL_OK)
@@ -376,12 +378,18 @@ void veil_party_close(veil_party_t **mep)
     veil_mpc_destroy(&me->m);
     if (me->ack_h)
         starpu_data_unregister(me->ack_h);
-    veil_net_close(&me->net);
+    if (me->net && (rc = veil_net_close(&me->net)) != VEIL_OK)
+        snprintf(why, sizeof why, "%s", veil_last_error());
+    if (me->failed && rc == VEIL_OK) {
+        rc = VEIL_ERR_STATE;
+        snprintf(why, sizeof why, "a run failed: %s", me->fail_msg);
+    }
     trace_close(me);
     if (me->starpu_up)
         starpu_shutdown();
     free(me);
     *mep = NULL;
+    return rc == VEIL_OK ? VEIL_OK : veil_error(rc, "veil_party_close: %s", why);
 }
 
 int veil_party_id(const veil_party_t *me)

@@ -524,10 +524,10 @@ void veil_net_abort(veil_net_t *net, int status, const char *fmt, ...)
     veil_net_wake(net);
 }
 
-void veil_net_close(veil_net_t **pnet)
+int veil_net_close(veil_net_t **pnet)
 {
     if (!pnet || !*pnet)
-        return;
+        return VEIL_OK;
     struct veil_net *net = *pnet;
     *pnet = NULL;
     pthread_mutex_lock(&net->mu);
@@ -544,20 +544,28 @@ void veil_net_close(veil_net_t **pnet)
     }
     uint64_t leaked = net->pending;
     net->stop = 1;
-    int failed = net->state == VEIL_NET_FAILED;
     pthread_mutex_unlock(&net->mu);
     veil_net_wake(net);
     pthread_join(net->thread, NULL);
     veil_net_stats_log(net);
+    /* the I/O thread has stopped: the state and the message are final */
+    const int failed = net->state == VEIL_NET_FAILED, status = net->status;
+    char msg[sizeof net->errmsg];
+    memcpy(msg, net->errmsg, sizeof msg);
+    int rc = failed ? veil_error(status, "%s", msg) : VEIL_OK;
     if (leaked) {
         /* StarPU still holds callbacks pointing at this session: keep it allocated. */
         VEIL_LOG_ERR("net: closing with %llu requests still waiting for their data; the "
                      "session is leaked so their callbacks stay valid",
                      (unsigned long long)leaked);
         veil_net_mesh_destroy(net, 0);
-        return;
+        return rc != VEIL_OK ? rc
+                             : veil_error(VEIL_ERR_STATE, "net: closed with %llu requests "
+                                          "still waiting for their data",
+                                          (unsigned long long)leaked);
     }
     destroy(net, failed ? 500 : 1000);
+    return failed ? veil_error(status, "%s", msg) : VEIL_OK; /* the message, after destroy */
 }
 
 int veil_net_status(veil_net_t *net)

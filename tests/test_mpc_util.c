@@ -80,7 +80,10 @@ static int child(const struct veil_harness_party *me, void *arg)
         fprintf(stderr, "process %d: set-up: %s\n", me->id, veil_last_error());
     }
     veil_mpc_destroy(&m);
-    veil_net_close(&net);
+    if (veil_net_close(&net) != VEIL_OK && code == 0) { /* the session as a whole failed */
+        fprintf(stderr, "process %d: close: %s\n", me->id, veil_last_error());
+        code = 1;
+    }
     starpu_shutdown();
     return code;
 }

@@ -399,8 +399,11 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
 /** The placement the party runs with (AUTO resolved) and its device count. VEIL_ERR_INVAL for
  * NULL arguments. The dealer computes nothing: SINGLE over its devices. */
 int veil_party_placement(const veil_party_t *me, enum veil_placement *placement, int *devices);
-/** Closes the session and shuts StarPU down; NULL-safe; sets *me to NULL. */
-void veil_party_close(veil_party_t **me);
+/** Closes the session and shuts StarPU down; NULL-safe; sets *me to NULL. Returns VEIL_OK when
+ * the session ended cleanly, else its error (a run of this process failed, or a peer aborted or
+ * was lost, also while closing; veil_last_error() says which): the dealer, whose work may be done
+ * before a party fails, learns here that the session failed. */
+int veil_party_close(veil_party_t **me);
 int veil_party_id(const veil_party_t *me);       /* 0..N-1, N for the dealer */
 int veil_party_nparties(const veil_party_t *me); /* N */
 int veil_party_is_dealer(const veil_party_t *me);

@@ -57,9 +57,12 @@ int veil_net_wait_all(veil_net_t *net);
 /**
  * Closes the session: waits for outstanding requests, says goodbye to every peer and waits (at
  * most the silence timeout) for their goodbye so no message in flight is lost, then frees
- * everything. NULL-safe; sets *net to NULL. Logs the counters at info level.
+ * everything. NULL-safe; sets *net to NULL. Logs the counters at info level. Returns VEIL_OK
+ * when the session ended cleanly, else its error (a peer that aborted or was lost, before or
+ * while closing; veil_last_error() names it): a process whose own work was done learns here
+ * that the session as a whole failed.
  */
-void veil_net_close(veil_net_t **net);
+int veil_net_close(veil_net_t **net);
 
 /** VEIL_OK while the session is healthy, else its error (veil_last_error() gets the message). */
 int veil_net_status(veil_net_t *net);
