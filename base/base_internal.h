@@ -48,12 +48,4 @@ void veil_wipe(void *p, size_t n);
 /** Monotonic clock in seconds. */
 double veil_now(void);
 
-/**
- * TESTS ONLY: from now on this process's veil_seed_random returns PRF(key, n) for its n-th call
- * (key NULL: back to the OS's randomness). Two sessions whose processes fix the same keys then
- * deal and share with identical randomness, so their outputs can be compared bit for bit. Never
- * call it outside tests: every secret this process shares becomes predictable. Not thread-safe.
- */
-void veil_seed_testing_fix(const uint8_t key[VEIL_SEED_BYTES]);
-
 #endif

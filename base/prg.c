@@ -15,26 +15,10 @@ struct veil_prg {
     uint64_t word; /* index of the next word */
 };
 
-/* Tests only (veil_seed_testing_fix): seeds drawn as PRF(key, n) for the n-th draw of this
- * process instead of from the OS, so that two sessions consume identical randomness. */
-static int seed_fixed;
-static uint8_t seed_key[VEIL_SEED_BYTES];
-static uint64_t seed_count;
-
-void veil_seed_testing_fix(const uint8_t key[VEIL_SEED_BYTES])
-{
-    seed_fixed = key != NULL;
-    if (key)
-        memcpy(seed_key, key, VEIL_SEED_BYTES);
-    seed_count = 0;
-}
-
 int veil_seed_random(uint8_t seed[VEIL_SEED_BYTES])
 {
     if (!seed)
         return veil_error(VEIL_ERR_INVAL, "seed: NULL buffer");
-    if (seed_fixed)
-        return veil_seed_derive(seed_key, UINT64_C(0x7e57), seed_count++, seed);
     if (RAND_bytes(seed, VEIL_SEED_BYTES) != 1)
         return veil_error(VEIL_ERR_CRYPTO, "seed: OpenSSL RAND_bytes failed");
     return VEIL_OK;

@@ -1,11 +1,10 @@
 /* Tests placement across the devices of one party (issue 8): the MLP, the CNN and the attention
  * block of test_graph_secure.c run with 2 parties and the dealer, each party's StarPU given 2 (and
  * for DP 3) CPU workers as its devices, under SINGLE, DP, PP, TP (the chooser's split and the
- * inner split forced) and HYBRID placement. Every process fixes its seed source (a test hook:
- * veil_seed_testing_fix), so each session deals and shares with the same randomness: the masks,
- * the opened values and every truncation's rounding are then the same, and the revealed outputs
- * must equal the single-device session's bit for bit (a session with another seed, as a control,
- * does differ). Proof of placement: every task a party submits is pinned to a worker, and per
+ * inner split forced) and HYBRID placement. The dealer derives the material from a fixed seed
+ * (material_seed, a test option), so each session opens the same masked values and every
+ * truncation rounds the same way, and the revealed outputs must equal the single-device
+ * session's bit for bit (a session with another seed, as a control, does differ). Proof of placement: every task a party submits is pinned to a worker, and per
  * worker the tasks StarPU ran (profiling's executed_tasks) equal those pinned there; SINGLE
  * leaves the second worker idle, the other placements use every device. The cost model is
  * checked on hand-computed numbers (a large dense layer: AUTO picks DP; a tiny one: SINGLE).
@@ -35,7 +34,7 @@ struct cfg {
     enum veil_placement placement;
     int devices, ncpu, group;
     enum veil_tp_force tp;
-    uint8_t seed_tag;          /* the seed keys' distinguishing byte */
+    uint8_t seed_tag;          /* the material seed's distinguishing byte */
     const char *env_placement; /* VEIL_PLACEMENT for the children, or NULL */
     int expect_open_fail;      /* the open must fail with a message containing fail_says */
     const char *fail_says;
@@ -59,12 +58,12 @@ static int child(const struct veil_harness_party *me, void *arg)
     setenv("STARPU_NCPU", ncpu, 1); /* before veil_party_open's starpu_init */
     if (ccfg->env_placement)
         setenv("VEIL_PLACEMENT", ccfg->env_placement, 1);
-    uint8_t key[VEIL_SEED_BYTES] = {0};
-    key[0] = (uint8_t)me->id;
-    key[1] = ccfg->seed_tag;
-    veil_seed_testing_fix(key);
+    /* the dealer's material from a fixed seed (same masks in every session of this seed_tag) */
+    char seed[33];
+    snprintf(seed, sizeof seed, "%02x5eed00000000000000000000000000", (unsigned)ccfg->seed_tag);
     struct veil_party_options o;
     veil_party_options_defaults(&o);
+    o.material_seed = seed;
     o.placement = ccfg->placement;
     o.devices = ccfg->devices;
     o.group = ccfg->group;
