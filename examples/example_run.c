@@ -208,12 +208,36 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
 }
 
 /* Largest |a - b| over n elements (NaN counts as infinite). */
-void example_pipeline_options(const struct example_opts *eo, struct veil_compile_options *co)
+veil_party_t *example_open(const struct model *m, const struct example_opts *eo, int training,
+                           veil_plan_t **plan)
 {
+    /* Line by line: veil-run forwards each line as it comes, and stops the other processes when
+     * one fails, which would lose a block-buffered tail. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct veil_compile_options co;
+    veil_compile_options_defaults(&co);
+    co.training = training;
+    co.weight_stationary = !training; /* inference: each weight's mask opened once per session */
     if (eo->microbatches > 0)
-        co->microbatches = eo->microbatches;
-    co->lookahead = eo->lookahead;
-    co->serialized = eo->serialized;
+        co.microbatches = eo->microbatches;
+    co.lookahead = eo->lookahead;
+    co.serialized = eo->serialized;
+    if (!(*plan = veil_compile(m->g, &co))) {
+        fprintf(stderr, "%s: compile: %s\n", m->name, veil_last_error());
+        return NULL;
+    }
+    if (eo->verbose)
+        veil_plan_print(*plan, stdout);
+    struct veil_party_options po;
+    veil_party_options_defaults(&po);
+    po.config_path = eo->config;
+    veil_party_t *pt = veil_party_open(*plan, &po);
+    if (!pt) {
+        fprintf(stderr, "%s: %s\n(run it under the launcher: veil-run -n 2 --dealer -- %s%s ...)\n",
+                m->name, veil_last_error(), m->name, training ? " train" : "");
+        veil_plan_destroy(plan);
+    }
+    return pt;
 }
 
 static double max_diff(const double *a, const double *b, size_t n)
@@ -304,32 +328,12 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
 {
     const int runs = eo->runs > 0 ? (eo->runs < MAX_RUNS ? eo->runs : MAX_RUNS) : 2;
     const int batch = mo->batch > 0 ? mo->batch : 1;
-    /* Line by line: veil-run forwards each line as it comes, and stops the other processes when
-     * one fails, which would lose a block-buffered tail. */
-    setvbuf(stdout, NULL, _IOLBF, 0);
     double *got[MAX_RUNS][4] = {{0}};
     struct veil_run_stats st[MAX_RUNS] = {{0}};
-    struct veil_compile_options co;
-    veil_compile_options_defaults(&co);
-    co.weight_stationary = 1; /* inference: each weight's mask is opened once per session */
-    example_pipeline_options(eo, &co);
-    veil_plan_t *plan = veil_compile(m->g, &co);
-    if (!plan) {
-        fprintf(stderr, "%s: compile: %s\n", m->name, veil_last_error());
+    veil_plan_t *plan = NULL;
+    veil_party_t *pt = example_open(m, eo, 0, &plan);
+    if (!pt)
         return 1;
-    }
-    if (eo->verbose)
-        veil_plan_print(plan, stdout);
-    struct veil_party_options po;
-    veil_party_options_defaults(&po);
-    po.config_path = eo->config;
-    veil_party_t *pt = veil_party_open(plan, &po);
-    if (!pt) {
-        fprintf(stderr, "%s: %s\n(run it under the launcher: veil-run -n 2 --dealer -- %s ...)\n",
-                m->name, veil_last_error(), m->name);
-        veil_plan_destroy(&plan);
-        return 1;
-    }
     const int id = veil_party_id(pt), nparties = veil_party_nparties(pt);
     const int dealer = veil_party_is_dealer(pt), owner = !dealer && id == DATA_OWNER;
     const size_t nout = veil_plan_output_count(plan);

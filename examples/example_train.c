@@ -103,28 +103,10 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
 {
     const int steps = eo->runs > 0 ? eo->runs : 2;
     const int batch = mo->batch > 0 ? mo->batch : 1;
-    setvbuf(stdout, NULL, _IOLBF, 0); /* veil-run forwards line by line */
-    struct veil_compile_options co;
-    veil_compile_options_defaults(&co);
-    co.training = 1;
-    example_pipeline_options(eo, &co);
-    veil_plan_t *plan = veil_compile(m->g, &co);
-    if (!plan) {
-        fprintf(stderr, "%s: compile: %s\n", m->name, veil_last_error());
+    veil_plan_t *plan = NULL;
+    veil_party_t *pt = example_open(m, eo, 1, &plan);
+    if (!pt)
         return 1;
-    }
-    if (eo->verbose)
-        veil_plan_print(plan, stdout);
-    struct veil_party_options po;
-    veil_party_options_defaults(&po);
-    po.config_path = eo->config;
-    veil_party_t *pt = veil_party_open(plan, &po);
-    if (!pt) {
-        fprintf(stderr, "%s: %s\n(run it under the launcher: veil-run -n 2 --dealer -- %s train)\n",
-                m->name, veil_last_error(), m->name);
-        veil_plan_destroy(&plan);
-        return 1;
-    }
     const int id = veil_party_id(pt), nparties = veil_party_nparties(pt);
     const int dealer = veil_party_is_dealer(pt), owner = !dealer && id == MODEL_OWNER;
     double *loss = calloc((size_t)steps, sizeof *loss), **got = NULL;
@@ -143,10 +125,12 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
             if (!m->leaves[i].is_input && !(got[k++] = calloc(m->leaves[i].numel, sizeof **got)))
                 code = 1;
     }
+    struct veil_compile_options sgd; /* example_open compiles with the default SGD settings */
+    veil_compile_options_defaults(&sgd);
     printf("%s (%s) training, batch %d, %d parties%s: %zu parameters (%zu values), lr %g, "
            "momentum %g\n",
            m->name, m->shape, batch, nparties, dealer ? ", this is the dealer" : "", nparams,
-           nvalues, co.lr, co.momentum);
+           nvalues, sgd.lr, sgd.momentum);
     if (!code && secure_steps(m, pt, steps, loss, st, got) != VEIL_OK)
         code = 1;
     if (veil_party_close(&pt) != VEIL_OK && !code) { /* the dealer learns it here */

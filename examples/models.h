@@ -104,8 +104,12 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
  */
 int example_train(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
 
-/* Copies the pipeline settings of eo into co. */
-void example_pipeline_options(const struct example_opts *eo, struct veil_compile_options *co);
+/* Compiles m (for inference, weight-stationary, or with training) with eo's pipeline settings and
+ * opens this process's side of the session; NULL after printing why. *plan is the compiled plan
+ * (owned by the caller; NULL on failure). Also makes stdout line-buffered (veil-run forwards
+ * line by line). */
+veil_party_t *example_open(const struct model *m, const struct example_opts *eo, int training,
+                           veil_plan_t **plan);
 
 /* Runs the built model as the options ask: example_train with mo->train, else example_run. */
 int example_main(struct model *m, const struct model_opts *mo, const struct example_opts *eo);

@@ -50,6 +50,10 @@ struct veil_exec {
     size_t nlinear;
 };
 
+/** The trace region (enum veil_region) of op's tasks and messages; VEIL_REGION_LINEAR is the
+ * products (dense, conv2d, matmul and their backward forms), the nodes lookahead.c bounds. */
+int veil_exec_region_of(enum veil_op op);
+
 /* ---- lookahead.c: the bound of the inter-linear pipeline ------------------------------------ */
 
 /** Before lowering n: with lookahead L >= 0 and n a linear node, waits until the linear node

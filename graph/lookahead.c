@@ -24,25 +24,10 @@ static struct starpu_codelet marker_cl = {
     .name = "veil_lookahead_marker",
 };
 
-static int is_linear(enum veil_op op)
-{
-    switch (op) {
-    case VEIL_OP_DENSE:
-    case VEIL_OP_CONV2D:
-    case VEIL_OP_MATMUL:
-    case VEIL_OP_MATMUL_NT:
-    case VEIL_OP_MATMUL_TN:
-    case VEIL_OP_CONV_GRAD_INPUT:
-    case VEIL_OP_CONV_GRAD_WEIGHT:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 static int active(const struct veil_exec *x, const struct veil_node *n)
 {
-    return x->p->opts.lookahead >= 0 && is_linear(n->op) && veil_mpc_computes(x->m);
+    return x->p->opts.lookahead >= 0 && veil_exec_region_of(n->op) == VEIL_REGION_LINEAR &&
+           veil_mpc_computes(x->m);
 }
 
 /* Waits for the marker in ring slot k (if any) and empties the slot. */

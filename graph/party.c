@@ -567,34 +567,3 @@ int veil_party_last_profile(const veil_party_t *me, struct veil_run_profile *out
     *out = me->profile;
     return VEIL_OK;
 }
-
-int veil_plan_preproc(const veil_plan_t *p, int nparties, uint64_t *items, uint64_t *dealer_bytes)
-{
-    if (!p)
-        return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc: no plan");
-    struct veil_mpc_options mo;
-    veil_mpc_options_defaults(&mo);
-    mo.role = VEIL_MPC_RECORDER;
-    mo.frac_bits = p->opts.frac_bits;
-    veil_mpc_t *rec = veil_mpc_new_recorder(nparties, &mo);
-    if (!rec)
-        return veil_last_error()[0] ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM;
-    struct veil_exec x;
-    int rc = veil_exec_init(&x, p, rec);
-    if (rc == VEIL_OK)
-        rc = veil_exec_walk(&x, p->opts.training ? p->count : p->nforward, NULL, NULL);
-    size_t n = 0;
-    const struct veil_preproc_item *list = veil_mpc_items(rec, &n);
-    uint64_t words = 0;
-    if (rc == VEIL_OK)
-        rc = veil_preproc_items_size(list, n, &words, NULL, NULL);
-    if (rc == VEIL_OK) {
-        if (items)
-            *items = n;
-        if (dealer_bytes)
-            *dealer_bytes = words * 8;
-    }
-    veil_exec_fini(&x);
-    veil_mpc_destroy(&rec);
-    return rc;
-}

@@ -1,5 +1,6 @@
 /*
- * preproc_plan.c — the offline phase for a compiled plan: every party's preprocessing file for R
+ * preproc_plan.c — a plan's correlated randomness: what one run consumes (veil_plan_preproc), and
+ * the offline phase for a compiled plan: every party's preprocessing file for R
  * runs of a session, so that the parties then run without a dealer (VEIL_MATERIAL_FILE) and an
  * online figure is the online phase alone. The items are those a RECORDER context requests when
  * it walks the plan R times over one executor state, exactly as a session's runs do (parameters
@@ -35,6 +36,48 @@ static int check_format(const char *fmt)
     return VEIL_OK;
 }
 
+/* Records the items `runs` runs of p request (a RECORDER walking p over one executor state, as a
+ * session's runs do) into *rec and *x (the caller finishes and destroys both); *list and *n
+ * receive the items, *words their correction words. VEIL_OK or the error. */
+static int record(const veil_plan_t *p, int nparties, int runs, veil_mpc_t **rec,
+                  struct veil_exec *x, const struct veil_preproc_item **list, size_t *n,
+                  uint64_t *words)
+{
+    struct veil_mpc_options mo;
+    veil_mpc_options_defaults(&mo);
+    mo.role = VEIL_MPC_RECORDER;
+    mo.frac_bits = p->opts.frac_bits;
+    memset(x, 0, sizeof *x);
+    if (!(*rec = veil_mpc_new_recorder(nparties, &mo)))
+        return veil_last_error()[0] ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM;
+    int rc = veil_exec_init(x, p, *rec);
+    for (int r = 0; r < runs && rc == VEIL_OK; r++)
+        rc = veil_exec_walk(x, p->opts.training ? p->count : p->nforward, NULL, NULL);
+    *list = veil_mpc_items(*rec, n);
+    return rc == VEIL_OK ? veil_preproc_items_size(*list, *n, words, NULL, NULL) : rc;
+}
+
+int veil_plan_preproc(const veil_plan_t *p, int nparties, uint64_t *items, uint64_t *dealer_bytes)
+{
+    if (!p)
+        return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc: no plan");
+    veil_mpc_t *rec = NULL;
+    struct veil_exec x;
+    const struct veil_preproc_item *list = NULL;
+    size_t n = 0;
+    uint64_t words = 0;
+    int rc = record(p, nparties, 1, &rec, &x, &list, &n, &words);
+    if (rc == VEIL_OK) {
+        if (items)
+            *items = n;
+        if (dealer_bytes)
+            *dealer_bytes = words * 8;
+    }
+    veil_exec_fini(&x);
+    veil_mpc_destroy(&rec);
+    return rc;
+}
+
 int veil_plan_preproc_files(const veil_plan_t *p, int nparties, int runs,
                             const uint8_t session[16], const char *path_fmt, uint64_t *items,
                             uint64_t *bytes)
@@ -50,22 +93,12 @@ int veil_plan_preproc_files(const veil_plan_t *p, int nparties, int runs,
     int rc = check_format(path_fmt);
     if (rc != VEIL_OK)
         return rc;
-    struct veil_mpc_options mo;
-    veil_mpc_options_defaults(&mo);
-    mo.role = VEIL_MPC_RECORDER;
-    mo.frac_bits = p->opts.frac_bits;
-    veil_mpc_t *rec = veil_mpc_new_recorder(nparties, &mo);
-    if (!rec)
-        return veil_last_error()[0] ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM;
+    veil_mpc_t *rec = NULL;
     struct veil_exec x;
-    rc = veil_exec_init(&x, p, rec);
-    for (int r = 0; r < runs && rc == VEIL_OK; r++)
-        rc = veil_exec_walk(&x, p->opts.training ? p->count : p->nforward, NULL, NULL);
+    const struct veil_preproc_item *list = NULL;
     size_t n = 0;
-    const struct veil_preproc_item *list = veil_mpc_items(rec, &n);
     uint64_t words = 0;
-    if (rc == VEIL_OK)
-        rc = veil_preproc_items_size(list, n, &words, NULL, NULL);
+    rc = record(p, nparties, runs, &rec, &x, &list, &n, &words);
     struct veil_preproc_layout layout;
     if (rc == VEIL_OK)
         rc = veil_preproc_layout_init(&layout, nparties, p->opts.frac_bits, session);

@@ -174,7 +174,7 @@ static void release_after(struct veil_exec *x, size_t i)
 }
 
 /* The trace region of a node: the layer kinds MPC-Pipe's breakdowns use, plus a few more. */
-static int region_of(enum veil_op op)
+int veil_exec_region_of(enum veil_op op)
 {
     switch (op) {
     case VEIL_OP_INPUT:
@@ -223,7 +223,7 @@ static int walk(struct veil_exec *x, size_t end, double *const *values, struct v
     for (size_t i = 0; i < end; i++) {
         const struct veil_node *n = &p->nodes[i];
         veil_mpc_set_priority(x->m, (int)lround(n->priority));
-        veil_trace_set_region(region_of(n->op)); /* tasks and messages of this node */
+        veil_trace_set_region(veil_exec_region_of(n->op)); /* tasks and messages of this node */
         veil_mpc_set_placement(x->m, x->place ? &x->place[i] : NULL);
         int rc = VEIL_OK;
         if (n->op == VEIL_OP_INPUT) {
