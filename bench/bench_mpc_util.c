@@ -19,6 +19,12 @@ static int report(veil_mpc_t *m, int rc)
 int bench_time_call(veil_mpc_t *m, bench_call_fn fn, void *arg, struct bench_cost *out)
 {
     int rc = veil_mpc_wait(m);
+    /* a barrier: every process starts the call within a message latency of the others, so a
+     * peer that ran ahead cannot have sent its part before party 0's clock starts */
+    if (rc == VEIL_OK)
+        rc = veil_mpc_agree(m, 0, "bench start");
+    if (rc == VEIL_OK)
+        rc = veil_mpc_wait(m);
     if (rc != VEIL_OK)
         return report(m, rc);
     struct veil_test_mpc_counters c0, c1;

@@ -27,9 +27,11 @@ struct bench_cost {
 typedef int (*bench_call_fn)(veil_mpc_t *m, void *arg);
 
 /**
- * Waits for quiescence (so nothing submitted earlier is counted), then times fn(m, arg) from
- * submission to the end of veil_mpc_wait and stores the interval's seconds, sent bytes and rounds
- * in *out. Returns VEIL_OK or the first error (fn's or the wait's), printed with the process id.
+ * Waits for quiescence (so nothing submitted earlier is counted) and for every process of the
+ * session (veil_mpc_agree: a barrier, so that no peer starts its part of the call before this
+ * process's clock does), then times fn(m, arg) from submission to the end of veil_mpc_wait and
+ * stores the interval's seconds, sent bytes and rounds in *out. Returns VEIL_OK or the first error
+ * (fn's or the wait's), printed with the process id.
  */
 int bench_time_call(veil_mpc_t *m, bench_call_fn fn, void *arg, struct bench_cost *out);
 

@@ -9,13 +9,13 @@
  * Usage: bench_primitives [-s MINEXP (3)] [-e MAXEXP (6)] [-r REPEATS (3)] [-k ROW (10)]
  *                         [-n N (parties, 2)] [-o OP (all; see op_names)]
  * reveal0 reveals to party 0 (timed at the receiver; party 0 sends nothing), reveal1 to party 1
- * (timed at the sender, whose quiescence does not wait for the receiver), share has party 0 as
- * its owner (the sender). n counts input elements: max_lastdim takes n / ROW rows of ROW; the pools
- * take n / 100 images of 1 x 10 x 10 (n / 4 windows of 2 x 2, stride 2). Each measurement
- * (bench_mpc_util.h) shares fresh inputs, waits, then times one call from submission to quiescence
- * at party 0, the dealer's material generation and transfer included; best of REPEATS. Rounds and
- * bytes are party 0's, printed next to the formulas of the protocol headers (tasks/mpc.h, beaver.h,
- * compare.h, pool.h, trunc.h).
+ * (timed at the sender, whose quiescence does not wait for the receiver); likewise share0 has
+ * party 0 as its owner (the sender), share1 party 1 (party 0 receives). n counts input elements:
+ * max_lastdim takes n / ROW rows of ROW; the pools take n / 100 images of 1 x 10 x 10 (n / 4
+ * windows of 2 x 2, stride 2). Each measurement (bench_mpc_util.h) shares fresh inputs, waits, then
+ * times one call from submission to quiescence at party 0, the dealer's material generation and
+ * transfer included; best of REPEATS. Rounds and bytes are party 0's, printed next to the formulas
+ * of the protocol headers (tasks/mpc.h, beaver.h, compare.h, pool.h, trunc.h).
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -40,16 +40,18 @@ enum {
     OP_MAXPOOL,
     OP_MAXPOOL_ROUTE,
     OP_AVGPOOL,
-    OP_SHARE,
+    OP_SHARE0,
+    OP_SHARE1,
     OP_REVEAL0,
     OP_REVEAL1,
     OP_REVEAL_ALL,
     OP_OPEN,
     OP_COUNT
 };
-static const char *op_names[OP_COUNT] = {
-    "square",        "b2a",     "select", "max",     "max_lastdim", "argmax",     "maxpool",
-    "maxpool_route", "avgpool", "share",  "reveal0", "reveal1",     "reveal_all", "open"};
+static const char *op_names[OP_COUNT] = {"square",      "b2a",        "select",  "max",
+                                         "max_lastdim", "argmax",     "maxpool", "maxpool_route",
+                                         "avgpool",     "share0",     "share1",  "reveal0",
+                                         "reveal1",     "reveal_all", "open"};
 
 #define IMG 10 /* pools: images of 1 x IMG x IMG, windows 2 x 2, stride 2 */
 
@@ -63,7 +65,7 @@ struct cfg {
 struct prim_call {
     const struct cfg *c;
     struct veil_sec x, y, b, out, out2;
-    uint64_t *plain; /* OP_SHARE: the owner's words, generated before the timing */
+    uint64_t *plain; /* OP_SHARE0/1: the owner's words, generated before the timing */
 };
 
 static uint64_t gen_value(size_t i, const void *arg)
@@ -110,9 +112,10 @@ static int prim_call(veil_mpc_t *m, void *arg)
         return veil_mpc_maxpool2d(m, &a->x, &g, &a->out, &a->out2);
     case OP_AVGPOOL:
         return veil_mpc_avgpool2d(m, &a->x, &g, &a->out);
-    case OP_SHARE: {
+    case OP_SHARE0:
+    case OP_SHARE1: {
         const size_t dims[1] = {c->n};
-        return veil_mpc_share_input(m, 0, a->plain, 1, dims, 0, &a->out);
+        return veil_mpc_share_input(m, c->op == OP_SHARE0 ? 0 : 1, a->plain, 1, dims, 0, &a->out);
     }
     case OP_REVEAL0:
         return veil_mpc_reveal(m, &a->x, 0, &a->out);
@@ -152,8 +155,9 @@ static int prepare(veil_mpc_t *m, const struct cfg *c, struct prim_call *a)
     case OP_MAXPOOL_ROUTE:
     case OP_AVGPOOL:
         return bench_share(m, 0, gen_value, NULL, 4, d4, 0, &a->x);
-    case OP_SHARE:
-        if (veil_mpc_self(m) == 0) {
+    case OP_SHARE0:
+    case OP_SHARE1:
+        if (veil_mpc_self(m) == (c->op == OP_SHARE0 ? 0 : 1)) {
             if (!(a->plain = malloc(n * sizeof *a->plain)))
                 return veil_error(VEIL_ERR_NOMEM, "bench: %zu input words", n);
             for (size_t i = 0; i < n; i++)
@@ -238,12 +242,13 @@ static void formula(const struct cfg *c, uint64_t *rounds, uint64_t *bytes)
     uint64_t r = 1, b = 0, peers = n1;
     switch (c->op) {
     case OP_SQUARE:
-    case OP_SHARE: /* party 0 is the owner */
+    case OP_SHARE0: /* party 0 is the owner */
     case OP_REVEAL_ALL:
     case OP_OPEN:
         b = 8 * n;
         break;
-    case OP_REVEAL0: /* party 0 receives and sends nothing */
+    case OP_SHARE1: /* party 0 receives and sends nothing */
+    case OP_REVEAL0:
         break;
     case OP_REVEAL1: /* mpc.h says (N-1) 8 n per sender, but a sender sends to the receiver only
                       * (mpc_open.c): 8 n; the same at N = 2 */
