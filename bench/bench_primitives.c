@@ -293,7 +293,7 @@ static void one(struct cfg *c)
     formula(c, &fr, &fb);
     const struct bench_cost *r = c->res;
     const double n = (double)c->n;
-    printf("| %s | %zu | %" PRIu64 " | %" PRIu64 " | %.4f | %.3g | %.3f | %.3f |\n",
+    printf("| %s | %zu | %" PRIu64 " | %" PRIu64 " | %.3g | %.3g | %.3f | %.3f |\n",
            op_names[c->op], c->n, r->rounds, fr, r->secs, n / r->secs, (double)r->bytes / n,
            (double)fb / n);
     fflush(stdout);
