@@ -10,8 +10,8 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "bench/bench_mpc_util.h"
 #include "tasks/compare.h"
-#include "../tests/test_mpc_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,81 +26,71 @@ struct cfg {
     size_t tiles[MAX_TILES];
     size_t n;
     size_t tile;
-    double *res; /* shared: best seconds ltz, relu; bytes ltz, relu (party 0) */
+    struct bench_cost *res; /* shared: best LTZ, best ReLU (party 0) */
 };
 
-static double measure(veil_mpc_t *m, struct cfg *c, int relu, uint64_t *bytes)
+struct cmp_call {
+    int relu;
+    const struct veil_sec *x;
+    struct veil_sec y, mask;
+};
+
+static int cmp_call(veil_mpc_t *m, void *arg)
+{
+    struct cmp_call *a = arg;
+    return a->relu ? veil_mpc_relu(m, a->x, &a->y, &a->mask) : veil_mpc_ltz(m, a->x, &a->y);
+}
+
+static uint64_t gen(size_t i, const void *arg)
+{
+    (void)arg;
+    return (uint64_t)(i * 0x9e3779b97f4a7c15u);
+}
+
+static int measure(veil_mpc_t *m, struct cfg *c, int relu, struct bench_cost *best)
 {
     const size_t dims[1] = {c->n};
-    double best = 1e30;
     for (int r = 0; r < c->repeats; r++) {
-        uint64_t *v = NULL;
-        if (veil_mpc_self(m) == 0) {
-            v = malloc(c->n * 8);
-            for (size_t i = 0; i < c->n; i++)
-                v[i] = (uint64_t)(i * 0x9e3779b97f4a7c15u);
-        }
-        struct veil_sec x = {0}, y = {0}, mask = {0};
-        int rc = veil_mpc_share_input(m, 0, v, 1, dims, c->tile, &x);
+        struct veil_sec x = {0};
+        struct cmp_call a = {.relu = relu, .x = &x};
+        struct bench_cost s;
+        int rc = bench_share(m, 0, gen, NULL, 1, dims, c->tile, &x);
         if (rc == VEIL_OK)
-            rc = veil_mpc_wait(m);
-        free(v);
-        struct veil_test_mpc_counters c0, c1;
-        veil_test_mpc_counters(m, &c0);
-        const double t0 = veil_now();
-        if (rc == VEIL_OK)
-            rc = relu ? veil_mpc_relu(m, &x, &y, &mask) : veil_mpc_ltz(m, &x, &y);
-        if (rc == VEIL_OK)
-            rc = veil_mpc_wait(m);
-        const double dt = veil_now() - t0;
-        veil_test_mpc_counters(m, &c1);
-        if (rc != VEIL_OK) {
-            fprintf(stderr, "process %d: %s\n", veil_mpc_self(m), veil_last_error());
-            return -1;
-        }
-        *bytes = c1.bytes - c0.bytes;
-        if (dt < best)
-            best = dt;
+            rc = bench_time_call(m, cmp_call, &a, &s);
         veil_mpc_release(m, &x);
-        veil_mpc_release(m, &y);
-        veil_mpc_release(m, &mask);
+        veil_mpc_release(m, &a.y);
+        veil_mpc_release(m, &a.mask);
         veil_mpc_wait(m);
+        if (rc != VEIL_OK)
+            return rc;
+        bench_keep_best(best, &s);
     }
-    return best;
+    return VEIL_OK;
 }
 
 static int body(veil_mpc_t *m, void *arg)
 {
     struct cfg *c = arg;
-    uint64_t b0 = 0, b1 = 0;
-    const double t0 = measure(m, c, 0, &b0);
-    const double t1 = measure(m, c, 1, &b1);
-    if (t0 < 0 || t1 < 0)
+    struct bench_cost best[2];
+    memset(best, 0, sizeof best);
+    if (measure(m, c, 0, &best[0]) != VEIL_OK || measure(m, c, 1, &best[1]) != VEIL_OK)
         return 1;
-    if (veil_mpc_self(m) == 0) {
-        c->res[0] = t0;
-        c->res[1] = t1;
-        c->res[2] = (double)b0;
-        c->res[3] = (double)b1;
-    }
+    if (veil_mpc_self(m) == 0)
+        memcpy(c->res, best, sizeof best);
     return 0;
 }
 
 static void one(struct cfg *c)
 {
-    struct veil_test_mpc_opts o = {.nparties = c->nparties,
-                                   .material = VEIL_MPC_MAT_DEALER,
-                                   .tile = c->tile,
-                                   .frac_bits = -1,
-                                   .timeout_s = 600};
-    memset(c->res, 0, 4 * sizeof(double));
-    if (veil_test_mpc_run(&o, body, c) != 0) {
+    memset(c->res, 0, 2 * sizeof *c->res);
+    if (bench_run(c->nparties, c->tile, 600, body, c) != 0) {
         printf("| %zu | %zu | failed |\n", c->n, c->tile);
         return;
     }
     const double n = (double)c->n;
-    printf("| %zu | %zu | %.4f | %.3g | %.3f | %.4f | %.3g | %.3f |\n", c->n, c->tile, c->res[0],
-           n / c->res[0], c->res[2] / n, c->res[1], n / c->res[1], c->res[3] / n);
+    const struct bench_cost *l = &c->res[0], *r = &c->res[1];
+    printf("| %zu | %zu | %.4f | %.3g | %.3f | %.4f | %.3g | %.3f |\n", c->n, c->tile, l->secs,
+           n / l->secs, (double)l->bytes / n, r->secs, n / r->secs, (double)r->bytes / n);
     fflush(stdout);
 }
 
@@ -134,7 +124,7 @@ int main(int argc, char **argv)
     }
     if (c.ntiles == 0)
         c.tiles[c.ntiles++] = VEIL_MPC_TILE_DEFAULT;
-    c.res = veil_test_mpc_shared(4 * sizeof(double));
+    c.res = veil_test_mpc_shared(2 * sizeof *c.res);
     if (!c.res || c.minexp < 1 || c.maxexp < c.minexp || c.repeats < 1 || c.nparties < 2)
         return 2;
     printf("N = %d parties + dealer, loopback, best of %d\n\n", c.nparties, c.repeats);
@@ -142,13 +132,10 @@ int main(int argc, char **argv)
     printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int t = 0; t < c.ntiles; t++)
         for (int e = c.minexp; e <= c.maxexp; e++) {
-            size_t n = 1;
-            for (int i = 0; i < e; i++)
-                n *= 10;
-            c.n = n;
+            c.n = bench_pow10(e);
             c.tile = c.tiles[t];
             one(&c);
         }
-    veil_test_mpc_shared_free(c.res, 4 * sizeof(double));
+    veil_test_mpc_shared_free(c.res, 2 * sizeof *c.res);
     return 0;
 }
