@@ -19,9 +19,9 @@ int veil_plain_exec_init(struct veil_plain_exec *e, const veil_plan_t *p, enum v
     if (!e || !p)
         return veil_error(VEIL_ERR_INVAL, "plain run: NULL executor or plan");
     memset(e, 0, sizeof *e);
-    if (mode != VEIL_PLAIN_DOUBLE && mode != VEIL_PLAIN_FIXED)
-        return veil_error(VEIL_ERR_INVAL, "plain run: mode %d; give VEIL_PLAIN_DOUBLE or "
-                          "VEIL_PLAIN_FIXED", (int)mode);
+    if (mode < 0 || mode >= VEIL_PLAIN_MODE_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "plain run: mode %d; give VEIL_PLAIN_DOUBLE, "
+                          "VEIL_PLAIN_FIXED or VEIL_PLAIN_FIXED_NEAREST", (int)mode);
     e->p = p;
     e->mode = mode;
     e->f = p->opts.frac_bits;

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IS_FIXED(e) ((e)->mode == VEIL_PLAIN_FIXED)
 
 /* Allocates n's value zero-filled (scatters and accumulations add into it). */
 static int alloc_zero(struct veil_plain_exec *e, const struct veil_node *n)
@@ -33,7 +32,7 @@ static void trunc_all(struct veil_plain_exec *e, const struct veil_node *n)
 {
     if (IS_FIXED(e))
         for (size_t k = 0; k < n->numel; k++)
-            e->w[n->index][k] = veil_plain_trunc(e->w[n->index][k], e->f);
+            e->w[n->index][k] = veil_plain_trunc(e, e->w[n->index][k], e->f);
 }
 
 /* ---- matrix products and sums ---------------------------------------------------------------- */
@@ -176,7 +175,7 @@ static int bw_pool(struct veil_plain_exec *e, const struct veil_node *n)
             for (size_t x = 0; x < ow; x++) {
                 const size_t out = (pl * oh + y) * ow + x, first = (pl * h + y * s) * w + x * s;
                 const uint64_t tw =
-                    IS_FIXED(e) && !maxp ? veil_plain_trunc(e->w[dy][out] * inv, e->f) : 0;
+                    IS_FIXED(e) && !maxp ? veil_plain_trunc(e, e->w[dy][out] * inv, e->f) : 0;
                 for (size_t a = 0; a < k; a++)
                     for (size_t c = 0; c < k; c++) {
                         const size_t at = first + a * w + c, t = out * kk + a * k + c;
@@ -200,7 +199,7 @@ static int bw_gavgpool(struct veil_plain_exec *e, const struct veil_node *n)
     if (rc != VEIL_OK)
         return rc;
     for (size_t pl = 0; pl < planes; pl++) {
-        const uint64_t tw = IS_FIXED(e) ? veil_plain_trunc(e->w[dy][pl] * inv, e->f) : 0;
+        const uint64_t tw = IS_FIXED(e) ? veil_plain_trunc(e, e->w[dy][pl] * inv, e->f) : 0;
         const double td = IS_FIXED(e) ? 0.0 : e->d[dy][pl] / (double)hw;
         for (size_t t = 0; t < hw; t++) {
             if (IS_FIXED(e))
@@ -249,7 +248,7 @@ static int bw_mul(struct veil_plain_exec *e, const struct veil_node *n)
         return rc;
     for (size_t k = 0; k < n->numel; k++) {
         if (IS_FIXED(e))
-            e->w[i][k] = veil_plain_trunc(e->w[a][k] * e->w[b][k], e->f);
+            e->w[i][k] = veil_plain_trunc(e, e->w[a][k] * e->w[b][k], e->f);
         else
             e->d[i][k] = e->d[a][k] * e->d[b][k];
     }
@@ -307,11 +306,11 @@ static int sgd_update(struct veil_plain_exec *e, const struct veil_node *n)
     for (size_t k = 0; k < n->numel; k++) {
         uint64_t nv = gr[k];
         if (mom != 0.0)
-            nv += veil_plain_trunc(v[k] * em, f);
+            nv += veil_plain_trunc(e, v[k] * em, f);
         if (wd != 0.0)
-            nv += veil_plain_trunc(w[k] * ewd, f);
+            nv += veil_plain_trunc(e, w[k] * ewd, f);
         v[k] = nv;
-        w[k] -= veil_plain_trunc(nv * elr, f);
+        w[k] -= veil_plain_trunc(e, nv * elr, f);
     }
     memcpy(gs, gr, n->numel * sizeof(uint64_t));
     return VEIL_OK;

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IS_FIXED(e) ((e)->mode == VEIL_PLAIN_FIXED)
 
 /* Rows and last dimension of node n. */
 static void rows_of(const struct veil_node *n, size_t *rows, size_t *d)
@@ -62,16 +61,16 @@ int veil_plain_layernorm_grad(struct veil_plain_exec *e, const struct veil_node 
         const uint64_t *dyr = e->w[dy] + row * d, *xh = e->waux[L][0] + row * d;
         uint64_t *gr = g + row * d, s1 = 0, s2 = 0;
         for (size_t j = 0; j < d; j++) {
-            gr[j] = veil_plain_trunc(dyr[j] * e->w[gm][j], f);
+            gr[j] = veil_plain_trunc(e, dyr[j] * e->w[gm][j], f);
             s1 += gr[j];
             s2 += gr[j] * xh[j];
         }
-        const uint64_t m1 = veil_plain_trunc(s1 * inv_d, f);
-        const uint64_t m2 = veil_plain_trunc(veil_plain_trunc(s2, f) * inv_d, f);
+        const uint64_t m1 = veil_plain_trunc(e, s1 * inv_d, f);
+        const uint64_t m2 = veil_plain_trunc(e, veil_plain_trunc(e, s2, f) * inv_d, f);
         const uint64_t r = e->waux[L][1][row];
         for (size_t j = 0; j < d; j++) {
-            const uint64_t u = gr[j] - m1 - veil_plain_trunc(xh[j] * m2, f);
-            gr[j] = veil_plain_trunc(r * u, f);
+            const uint64_t u = gr[j] - m1 - veil_plain_trunc(e, xh[j] * m2, f);
+            gr[j] = veil_plain_trunc(e, r * u, f);
         }
     }
     return VEIL_OK;
@@ -97,7 +96,7 @@ int veil_plain_layernorm_grad_gamma(struct veil_plain_exec *e, const struct veil
                 sd += e->d[dy][row * d + j] * e->daux[L][0][row * d + j];
         }
         if (IS_FIXED(e))
-            e->w[i][j] = veil_plain_trunc(sw, e->f);
+            e->w[i][j] = veil_plain_trunc(e, sw, e->f);
         else
             e->d[i][j] = sd;
     }
@@ -120,9 +119,9 @@ int veil_plain_softmax_grad(struct veil_plain_exec *e, const struct veil_node *n
             const uint64_t *s = e->waux[S][0] + o, *g = e->w[dy] + o;
             uint64_t q = 0;
             for (size_t j = 0; j < k; j++)
-                q += veil_plain_trunc(g[j] * s[j], e->f);
+                q += veil_plain_trunc(e, g[j] * s[j], e->f);
             for (size_t j = 0; j < k; j++)
-                e->w[i][o + j] = veil_plain_trunc(s[j] * (g[j] - q), e->f);
+                e->w[i][o + j] = veil_plain_trunc(e, s[j] * (g[j] - q), e->f);
         } else {
             const double *s = e->daux[S][0] + o, *g = e->d[dy] + o;
             double q = 0.0;
@@ -152,7 +151,7 @@ int veil_plain_xent_grad(struct veil_plain_exec *e, const struct veil_node *n)
     const uint64_t inv_b = veil_plain_enc(1.0 / (double)batch, e->f);
     for (size_t k = 0; k < n->numel; k++) {
         if (IS_FIXED(e))
-            e->w[i][k] = veil_plain_trunc((e->waux[L][0][k] - e->w[lab][k]) * inv_b, e->f);
+            e->w[i][k] = veil_plain_trunc(e, (e->waux[L][0][k] - e->w[lab][k]) * inv_b, e->f);
         else
             e->d[i][k] = (e->daux[L][0][k] - e->d[lab][k]) / (double)batch;
     }

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IS_FIXED(e) ((e)->mode == VEIL_PLAIN_FIXED)
 
 /* Rearranging ops copy 8-byte elements without looking at the mode. */
 _Static_assert(sizeof(double) == sizeof(uint64_t), "doubles and ring words are both 8 bytes");
@@ -121,7 +120,7 @@ static void product(struct veil_plain_exec *e, const struct veil_node *n, size_t
         uint64_t *y = e->w[n->index];
         veil_gemm_u64(0, 0, m, nn, k, e->w[ia], k, e->w[ib], nn, 0, y, nn);
         for (size_t i = 0; i < m * nn; i++)
-            y[i] = veil_plain_trunc(y[i], e->f);
+            y[i] = veil_plain_trunc(e, y[i], e->f);
     } else {
         dgemm(m, nn, k, e->d[ia], e->d[ib], nn, e->d[n->index], nn);
     }
@@ -248,7 +247,7 @@ static int fw_conv2d(struct veil_plain_exec *e, const struct veil_node *n)
             if (IS_FIXED(e)) {
                 const uint64_t bias = bi >= 0 ? e->w[bi][oc] : 0;
                 for (size_t j = 0; j < ohw; j++)
-                    e->w[n->index][base + j] = veil_plain_trunc(e->w[n->index][base + j], e->f) +
+                    e->w[n->index][base + j] = veil_plain_trunc(e, e->w[n->index][base + j], e->f) +
                                                bias;
             } else if (bi >= 0) {
                 for (size_t j = 0; j < ohw; j++)
@@ -340,7 +339,7 @@ static void avgpool(const struct pool_geom *g, struct veil_plain_exec *e, int xi
                             ds += e->d[xi][first + a * g->w + c];
                     }
                 if (IS_FIXED(e))
-                    e->w[yi][out] = veil_plain_trunc(ws * inv, e->f);
+                    e->w[yi][out] = veil_plain_trunc(e, ws * inv, e->f);
                 else
                     e->d[yi][out] = ds / (double)kk;
             }
@@ -379,7 +378,7 @@ static int fw_gavgpool(struct veil_plain_exec *e, const struct veil_node *n)
             uint64_t s = 0;
             for (size_t t = 0; t < hw; t++)
                 s += e->w[x->index][pl * hw + t];
-            e->w[n->index][pl] = veil_plain_trunc(s * inv, e->f);
+            e->w[n->index][pl] = veil_plain_trunc(e, s * inv, e->f);
         } else {
             double s = 0.0;
             for (size_t t = 0; t < hw; t++)
@@ -407,7 +406,7 @@ static int fw_scale(struct veil_plain_exec *e, const struct veil_node *n)
     } else {
         const uint64_t ce = veil_plain_enc(c, e->f);
         for (size_t k = 0; k < n->numel; k++)
-            e->w[i][k] = veil_plain_trunc(e->w[xi][k] * ce, e->f);
+            e->w[i][k] = veil_plain_trunc(e, e->w[xi][k] * ce, e->f);
     }
     return VEIL_OK;
 }

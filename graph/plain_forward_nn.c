@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IS_FIXED(e) ((e)->mode == VEIL_PLAIN_FIXED)
 
 /* Last dimension of node i (the reduced one) and the number of rows before it. */
 static void rows_of(const struct veil_node *x, size_t *rows, size_t *k)
@@ -81,18 +80,18 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
         uint64_t *c = xc + row * d, s = 0, ss = 0;
         for (size_t j = 0; j < d; j++)
             s += xr[j];
-        const uint64_t mean = veil_plain_trunc(s * inv_d, f);
+        const uint64_t mean = veil_plain_trunc(e, s * inv_d, f);
         for (size_t j = 0; j < d; j++) {
             c[j] = xr[j] - mean;
             ss += c[j] * c[j]; /* the products summed before one truncation */
         }
-        var[row] = veil_plain_trunc(veil_plain_trunc(ss, f) * inv_d, f) + eps;
+        var[row] = veil_plain_trunc(e, veil_plain_trunc(e, ss, f) * inv_d, f) + eps;
     }
     veil_ref_inv_sqrt_range(rows, var, VEIL_ISQRT_LO, VEIL_ISQRT_HI, f, NULL, r);
     for (size_t row = 0; row < rows; row++) {
         for (size_t j = 0; j < d; j++) {
-            const uint64_t xhat = veil_plain_trunc(xc[row * d + j] * r[row], f);
-            e->w[i][row * d + j] = veil_plain_trunc(xhat * e->w[gi][j], f) + e->w[bi][j];
+            const uint64_t xhat = veil_plain_trunc(e, xc[row * d + j] * r[row], f);
+            e->w[i][row * d + j] = veil_plain_trunc(e, xhat * e->w[gi][j], f) + e->w[bi][j];
             if (n->saved)
                 e->waux[i][0][row * d + j] = xhat;
         }

@@ -24,9 +24,15 @@
 #include <math.h>
 #include <stdint.h>
 
-/** floor(x / 2^s) on the signed word: the plaintext truncation (arithmetic shift). */
-static inline uint64_t veil_plain_trunc(uint64_t x, int s)
+/** The ring-arithmetic modes (VEIL_PLAIN_FIXED and VEIL_PLAIN_FIXED_NEAREST). */
+#define IS_FIXED(e) ((e)->mode != VEIL_PLAIN_DOUBLE)
+
+/** x / 2^s on the signed word, the plaintext truncation: floor (arithmetic shift) in
+ * VEIL_PLAIN_FIXED, to nearest with ties up in VEIL_PLAIN_FIXED_NEAREST. */
+static inline uint64_t veil_plain_trunc(const struct veil_plain_exec *e, uint64_t x, int s)
 {
+    if (e->mode == VEIL_PLAIN_FIXED_NEAREST && s > 0)
+        x += UINT64_C(1) << (s - 1);
     return (uint64_t)((int64_t)x >> s);
 }
 

@@ -257,10 +257,10 @@ int veil_plain_trainer_grad(const veil_plain_trainer_t *t, const char *name, dou
     if (!out)
         return veil_error(VEIL_ERR_INVAL, "%s: no output buffer", fn);
     const struct veil_node *n = &t->p->nodes[i];
-    if (t->e.mode == VEIL_PLAIN_FIXED ? !t->e.gw[i] : !t->e.gd[i])
+    if (t->e.mode != VEIL_PLAIN_DOUBLE ? !t->e.gw[i] : !t->e.gd[i])
         return veil_error(VEIL_ERR_STATE, "%s: parameter '%s' has no gradient %s", fn, name,
                           t->stepped ? "(it does not reach the loss)" : "before the first step");
-    if (t->e.mode == VEIL_PLAIN_FIXED)
+    if (t->e.mode != VEIL_PLAIN_DOUBLE)
         veil_fixed_decode_array(t->e.gw[i], n->numel, t->e.f, out);
     else
         memcpy(out, t->e.gd[i], n->numel * sizeof *out);

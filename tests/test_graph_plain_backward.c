@@ -294,6 +294,21 @@ static void test_fixed_vs_double(const struct net *nt)
     VT_CHECK(fabs(lf - ld) < 1e-3, "%s: FIXED loss %g, DOUBLE %g", nt->name, lf, ld);
     veil_test_log("%s: FIXED gradients within %.3g of DOUBLE (bound %g)", nt->name, worst,
                   nt->fixed_tol);
+    /* round-to-nearest truncation: as close to DOUBLE, and not the floor run's words */
+    static double gn[8 * MAXV];
+    double ln, worst_n = 0;
+    size_t differ = 0;
+    rc = grads(p, VEIL_PLAIN_FIXED_NEAREST, gn, &ln);
+    VT_CHECK(rc == VEIL_OK, "%s: FIXED_NEAREST step: %s", nt->name, veil_last_error());
+    for (size_t k = 0; rc == VEIL_OK && k < at; k++) {
+        worst_n = fmax(worst_n, fabs(gn[k] - ga[k]));
+        differ += gn[k] != gf[k];
+    }
+    VT_CHECK(rc != VEIL_OK || worst_n <= nt->fixed_tol, "%s: FIXED_NEAREST gradients %.3g from "
+             "DOUBLE (bound %g)", nt->name, worst_n, nt->fixed_tol);
+    VT_CHECK(rc != VEIL_OK || differ > 0, "%s: FIXED_NEAREST equals FIXED everywhere", nt->name);
+    veil_test_log("%s: FIXED_NEAREST gradients within %.3g of DOUBLE; %zu of %zu differ from "
+                  "floor's", nt->name, worst_n, differ, at);
 done:
     veil_plan_destroy(&p);
     veil_graph_destroy(&g);
