@@ -609,10 +609,15 @@ static int train_secure(const struct opts *o)
         goto out;
     }
     const size_t steps = ntrain / o->batch;
-    if (self == 1)
+    if (self == 1) {
+        char hex[33]; /* public: every process knows it, and it only orders the data */
+        for (int i = 0; i < 16; i++)
+            snprintf(hex + 2 * i, 3, "%02x", seed[i]);
         printf("lenet_fmnist: secure training of LeNet-5 on %zu images, %d parties and the "
-               "dealer, %d epoch(s) of %zu steps, batch %zu, lr %g, momentum 0.9\n",
-               ntrain, n, o->epochs, steps, o->batch, o->lr);
+               "dealer, %d epoch(s) of %zu steps, batch %zu, lr %g, momentum 0.9; visiting "
+               "order from the joint seed %s\n",
+               ntrain, n, o->epochs, steps, o->batch, o->lr, hex);
+    }
     double online = 0, t0 = now_s(), last_loss = NAN;
     uint64_t bytes = 0, rounds = 0;
     const uint64_t done = veil_party_steps(me);
