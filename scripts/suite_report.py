@@ -74,7 +74,8 @@ def svg(groups):
         ratios.append({s: (fnum(groups[k][s]["images_per_s"]) / b if b > 0 else 0)
                        for s in ORDER if s in groups[k]})
     ymax = max([1.0] + [v for r in ratios for v in r.values()]) * 1.15
-    width = left + sum(len(r) * bar_w + gap for r in ratios) + 20
+    legend_w = left + sum(14 + 7 * len(LABEL[s]) + 12 for s in ORDER)
+    width = max(left + sum(len(r) * bar_w + gap for r in ratios) + 20, legend_w)
     total_h = top + height + 90
     y = lambda v: top + height - v / ymax * height
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
