@@ -686,6 +686,11 @@ static int train_secure(const struct opts *o)
     if (self == 0 && save_weights(o->weights, w) != 0)
         goto out;
     if (self == 1) {
+        /* close the session first: the peers need not wait for the plaintext reference */
+        if (veil_party_close(&me) != VEIL_OK) {
+            fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+            goto out;
+        }
         double acc = 100.0 * (double)correct / (double)ntest;
         double ref = fixed_reference(o, tp, seed, tr, te, ntrain, ntest);
         double per_step = train_steps ? (double)bytes / (double)train_steps : 0;
