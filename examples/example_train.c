@@ -182,3 +182,17 @@ int example_main(struct model *m, const struct model_opts *mo, const struct exam
 {
     return mo->train ? example_train(m, mo, eo) : example_run(m, mo, eo);
 }
+
+int example_build_and_run(const char *prog, int (*build)(struct model *, const struct model_opts *),
+                          const struct model_opts *mo, const struct example_opts *eo)
+{
+    struct model m;
+    int rc = build(&m, mo);
+    if (rc != VEIL_OK) {
+        fprintf(stderr, "%s: %s\n", prog, veil_strerror(rc));
+        return 1;
+    }
+    rc = example_main(&m, mo, eo);
+    model_free(&m);
+    return rc;
+}

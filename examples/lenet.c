@@ -28,13 +28,5 @@ int main(int argc, char **argv)
     int rc = example_parse(&cli, argc, argv, &mo, &eo, &small);
     if (rc >= 0)
         return rc;
-    struct model m;
-    rc = model_lenet(&m, &mo);
-    if (rc != VEIL_OK) {
-        fprintf(stderr, "lenet: %s\n", veil_strerror(rc));
-        return 1;
-    }
-    rc = example_main(&m, &mo, &eo);
-    model_free(&m);
-    return rc;
+    return example_build_and_run("lenet", model_lenet, &mo, &eo);
 }

@@ -37,13 +37,5 @@ int main(int argc, char **argv)
     }
     if (small && !mo.batch)
         mo.batch = 2;
-    struct model m;
-    rc = model_mlp(&m, &mo);
-    if (rc != VEIL_OK) {
-        fprintf(stderr, "mlp: %s\n", veil_strerror(rc));
-        return 1;
-    }
-    rc = example_main(&m, &mo, &eo);
-    model_free(&m);
-    return rc;
+    return example_build_and_run("mlp", model_mlp, &mo, &eo);
 }

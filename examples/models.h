@@ -114,6 +114,11 @@ veil_party_t *example_open(const struct model *m, const struct example_opts *eo,
 /* Runs the built model as the options ask: example_train with mo->train, else example_run. */
 int example_main(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
 
+/* Builds the model with build (a model_* builder), runs it with example_main and frees it: the
+ * tail of every model example's main. Returns the process's exit status. */
+int example_build_and_run(const char *prog, int (*build)(struct model *, const struct model_opts *),
+                          const struct model_opts *mo, const struct example_opts *eo);
+
 /* The command line every model example takes; flags says which optional options exist. */
 enum { CLI_WIDTH = 1, CLI_MLP = 2, CLI_TRANSFORMER = 4, CLI_TRAIN = 8 };
 struct example_cli {

@@ -51,13 +51,5 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    struct model m;
-    rc = model_transformer(&m, &mo);
-    if (rc != VEIL_OK) {
-        fprintf(stderr, "transformer: %s\n", veil_strerror(rc));
-        return 1;
-    }
-    rc = example_main(&m, &mo, &eo);
-    model_free(&m);
-    return rc;
+    return example_build_and_run("transformer", model_transformer, &mo, &eo);
 }

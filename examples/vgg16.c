@@ -30,13 +30,5 @@ int main(int argc, char **argv)
         return rc;
     if (small && !mo.width_div)
         mo.width_div = 16;
-    struct model m;
-    rc = model_vgg16(&m, &mo);
-    if (rc != VEIL_OK) {
-        fprintf(stderr, "vgg16: %s\n", veil_strerror(rc));
-        return 1;
-    }
-    rc = example_run(&m, &mo, &eo);
-    model_free(&m);
-    return rc;
+    return example_build_and_run("vgg16", model_vgg16, &mo, &eo);
 }
