@@ -1,5 +1,5 @@
 /*
- * bits_common.h — element math of the bit codelets shared by the CPU bodies and the future CUDA
+ * bits_common.h — element math of the bit codelets shared by the CPU bodies and the CUDA
  * bodies: the in-place 64x64 bit-matrix transpose used for bit-slicing.
  */
 #ifndef VEIL_BITS_COMMON_H

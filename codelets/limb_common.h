@@ -16,15 +16,9 @@
 #ifndef VEIL_LIMB_COMMON_H
 #define VEIL_LIMB_COMMON_H
 
-#include <stdint.h>
+#include "codelets/hd_common.h"
 
-#ifndef VEIL_HD
-#ifdef __CUDACC__
-#define VEIL_HD __host__ __device__
-#else
-#define VEIL_HD
-#endif
-#endif
+#include <stdint.h>
 
 /** Largest inner-dimension chunk whose per-level double sums stay exact (see above). */
 #define VEIL_LIMB_GEMM_KMAX ((size_t)1 << 19)

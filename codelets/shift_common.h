@@ -1,18 +1,14 @@
 /*
  * shift_common.h — element math of the shift and bit codelets, shared by the CPU bodies and the
- * future CUDA bodies (plain C, usable from device code once marked): arithmetic shift right
- * written without relying on the implementation-defined >> of negative signed integers.
+ * CUDA bodies: arithmetic shift right written without relying on the implementation-defined >>
+ * of negative signed integers.
  */
 #ifndef VEIL_SHIFT_COMMON_H
 #define VEIL_SHIFT_COMMON_H
 
-#include <stdint.h>
+#include "codelets/hd_common.h"
 
-#ifdef __CUDACC__
-#define VEIL_HD __host__ __device__
-#else
-#define VEIL_HD
-#endif
+#include <stdint.h>
 
 /*
  * Arithmetic shift right by k in [0, 63]: with m all ones when x is negative (as int64_t),

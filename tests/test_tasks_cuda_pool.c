@@ -1,0 +1,5 @@
+/* PLACEHOLDER: tests the CUDA bodies of the pool codelets against their CPU bodies. */
+int main(void)
+{
+    return 77;
+}
