@@ -274,8 +274,9 @@ int veil_place_tile_of(starpu_data_handle_t h);
  * (the value STARPU_EXECUTE_ON_WORKER reads as "no pinning"). Counts the pinned task.
  */
 int veil_place_worker(starpu_data_handle_t out);
-/** veil_place_worker for a task built by hand (starpu_task_create): sets workerid and
- * execute_on_a_specific_worker when the placement pins it. */
+/** veil_place_worker for a task built by hand (starpu_task_create, its codelet set): sets
+ * workerid and execute_on_a_specific_worker when the placement pins it to a worker that has a
+ * body for the codelet; a CPU-only codelet under a GPU placement is left to the scheduler. */
 void veil_place_pin_task(struct starpu_task *task, starpu_data_handle_t out);
 /** Tasks this process pinned to worker so far (all threads). */
 unsigned long long veil_place_pinned(int worker);

@@ -43,14 +43,25 @@ int veil_place_tile_of(starpu_data_handle_t h)
     return v > 0 ? (int)(v - 1) : 0;
 }
 
-int veil_place_worker(starpu_data_handle_t out)
+/* The device a task writing out goes to under the current placement, -1 for none. */
+static int chosen(starpu_data_handle_t out)
 {
     if (current.ndev <= 0)
         return -1;
-    int w = current.dev[current.spread ? veil_place_tile_of(out) % current.ndev : 0];
+    return current.dev[current.spread ? veil_place_tile_of(out) % current.ndev : 0];
+}
+
+/* Counts a task pinned to w and returns w. */
+static int count_pinned(int w)
+{
     if (w >= 0 && w < STARPU_NMAXWORKERS)
         atomic_fetch_add(&pinned[w], 1);
     return w;
+}
+
+int veil_place_worker(starpu_data_handle_t out)
+{
+    return count_pinned(chosen(out));
 }
 
 unsigned long long veil_place_pinned(int worker)
@@ -58,11 +69,29 @@ unsigned long long veil_place_pinned(int worker)
     return worker >= 0 && worker < STARPU_NMAXWORKERS ? atomic_load(&pinned[worker]) : 0;
 }
 
+/* Whether cl has a body for worker w's architecture. */
+static int has_body(const struct starpu_codelet *cl, int w)
+{
+    switch (starpu_worker_get_type(w)) {
+    case STARPU_CPU_WORKER:
+        return cl->cpu_funcs[0] != NULL;
+    case STARPU_CUDA_WORKER:
+        return cl->cuda_funcs[0] != NULL;
+    case STARPU_OPENCL_WORKER:
+        return cl->opencl_funcs[0] != NULL;
+    default:
+        return 0;
+    }
+}
+
 void veil_place_pin_task(struct starpu_task *task, starpu_data_handle_t out)
 {
-    int w = veil_place_worker(out);
-    if (w >= 0) {
-        task->workerid = (unsigned)w;
+    int w = chosen(out);
+    /* A codelet with no body for the device's architecture (the material expansion, CPU-only:
+     * OpenSSL's AES-CTR) is left to the scheduler, which runs it on a CPU worker; StarPU then
+     * moves what it wrote to the device that reads it. */
+    if (w >= 0 && task->cl && has_body(task->cl, w)) {
+        task->workerid = (unsigned)count_pinned(w);
         task->execute_on_a_specific_worker = 1;
     }
 }

@@ -170,11 +170,49 @@ static void trace_close(veil_party_t *me)
     me->trace_path = NULL;
 }
 
+/* The StarPU worker type of a device kind. */
+static enum starpu_worker_archtype kind_type(enum veil_device_kind k)
+{
+    return k == VEIL_DEVICE_CUDA ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER;
+}
+
+/* The device kind asked for (option, else VEIL_DEVICE_KIND), AUTO resolved to CUDA when StarPU
+ * has CUDA workers; CUDA without one is refused. */
+static int resolve_device_kind(veil_party_t *me)
+{
+    me->kind = me->o.device_kind;
+    const char *env = getenv("VEIL_DEVICE_KIND");
+    int rc;
+    if (me->kind == VEIL_DEVICE_AUTO && env && *env &&
+        (rc = veil_device_kind_parse(env, &me->kind)) != VEIL_OK)
+        return veil_error(rc, "veil_party_open: VEIL_DEVICE_KIND: %s", veil_last_error());
+    if ((unsigned)me->kind >= VEIL_DEVICE_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown device kind %d",
+                          (int)me->kind);
+    const int ncuda = (int)starpu_worker_get_count_by_type(STARPU_CUDA_WORKER);
+    if (me->kind == VEIL_DEVICE_AUTO)
+        me->kind = ncuda > 0 ? VEIL_DEVICE_CUDA : VEIL_DEVICE_CPU;
+    if (me->kind == VEIL_DEVICE_CUDA && ncuda <= 0)
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "veil_party_open: CUDA devices asked for, but StarPU has no CUDA worker "
+                          "(%s)",
+#ifdef VEIL_USE_CUDA
+                          "no GPU found, or STARPU_NCUDA=0"
+#else
+                          "the StarPU Veil was built with has no CUDA: see docs/gpu.md"
+#endif
+        );
+    return VEIL_OK;
+}
+
 /* The placement and device count asked for (options, else VEIL_PLACEMENT / VEIL_DEVICES),
- * checked against StarPU's workers; AUTO is resolved later (place). */
+ * checked against StarPU's workers of the device kind; AUTO is resolved later (place). */
 static int resolve_placement(veil_party_t *me)
 {
-    const int nworkers = (int)starpu_worker_get_count();
+    int rc = resolve_device_kind(me);
+    if (rc != VEIL_OK)
+        return rc;
+    const int nworkers = (int)starpu_worker_get_count_by_type(kind_type(me->kind));
     me->placement = me->o.placement;
     me->ndev = me->o.devices;
     const char *env = getenv("VEIL_PLACEMENT");
@@ -183,7 +221,6 @@ static int resolve_placement(veil_party_t *me)
      * whose accelerators Veil's placement does not drive) */
     me->pin = me->placement != VEIL_PLACEMENT_AUTO || me->ndev > 0 || (env && *env) ||
               (envd && *envd);
-    int rc;
     if (me->placement == VEIL_PLACEMENT_AUTO && env && *env &&
         (rc = veil_placement_parse(env, &me->placement)) != VEIL_OK)
         return veil_error(rc, "veil_party_open: VEIL_PLACEMENT: %s", veil_last_error());
@@ -209,9 +246,11 @@ static int resolve_placement(veil_party_t *me)
         me->ndev = nworkers < VEIL_PLACE_MAX_DEV ? nworkers : VEIL_PLACE_MAX_DEV;
     if (me->ndev > nworkers || me->ndev > VEIL_PLACE_MAX_DEV)
         return veil_error(VEIL_ERR_INVAL,
-                          "veil_party_open: %d devices asked for, but StarPU has %d workers "
-                          "(set STARPU_NCPU, at most %d) and Veil places over at most %d",
-                          me->ndev, nworkers, STARPU_MAXCPUS, VEIL_PLACE_MAX_DEV);
+                          "veil_party_open: %d devices asked for, but StarPU has %d %s workers "
+                          "(set %s) and Veil places over at most %d",
+                          me->ndev, nworkers, me->kind == VEIL_DEVICE_CUDA ? "CUDA" : "CPU",
+                          me->kind == VEIL_DEVICE_CUDA ? "STARPU_NCUDA" : "STARPU_NCPU",
+                          VEIL_PLACE_MAX_DEV);
     if (me->o.group < 0 || me->o.group > me->ndev)
         return veil_error(VEIL_ERR_INVAL,
                           "veil_party_open: hybrid group of %d devices out of %d devices",
@@ -227,23 +266,22 @@ static int place(veil_party_t *me)
     const int asked = me->placement;
     if (me->placement == VEIL_PLACEMENT_AUTO)
         me->placement = best;
-    VEIL_LOG_INFO("placement: %s over %d device%s (%s); modelled ms: single %.3f dp %.3f pp %.3f "
-                  "tp %.3f hybrid %.3f, cost model's choice %s",
-                  veil_placement_name(me->placement), me->ndev, me->ndev > 1 ? "s" : "",
+    VEIL_LOG_INFO("placement: %s over %d %s device%s (%s); modelled ms: single %.3f dp %.3f "
+                  "pp %.3f tp %.3f hybrid %.3f, cost model's choice %s",
+                  veil_placement_name(me->placement), me->ndev, veil_device_kind_name(me->kind),
+                  me->ndev > 1 ? "s" : "",
                   asked == VEIL_PLACEMENT_AUTO ? "auto" : "asked", 1e3 * t[VEIL_PLACEMENT_SINGLE],
                   1e3 * t[VEIL_PLACEMENT_DP], 1e3 * t[VEIL_PLACEMENT_PP],
                   1e3 * t[VEIL_PLACEMENT_TP], 1e3 * t[VEIL_PLACEMENT_HYBRID],
                   veil_placement_name(best));
-    /* the devices are CPU workers: a task pinned to an accelerator whose codelet has no body
-     * for it could never run */
-    int workers[VEIL_PLACE_MAX_DEV], ncpu = 0;
-    for (int w = 0; w < (int)starpu_worker_get_count() && ncpu < me->ndev; w++)
-        if (starpu_worker_get_type(w) == STARPU_CPU_WORKER)
-            workers[ncpu++] = w;
-    if (ncpu < me->ndev)
-        return veil_error(VEIL_ERR_UNSUPPORTED, "veil_party_open: placement over %d devices, but "
-                          "StarPU has %d CPU workers (Veil places over CPU workers only for now)",
-                          me->ndev, ncpu);
+    /* the devices are the first ndev workers of the kind (resolve_placement checked that
+     * there are that many) */
+    int workers[VEIL_PLACE_MAX_DEV];
+    const int got =
+        (int)starpu_worker_get_ids_by_type(kind_type(me->kind), workers, (unsigned)me->ndev);
+    if (got < me->ndev)
+        return veil_error(VEIL_ERR_STARPU, "veil_party_open: StarPU listed %d of %d %s workers",
+                          got, me->ndev, veil_device_kind_name(me->kind));
     return veil_exec_place(&me->x, me->placement, workers, me->ndev, me->o.group, me->o.tp_split);
 }
 
@@ -253,6 +291,14 @@ int veil_party_placement(const veil_party_t *me, enum veil_placement *placement,
         return veil_error(VEIL_ERR_INVAL, "veil_party_placement: NULL argument");
     *placement = me->is_dealer ? VEIL_PLACEMENT_SINGLE : me->placement;
     *devices = me->ndev;
+    return VEIL_OK;
+}
+
+int veil_party_device_kind(const veil_party_t *me, enum veil_device_kind *kind)
+{
+    if (!me || !kind)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_device_kind: NULL argument");
+    *kind = me->kind;
     return VEIL_OK;
 }
 

@@ -29,6 +29,7 @@ struct veil_party {
     struct veil_run_stats last;
     uint64_t steps; /* training steps done (restored by veil_party_load) */
     enum veil_placement placement; /* resolved (never AUTO once open) */
+    enum veil_device_kind kind;    /* resolved: CPU or CUDA */
     int ndev;
     int pin; /* a placement was asked for (options or VEIL_PLACEMENT / VEIL_DEVICES): tasks are
                 pinned to devices; 0: StarPU's scheduler places every task */

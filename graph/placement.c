@@ -20,6 +20,16 @@
 
 static const char *const names[VEIL_PLACEMENT_COUNT] = {"auto", "single", "dp",
                                                         "pp",   "tp",     "hybrid"};
+static const char *const kind_names[VEIL_DEVICE_COUNT] = {"auto", "cpu", "cuda"};
+
+/* The index of name (case-insensitive) in table[0..n), -1 when absent. */
+static int lookup(const char *const *table, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (strcasecmp(name, table[i]) == 0)
+            return i;
+    return -1;
+}
 
 const char *veil_placement_name(enum veil_placement p)
 {
@@ -28,14 +38,28 @@ const char *veil_placement_name(enum veil_placement p)
 
 int veil_placement_parse(const char *name, enum veil_placement *out)
 {
-    for (int i = 0; name && out && i < VEIL_PLACEMENT_COUNT; i++)
-        if (strcasecmp(name, names[i]) == 0) {
-            *out = (enum veil_placement)i;
-            return VEIL_OK;
-        }
-    return veil_error(VEIL_ERR_INVAL,
-                      "placement '%s' is unknown; use auto, single, dp, pp, tp or hybrid",
-                      name ? name : "(null)");
+    int i = out ? lookup(names, VEIL_PLACEMENT_COUNT, name) : -1;
+    if (i < 0)
+        return veil_error(VEIL_ERR_INVAL,
+                          "placement '%s' is unknown; use auto, single, dp, pp, tp or hybrid",
+                          name ? name : "(null)");
+    *out = (enum veil_placement)i;
+    return VEIL_OK;
+}
+
+const char *veil_device_kind_name(enum veil_device_kind k)
+{
+    return (unsigned)k < VEIL_DEVICE_COUNT ? kind_names[k] : NULL;
+}
+
+int veil_device_kind_parse(const char *name, enum veil_device_kind *out)
+{
+    int i = out ? lookup(kind_names, VEIL_DEVICE_COUNT, name) : -1;
+    if (i < 0)
+        return veil_error(VEIL_ERR_INVAL, "device kind '%s' is unknown; use auto, cpu or cuda",
+                          name ? name : "(null)");
+    *out = (enum veil_device_kind)i;
+    return VEIL_OK;
 }
 
 /* ---- cost model --------------------------------------------------------------------------- */

@@ -8,7 +8,9 @@
  * worker the tasks StarPU ran (profiling's executed_tasks) equal those pinned there; SINGLE
  * leaves the second worker idle, the other placements use every device. The cost model is
  * checked on hand-computed numbers (a large dense layer: AUTO picks DP; a tiny one: SINGLE).
- * Bad input: more devices than workers, an unknown placement name (option and VEIL_PLACEMENT).
+ * Bad input: more devices than workers, an unknown placement name (option and VEIL_PLACEMENT),
+ * an unknown device kind (VEIL_DEVICE_KIND). On CUDA devices (check_cuda) the same networks
+ * must give the same bits; without a CUDA worker, asking for CUDA devices is refused at open.
  * The networks are test_graph_nets.c's. */
 #include "config.h"
 #include "base/base_internal.h"
@@ -33,16 +35,20 @@
 struct cfg {
     enum veil_placement placement;
     int devices, ncpu, group;
+    int cuda;                  /* the devices are CUDA workers (else CPU workers) */
     enum veil_tp_force tp;
     uint8_t seed_tag;          /* the material seed's distinguishing byte */
     const char *env_placement; /* VEIL_PLACEMENT for the children, or NULL */
+    const char *env_kind;      /* VEIL_DEVICE_KIND for the children, or NULL */
     int expect_open_fail;      /* the open must fail with a message containing fail_says */
     const char *fail_says;
 };
 struct shared {
     double out[NPROC][MAXOUT][256];
     unsigned long long pinned[NPROC][MAXW], executed[NPROC][MAXW];
-    int placement[NPROC], devices[NPROC];
+    int placement[NPROC], devices[NPROC], kind[NPROC];
+    int no_cuda[NPROC]; /* a CUDA session's open was refused: StarPU has no CUDA worker */
+    int ncuda[NPROC];   /* StarPU's CUDA workers */
     double online_s[NPROC];
 };
 
@@ -58,6 +64,8 @@ static int child(const struct veil_harness_party *me, void *arg)
     setenv("STARPU_NCPU", ncpu, 1); /* before veil_party_open's starpu_init */
     if (ccfg->env_placement)
         setenv("VEIL_PLACEMENT", ccfg->env_placement, 1);
+    if (ccfg->env_kind)
+        setenv("VEIL_DEVICE_KIND", ccfg->env_kind, 1);
     /* the dealer's material from a fixed seed (same masks in every session of this seed_tag) */
     char seed[33];
     snprintf(seed, sizeof seed, "%02x5eed00000000000000000000000000", (unsigned)ccfg->seed_tag);
@@ -68,7 +76,14 @@ static int child(const struct veil_harness_party *me, void *arg)
     o.devices = ccfg->devices;
     o.group = ccfg->group;
     o.tp_split = ccfg->tp;
+    o.device_kind = ccfg->cuda ? VEIL_DEVICE_CUDA
+                    : ccfg->env_kind ? VEIL_DEVICE_AUTO /* the variable decides */
+                                     : VEIL_DEVICE_CPU;
     veil_party_t *pt = veil_party_open(cur->plan, &o);
+    if (!pt && ccfg->cuda && strstr(veil_last_error(), "no CUDA worker")) {
+        sh->no_cuda[me->id] = 1; /* no GPU (or no CUDA in StarPU): check_cuda's answer */
+        return 0;
+    }
     if (ccfg->expect_open_fail) {
         if (pt || !strstr(veil_last_error(), ccfg->fail_says)) {
             fprintf(stderr, "process %d: open should fail saying '%s', got: %s\n", me->id,
@@ -83,15 +98,22 @@ static int child(const struct veil_harness_party *me, void *arg)
         return 3;
     }
     enum veil_placement pl;
+    enum veil_device_kind kind;
     veil_party_placement(pt, &pl, &sh->devices[me->id]);
+    veil_party_device_kind(pt, &kind);
     sh->placement[me->id] = (int)pl;
+    sh->kind[me->id] = (int)kind;
+    sh->ncuda[me->id] = (int)starpu_worker_get_count_by_type(STARPU_CUDA_WORKER);
     starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-    const int nw = (int)starpu_worker_get_count();
+    /* the workers of the party's device kind, device d being ids[d] (veil_party_open's order) */
+    int ids[MAXW];
+    const int nw = (int)starpu_worker_get_ids_by_type(
+        kind == VEIL_DEVICE_CUDA ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER, ids, MAXW);
     unsigned long long before[MAXW] = {0};
-    for (int w = 0; w < nw && w < MAXW; w++) {
+    for (int d = 0; d < nw; d++) {
         struct starpu_profiling_worker_info info;
-        starpu_profiling_worker_get_info(w, &info); /* resets the worker's counters */
-        before[w] = veil_place_pinned(w);
+        starpu_profiling_worker_get_info(ids[d], &info); /* resets the worker's counters */
+        before[d] = veil_place_pinned(ids[d]);
     }
     double *outs[MAXOUT] = {NULL};
     for (size_t k = 0; k < veil_plan_output_count(cur->plan); k++)
@@ -104,11 +126,11 @@ static int child(const struct veil_harness_party *me, void *arg)
     struct veil_run_stats st;
     veil_party_last_stats(pt, &st);
     sh->online_s[me->id] = st.online_s;
-    for (int w = 0; w < nw && w < MAXW; w++) {
+    for (int d = 0; d < nw; d++) {
         struct starpu_profiling_worker_info info;
-        starpu_profiling_worker_get_info(w, &info);
-        sh->executed[me->id][w] = (unsigned long long)info.executed_tasks;
-        sh->pinned[me->id][w] = veil_place_pinned(w) - before[w];
+        starpu_profiling_worker_get_info(ids[d], &info);
+        sh->executed[me->id][d] = (unsigned long long)info.executed_tasks;
+        sh->pinned[me->id][d] = veil_place_pinned(ids[d]) - before[d];
     }
     veil_party_close(&pt);
     return code;
@@ -130,11 +152,55 @@ static const char *label(const struct cfg *c)
 {
     static char s[64];
     static const char *tp[] = {"", "/rows", "/columns", "/inner"};
-    snprintf(s, sizeof s, "%s%s x%d", veil_placement_name(c->placement), tp[c->tp], c->devices);
+    snprintf(s, sizeof s, "%s%s x%d%s", veil_placement_name(c->placement), tp[c->tp], c->devices,
+             c->cuda ? " cuda" : "");
     return s;
 }
 
 static struct shared *base; /* the single-device session's results */
+
+/* Runs one session of t under c and compares each party's outputs with base bit for bit; checks
+ * the placement and device count the parties report, and that every device ran exactly the tasks
+ * pinned to it (SINGLE: the first device only; the others: every device something). */
+static void check_session(struct veil_test_net *t, struct cfg *c)
+{
+    const veil_plan_t *p = t->plan;
+    if (session(c) != 0) {
+        VT_CHECK(0, "%s %s: the session failed", t->name, label(c));
+        return;
+    }
+    for (int q = 0; q < 2; q++) {
+        VT_CHECK(sh->placement[q] == (int)c->placement && sh->devices[q] == c->devices &&
+                     sh->kind[q] == (c->cuda ? VEIL_DEVICE_CUDA : VEIL_DEVICE_CPU),
+                 "%s %s: party %d runs %s over %d %s devices", t->name, label(c), q,
+                 veil_placement_name((enum veil_placement)sh->placement[q]), sh->devices[q],
+                 veil_device_kind_name((enum veil_device_kind)sh->kind[q]));
+        for (size_t k = 0; k < veil_plan_output_count(p); k++)
+            VT_CHECK(memcmp(sh->out[q][k], base->out[q][k],
+                            veil_plan_output_numel(p, k) * sizeof(double)) == 0,
+                     "%s %s: party %d output '%s' differs from the single-device plan", t->name,
+                     label(c), q, veil_plan_output_name(p, k));
+        unsigned long long total = 0;
+        for (int w = 0; w < c->devices; w++) {
+            VT_CHECK(sh->executed[q][w] == sh->pinned[q][w],
+                     "%s %s: party %d device %d ran %llu tasks, %llu were pinned to it", t->name,
+                     label(c), q, w, sh->executed[q][w], sh->pinned[q][w]);
+            total += sh->executed[q][w];
+            if (c->placement == VEIL_PLACEMENT_SINGLE)
+                VT_CHECK(w == 0 || sh->executed[q][w] == 0,
+                         "%s single x2: party %d device %d ran %llu tasks", t->name, q, w,
+                         sh->executed[q][w]);
+            else
+                VT_CHECK(sh->executed[q][w] > 0, "%s %s: party %d device %d ran nothing", t->name,
+                         label(c), q, w);
+        }
+        VT_CHECK(total > 0, "%s %s: party %d ran no task on its devices", t->name, label(c), q);
+        veil_test_log("%s %s: party %d tasks per device %llu %llu %llu (total %llu), online "
+                      "%.1f ms",
+                      t->name, label(c), q, sh->executed[q][0], sh->executed[q][1],
+                      sh->executed[q][2], total, 1e3 * sh->online_s[q]);
+    }
+}
 
 /* Runs t under every placement and compares each party's outputs with the single-device ones. */
 static void check_net(struct veil_test_net *t, int with_three)
@@ -164,41 +230,45 @@ static void check_net(struct veil_test_net *t, int with_three)
         {.placement = VEIL_PLACEMENT_DP, .devices = 3, .ncpu = 3},
     };
     const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]) - (with_three ? 0 : 1);
-    for (int c = 0; c < ncfg; c++) {
-        if (session(&cfgs[c]) != 0) {
-            VT_CHECK(0, "%s %s: the session failed", t->name, label(&cfgs[c]));
-            continue;
-        }
-        for (int q = 0; q < 2; q++) {
-            VT_CHECK(sh->placement[q] == (int)cfgs[c].placement &&
-                         sh->devices[q] == cfgs[c].devices,
-                     "%s %s: party %d runs %s over %d", t->name, label(&cfgs[c]), q,
-                     veil_placement_name((enum veil_placement)sh->placement[q]), sh->devices[q]);
-            for (size_t k = 0; k < veil_plan_output_count(p); k++)
-                VT_CHECK(memcmp(sh->out[q][k], base->out[q][k],
-                                veil_plan_output_numel(p, k) * sizeof(double)) == 0,
-                         "%s %s: party %d output '%s' differs from the single-device plan", t->name,
-                         label(&cfgs[c]), q, veil_plan_output_name(p, k));
-            unsigned long long total = 0;
-            for (int w = 0; w < cfgs[c].devices; w++) {
-                VT_CHECK(sh->executed[q][w] == sh->pinned[q][w],
-                         "%s %s: party %d worker %d ran %llu tasks, %llu were pinned to it",
-                         t->name, label(&cfgs[c]), q, w, sh->executed[q][w], sh->pinned[q][w]);
-                total += sh->executed[q][w];
-                if (cfgs[c].placement == VEIL_PLACEMENT_SINGLE)
-                    VT_CHECK(w == 0 || sh->executed[q][w] == 0,
-                             "%s single x2: party %d worker %d ran %llu tasks", t->name, q, w,
-                             sh->executed[q][w]);
-                else
-                    VT_CHECK(sh->executed[q][w] > 0, "%s %s: party %d device %d ran nothing",
-                             t->name, label(&cfgs[c]), q, w);
-            }
-            veil_test_log("%s %s: party %d tasks per worker %llu %llu %llu (total %llu), online "
-                          "%.1f ms",
-                          t->name, label(&cfgs[c]), q, sh->executed[q][0], sh->executed[q][1],
-                          sh->executed[q][2], total, 1e3 * sh->online_s[q]);
+    for (int c = 0; c < ncfg; c++)
+        check_session(t, &cfgs[c]);
+}
+
+/* The same network on CUDA devices (a GPU host with a CUDA-enabled StarPU): SINGLE on one GPU,
+ * and DP, TP and HYBRID over two when the party has two, bit-identical to the CPU single-device
+ * plan of base; the material expansion stays on CPU workers (not pinned). Without a CUDA worker
+ * the CUDA session must be refused at open saying so, and the GPU checks are skipped (logged). */
+static int have_cuda = -1; /* unknown until the first CUDA session */
+static void check_cuda(struct veil_test_net *t)
+{
+    cur = t;
+    if (have_cuda == 0)
+        return;
+    struct cfg one = {.placement = VEIL_PLACEMENT_SINGLE, .devices = 1, .ncpu = 1, .cuda = 1};
+    if (have_cuda < 0) {
+        VT_CHECK(session(&one) == 0, "%s single x1 cuda: the session failed", t->name);
+        int refused = 0;
+        for (int q = 0; q < NPROC; q++)
+            refused += sh->no_cuda[q];
+        VT_CHECK(refused == 0 || refused == NPROC,
+                 "%s: %d of %d processes were refused CUDA devices", t->name, refused, NPROC);
+        have_cuda = refused == 0;
+        if (!have_cuda) {
+            veil_test_log("no CUDA worker: every process refused CUDA devices; GPU placement "
+                          "checks skipped");
+            return;
         }
     }
+    check_session(t, &one);
+    if (sh->ncuda[0] < 2 || sh->ncuda[1] < 2)
+        return;
+    struct cfg two[] = {
+        {.placement = VEIL_PLACEMENT_DP, .devices = 2, .ncpu = 1, .cuda = 1},
+        {.placement = VEIL_PLACEMENT_TP, .devices = 2, .ncpu = 1, .cuda = 1},
+        {.placement = VEIL_PLACEMENT_HYBRID, .devices = 2, .ncpu = 1, .cuda = 1},
+    };
+    for (size_t c = 0; c < sizeof two / sizeof two[0]; c++)
+        check_session(t, &two[c]);
 }
 
 /* Two single-device sessions with the same seeds agree bit for bit; one with other seeds differs
@@ -285,6 +355,7 @@ static void check_model(void)
 static void check_bad(struct veil_test_net *t)
 {
     enum veil_placement pl;
+    enum veil_device_kind kind;
     VT_CHECK(veil_placement_parse("diagonal", &pl) == VEIL_ERR_INVAL &&
                  strstr(veil_last_error(), "auto, single, dp, pp, tp or hybrid"),
              "unknown name: %s", veil_last_error());
@@ -295,14 +366,26 @@ static void check_bad(struct veil_test_net *t)
                        .devices = 3,
                        .ncpu = 2,
                        .expect_open_fail = 1,
-                       .fail_says = "StarPU has 2 workers"};
+                       .fail_says = "StarPU has 2 CPU workers"};
     VT_CHECK(session(&many) == 0, "3 devices on 2 workers was not refused as expected");
+    VT_CHECK(veil_device_kind_parse("tpu", &kind) == VEIL_ERR_INVAL &&
+                 strstr(veil_last_error(), "auto, cpu or cuda"),
+             "unknown device kind: %s", veil_last_error());
+    VT_CHECK(veil_device_kind_parse("CUDA", &kind) == VEIL_OK && kind == VEIL_DEVICE_CUDA &&
+                 strcmp(veil_device_kind_name(kind), "cuda") == 0,
+             "parse cuda");
     struct cfg name = {.placement = VEIL_PLACEMENT_AUTO,
                        .ncpu = 1,
                        .env_placement = "diagonal",
                        .expect_open_fail = 1,
                        .fail_says = "VEIL_PLACEMENT"};
     VT_CHECK(session(&name) == 0, "VEIL_PLACEMENT=diagonal was not refused as expected");
+    struct cfg kname = {.placement = VEIL_PLACEMENT_SINGLE,
+                        .ncpu = 1,
+                        .env_kind = "tpu",
+                        .expect_open_fail = 1,
+                        .fail_says = "VEIL_DEVICE_KIND"};
+    VT_CHECK(session(&kname) == 0, "VEIL_DEVICE_KIND=tpu was not refused as expected");
 }
 
 int main(void)
@@ -322,8 +405,10 @@ int main(void)
         return veil_test_status();
     check_bad(&nets[0]);
     check_control(&nets[0]);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         check_net(&nets[i], i == 1);
+        check_cuda(&nets[i]); /* against the base check_net left */
+    }
     for (int i = 0; i < 3; i++)
         veil_test_net_free(&nets[i]);
     free(base);

@@ -353,6 +353,22 @@ enum veil_tp_force {
     VEIL_TP_FORCE_COUNT
 };
 
+/** Which StarPU workers are a party's devices. AUTO: the CUDA workers when StarPU has any (a
+ * CUDA-enabled StarPU on a GPU host), else the CPU workers. CUDA with no CUDA worker is refused
+ * at open. Every protocol codelet has a CUDA body; the dealer's material expansion (AES-CTR from
+ * OpenSSL's libcrypto) stays on CPU workers, and StarPU moves its output to the GPU that reads it. */
+enum veil_device_kind {
+    VEIL_DEVICE_AUTO,
+    VEIL_DEVICE_CPU,
+    VEIL_DEVICE_CUDA,
+    VEIL_DEVICE_COUNT
+};
+
+/** "auto", "cpu", "cuda" (NULL for a value out of range). */
+const char *veil_device_kind_name(enum veil_device_kind k);
+/** Parses one of those names (case-insensitive) into *out. VEIL_ERR_INVAL naming the choices. */
+int veil_device_kind_parse(const char *name, enum veil_device_kind *out);
+
 /** "auto", "single", "dp", "pp", "tp", "hybrid" (NULL for a value out of range). */
 const char *veil_placement_name(enum veil_placement p);
 /** Parses one of those names (case-insensitive) into *out. VEIL_ERR_INVAL naming the choices. */
@@ -383,10 +399,13 @@ struct veil_party_options {
     /* Placement (see enum veil_placement). When placement is AUTO and the environment has
      * VEIL_PLACEMENT (a name above) or VEIL_DEVICES (a count), those are used. When nothing is
      * asked (AUTO, devices 0, neither variable set), no task is pinned: StarPU's scheduler
-     * places every task. The devices are CPU workers (an accelerator is refused). */
+     * places every task. The devices are the workers of device_kind. */
     enum veil_placement placement;
-    int devices;              /* devices to use: the first `devices` StarPU workers; 0: all;
-                                 more than StarPU has is refused at open */
+    int devices;              /* devices to use: the first `devices` StarPU workers of
+                                 device_kind; 0: all of them; more than StarPU has is refused at
+                                 open */
+    enum veil_device_kind device_kind; /* AUTO: the environment's VEIL_DEVICE_KIND (auto, cpu,
+                                          cuda) if set, else CUDA workers when there are any */
     int group;                /* HYBRID: devices per tensor-parallel group; 0: all of them */
     enum veil_tp_force tp_split; /* TP: force every product's split (tests, experiments) */
 };
@@ -406,6 +425,8 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
 /** The placement the party runs with (AUTO resolved) and its device count. VEIL_ERR_INVAL for
  * NULL arguments. The dealer computes nothing: SINGLE over its devices. */
 int veil_party_placement(const veil_party_t *me, enum veil_placement *placement, int *devices);
+/** The kind of the party's devices (AUTO resolved: CPU or CUDA). VEIL_ERR_INVAL for NULL. */
+int veil_party_device_kind(const veil_party_t *me, enum veil_device_kind *kind);
 /** Closes the session and shuts StarPU down; NULL-safe; sets *me to NULL. Returns VEIL_OK when
  * the session ended cleanly, else its error (a run of this process failed, or a peer aborted or
  * was lost, also while closing; veil_last_error() says which): the dealer, whose work may be done
