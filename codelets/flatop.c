@@ -2,7 +2,7 @@
  * flatop.c — codelet, perf model and submit helper of the flat relayout operations (contract in
  * flatop_internal.h). The handle lists can be long (one handle per tile), so the codelet has
  * STARPU_VARIABLE_NBUFFERS and the task carries its handles in dyn_handles. CPU body in
- * cpu/flatop.c.
+ * cpu/flatop.c, CUDA body in cuda/flatop.cu (registered with VEIL_USE_CUDA).
  */
 #include "config.h"
 
@@ -11,6 +11,7 @@
 #include "base/base_internal.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
+#include "codelets/cuda/cuda_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,10 @@ static struct starpu_perfmodel flatop_model = {
 struct starpu_codelet veil_flatop_cl = {
     .cpu_funcs = {veil_flatop_cpu},
     .cpu_funcs_name = {"veil_flatop_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_flatop_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &flatop_model,
     .name = "veil_flatop",

@@ -1,9 +1,9 @@
 /*
  * beaver_internal.h — what the Beaver-family protocol files (beaver.c, matmul.c, conv.c,
- * trunc.c, wstat.c) share: three local kernels as StarPU tasks on vector handles (a batched
- * strided GEMM, an axis swap, the truncation protocol's final local step; beaver_kernels.c) and the
- * secure matrix product and convolution on already-validated tensors (matmul.c, conv.c), with
- * the hooks the weight-stationary forms need (a _WS item, a kept E).
+ * trunc.c, wstat.c) share: four local kernels as StarPU tasks on vector handles (a batched
+ * strided GEMM, a block sum, an axis swap, the truncation protocol's final local step;
+ * beaver_kernels.c) and the secure matrix product and convolution on already-validated tensors
+ * (matmul.c, conv.c), with the hooks the weight-stationary forms need (a _WS item, a kept E).
  */
 #ifndef VEIL_TASKS_BEAVER_INTERNAL_H
 #define VEIL_TASKS_BEAVER_INTERNAL_H
@@ -73,6 +73,17 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
 int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
                            starpu_data_handle_t r63, starpu_data_handle_t out, unsigned f,
                            int party0, int priority);
+
+/**
+ * The codelets behind the four kernels above (CPU bodies in beaver_kernels.c, CUDA bodies in
+ * cuda/beaver_kernels.cu), visible so that tests can run one body on one architecture. Buffers
+ * and arguments as the submit helpers pack them: bgemm (C written) and bgemm_acc (C read and
+ * written): A, B, C and a struct veil_bgemm_args by value; block_sum: out, base, then the parts,
+ * a raw struct veil_block_sum_args as cl_arg (STARPU_VARIABLE_NBUFFERS); swap_axes: in, out and
+ * size_t p[4] by value; trunc_finish: copen, r_hi, r_63, out, then unsigned f and int party0.
+ */
+extern struct starpu_codelet veil_bgemm_cl, veil_bgemm_acc_cl, veil_block_sum_cl, veil_swap_axes_cl,
+    veil_trunc_finish_cl;
 
 /**
  * Secure z = x . y (x a x b, y b x c, one handle each) with one MATMUL triple: validated

@@ -4,7 +4,10 @@
  * protocol tensors are vector handles, veil_task_gemm wants matrix handles; convolution needs one
  * product per image over slices of one handle), an axis swap (regrouping images for the
  * convolution's backward products, transposes) and the truncation protocol's fused local step
- * (seven elementwise tasks otherwise). Codelet, perf model and CPU body of each are here.
+ * (seven elementwise tasks otherwise), and the block sum that puts a product split over devices
+ * back together. Codelet, perf model and CPU body of each are here; the CUDA bodies are in
+ * cuda/beaver_kernels.cu (registered with VEIL_USE_CUDA), the truncation's element math in
+ * trunc_common.h.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -12,6 +15,8 @@
 #include "codelets/codelets_internal.h"
 #include "codelets/gemm_internal.h"
 #include "tasks/beaver_internal.h"
+#include "tasks/cuda/beaver_cuda_internal.h"
+#include "tasks/trunc_common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,16 +50,24 @@ static size_t bgemm_size_base(struct starpu_task *task, unsigned nimpl)
 static struct starpu_perfmodel bgemm_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_bgemm", .size_base = bgemm_size_base};
 
-static struct starpu_codelet bgemm_w_cl = {
+struct starpu_codelet veil_bgemm_cl = {
     .cpu_funcs = {bgemm_cpu},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_bgemm_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &bgemm_model,
     .name = "veil_bgemm",
 };
 
-static struct starpu_codelet bgemm_rw_cl = {
+struct starpu_codelet veil_bgemm_acc_cl = {
     .cpu_funcs = {bgemm_cpu},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_bgemm_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_RW},
     .model = &bgemm_model,
@@ -92,9 +105,9 @@ int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_
                           "bgemm: operands of %zu, %zu, %zu elements do not hold "
                           "%zu products of %zu x %zu by %zu x %zu",
                           na, nb, nc, g->batch, g->m, g->k, g->k, g->n);
-    rc = starpu_task_insert(g->accumulate ? &bgemm_rw_cl : &bgemm_w_cl, STARPU_R, a, STARPU_R, b,
-                            g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g, sizeof *g,
-                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+    rc = starpu_task_insert(g->accumulate ? &veil_bgemm_acc_cl : &veil_bgemm_cl, STARPU_R, a,
+                            STARPU_R, b, g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g,
+                            sizeof *g, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(c), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
@@ -125,8 +138,12 @@ static void block_sum_cpu(void *buffers[], void *cl_arg)
 static struct starpu_perfmodel block_sum_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_block_sum", .size_base = veil_codelet_size_base};
 
-static struct starpu_codelet block_sum_cl = {
+struct starpu_codelet veil_block_sum_cl = {
     .cpu_funcs = {block_sum_cpu},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_block_sum_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &block_sum_model,
     .name = "veil_block_sum",
@@ -165,10 +182,9 @@ int veil_task_block_sum(starpu_data_handle_t base, const starpu_data_handle_t *p
     if (!copy)
         return veil_error(VEIL_ERR_NOMEM, "block_sum: out of memory");
     *copy = *args;
-    rc = starpu_task_insert(&block_sum_cl, STARPU_DATA_MODE_ARRAY, d, args->nparts + 2,
+    rc = starpu_task_insert(&veil_block_sum_cl, STARPU_DATA_MODE_ARRAY, d, args->nparts + 2,
                             STARPU_CL_ARGS, copy, sizeof *copy, STARPU_PRIORITY, priority,
-                            STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK,
-                            0);
+                            STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0) /* copy belongs to the task now (STARPU_CL_ARGS): not freed here */
         return veil_error(VEIL_ERR_STARPU, "block_sum: starpu_task_insert failed (%s)",
                           strerror(-rc));
@@ -206,8 +222,12 @@ static void swap_cpu(void *buffers[], void *cl_arg)
 static struct starpu_perfmodel swap_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_swap_axes", .size_base = veil_codelet_size_base};
 
-static struct starpu_codelet swap_cl = {
+struct starpu_codelet veil_swap_axes_cl = {
     .cpu_funcs = {swap_cpu},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_swap_axes_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &swap_model,
@@ -229,8 +249,8 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
                           "swap_axes: %zu and %zu elements for a %zu x %zu x %zu "
                           "x %zu tensor (distinct handles)",
                           ni, no, p[0], p[1], p[2], p[3]);
-    rc = starpu_task_insert(&swap_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s, sizeof s,
-                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+    rc = starpu_task_insert(&veil_swap_axes_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s,
+                            sizeof s, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "swap_axes: starpu_task_insert failed (%s)",
@@ -239,8 +259,6 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
 }
 
 /* ---- truncation's local step -------------------------------------------------------------- */
-
-#define TRUNC_OFFSET (UINT64_C(1) << 62)
 
 static void trunc_finish_cpu(void *buffers[], void *cl_arg)
 {
@@ -252,21 +270,21 @@ static void trunc_finish_cpu(void *buffers[], void *cl_arg)
     const uint64_t *r63 = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
     uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
     const size_t n = STARPU_VECTOR_GET_NX(buffers[3]);
-    const uint64_t p0 = party0 ? UINT64_MAX : 0, off = TRUNC_OFFSET >> f;
-    const unsigned up = 64 - f;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t ci = c[i] + TRUNC_OFFSET;
-        uint64_t wrap = ((~ci) >> 63) * r63[i];
-        out[i] = (((ci >> f) - off) & p0) - rhi[i] + (wrap << up);
-    }
+    const uint64_t p0 = party0 ? UINT64_MAX : 0;
+    for (size_t i = 0; i < n; i++)
+        out[i] = veil_trunc_finish_elem(c[i], rhi[i], r63[i], f, p0);
 }
 
 static struct starpu_perfmodel trunc_model = {.type = STARPU_HISTORY_BASED,
                                               .symbol = "veil_trunc_finish",
                                               .size_base = veil_codelet_size_base};
 
-static struct starpu_codelet trunc_cl = {
+struct starpu_codelet veil_trunc_finish_cl = {
     .cpu_funcs = {trunc_finish_cpu},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_trunc_finish_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
     .model = &trunc_model,
@@ -289,9 +307,9 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
                           n3);
     if (f < 1 || f > 62)
         return veil_error(VEIL_ERR_INVAL, "trunc: f = %u, use 1 to 62", f);
-    rc = starpu_task_insert(&trunc_cl, STARPU_R, copen, STARPU_R, rhi, STARPU_R, r63, STARPU_W, out,
-                            STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0, sizeof party0,
-                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+    rc = starpu_task_insert(&veil_trunc_finish_cl, STARPU_R, copen, STARPU_R, rhi, STARPU_R, r63,
+                            STARPU_W, out, STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0,
+                            sizeof party0, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(out), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));

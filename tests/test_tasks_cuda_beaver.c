@@ -1,5 +1,574 @@
-/* PLACEHOLDER: tests the CUDA bodies of the beaver codelets against their CPU bodies. */
+/* Tests the CUDA bodies of the Beaver-family codelets (tasks/beaver_kernels.c) and of the flat
+ * relayout codelet (codelets/flatop.c) against their CPU bodies and a plain-loop oracle, bit for
+ * bit: the batched GEMM (all transposes, padded leading dimensions, offsets, batch strides
+ * including 0, overwrite and accumulate, sc == 0 summing the batch; first on the integer kernel
+ * (no cuBLAS handle), then on the limb split after starpu_cublas_init), the block sum (one to
+ * VEIL_BLOCK_MAX overlapping parts), the axis swap (p3 == 1 and p3 > 1), the truncation's local
+ * step (f = 1, 16, 62, party0 0 and 1, ring edge values) and every flat relayout kind on one and
+ * several tiles per side, with and without constants (row sums and folds with few and with many
+ * terms per output word: both kernels). Sizes cross warp, block and GEMM tile boundaries. Each
+ * task runs on a copy of the codelet restricted to one architecture (where = STARPU_CUDA, then
+ * STARPU_CPU). Skips (77) when Veil was built without VEIL_USE_CUDA or StarPU finds no CUDA
+ * worker. */
+#include "config.h"
+
+#include "codelets/flatop_internal.h"
+#include "tasks/beaver_internal.h"
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef VEIL_USE_CUDA
+#include <starpu_cublas_v2.h>
+
+static const uint32_t arch[2] = {STARPU_CUDA, STARPU_CPU};
+static const char *const arch_name[2] = {"CUDA", "CPU"};
+static const char *gemm_path = "integer"; /* which CUDA GEMM the bgemm body takes now */
+
+/* Arguments of one task: up to two STARPU_VALUE items, or a raw cl_arg block (copied to the heap
+ * and freed by StarPU). */
+struct targs {
+    const void *v[2];
+    size_t size[2];
+    int nv;
+    const void *raw;
+    size_t raw_size;
+};
+
+/* Runs one task of a copy of orig restricted to where on the handles of d[0..nd) and waits. */
+static void run(const struct starpu_codelet *orig, uint32_t where, struct starpu_data_descr *d,
+                int nd, const struct targs *t)
+{
+    struct starpu_codelet cl = *orig;
+    int rc;
+    cl.where = where;
+    cl.model = NULL;
+    if (t->raw != NULL) {
+        void *copy = malloc(t->raw_size);
+        if (copy == NULL) {
+            VT_CHECK(0, "out of memory");
+            return;
+        }
+        memcpy(copy, t->raw, t->raw_size);
+        rc = starpu_task_insert(&cl, STARPU_DATA_MODE_ARRAY, d, nd, STARPU_CL_ARGS, copy,
+                                t->raw_size, 0);
+    } else if (t->nv == 2) {
+        rc = starpu_task_insert(&cl, STARPU_DATA_MODE_ARRAY, d, nd, STARPU_VALUE, t->v[0],
+                                t->size[0], STARPU_VALUE, t->v[1], t->size[1], 0);
+    } else {
+        rc = starpu_task_insert(&cl, STARPU_DATA_MODE_ARRAY, d, nd, STARPU_VALUE, t->v[0],
+                                t->size[0], 0);
+    }
+    VT_CHECK(rc == 0, "task %s on %s: submit %d", orig->name, where == STARPU_CUDA ? "CUDA" : "CPU",
+             rc);
+    starpu_task_wait_for_all();
+}
+
+static struct starpu_data_descr vec(uint64_t *p, size_t n, enum starpu_data_access_mode mode)
+{
+    struct starpu_data_descr d;
+    starpu_vector_data_register(&d.handle, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
+    d.mode = mode;
+    return d;
+}
+
+static void unregister_all(struct starpu_data_descr *d, int nd)
+{
+    for (int i = 0; i < nd; i++)
+        starpu_data_unregister(d[i].handle);
+}
+
+/* Words of rows x cols at row pitch ld starting at offset o, repeated batch times at stride s. */
+static size_t span(size_t rows, size_t cols, size_t ld, size_t o, size_t batch, size_t s)
+{
+    return o + (batch - 1) * s + (rows - 1) * ld + cols;
+}
+
+/* ---- batched GEMM ------------------------------------------------------------------------- */
+
+static void bgemm_oracle(const struct veil_bgemm_args *g, const uint64_t *a, const uint64_t *b,
+                         uint64_t *c)
+{
+    const size_t lda = g->lda ? g->lda : g->trans_a ? g->m : g->k;
+    const size_t ldb = g->ldb ? g->ldb : g->trans_b ? g->k : g->n;
+    for (size_t i = 0; i < g->batch; i++) {
+        const uint64_t *ai = a + g->oa + i * g->sa, *bi = b + g->ob + i * g->sb;
+        uint64_t *ci = c + i * g->sc;
+        int acc = g->accumulate || (g->sc == 0 && i > 0);
+        for (size_t r = 0; r < g->m; r++)
+            for (size_t col = 0; col < g->n; col++) {
+                uint64_t s = 0;
+                for (size_t p = 0; p < g->k; p++)
+                    s += (g->trans_a ? ai[p * lda + r] : ai[r * lda + p]) *
+                         (g->trans_b ? bi[col * ldb + p] : bi[p * ldb + col]);
+                ci[r * g->n + col] = acc ? ci[r * g->n + col] + s : s;
+            }
+    }
+}
+
+/* One product configuration: pad > 0 pads the rows of A and B (ld = cols + pad), else dense
+ * (ld 0); gap separates the batch's operands; sc_mode 0: C's sum the batch into one (sc == 0),
+ * 1: dense C's, 2: C's with gaps (accumulate only: a written C leaves gaps undefined). */
+static void check_bgemm(size_t m, size_t n, size_t k, size_t batch, int ta, int tb, int acc,
+                        size_t pad, size_t oa, size_t ob, int shared_a, int shared_b, int sc_mode,
+                        uint64_t tag)
+{
+    struct veil_bgemm_args g;
+    memset(&g, 0, sizeof g);
+    g.m = m, g.n = n, g.k = k, g.trans_a = ta, g.trans_b = tb, g.accumulate = acc;
+    g.batch = batch, g.oa = oa, g.ob = ob;
+    const size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    g.lda = pad ? ac + pad : 0;
+    g.ldb = pad ? bc + pad : 0;
+    const size_t lda = g.lda ? g.lda : ac, ldb = g.ldb ? g.ldb : bc;
+    g.sa = shared_a ? 0 : ar * lda + 5;
+    g.sb = shared_b ? 0 : br * ldb + 1;
+    g.sc = sc_mode == 0 ? 0 : sc_mode == 1 ? m * n : m * n + 3;
+    const size_t na = span(ar, ac, lda, oa, batch, g.sa), nb = span(br, bc, ldb, ob, batch, g.sb);
+    const size_t nc = span(m, n, n, 0, batch, g.sc);
+    uint64_t *a = malloc(na * 8), *b = malloc(nb * 8), *c0 = malloc(nc * 8), *c = malloc(nc * 8);
+    uint64_t *want = malloc(nc * 8);
+    if (!a || !b || !c0 || !c || !want) {
+        VT_CHECK(0, "out of memory");
+        goto done;
+    }
+    veil_test_random(tag * 4 + 1, a, na);
+    veil_test_random(tag * 4 + 2, b, nb);
+    veil_test_mix_edges(a, b, na < nb ? na : nb);
+    veil_test_random(tag * 4 + 3, c0, nc);
+    memcpy(want, c0, nc * 8);
+    bgemm_oracle(&g, a, b, want);
+    for (int w = 0; w < 2; w++) {
+        struct starpu_data_descr d[3];
+        memcpy(c, c0, nc * 8);
+        d[0] = vec(a, na, STARPU_R);
+        d[1] = vec(b, nb, STARPU_R);
+        d[2] = vec(c, nc, acc ? STARPU_RW : STARPU_W);
+        struct targs t = {.v = {&g}, .size = {sizeof g}, .nv = 1};
+        run(acc ? &veil_bgemm_acc_cl : &veil_bgemm_cl, arch[w], d, 3, &t);
+        unregister_all(d, 3);
+        char what[160];
+        snprintf(what, sizeof what,
+                 "bgemm %zux%zux%zu batch %zu ta %d tb %d acc %d pad %zu o %zu/%zu sa %zu sb %zu "
+                 "sc %zu (%s%s%s)",
+                 m, n, k, batch, ta, tb, acc, pad, oa, ob, g.sa, g.sb, g.sc, arch_name[w],
+                 w == 0 ? ", " : "", w == 0 ? gemm_path : "");
+        veil_test_compare_u64(what, c, want, nc);
+    }
+done:
+    free(a), free(b), free(c0), free(c), free(want);
+}
+
+static void check_bgemm_all(void)
+{
+    uint64_t tag = 1;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int acc = 0; acc < 2; acc++) {
+                /* crossing the integer kernel's 16 x 16 tiles, padded rows, offsets */
+                check_bgemm(17, 33, 19, 3, ta, tb, acc, 2, 5, 3, 0, 0, acc ? 2 : 1, tag++);
+                /* the batch summed into one C */
+                check_bgemm(17, 33, 19, 3, ta, tb, acc, 1, 0, 7, 0, 0, 0, tag++);
+            }
+    /* dense operands, one product; shared A (a weight against a batch of images) and shared B */
+    check_bgemm(16, 16, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, tag++);
+    check_bgemm(1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 2, tag++);
+    check_bgemm(8, 65, 27, 4, 0, 0, 0, 0, 0, 0, 1, 0, 1, tag++);
+    check_bgemm(31, 9, 40, 5, 1, 0, 1, 3, 2, 0, 0, 1, 0, tag++);
+    check_bgemm(64, 100, 300, 2, 0, 1, 0, 0, 11, 0, 0, 0, 1, tag++);
+}
+
+/* ---- block sum ---------------------------------------------------------------------------- */
+
+static void check_block_sum(size_t B, size_t R, size_t C, const struct veil_block *blk, int nparts,
+                            uint64_t tag)
+{
+    struct veil_block_sum_args args;
+    memset(&args, 0, sizeof args);
+    args.B = B, args.R = R, args.C = C, args.nparts = nparts;
+    const size_t total = B * R * C;
+    uint64_t *base = malloc(total * 8), *out = malloc(total * 8), *want = malloc(total * 8);
+    uint64_t *part[VEIL_BLOCK_MAX] = {NULL};
+    int ok = base && out && want;
+    for (int p = 0; p < nparts; p++) {
+        args.blk[p] = blk[p];
+        part[p] = malloc(blk[p].nb * blk[p].nr * blk[p].nc * 8);
+        ok = ok && part[p];
+    }
+    if (!ok) {
+        VT_CHECK(0, "out of memory");
+        goto done;
+    }
+    veil_test_random(tag * 64, base, total);
+    veil_test_mix_edges(base, NULL, total);
+    memcpy(want, base, total * 8);
+    for (int p = 0; p < nparts; p++) {
+        const struct veil_block *k = &blk[p];
+        veil_test_random(tag * 64 + 1 + (uint64_t)p, part[p], k->nb * k->nr * k->nc);
+        veil_test_mix_edges(part[p], NULL, k->nb * k->nr * k->nc);
+        for (size_t b = 0; b < k->nb; b++)
+            for (size_t r = 0; r < k->nr; r++)
+                for (size_t c = 0; c < k->nc; c++)
+                    want[((k->b0 + b) * R + k->r0 + r) * C + k->c0 + c] +=
+                        part[p][(b * k->nr + r) * k->nc + c];
+    }
+    for (int w = 0; w < 2; w++) {
+        struct starpu_data_descr d[VEIL_BLOCK_MAX + 2];
+        memset(out, 0xa5, total * 8);
+        d[0] = vec(out, total, STARPU_W);
+        d[1] = vec(base, total, STARPU_R);
+        for (int p = 0; p < nparts; p++)
+            d[2 + p] = vec(part[p], blk[p].nb * blk[p].nr * blk[p].nc, STARPU_R);
+        struct targs t = {.raw = &args, .raw_size = sizeof args};
+        run(&veil_block_sum_cl, arch[w], d, nparts + 2, &t);
+        unregister_all(d, nparts + 2);
+        char what[96];
+        snprintf(what, sizeof what, "block_sum %zux%zux%zu, %d parts (%s)", B, R, C, nparts,
+                 arch_name[w]);
+        veil_test_compare_u64(what, out, want, total);
+    }
+done:
+    free(base), free(out), free(want);
+    for (int p = 0; p < nparts; p++)
+        free(part[p]);
+}
+
+static void check_block_sum_all(void)
+{
+    /* a full-size part (an inner-dimension split), a block, a corner word and a block
+     * overlapping the second */
+    static const struct veil_block four[] = {
+        {0, 3, 0, 37, 0, 41}, {1, 2, 5, 20, 3, 33}, {2, 1, 36, 1, 40, 1}, {1, 1, 10, 10, 10, 10}};
+    check_block_sum(3, 37, 41, four, 4, 1);
+    static const struct veil_block one[] = {{0, 1, 0, 1, 0, 1}};
+    check_block_sum(1, 1, 1, one, 1, 2);
+    check_block_sum(3, 37, 41, four + 1, 1, 3);
+    /* VEIL_BLOCK_MAX parts: a 4 x 8 grid of row x column blocks of a 2 x 64 x 96 output, every
+     * other one covering its right neighbour too */
+    struct veil_block grid[VEIL_BLOCK_MAX];
+    for (int p = 0; p < VEIL_BLOCK_MAX; p++) {
+        size_t i = (size_t)p / 8, j = (size_t)p % 8;
+        grid[p] = (struct veil_block){0, 2, i * 16, 16, j * 12, p % 2 == 0 && j < 7 ? 24 : 12};
+    }
+    check_block_sum(2, 64, 96, grid, VEIL_BLOCK_MAX, 4);
+}
+
+/* ---- axis swap ---------------------------------------------------------------------------- */
+
+static void check_swap(size_t p0, size_t p1, size_t p2, size_t p3, uint64_t tag)
+{
+    const size_t p[4] = {p0, p1, p2, p3}, n = p0 * p1 * p2 * p3;
+    uint64_t *in = malloc(n * 8), *out = malloc(n * 8), *want = malloc(n * 8);
+    if (!in || !out || !want) {
+        VT_CHECK(0, "out of memory");
+        goto done;
+    }
+    veil_test_random(tag, in, n);
+    veil_test_mix_edges(in, NULL, n);
+    for (size_t i0 = 0; i0 < p0; i0++)
+        for (size_t i1 = 0; i1 < p1; i1++)
+            for (size_t i2 = 0; i2 < p2; i2++)
+                for (size_t i3 = 0; i3 < p3; i3++)
+                    want[((i0 * p2 + i2) * p1 + i1) * p3 + i3] =
+                        in[((i0 * p1 + i1) * p2 + i2) * p3 + i3];
+    for (int w = 0; w < 2; w++) {
+        struct starpu_data_descr d[2];
+        memset(out, 0xa5, n * 8);
+        d[0] = vec(in, n, STARPU_R);
+        d[1] = vec(out, n, STARPU_W);
+        struct targs t = {.v = {p}, .size = {sizeof p}, .nv = 1};
+        run(&veil_swap_axes_cl, arch[w], d, 2, &t);
+        unregister_all(d, 2);
+        char what[96];
+        snprintf(what, sizeof what, "swap_axes %zux%zux%zux%zu (%s)", p0, p1, p2, p3, arch_name[w]);
+        veil_test_compare_u64(what, out, want, n);
+    }
+done:
+    free(in), free(out), free(want);
+}
+
+static void check_swap_all(void)
+{
+    check_swap(1, 1, 1, 1, 1);
+    check_swap(1, 33, 70, 1, 2);   /* a transpose */
+    check_swap(3, 5, 7, 1, 3);     /* a batched transpose */
+    check_swap(1, 300, 129, 1, 4); /* more words than one grid pass of small blocks */
+    check_swap(2, 3, 4, 5, 5);
+    check_swap(4, 17, 9, 32, 6); /* (b, oc, hw) regroupings */
+    check_swap(2, 64, 1, 3, 7);
+    check_swap(5, 1, 8, 33, 8);
+}
+
+/* ---- truncation's local step -------------------------------------------------------------- */
+
+static void check_trunc(size_t n, unsigned f, int party0, uint64_t tag)
+{
+    uint64_t *c = malloc(n * 8), *rhi = malloc(n * 8), *r63 = malloc(n * 8);
+    uint64_t *out = malloc(n * 8), *want = malloc(n * 8);
+    if (!c || !rhi || !r63 || !out || !want) {
+        VT_CHECK(0, "out of memory");
+        goto done;
+    }
+    veil_test_random(tag * 3, c, n);
+    veil_test_random(tag * 3 + 1, rhi, n);
+    veil_test_random(tag * 3 + 2, r63, n);
+    veil_test_mix_edges(c, r63, n);
+    veil_test_mix_edges(rhi, NULL, n);
+    /* the contract of veil_task_trunc_finish, written out independently of trunc_common.h */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t cc = c[i] + (UINT64_C(1) << 62);
+        uint64_t top = party0 ? (cc >> f) - (UINT64_C(1) << (62 - f)) : 0;
+        uint64_t wrap = (1 - (cc >> 63)) * r63[i];
+        want[i] = top - rhi[i] + (wrap << (64 - f));
+    }
+    for (int w = 0; w < 2; w++) {
+        struct starpu_data_descr d[4];
+        memset(out, 0xa5, n * 8);
+        d[0] = vec(c, n, STARPU_R);
+        d[1] = vec(rhi, n, STARPU_R);
+        d[2] = vec(r63, n, STARPU_R);
+        d[3] = vec(out, n, STARPU_W);
+        struct targs t = {.v = {&f, &party0}, .size = {sizeof f, sizeof party0}, .nv = 2};
+        run(&veil_trunc_finish_cl, arch[w], d, 4, &t);
+        unregister_all(d, 4);
+        char what[96];
+        snprintf(what, sizeof what, "trunc_finish n=%zu f=%u party0=%d (%s)", n, f, party0,
+                 arch_name[w]);
+        veil_test_compare_u64(what, out, want, n);
+    }
+done:
+    free(c), free(rhi), free(r63), free(out), free(want);
+}
+
+static void check_trunc_all(void)
+{
+    static const size_t sizes[] = {1, 25, 255, 256, 257, 100003};
+    static const unsigned fs[] = {1, 16, 62};
+    uint64_t tag = 1;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t i = 0; i < 3; i++)
+            for (int party0 = 0; party0 < 2; party0++)
+                check_trunc(sizes[s], fs[i], party0, tag++);
+}
+
+/* ---- flat relayout ------------------------------------------------------------------------ */
+
+#define MAXT 8
+
+/* n words registered as tiles of the given lengths (the last takes the rest); ncuts 0: one
+ * tile. */
+static int tiles(uint64_t *p, size_t n, const size_t *cuts, int ncuts,
+                 enum starpu_data_access_mode mode, struct starpu_data_descr *d)
+{
+    int nt = 0;
+    size_t off = 0;
+    for (int i = 0; i <= ncuts && off < n && nt < MAXT; i++) {
+        size_t len = i < ncuts && cuts[i] < n - off ? cuts[i] : n - off;
+        d[nt++] = vec(p + off, len, mode);
+        off += len;
+    }
+    return nt;
+}
+
+/* The contract of flatop_internal.h on flat vectors. */
+static void flatop_oracle(const struct veil_flatop_args *a, const uint64_t *in, size_t lin,
+                          uint64_t *out, size_t lout)
+{
+    const uint64_t k = a->k;
+    switch (a->kind) {
+    case VEIL_FLATOP_COPY:
+        memcpy(out, in, lout * 8);
+        break;
+    case VEIL_FLATOP_ROWSUM:
+        for (size_t r = 0; r < lout; r++) {
+            out[r] = 0;
+            for (size_t j = 0; j < k; j++)
+                out[r] += in[r * k + j];
+        }
+        break;
+    case VEIL_FLATOP_BCAST:
+        for (size_t i = 0; i < lout; i++)
+            out[i] = in[i / k];
+        break;
+    case VEIL_FLATOP_REPLICATE:
+        for (size_t i = 0; i < lout; i++)
+            out[i] = in[i % lin] + (a->add_const ? a->c[i / lin] : 0);
+        break;
+    case VEIL_FLATOP_WSUM:
+        for (size_t e = 0; e < lout; e++) {
+            out[e] = a->add_const ? a->c0 : 0;
+            for (size_t i = 0; i < k; i++)
+                out[e] += a->c[i] * in[i * lout + e];
+        }
+        break;
+    case VEIL_FLATOP_TILE:
+        for (size_t i = 0; i < lout; i++)
+            out[i] = in[(i / k) % lin];
+        break;
+    case VEIL_FLATOP_FOLD:
+        memset(out, 0, lout * 8);
+        for (size_t i = 0; i < lin; i++)
+            out[(i / k) % lout] += in[i];
+        break;
+    case VEIL_FLATOP_INTERLEAVE: {
+        uint64_t row = 0;
+        for (size_t p = 0; p < k; p++)
+            row += a->c[p];
+        const size_t rows = lin / row;
+        size_t o = 0, start = 0;
+        for (size_t p = 0; p < k; start += rows * a->c[p], o += a->c[p], p++)
+            for (size_t r = 0; r < rows; r++)
+                for (size_t j = 0, at = r * row + o; j < a->c[p]; j++)
+                    out[at + j] = in[start + r * a->c[p] + j];
+        break;
+    }
+    case VEIL_FLATOP_SLICE:
+        for (size_t r = 0; r < lout / k; r++)
+            for (size_t j = 0; j < k; j++)
+                out[r * k + j] = in[r * a->c[0] + a->c[1] + j];
+        break;
+    default:
+        break;
+    }
+}
+
+/* Runs a on lin input words and lout output words under four tilings: one tile each, several
+ * each (cut unevenly, boundaries inside rows and periods), and the two mixes. */
+static void check_flatop(struct veil_flatop_args a, size_t lin, size_t lout, uint64_t tag)
+{
+    static const size_t cut_in[] = {1, 300, 257, 31};
+    const size_t cut_out[] = {lout / 3 + 1, 1, 64, 3}; /* several tiles from 2 words on */
+    uint64_t *in = malloc(lin * 8), *out = malloc(lout * 8), *want = malloc(lout * 8);
+    if (!in || !out || !want) {
+        VT_CHECK(0, "out of memory");
+        goto done;
+    }
+    veil_test_random(tag, in, lin);
+    veil_test_mix_edges(in, NULL, lin);
+    flatop_oracle(&a, in, lin, want, lout);
+    for (int tiling = 0; tiling < 4; tiling++)
+        for (int w = 0; w < 2; w++) {
+            struct starpu_data_descr d[2 * MAXT];
+            memset(out, 0xa5, lout * 8);
+            a.nout = tiles(out, lout, cut_out, tiling & 1 ? 4 : 0, STARPU_W, d);
+            a.nin = tiles(in, lin, cut_in, tiling & 2 ? 4 : 0, STARPU_R, d + a.nout);
+            struct targs t = {.v = {&a}, .size = {sizeof a}, .nv = 1};
+            run(&veil_flatop_cl, arch[w], d, a.nout + a.nin, &t);
+            unregister_all(d, a.nout + a.nin);
+            char what[128];
+            snprintf(what, sizeof what,
+                     "flatop kind %d k=%llu add_const %d %zu -> %zu, %d -> %d "
+                     "tiles (%s)",
+                     a.kind, (unsigned long long)a.k, a.add_const, lin, lout, a.nin, a.nout,
+                     arch_name[w]);
+            veil_test_compare_u64(what, out, want, lout);
+        }
+done:
+    free(in), free(out), free(want);
+}
+
+static void check_flatop_all(void)
+{
+    struct veil_flatop_args a;
+    uint64_t tag = 1;
+    for (int add = 0; add < 2; add++) {
+        memset(&a, 0, sizeof a);
+        a.add_const = add;
+        a.c0 = UINT64_MAX - 6;
+        veil_test_random(500 + (uint64_t)add, a.c, VEIL_FLATOP_MAX_COPIES);
+        a.c[1] = 0, a.c[2] = 1, a.c[3] = UINT64_C(1) << 63, a.c[4] = UINT64_MAX;
+
+        a.kind = VEIL_FLATOP_COPY;
+        check_flatop(a, 1000, 1000, tag++);
+        check_flatop(a, 1, 1, tag++);
+        a.kind = VEIL_FLATOP_ROWSUM;
+        a.k = 33;
+        check_flatop(a, 33 * 40, 40, tag++);
+        a.k = 1;
+        check_flatop(a, 257, 257, tag++);
+        a.k = 1000; /* long rows: one block per output word */
+        check_flatop(a, 1000 * 7, 7, tag++);
+        a.k = 256;
+        check_flatop(a, 256 * 3, 3, tag++);
+        a.kind = VEIL_FLATOP_BCAST;
+        a.k = 7;
+        check_flatop(a, 150, 1050, tag++);
+        a.kind = VEIL_FLATOP_REPLICATE;
+        a.k = 5;
+        check_flatop(a, 301, 5 * 301, tag++);
+        a.k = VEIL_FLATOP_MAX_COPIES;
+        check_flatop(a, 9, 9 * VEIL_FLATOP_MAX_COPIES, tag++);
+        a.kind = VEIL_FLATOP_WSUM;
+        a.k = 4;
+        check_flatop(a, 4 * 263, 263, tag++);
+        a.k = VEIL_FLATOP_MAX_COPIES;
+        check_flatop(a, 5 * VEIL_FLATOP_MAX_COPIES, 5, tag++);
+        a.kind = VEIL_FLATOP_TILE;
+        a.k = 3;
+        check_flatop(a, 50, 2 * 3 * 50, tag++);
+        a.k = 1;
+        check_flatop(a, 64, 64 * 17, tag++);
+        a.kind = VEIL_FLATOP_FOLD;
+        a.k = 3;
+        check_flatop(a, 4 * 3 * 50, 50, tag++);
+        a.k = 1;
+        check_flatop(a, 64 * 17, 64, tag++);
+        check_flatop(a, 3 * 400, 3, tag++); /* many periods: one block per output word */
+        a.k = 5;
+        check_flatop(a, 5 * 2 * 100, 2, tag++);
+        a.kind = VEIL_FLATOP_INTERLEAVE;
+        a.k = 4; /* parts of 2, 0, 5 and 1 words per row, 40 rows */
+        uint64_t saved[4];
+        memcpy(saved, a.c, sizeof saved);
+        a.c[0] = 2, a.c[1] = 0, a.c[2] = 5, a.c[3] = 1;
+        check_flatop(a, 8 * 40, 8 * 40, tag++);
+        a.k = 3; /* a trailing empty part */
+        a.c[0] = 3, a.c[1] = 70, a.c[2] = 0;
+        check_flatop(a, 73 * 9, 73 * 9, tag++);
+        a.k = 1;
+        check_flatop(a, 3 * 100, 3 * 100, tag++);
+        a.kind = VEIL_FLATOP_SLICE;
+        a.k = 5; /* columns [2, 7) of rows of 9 */
+        a.c[0] = 9, a.c[1] = 2;
+        check_flatop(a, 9 * 61, 5 * 61, tag++);
+        a.k = 9; /* whole rows */
+        a.c[0] = 9, a.c[1] = 0;
+        check_flatop(a, 9 * 61, 9 * 61, tag++);
+        memcpy(a.c, saved, sizeof saved);
+    }
+}
+
 int main(void)
 {
+    int rc = veil_test_starpu_start();
+    if (rc != 0)
+        return rc;
+    if (starpu_cuda_worker_get_count() == 0) {
+        veil_test_log("SKIP: no CUDA worker");
+        veil_test_starpu_stop();
+        return 77;
+    }
+    /* without starpu_cublas_init the workers have no cuBLAS handle: the integer kernel */
+    check_bgemm_all();
+    starpu_cublas_init();
+    gemm_path = "limb/cuBLAS";
+    check_bgemm_all();
+    starpu_cublas_shutdown();
+    check_block_sum_all();
+    check_swap_all();
+    check_trunc_all();
+    check_flatop_all();
+    veil_test_starpu_stop();
+    return veil_test_status();
+}
+
+#else /* !VEIL_USE_CUDA */
+
+int main(void)
+{
+    veil_test_log("SKIP: built without VEIL_USE_CUDA (no CUDA-enabled StarPU)");
     return 77;
 }
+
+#endif

@@ -56,6 +56,8 @@ void veil_transpose_cuda(void *buffers[], void *cl_arg);
  */
 void veil_gemm_cuda(void *buffers[], void *cl_arg);
 void veil_gemm_int_cuda(void *buffers[], void *cl_arg);
+/** Flat relayout body (cuda/flatop.cu), same buffers and arguments as veil_flatop_cpu. */
+void veil_flatop_cuda(void *buffers[], void *cl_arg);
 #endif
 
 #ifdef __CUDACC__
@@ -116,6 +118,24 @@ cudaError_t veil_cuda_gemm_limb(void *handle, int trans_a, int trans_b, size_t m
                                 size_t k, const uint64_t *a, size_t lda, const uint64_t *b,
                                 size_t ldb, int accumulate, uint64_t *c, size_t ldc,
                                 cudaStream_t s);
+#ifdef VEIL_USE_CUDA
+/**
+ * The GEMM of veil_gemm_cuda for any CUDA body running on a StarPU CUDA worker: the limb split on
+ * the worker's cuBLAS handle (starpu_cublas_get_local_handle()), falling back to the integer
+ * kernel as veil_cuda_gemm_limb does (no handle: starpu_cublas_init() not called; no workspace).
+ */
+cudaError_t veil_cuda_gemm_worker(int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                  const uint64_t *a, size_t lda, const uint64_t *b, size_t ldb,
+                                  int accumulate, uint64_t *c, size_t ldc, cudaStream_t s);
+#endif
+struct veil_flatop_args;
+/**
+ * One flat relayout (flatop_internal.h's contract for a->kind, a->k, a->c, a->c0, a->add_const)
+ * from the lin words at in to the lout words at out, both contiguous (cuda/flatop.cu); a->nout and
+ * a->nin are ignored. in and out must not overlap.
+ */
+cudaError_t veil_cuda_flatop(const struct veil_flatop_args *a, const uint64_t *in, size_t lin,
+                             uint64_t *out, size_t lout, cudaStream_t s);
 #endif
 
 #ifdef __cplusplus

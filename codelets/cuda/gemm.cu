@@ -184,15 +184,26 @@ static struct gemm_args unpack(void *buffers[], void *cl_arg)
     return g;
 }
 
+/* The calling worker's cuBLAS handle is NULL until the application calls starpu_cublas_init():
+ * veil_cuda_gemm_limb then runs the integer kernel, as it does when its workspace cannot be had. */
+extern "C" cudaError_t veil_cuda_gemm_worker(int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                             const uint64_t *a, size_t lda, const uint64_t *b,
+                                             size_t ldb, int accumulate, uint64_t *c, size_t ldc,
+                                             cudaStream_t s)
+{
+    return veil_cuda_gemm_limb((void *)starpu_cublas_get_local_handle(), trans_a, trans_b, m, n, k,
+                               a, lda, b, ldb, accumulate, c, ldc, s);
+}
+
 extern "C" void veil_gemm_cuda(void *buffers[], void *cl_arg)
 {
     struct gemm_args g = unpack(buffers, cl_arg);
-    VEIL_CUDA_BODY_CHECK(veil_cuda_gemm_limb(
-        (void *)starpu_cublas_get_local_handle(), g.trans_a, g.trans_b, g.m, g.n, g.k,
-        (const uint64_t *)STARPU_MATRIX_GET_PTR(buffers[0]), STARPU_MATRIX_GET_LD(buffers[0]),
-        (const uint64_t *)STARPU_MATRIX_GET_PTR(buffers[1]), STARPU_MATRIX_GET_LD(buffers[1]),
-        g.accumulate, (uint64_t *)STARPU_MATRIX_GET_PTR(buffers[2]),
-        STARPU_MATRIX_GET_LD(buffers[2]), starpu_cuda_get_local_stream()));
+    VEIL_CUDA_BODY_CHECK(veil_cuda_gemm_worker(
+        g.trans_a, g.trans_b, g.m, g.n, g.k, (const uint64_t *)STARPU_MATRIX_GET_PTR(buffers[0]),
+        STARPU_MATRIX_GET_LD(buffers[0]), (const uint64_t *)STARPU_MATRIX_GET_PTR(buffers[1]),
+        STARPU_MATRIX_GET_LD(buffers[1]), g.accumulate,
+        (uint64_t *)STARPU_MATRIX_GET_PTR(buffers[2]), STARPU_MATRIX_GET_LD(buffers[2]),
+        starpu_cuda_get_local_stream()));
 }
 
 extern "C" void veil_gemm_int_cuda(void *buffers[], void *cl_arg)
