@@ -10,7 +10,11 @@
 #include "base/base_internal.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
+#include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "tasks/cuda/compare_cuda_internal.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,11 +78,6 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
     return VEIL_OK;
 }
 
-const void *veil_cmp_arg(void *cl_arg)
-{
-    return cl_arg;
-}
-
 size_t veil_cmp_packed_words(size_t numel, size_t tile)
 {
     if (numel == 0 || tile == 0)
@@ -100,15 +99,12 @@ int veil_cmp_sliced_layout(const char *op, const struct veil_sec *x, size_t per_
     return VEIL_OK;
 }
 
-/* ---- the finishing codelet: buffers d, e (opened, public), a, b, c (triple), z ---------- */
-
-struct and_arg {
-    int party0;
-};
+/* ---- the finishing codelet: buffers d, e (opened, public), a, b, c (triple), z ----------
+ * (word math in compare_common.h, CUDA body in cuda/compare.cu) */
 
 static void and_finish_cpu(void *buffers[], void *cl_arg)
 {
-    const struct and_arg *arg = veil_cmp_arg(cl_arg);
+    const struct veil_cmp_party_arg *arg = veil_cmp_arg(cl_arg);
     const uint64_t *d = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const uint64_t *e = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const uint64_t *a = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -118,15 +114,19 @@ static void and_finish_cpu(void *buffers[], void *cl_arg)
     const size_t n = STARPU_VECTOR_GET_NX(buffers[5]);
     const uint64_t de = arg->party0 ? ~UINT64_C(0) : 0;
     for (size_t i = 0; i < n; i++)
-        z[i] = c[i] ^ (d[i] & b[i]) ^ (e[i] & a[i]) ^ (d[i] & e[i] & de);
+        z[i] = veil_and_finish_word(d[i], e[i], a[i], b[i], c[i], de);
 }
 
 static struct starpu_perfmodel and_finish_model = {.type = STARPU_HISTORY_BASED,
                                                    .symbol = "veil_and_finish"};
 
-static struct starpu_codelet and_finish_cl = {
+struct starpu_codelet veil_and_finish_cl = {
     .cpu_funcs = {and_finish_cpu},
     .cpu_funcs_name = {"and_finish_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_and_finish_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 6,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
     .model = &and_finish_model,
@@ -157,7 +157,7 @@ int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
     z->kind = VEIL_SHARE_BINARY;
     if (!veil_mpc_computes(m))
         goto out;
-    const struct and_arg arg = {.party0 = veil_mpc_self(m) == 0};
+    const struct veil_cmp_party_arg arg = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
         const starpu_data_handle_t h[6] = {d.h[t],
                                            e.h[t],
@@ -165,7 +165,7 @@ int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
                                            mat.part[VEIL_PRE_B].h[t],
                                            mat.part[VEIL_PRE_C].h[t],
                                            z->h[t]};
-        rc = veil_cmp_submit(m, &and_finish_cl, "and", h, NULL, 6, &arg, sizeof arg);
+        rc = veil_cmp_submit(m, &veil_and_finish_cl, "and", h, NULL, 6, &arg, sizeof arg);
     }
 out:
     veil_mpc_release(m, &d);

@@ -8,64 +8,65 @@
 #include "base/base_internal.h"
 #include "codelets/codelets_internal.h"
 #include "tasks/compare.h"
+#include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "tasks/cuda/compare_cuda_internal.h"
+#endif
 
 #include <string.h>
 
-struct mask_arg {
-    size_t offset; /* first word of this tile in the BIT item's packed part */
-    size_t nbits;  /* elements of this tile (the tail of the last word is cleared) */
-};
-
-/* packed tile (R), bp (R, the whole packed part) -> e = packed ^ bp[offset..] (W). */
+/* packed tile (R), bp (R, the whole packed part) -> e = packed ^ bp[offset..] (W), the tail
+ * past nbits cleared. Word math in compare_common.h, CUDA bodies in cuda/compare.cu. */
 static void mask_cpu(void *buffers[], void *cl_arg)
 {
-    const struct mask_arg *arg = veil_cmp_arg(cl_arg);
+    const struct veil_b2a_mask_arg *arg = veil_cmp_arg(cl_arg);
     const uint64_t *in = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const uint64_t *bp = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     uint64_t *e = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
     const size_t nw = STARPU_VECTOR_GET_NX(buffers[2]);
     for (size_t i = 0; i < nw; i++)
         e[i] = in[i] ^ bp[arg->offset + i];
-    if (arg->nbits % 64)
-        e[nw - 1] &= (UINT64_C(1) << (arg->nbits % 64)) - 1;
+    if (nw > 0)
+        e[nw - 1] &= veil_b2a_tail_mask(arg->nbits);
 }
-
-struct fin_arg {
-    int party0;
-};
 
 /* e (public packed bits, R), [b] (R) -> [bit] = e + [b] - 2 e [b] (W). */
 static void fin_cpu(void *buffers[], void *cl_arg)
 {
-    const struct fin_arg *arg = veil_cmp_arg(cl_arg);
+    const struct veil_cmp_party_arg *arg = veil_cmp_arg(cl_arg);
     const uint64_t *e = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const uint64_t *b = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
     const size_t n = STARPU_VECTOR_GET_NX(buffers[2]);
     const uint64_t one = arg->party0 ? 1 : 0;
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t ei = (e[i / 64] >> (i % 64)) & 1;
-        /* ei = 0: [b]; ei = 1: 1 - [b] (the 1 at party 0 only) */
-        out[i] = ei ? one - b[i] : b[i];
-    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = veil_b2a_fin_elem(veil_cmp_packed_bit(e, i), b[i], one);
 }
 
 static struct starpu_perfmodel mask_model = {.type = STARPU_HISTORY_BASED,
                                              .symbol = "veil_b2a_mask"};
 static struct starpu_perfmodel fin_model = {.type = STARPU_HISTORY_BASED,
                                             .symbol = "veil_b2a_finish"};
-static struct starpu_codelet mask_cl = {
+struct starpu_codelet veil_b2a_mask_cl = {
     .cpu_funcs = {mask_cpu},
     .cpu_funcs_name = {"mask_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_b2a_mask_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &mask_model,
     .name = "veil_b2a_mask",
 };
-static struct starpu_codelet fin_cl = {
+struct starpu_codelet veil_b2a_fin_cl = {
     .cpu_funcs = {fin_cpu},
     .cpu_funcs_name = {"fin_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_b2a_fin_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &fin_model,
@@ -88,10 +89,10 @@ int veil_cmp_b2a_open(veil_mpc_t *m, const struct veil_sec *packed, const struct
         return rc;
     e.kind = VEIL_SHARE_BINARY;
     for (int t = 0; veil_mpc_computes(m) && t < like->ntiles && rc == VEIL_OK; t++) {
-        const struct mask_arg arg = {.offset = (size_t)t * ((like->tile + 63) / 64),
-                                     .nbits = veil_sec_tile_numel(like, t)};
+        const struct veil_b2a_mask_arg arg = {.offset = (size_t)t * ((like->tile + 63) / 64),
+                                              .nbits = veil_sec_tile_numel(like, t)};
         const starpu_data_handle_t h[3] = {packed->h[t], bit->part[VEIL_PRE_BIT_B].h[0], e.h[t]};
-        rc = veil_cmp_submit(m, &mask_cl, "b2a", h, NULL, 3, &arg, sizeof arg);
+        rc = veil_cmp_submit(m, &veil_b2a_mask_cl, "b2a", h, NULL, 3, &arg, sizeof arg);
     }
     if (rc == VEIL_OK) {
         veil_mpc_round(m);
@@ -108,10 +109,10 @@ int veil_cmp_b2a_finish(veil_mpc_t *m, const struct veil_pub *f, const struct ve
     if (rc != VEIL_OK)
         return rc;
     out->kind = VEIL_SHARE_ARITH;
-    const struct fin_arg fa = {.party0 = veil_mpc_self(m) == 0};
+    const struct veil_cmp_party_arg fa = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; veil_mpc_computes(m) && t < like->ntiles && rc == VEIL_OK; t++) {
         const starpu_data_handle_t h[3] = {f->h[t], bit->part[VEIL_PRE_BIT_A].h[t], out->h[t]};
-        rc = veil_cmp_submit(m, &fin_cl, "b2a", h, NULL, 3, &fa, sizeof fa);
+        rc = veil_cmp_submit(m, &veil_b2a_fin_cl, "b2a", h, NULL, 3, &fa, sizeof fa);
     }
     return rc;
 }

@@ -7,58 +7,25 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "codelets/bits_common.h"
 #include "codelets/codelets_internal.h"
 #include "tasks/compare.h"
+#include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "tasks/cuda/compare_cuda_internal.h"
+#endif
 
 #include <string.h>
 
-#define LEAVES 63 /* bits 0..62 feed the carry into bit 63 */
+#define LEAVES VEIL_CMP_LEAVES
 
-/* out[i] bit j = in[j] bit i (64 x 64 bit matrix transpose, in place). */
-static void transpose64(uint64_t a[64])
-{
-    uint64_t msk = UINT64_C(0x00000000FFFFFFFF);
-    for (unsigned j = 32; j; j >>= 1, msk ^= msk << j)
-        for (unsigned k = 0; k < 64; k = ((k | j) + 1) & ~j) {
-            uint64_t t = ((a[k] >> j) ^ a[k | j]) & msk;
-            a[k | j] ^= t;
-            a[k] ^= t << j;
-        }
-}
-
-/* Groups, pairs and AND words (per 64-element block) of circuit level l (0-based). */
-struct level {
-    int k;     /* groups entering the level */
-    int pairs; /* floor(k / 2) */
-    int knext; /* ceil(k / 2) */
-    int last;  /* knext == 1: no P needed */
-    int words; /* AND gates (words per block): pairs G, plus pairs - 1 P unless last */
-};
-
-static struct level level_of(int l)
-{
-    struct level v;
-    v.k = LEAVES;
-    for (int i = 0; i < l; i++)
-        v.k = (v.k + 1) / 2;
-    v.pairs = v.k / 2;
-    v.knext = (v.k + 1) / 2;
-    v.last = v.knext == 1;
-    v.words = v.pairs + (v.last ? 0 : v.pairs - 1);
-    return v;
-}
-
-/* ---- codelets ------------------------------------------------------------------------- */
-
-struct leaf_arg {
-    int party0;
-};
+/* ---- codelets (word math in compare_common.h, CUDA bodies in cuda/compare.cu) --------- */
 
 /* c (public, T), rb (share, T) -> state (G[63][B] | P[63][B]), top (B): the leaves. */
 static void leaf_cpu(void *buffers[], void *cl_arg)
 {
-    const struct leaf_arg *arg = veil_cmp_arg(cl_arg);
+    const struct veil_cmp_party_arg *arg = veil_cmp_arg(cl_arg);
     const uint64_t *c = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const uint64_t *r = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     uint64_t *st = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -73,66 +40,62 @@ static void leaf_cpu(void *buffers[], void *cl_arg)
         memset(rt, 0, sizeof rt);
         memcpy(ct, c + base, cnt * 8);
         memcpy(rt, r + base, cnt * 8);
-        transpose64(ct);
-        transpose64(rt);
+        veil_transpose64(ct);
+        veil_transpose64(rt);
         for (int i = 0; i < LEAVES; i++) {
-            st[(size_t)i * nb + b] = ct[i] & rt[i];
-            st[((size_t)LEAVES + (size_t)i) * nb + b] = (ct[i] & pub) ^ rt[i];
+            st[(size_t)i * nb + b] = veil_cmp_leaf_g(ct[i], rt[i]);
+            st[((size_t)LEAVES + (size_t)i) * nb + b] = veil_cmp_leaf_p(ct[i], rt[i], pub);
         }
-        top[b] = (ct[63] & pub) ^ rt[63];
+        top[b] = veil_cmp_leaf_p(ct[63], rt[63], pub);
     }
 }
-
-struct level_arg {
-    int l;
-};
 
 /* state_l -> X, Y: the AND operands of level l (G gates first, then P gates). */
 static void prep_cpu(void *buffers[], void *cl_arg)
 {
-    const struct level_arg *arg = veil_cmp_arg(cl_arg);
-    const struct level v = level_of(arg->l);
+    const struct veil_cmp_level_arg *arg = veil_cmp_arg(cl_arg);
+    const struct veil_cmp_level v = veil_cmp_level_of(arg->l);
     const uint64_t *st = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     uint64_t *x = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     uint64_t *y = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    if (v.words == 0)
+        return;
     const size_t nb = STARPU_VECTOR_GET_NX(buffers[1]) / (size_t)v.words;
-    const uint64_t *g = st, *p = st + (size_t)v.k * nb;
-    size_t w = 0;
-    for (int j = 0; j < v.pairs; j++, w++) {
-        memcpy(x + w * nb, p + (size_t)(2 * j + 1) * nb, nb * 8);
-        memcpy(y + w * nb, g + (size_t)(2 * j) * nb, nb * 8);
-    }
-    for (int j = 1; !v.last && j < v.pairs; j++, w++) {
-        memcpy(x + w * nb, p + (size_t)(2 * j + 1) * nb, nb * 8);
-        memcpy(y + w * nb, p + (size_t)(2 * j) * nb, nb * 8);
+    for (int w = 0; w < v.words; w++) {
+        int xr, yr;
+        veil_cmp_prep_src(&v, w, &xr, &yr);
+        memcpy(x + (size_t)w * nb, st + (size_t)xr * nb, nb * 8);
+        memcpy(y + (size_t)w * nb, st + (size_t)yr * nb, nb * 8);
     }
 }
 
 /* state_l, z (AND results) -> state_{l+1} (only G at the last level). */
 static void comb_cpu(void *buffers[], void *cl_arg)
 {
-    const struct level_arg *arg = veil_cmp_arg(cl_arg);
-    const struct level v = level_of(arg->l);
+    const struct veil_cmp_level_arg *arg = veil_cmp_arg(cl_arg);
+    const struct veil_cmp_level v = veil_cmp_level_of(arg->l);
     const uint64_t *st = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const uint64_t *z = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    if (v.words == 0)
+        return;
     const size_t nb = STARPU_VECTOR_GET_NX(buffers[1]) / (size_t)v.words;
-    const uint64_t *g = st, *p = st + (size_t)v.k * nb;
-    uint64_t *g2 = out, *p2 = out + (size_t)v.knext * nb;
-    for (int j = 0; j < v.pairs; j++) {
-        const uint64_t *ghi = g + (size_t)(2 * j + 1) * nb, *zj = z + (size_t)j * nb;
-        for (size_t b = 0; b < nb; b++)
-            g2[(size_t)j * nb + b] = ghi[b] ^ zj[b];
-        if (v.last)
-            continue;
-        if (j == 0)
-            memset(p2, 0, nb * 8); /* the lowest group's P is never used */
-        else
-            memcpy(p2 + (size_t)j * nb, z + (size_t)(v.pairs + j - 1) * nb, nb * 8);
-    }
-    if (v.k % 2) {
-        memcpy(g2 + (size_t)v.pairs * nb, g + (size_t)(v.k - 1) * nb, nb * 8);
-        memcpy(p2 + (size_t)v.pairs * nb, p + (size_t)(v.k - 1) * nb, nb * 8);
+    const int rows = veil_cmp_comb_rows(&v);
+    for (int row = 0; row < rows; row++) {
+        int sr, zr;
+        veil_cmp_comb_src(&v, row, &sr, &zr);
+        uint64_t *o = out + (size_t)row * nb;
+        const uint64_t *s = sr >= 0 ? st + (size_t)sr * nb : NULL;
+        const uint64_t *zz = zr >= 0 ? z + (size_t)zr * nb : NULL;
+        /* whole rows: copies and one vectorised XOR loop */
+        if (s && zz) {
+            for (size_t b = 0; b < nb; b++)
+                o[b] = s[b] ^ zz[b];
+        } else if (s || zz) {
+            memcpy(o, s ? s : zz, nb * 8);
+        } else {
+            memset(o, 0, nb * 8);
+        }
     }
 }
 
@@ -143,25 +106,37 @@ static struct starpu_perfmodel prep_model = {.type = STARPU_HISTORY_BASED,
 static struct starpu_perfmodel comb_model = {.type = STARPU_HISTORY_BASED,
                                              .symbol = "veil_ltz_comb"};
 
-static struct starpu_codelet leaf_cl = {
+struct starpu_codelet veil_cmp_leaf_cl = {
     .cpu_funcs = {leaf_cpu},
     .cpu_funcs_name = {"leaf_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_cmp_leaf_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_W},
     .model = &leaf_model,
     .name = "veil_ltz_leaf",
 };
-static struct starpu_codelet prep_cl = {
+struct starpu_codelet veil_cmp_prep_cl = {
     .cpu_funcs = {prep_cpu},
     .cpu_funcs_name = {"prep_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_cmp_prep_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_W, STARPU_W},
     .model = &prep_model,
     .name = "veil_ltz_prep",
 };
-static struct starpu_codelet comb_cl = {
+struct starpu_codelet veil_cmp_comb_cl = {
     .cpu_funcs = {comb_cpu},
     .cpu_funcs_name = {"comb_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_cmp_comb_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &comb_model,
@@ -197,23 +172,23 @@ static int carry_tree(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *
     const int party = veil_mpc_computes(m);
     int rc = VEIL_OK;
     for (int l = 0; rc == VEIL_OK; l++) {
-        const struct level v = level_of(l);
+        const struct veil_cmp_level v = veil_cmp_level_of(l);
         if (v.k == 1)
             break;
         struct veil_sec xs = {0}, ys = {0}, zs = {0}, next = {0};
-        const struct level_arg arg = {.l = l};
+        const struct veil_cmp_level_arg arg = {.l = l};
         if ((rc = sliced(m, x, (size_t)v.words, &xs)) == VEIL_OK &&
             (rc = sliced(m, x, (size_t)v.words, &ys)) == VEIL_OK &&
             (rc = sliced(m, x, v.last ? 1 : 2 * (size_t)v.knext, &next)) == VEIL_OK) {
             for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
                 const starpu_data_handle_t h[3] = {state->h[t], xs.h[t], ys.h[t]};
-                rc = veil_cmp_submit(m, &prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
+                rc = veil_cmp_submit(m, &veil_cmp_prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
             }
             if (rc == VEIL_OK)
                 rc = veil_mpc_and(m, &xs, &ys, &zs);
             for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
                 const starpu_data_handle_t h[3] = {state->h[t], zs.h[t], next.h[t]};
-                rc = veil_cmp_submit(m, &comb_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
+                rc = veil_cmp_submit(m, &veil_cmp_comb_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
             }
         }
         veil_mpc_release(m, &xs);
@@ -264,11 +239,11 @@ int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_m
         (rc = sliced(m, x, 2 * LEAVES, &state)) != VEIL_OK ||
         (rc = sliced(m, x, 1, &top)) != VEIL_OK)
         goto out;
-    const struct leaf_arg la = {.party0 = veil_mpc_self(m) == 0};
+    const struct veil_cmp_party_arg la = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
         const starpu_data_handle_t h[4] = {c.h[t], mask.part[VEIL_PRE_CM_RB].h[t], state.h[t],
                                            top.h[t]};
-        rc = veil_cmp_submit(m, &leaf_cl, "ltz", h, NULL, 4, &la, sizeof la);
+        rc = veil_cmp_submit(m, &veil_cmp_leaf_cl, "ltz", h, NULL, 4, &la, sizeof la);
     }
     if (rc == VEIL_OK)
         rc = carry_tree(m, x, &state, &g);

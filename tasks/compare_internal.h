@@ -2,11 +2,13 @@
  * compare_internal.h — what the comparison family's files (and_gates.c, compare.c, b2a.c,
  * relu.c, pool.c) share beyond tasks/compare.h and tasks/pool.h: the binary AND gate layer on
  * bit-sliced words, B2A of bits that are already packed 64 to a word, the ring product used by
- * ReLU / select / max, and small codelet plumbing.
+ * ReLU / select / max, small codelet plumbing, and the family's local codelets (their word math
+ * in compare_common.h, their CUDA bodies in cuda/compare.cu).
  */
 #ifndef VEIL_TASKS_COMPARE_INTERNAL_H
 #define VEIL_TASKS_COMPARE_INTERNAL_H
 
+#include "tasks/compare_common.h"
 #include "tasks/mpc.h"
 
 #include <starpu.h>
@@ -80,7 +82,26 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
                     const enum starpu_data_access_mode *modes, int nh, const void *arg,
                     size_t arg_size);
 
-/** The argument block of a task, as veil_cmp_submit packed it. */
-const void *veil_cmp_arg(void *cl_arg);
+/*
+ * The local codelets of the family (vectors of uint64_t; argument blocks of compare_common.h,
+ * passed raw as veil_cmp_submit does). CPU bodies and, with VEIL_USE_CUDA, CUDA bodies.
+ * B = 64-element blocks of the tile (one word each), T = elements of the tile.
+ */
+/** c (public, T), r (share, T) -> state (G rows 0..62 | P rows 0..62, B words each), top (B);
+ * struct veil_cmp_party_arg. */
+extern struct starpu_codelet veil_cmp_leaf_cl;
+/** state of level l (2k rows) -> X, Y (words(l) rows): the AND operands; veil_cmp_level_arg. */
+extern struct starpu_codelet veil_cmp_prep_cl;
+/** state of level l, Z (words(l) rows) -> next state (veil_cmp_comb_rows); veil_cmp_level_arg. */
+extern struct starpu_codelet veil_cmp_comb_cl;
+/** d, e (opened), a, b, c (AND triple) -> z; struct veil_cmp_party_arg. */
+extern struct starpu_codelet veil_and_finish_cl;
+/** f (packed, public), beta, w = x beta, x -> y = x [x >= 0], mask; veil_cmp_party_arg. */
+extern struct starpu_codelet veil_relu_fin_cl;
+/** packed tile, whole packed BIT part -> e = packed ^ part[offset..], tail cleared;
+ * struct veil_b2a_mask_arg. */
+extern struct starpu_codelet veil_b2a_mask_cl;
+/** e (packed, public), [b] -> [bit] = e ^ [b] arithmetically; struct veil_cmp_party_arg. */
+extern struct starpu_codelet veil_b2a_fin_cl;
 
 #endif

@@ -10,37 +10,41 @@
 #include "tasks/beaver.h"
 #include "tasks/beaver_internal.h"
 #include "tasks/compare.h"
+#include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
+#ifdef VEIL_USE_CUDA
+#include "tasks/cuda/compare_cuda_internal.h"
+#endif
 
 #include <string.h>
 
 #define PTR(i) ((uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]))
 
-struct p0_arg {
-    int party0;
-};
-
-/* f (public packed), beta, w = x beta, x -> y = x [x >= 0], mask = [x >= 0]. */
+/* f (public packed), beta, w = x beta, x -> y = x [x >= 0], mask = [x >= 0] (word math in
+ * compare_common.h, CUDA body in cuda/compare.cu). */
 static void relu_fin_cpu(void *buffers[], void *cl_arg)
 {
-    const struct p0_arg *arg = veil_cmp_arg(cl_arg);
+    const struct veil_cmp_party_arg *arg = veil_cmp_arg(cl_arg);
     const uint64_t *f = PTR(0), *beta = PTR(1), *w = PTR(2), *x = PTR(3);
     uint64_t *y = PTR(4), *mask = PTR(5);
     const size_t n = STARPU_VECTOR_GET_NX(buffers[4]);
     const uint64_t one = arg->party0 ? 1 : 0;
     for (size_t i = 0; i < n; i++) {
-        /* [x < 0] = f ^ beta: f = 1 -> [x >= 0] = beta; f = 0 -> [x >= 0] = 1 - beta */
-        const int fi = (int)((f[i / 64] >> (i % 64)) & 1);
-        y[i] = fi ? w[i] : x[i] - w[i];
-        mask[i] = fi ? beta[i] : one - beta[i];
+        const uint64_t fi = veil_cmp_packed_bit(f, i);
+        y[i] = veil_relu_fin_y(fi, w[i], x[i]);
+        mask[i] = veil_relu_fin_mask(fi, beta[i], one);
     }
 }
 
 static struct starpu_perfmodel relu_fin_model = {.type = STARPU_HISTORY_BASED,
                                                  .symbol = "veil_relu_finish"};
-static struct starpu_codelet relu_fin_cl = {
+struct starpu_codelet veil_relu_fin_cl = {
     .cpu_funcs = {relu_fin_cpu},
     .cpu_funcs_name = {"relu_fin_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_relu_fin_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 6,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
     .model = &relu_fin_model,
@@ -77,11 +81,11 @@ int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
         (rc = veil_sec_init_like(m, y, x)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &ge, x)) != VEIL_OK)
         goto out;
-    const struct p0_arg arg = {.party0 = veil_mpc_self(m) == 0};
+    const struct veil_cmp_party_arg arg = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; veil_mpc_computes(m) && t < x->ntiles && rc == VEIL_OK; t++) {
         const starpu_data_handle_t h[6] = {
             f.h[t], bit.part[VEIL_PRE_BIT_A].h[t], w.h[t], x->h[t], y->h[t], ge.h[t]};
-        rc = veil_cmp_submit(m, &relu_fin_cl, "relu", h, NULL, 6, &arg, sizeof arg);
+        rc = veil_cmp_submit(m, &veil_relu_fin_cl, "relu", h, NULL, 6, &arg, sizeof arg);
     }
 out:
     veil_mpc_release(m, &w);

@@ -1,7 +1,63 @@
 /*
- * cuda/compare_cuda_internal.h — PLACEHOLDER: the StarPU CUDA bodies of the compare codelets.
+ * cuda/compare_cuda_internal.h — the CUDA side of the comparison family's local codelets
+ * (tasks/compare.c, and_gates.c, relu.c, b2a.c): the StarPU CUDA bodies, registered as
+ * .cuda_funcs when VEIL_USE_CUDA is defined, and the launchers they call, compiled whenever
+ * configure finds nvcc. Every body reads the same buffers and raw argument block
+ * (compare_common.h) as its CPU twin, launches on starpu_cuda_get_local_stream(), checks the
+ * launch and returns without synchronising (STARPU_CUDA_ASYNC); results are bit for bit those
+ * of the CPU bodies.
  */
 #ifndef VEIL_TASKS_CUDA_COMPARE_CUDA_INTERNAL_H
 #define VEIL_TASKS_CUDA_COMPARE_CUDA_INTERNAL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+#ifdef VEIL_USE_CUDA
+/* StarPU CUDA bodies (cuda/compare.cu). */
+void veil_cmp_leaf_cuda(void *buffers[], void *cl_arg);
+void veil_cmp_prep_cuda(void *buffers[], void *cl_arg);
+void veil_cmp_comb_cuda(void *buffers[], void *cl_arg);
+void veil_and_finish_cuda(void *buffers[], void *cl_arg);
+void veil_relu_fin_cuda(void *buffers[], void *cl_arg);
+void veil_b2a_mask_cuda(void *buffers[], void *cl_arg);
+void veil_b2a_fin_cuda(void *buffers[], void *cl_arg);
+#endif
+
+#ifdef __CUDACC__
+/* Launchers: enqueue on stream s and return cudaGetLastError() (no synchronisation); device
+ * pointers; the contracts of the CPU bodies of the same name. */
+/** Leaves of nb blocks of c, r (n elements, zero past n) into state (126 rows) and top. */
+cudaError_t veil_cuda_cmp_leaf(const uint64_t *c, const uint64_t *r, size_t n, uint64_t *state,
+                               uint64_t *top, size_t nb, int party0, cudaStream_t s);
+/** AND operands x, y (words(l) rows of nb) of circuit level l from its state. */
+cudaError_t veil_cuda_cmp_prep(int l, const uint64_t *state, uint64_t *x, uint64_t *y, size_t nb,
+                               cudaStream_t s);
+/** Next state (veil_cmp_comb_rows rows of nb) of level l from its state and AND results z. */
+cudaError_t veil_cuda_cmp_comb(int l, const uint64_t *state, const uint64_t *z, uint64_t *out,
+                               size_t nb, cudaStream_t s);
+/** z[i] = c ^ (d & b) ^ (e & a) ^ (d & e at party 0), i < n. */
+cudaError_t veil_cuda_and_finish(const uint64_t *d, const uint64_t *e, const uint64_t *a,
+                                 const uint64_t *b, const uint64_t *c, uint64_t *z, size_t n,
+                                 int party0, cudaStream_t s);
+/** y, mask (n elements) of ReLU from packed f, beta, w = x beta and x. */
+cudaError_t veil_cuda_relu_fin(const uint64_t *f, const uint64_t *beta, const uint64_t *w,
+                               const uint64_t *x, uint64_t *y, uint64_t *mask, size_t n, int party0,
+                               cudaStream_t s);
+/** e[i] = in[i] ^ bp[offset + i], i < nw, the last word cut to nbits. */
+cudaError_t veil_cuda_b2a_mask(const uint64_t *in, const uint64_t *bp, size_t offset, size_t nbits,
+                               uint64_t *e, size_t nw, cudaStream_t s);
+/** out[i] = bit i of e ? one - b[i] : b[i] (one = 1 at party 0), i < n. */
+cudaError_t veil_cuda_b2a_fin(const uint64_t *e, const uint64_t *b, uint64_t *out, size_t n,
+                              int party0, cudaStream_t s);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VEIL_TASKS_CUDA_COMPARE_CUDA_INTERNAL_H */
