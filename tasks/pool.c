@@ -2,8 +2,9 @@
  * pool.c — max over the last dimension by a tournament tree (with the one-hot argmax carried
  * down the tree in the same rounds), max / average pooling and max pooling's backward pass
  * (protocols and costs in pool.h). The rearrangements (pair differences, window gathers, the
- * backward scatter-add) are small local codelets defined here: no composition of the generic
- * codelets does a strided gather in one pass.
+ * backward scatter-add) are small local codelets defined here (declared in pool_internal.h, their
+ * element math in pool_common.h, their CUDA bodies in tasks/cuda/pool.cu): no composition of the
+ * generic codelets does a strided gather in one pass.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -12,7 +13,11 @@
 #include "tasks/compare.h"
 #include "tasks/compare_internal.h"
 #include "tasks/pool.h"
+#include "tasks/pool_internal.h"
 #include "tasks/trunc.h"
+#ifdef VEIL_USE_CUDA
+#include "tasks/cuda/pool_cuda_internal.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,47 +39,32 @@ static void concat_cpu(void *buffers[], void *cl_arg)
     }
 }
 
-struct tour_arg {
-    size_t rows, kl, k, m, s; /* rows, candidates, positions, product row length, 2^level */
-    int party0;
-};
-
 /* V (rows x kl) -> D (rows x p): D[r, j] = V[r, 2j] - V[r, 2j + 1]. */
 static void diff_cpu(void *buffers[], void *cl_arg)
 {
-    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const struct veil_pool_tour_arg *a = veil_cmp_arg(cl_arg);
     const uint64_t *v = PTR(0);
     uint64_t *d = PTR(1);
     const size_t p = a->kl / 2;
     for (size_t r = 0; r < a->rows; r++)
         for (size_t j = 0; j < p; j++)
-            d[r * p + j] = v[r * a->kl + 2 * j] - v[r * a->kl + 2 * j + 1];
-}
-
-/* The bit of pair (r, j) in the packed public f (one bit per pair, row-major). */
-static inline int fbit(const uint64_t *f, size_t idx)
-{
-    return (int)((f[idx / 64] >> (idx % 64)) & 1);
+            d[r * p + j] = veil_pool_diff_at(a, v, r, j);
 }
 
 /* beta (rows x p), D (rows x p), OH (rows x k) -> X, Y (rows x m): per row, D against beta, then
  * the covered prefix of OH against the beta of the pair covering each position. */
 static void prep_cpu(void *buffers[], void *cl_arg)
 {
-    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const struct veil_pool_tour_arg *a = veil_cmp_arg(cl_arg);
     const uint64_t *beta = PTR(0), *d = PTR(1), *oh = PTR(2);
     uint64_t *x = PTR(3), *y = PTR(4);
     const size_t p = a->kl / 2, cov = a->m - p;
     for (size_t r = 0; r < a->rows; r++) {
         uint64_t *xr = x + r * a->m, *yr = y + r * a->m;
-        for (size_t j = 0; j < p; j++) {
-            xr[j] = d[r * p + j];
-            yr[j] = beta[r * p + j];
-        }
-        for (size_t q = 0; q < cov; q++) {
-            xr[p + q] = oh[r * a->k + q];
-            yr[p + q] = beta[r * p + q / (2 * a->s)];
-        }
+        for (size_t j = 0; j < p; j++)
+            veil_pool_prep_pair(a, beta, d, r, j, &xr[j], &yr[j]);
+        for (size_t q = 0; q < cov; q++)
+            veil_pool_prep_cov(a, beta, oh, r, q, &xr[p + q], &yr[p + q]);
     }
 }
 
@@ -82,17 +72,15 @@ static void prep_cpu(void *buffers[], void *cl_arg)
  * f ? beta : 1 - beta and W = D beta, b D = f ? W : D - W and V'[j] = V[2j + 1] + b D. */
 static void combv_cpu(void *buffers[], void *cl_arg)
 {
-    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const struct veil_pool_tour_arg *a = veil_cmp_arg(cl_arg);
     const uint64_t *v = PTR(0), *w = PTR(1), *d = PTR(2), *f = PTR(3);
     uint64_t *o = PTR(4);
     const size_t p = a->kl / 2, kn = (a->kl + 1) / 2;
     for (size_t r = 0; r < a->rows; r++) {
-        for (size_t j = 0; j < p; j++) {
-            const uint64_t wj = w[r * a->m + j], dj = d[r * p + j];
-            o[r * kn + j] = v[r * a->kl + 2 * j + 1] + (fbit(f, r * p + j) ? wj : dj - wj);
-        }
+        for (size_t j = 0; j < p; j++)
+            o[r * kn + j] = veil_pool_combv_pair(a, v, w, d, f, r, j);
         if (a->kl % 2)
-            o[r * kn + p] = v[r * a->kl + a->kl - 1];
+            o[r * kn + p] = veil_pool_combv_last(a, v, r);
     }
 }
 
@@ -100,86 +88,63 @@ static void combv_cpu(void *buffers[], void *cl_arg)
  * 1 for a candidate passing through (the constants at party 0). */
 static void oh0_cpu(void *buffers[], void *cl_arg)
 {
-    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const struct veil_pool_tour_arg *a = veil_cmp_arg(cl_arg);
     const uint64_t *f = PTR(0), *beta = PTR(1);
     uint64_t *o = PTR(2);
-    const size_t p = a->k / 2;
-    const uint64_t one = a->party0 ? 1 : 0;
     for (size_t r = 0; r < a->rows; r++)
-        for (size_t q = 0; q < a->k; q++) {
-            if (q >= 2 * p) {
-                o[r * a->k + q] = one;
-                continue;
-            }
-            const size_t idx = r * p + q / 2;
-            const uint64_t b = fbit(f, idx) ? beta[idx] : one - beta[idx];
-            o[r * a->k + q] = q % 2 ? one - b : b;
-        }
+        for (size_t q = 0; q < a->k; q++)
+            o[r * a->k + q] = veil_pool_oh0_at(a, f, beta, r, q);
 }
 
 /* Level >= 1: OH (rows x k), W (rows x m), f -> OH': b oh on a pair's left range, oh - b oh on
  * its right range (b oh = f ? W : oh - W), oh elsewhere. */
 static void oh_cpu(void *buffers[], void *cl_arg)
 {
-    const struct tour_arg *a = veil_cmp_arg(cl_arg);
+    const struct veil_pool_tour_arg *a = veil_cmp_arg(cl_arg);
     const uint64_t *oh = PTR(0), *w = PTR(1), *f = PTR(2);
     uint64_t *o = PTR(3);
-    const size_t p = a->kl / 2, cov = a->m - p;
     for (size_t r = 0; r < a->rows; r++)
-        for (size_t q = 0; q < a->k; q++) {
-            const uint64_t v = oh[r * a->k + q];
-            if (q >= cov) {
-                o[r * a->k + q] = v;
-                continue;
-            }
-            const uint64_t wq = w[r * a->m + p + q];
-            const uint64_t bo = fbit(f, r * p + q / (2 * a->s)) ? wq : v - wq;
-            o[r * a->k + q] = (q / a->s) % 2 == 0 ? bo : v - bo;
-        }
+        for (size_t q = 0; q < a->k; q++)
+            o[r * a->k + q] = veil_pool_oh_at(a, oh, w, f, r, q);
 }
 
-struct win_arg {
-    struct veil_pool_geom g;
-    size_t oh, ow;
-    int mode; /* 0 gather windows, 1 window sums, 2 expand dy, 3 scatter-add */
-};
-
-/* Window rearrangements: 0: x -> X (rows x kk); 1: x -> S (rows); 2: dy (rows) -> E (rows x kk)
- * (repeat); 3: P (rows x kk) -> dx (zeroed, then each entry added to its pixel). */
+/* Window rearrangements (enum veil_pool_win_mode): GATHER x -> X (rows x kk); SUM x -> S (rows);
+ * EXPAND dy (rows) -> E (rows x kk); SCATTER P (rows x kk) -> dx (zeroed, then each entry added
+ * to its pixel: one pass over P, where the CUDA body gathers per pixel). */
 static void win_cpu(void *buffers[], void *cl_arg)
 {
-    const struct win_arg *a = veil_cmp_arg(cl_arg);
+    const struct veil_pool_win_arg *a = veil_cmp_arg(cl_arg);
     const uint64_t *in = PTR(0);
     uint64_t *out = PTR(1);
-    const size_t k = a->g.k, kk = k * k, h = a->g.h, w = a->g.w, s = a->g.stride;
-    if (a->mode == 3)
+    const size_t k = a->k, kk = k * k;
+    if (a->mode == VEIL_POOL_WIN_SCATTER)
         memset(out, 0, NX(1) * 8);
     size_t r = 0;
-    for (size_t bc = 0; bc < a->g.batch * a->g.c; bc++)
+    for (size_t bc = 0; bc < a->batch * a->c; bc++)
         for (size_t y = 0; y < a->oh; y++)
             for (size_t x = 0; x < a->ow; x++, r++) {
-                uint64_t acc = 0;
-                for (size_t i = 0; i < k; i++)
-                    for (size_t j = 0; j < k; j++) {
-                        const size_t pix = (bc * h + y * s + i) * w + x * s + j;
-                        const size_t e = r * kk + i * k + j;
-                        switch (a->mode) {
-                        case 0:
-                            out[e] = in[pix];
-                            break;
-                        case 1:
-                            acc += in[pix];
-                            break;
-                        case 2:
-                            out[e] = in[r];
-                            break;
-                        default:
-                            out[pix] += in[e];
-                            break;
-                        }
-                    }
-                if (a->mode == 1)
-                    out[r] = acc;
+                const size_t base = veil_pool_win_base(a, bc, y, x);
+                uint64_t *row = out + r * kk;       /* GATHER, EXPAND */
+                const uint64_t *prow = in + r * kk; /* SCATTER */
+                switch (a->mode) {
+                case VEIL_POOL_WIN_GATHER:
+                    for (size_t i = 0; i < k; i++)
+                        for (size_t j = 0; j < k; j++)
+                            row[i * k + j] = in[veil_pool_win_pixel(a, base, i, j)];
+                    break;
+                case VEIL_POOL_WIN_SUM:
+                    out[r] = veil_pool_win_sum(a, in, base);
+                    break;
+                case VEIL_POOL_WIN_EXPAND:
+                    for (size_t e = 0; e < kk; e++)
+                        row[e] = in[r];
+                    break;
+                default:
+                    for (size_t i = 0; i < k; i++)
+                        for (size_t j = 0; j < k; j++)
+                            out[veil_pool_win_pixel(a, base, i, j)] += prow[i * k + j];
+                    break;
+                }
             }
 }
 
@@ -197,48 +162,83 @@ static struct starpu_perfmodel oh_model = {.type = STARPU_HISTORY_BASED, .symbol
 static struct starpu_perfmodel win_model = {.type = STARPU_HISTORY_BASED,
                                             .symbol = "veil_pool_window"};
 
-static struct starpu_codelet concat_cl = {.cpu_funcs = {concat_cpu},
-                                          .cpu_funcs_name = {"concat_cpu"},
-                                          .nbuffers = STARPU_VARIABLE_NBUFFERS,
-                                          .model = &concat_model,
-                                          .name = "veil_pool_concat"};
-static struct starpu_codelet diff_cl = {.cpu_funcs = {diff_cpu},
-                                        .cpu_funcs_name = {"diff_cpu"},
-                                        .nbuffers = 2,
-                                        .modes = {STARPU_R, STARPU_W},
-                                        .model = &diff_model,
-                                        .name = "veil_pool_diff"};
-static struct starpu_codelet prep_cl = {.cpu_funcs = {prep_cpu},
-                                        .cpu_funcs_name = {"prep_cpu"},
-                                        .nbuffers = 5,
-                                        .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
-                                        .model = &prep_model,
-                                        .name = "veil_pool_prep"};
-static struct starpu_codelet combv_cl = {
+/* CUDA bodies (tasks/cuda/pool.cu) are registered when the StarPU found has CUDA. */
+struct starpu_codelet veil_pool_concat_cl = {
+    .cpu_funcs = {concat_cpu},
+    .cpu_funcs_name = {"concat_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_pool_concat_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &concat_model,
+    .name = "veil_pool_concat"};
+struct starpu_codelet veil_pool_diff_cl = {
+    .cpu_funcs = {diff_cpu},
+    .cpu_funcs_name = {"diff_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_pool_diff_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &diff_model,
+    .name = "veil_pool_diff"};
+struct starpu_codelet veil_pool_prep_cl = {
+    .cpu_funcs = {prep_cpu},
+    .cpu_funcs_name = {"prep_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_pool_prep_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 5,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
+    .model = &prep_model,
+    .name = "veil_pool_prep"};
+struct starpu_codelet veil_pool_combv_cl = {
     .cpu_funcs = {combv_cpu},
     .cpu_funcs_name = {"combv_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_pool_combv_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
     .model = &combv_model,
     .name = "veil_pool_combv"};
-static struct starpu_codelet oh0_cl = {.cpu_funcs = {oh0_cpu},
-                                       .cpu_funcs_name = {"oh0_cpu"},
-                                       .nbuffers = 3,
-                                       .modes = {STARPU_R, STARPU_R, STARPU_W},
-                                       .model = &oh0_model,
-                                       .name = "veil_pool_oh0"};
-static struct starpu_codelet oh_cl = {.cpu_funcs = {oh_cpu},
-                                      .cpu_funcs_name = {"oh_cpu"},
-                                      .nbuffers = 4,
-                                      .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
-                                      .model = &oh_model,
-                                      .name = "veil_pool_oh"};
-static struct starpu_codelet win_cl = {.cpu_funcs = {win_cpu},
-                                       .cpu_funcs_name = {"win_cpu"},
-                                       .nbuffers = 2,
-                                       .modes = {STARPU_R, STARPU_W},
-                                       .model = &win_model,
-                                       .name = "veil_pool_window"};
+struct starpu_codelet veil_pool_oh0_cl = {
+    .cpu_funcs = {oh0_cpu},
+    .cpu_funcs_name = {"oh0_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_pool_oh0_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_W},
+    .model = &oh0_model,
+    .name = "veil_pool_oh0"};
+struct starpu_codelet veil_pool_oh_cl = {
+    .cpu_funcs = {oh_cpu},
+    .cpu_funcs_name = {"oh_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_pool_oh_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 4,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
+    .model = &oh_model,
+    .name = "veil_pool_oh"};
+struct starpu_codelet veil_pool_win_cl = {
+    .cpu_funcs = {win_cpu},
+    .cpu_funcs_name = {"win_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_pool_win_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &win_model,
+    .name = "veil_pool_window"};
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
@@ -285,7 +285,7 @@ static int single(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *out,
         h[1 + i] = x->h[i];
         md[1 + i] = STARPU_R;
     }
-    rc = veil_cmp_submit(m, &concat_cl, "pool", h, md, nin + 1, &nin, sizeof nin);
+    rc = veil_cmp_submit(m, &veil_pool_concat_cl, "pool", h, md, nin + 1, &nin, sizeof nin);
     free(h);
     free(md);
     return rc;
@@ -338,11 +338,12 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
         const size_t p = kl / 2, kn = (kl + 1) / 2;
         const size_t cov = onehot && l > 0 ? (2 * p * s < k ? 2 * p * s : k) : 0;
         const size_t mrow = p + cov;
-        struct tour_arg a = {.rows = rows, .kl = kl, .k = k, .m = mrow, .s = s, .party0 = p0};
+        struct veil_pool_tour_arg a = {
+            .rows = rows, .kl = kl, .k = k, .m = mrow, .s = s, .party0 = p0};
         struct veil_mpc_mat bit = {0};
         struct veil_sec d = {0}, f = {0}, x = {0}, y = {0}, w = {0}, v2 = {0}, oh2 = {0};
         if ((rc = flat_new(m, rows * p, &d)) == VEIL_OK)
-            rc = submit2(m, &diff_cl, H(cur), H(d), &a, sizeof a);
+            rc = submit2(m, &veil_pool_diff_cl, H(cur), H(d), &a, sizeof a);
         /* [d < 0] = f ^ beta; the products with beta go out in the LTZ's first round */
         if (rc == VEIL_OK)
             rc = veil_cmp_ltz_open(m, &d, &bit, &f);
@@ -351,7 +352,7 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
             if ((rc = flat_new(m, rows * mrow, &x)) == VEIL_OK &&
                 (rc = flat_new(m, rows * mrow, &y)) == VEIL_OK && veil_mpc_computes(m)) {
                 const starpu_data_handle_t h[5] = {beta->h[0], d.h[0], oh.h[0], x.h[0], y.h[0]};
-                rc = veil_cmp_submit(m, &prep_cl, "max", h, NULL, 5, &a, sizeof a);
+                rc = veil_cmp_submit(m, &veil_pool_prep_cl, "max", h, NULL, 5, &a, sizeof a);
             }
             if (rc == VEIL_OK)
                 rc = veil_cmp_mul_unmarked(m, &x, &y, &w);
@@ -361,16 +362,16 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
         if (rc == VEIL_OK && (rc = flat_new(m, rows * kn, &v2)) == VEIL_OK &&
             veil_mpc_computes(m)) {
             const starpu_data_handle_t h[5] = {cur.h[0], w.h[0], d.h[0], f.h[0], v2.h[0]};
-            rc = veil_cmp_submit(m, &combv_cl, "max", h, NULL, 5, &a, sizeof a);
+            rc = veil_cmp_submit(m, &veil_pool_combv_cl, "max", h, NULL, 5, &a, sizeof a);
         }
         if (rc == VEIL_OK && onehot && (rc = flat_new(m, rows * k, &oh2)) == VEIL_OK &&
             veil_mpc_computes(m)) {
             if (l == 0) {
                 const starpu_data_handle_t h[3] = {f.h[0], beta->h[0], oh2.h[0]};
-                rc = veil_cmp_submit(m, &oh0_cl, "max", h, NULL, 3, &a, sizeof a);
+                rc = veil_cmp_submit(m, &veil_pool_oh0_cl, "max", h, NULL, 3, &a, sizeof a);
             } else {
                 const starpu_data_handle_t h[4] = {oh.h[0], w.h[0], f.h[0], oh2.h[0]};
-                rc = veil_cmp_submit(m, &oh_cl, "max", h, NULL, 4, &a, sizeof a);
+                rc = veil_cmp_submit(m, &veil_pool_oh_cl, "max", h, NULL, 4, &a, sizeof a);
             }
         }
         struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh};
@@ -439,7 +440,7 @@ int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_se
 
 /* Validates g against x (NULL: not checked) and fills the window arguments. */
 static int geom(const char *op, const struct veil_sec *x, const struct veil_pool_geom *g,
-                struct win_arg *a)
+                struct veil_pool_win_arg *a)
 {
     if (!g)
         return veil_error(VEIL_ERR_INVAL, "%s: NULL geometry", op);
@@ -454,7 +455,12 @@ static int geom(const char *op, const struct veil_sec *x, const struct veil_pool
                           "image",
                           op, g->k, g->k, g->h, g->w);
     memset(a, 0, sizeof *a);
-    a->g = *g;
+    a->batch = g->batch;
+    a->c = g->c;
+    a->h = g->h;
+    a->w = g->w;
+    a->k = g->k;
+    a->stride = g->stride;
     a->oh = (g->h - g->k) / g->stride + 1;
     a->ow = (g->w - g->k) / g->stride + 1;
     if (x && (x->ndim != 4 || x->dims[0] != g->batch || x->dims[1] != g->c || x->dims[2] != g->h ||
@@ -469,15 +475,15 @@ static int geom(const char *op, const struct veil_sec *x, const struct veil_pool
 }
 
 /* out (n elements, one handle) = the window codelet in mode over x (any tiling). */
-static int windows(veil_mpc_t *m, const struct veil_sec *x, struct win_arg *a, int mode, size_t n,
-                   struct veil_sec *out)
+static int windows(veil_mpc_t *m, const struct veil_sec *x, struct veil_pool_win_arg *a,
+                   enum veil_pool_win_mode mode, size_t n, struct veil_sec *out)
 {
     struct veil_sec src = {0};
     int owned = 0;
     a->mode = mode;
     int rc = single(m, x, &src, &owned);
     if (rc == VEIL_OK && (rc = flat_new(m, n, out)) == VEIL_OK)
-        rc = submit2(m, &win_cl, H(src), H(*out), a, sizeof *a);
+        rc = submit2(m, &veil_pool_win_cl, H(src), H(*out), a, sizeof *a);
     if (owned)
         veil_mpc_release(m, &src);
     return rc;
@@ -491,13 +497,13 @@ int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     memset(y, 0, sizeof *y);
     if (route)
         memset(route, 0, sizeof *route);
-    struct win_arg a;
+    struct veil_pool_win_arg a;
     int rc = geom("maxpool2d", x, g, &a);
     if (rc != VEIL_OK)
         return rc;
     const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
     struct veil_sec win = {0};
-    if ((rc = windows(m, x, &a, 0, rows * kk, &win)) == VEIL_OK)
+    if ((rc = windows(m, x, &a, VEIL_POOL_WIN_GATHER, rows * kk, &win)) == VEIL_OK)
         rc = tournament(m, &win, rows, kk, y, route);
     veil_mpc_release(m, &win);
     if (rc != VEIL_OK)
@@ -516,7 +522,7 @@ int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
     if (!m || !route || !dy || !dx)
         return veil_error(VEIL_ERR_INVAL, "maxpool2d_backward: NULL argument");
     memset(dx, 0, sizeof *dx);
-    struct win_arg a;
+    struct veil_pool_win_arg a;
     int rc = geom("maxpool2d_backward", NULL, g, &a);
     if (rc != VEIL_OK)
         return rc;
@@ -532,15 +538,15 @@ int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
         return rc;
     const struct veil_sec rf = flat_view(&r1);
     /* dy repeated over each window, one product with the route, then the scatter-add. */
-    a.mode = 2;
+    a.mode = VEIL_POOL_WIN_EXPAND;
     if ((rc = single(m, dy, &dys, &dys_owned)) == VEIL_OK &&
         (rc = flat_new(m, rows * kk, &e)) == VEIL_OK)
-        rc = submit2(m, &win_cl, H(dys), H(e), &a, sizeof a);
+        rc = submit2(m, &veil_pool_win_cl, H(dys), H(e), &a, sizeof a);
     if (rc == VEIL_OK)
         rc = veil_mpc_mul(m, &rf, &e, &pr);
-    a.mode = 3;
+    a.mode = VEIL_POOL_WIN_SCATTER;
     if (rc == VEIL_OK && (rc = flat_new(m, g->batch * g->c * g->h * g->w, dx)) == VEIL_OK)
-        rc = submit2(m, &win_cl, H(pr), H(*dx), &a, sizeof a);
+        rc = submit2(m, &veil_pool_win_cl, H(pr), H(*dx), &a, sizeof a);
     if (owned)
         veil_mpc_release(m, &r1);
     if (dys_owned)
@@ -560,7 +566,7 @@ int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     if (!m || !x || !y)
         return veil_error(VEIL_ERR_INVAL, "avgpool2d: NULL argument");
     memset(y, 0, sizeof *y);
-    struct win_arg a;
+    struct veil_pool_win_arg a;
     int rc = geom("avgpool2d", x, g, &a);
     if (rc != VEIL_OK)
         return rc;
@@ -574,7 +580,7 @@ int veil_mpc_avgpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     /* 1 / k^2 in fixed point, rounded to nearest. */
     const uint64_t inv = ((UINT64_C(1) << f) + kk / 2) / kk;
     struct veil_sec sum = {0}, scaled = {0};
-    if ((rc = windows(m, x, &a, 1, rows, &sum)) == VEIL_OK)
+    if ((rc = windows(m, x, &a, VEIL_POOL_WIN_SUM, rows, &sum)) == VEIL_OK)
         rc = veil_mpc_mul_scalar(m, &sum, inv, &scaled);
     if (rc == VEIL_OK)
         rc = veil_mpc_trunc(m, &scaled, f, y);
@@ -593,11 +599,13 @@ int veil_mpc_avgpool2d_backward(veil_mpc_t *m, const struct veil_sec *dy,
     if (!m || !dy || !dx)
         return veil_error(VEIL_ERR_INVAL, "avgpool2d_backward: NULL argument");
     memset(dx, 0, sizeof *dx);
-    struct win_arg a;
+    struct veil_pool_win_arg a;
     int rc = geom("avgpool2d_backward", NULL, g, &a);
+    if (rc != VEIL_OK) /* g may be NULL */
+        return rc;
     const int f = veil_mpc_frac_bits(m);
     const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
-    if (rc == VEIL_OK && (f < 1 || dy->numel != rows))
+    if (f < 1 || dy->numel != rows)
         rc = veil_error(VEIL_ERR_SHAPE, "avgpool2d_backward: dy has %zu elements, the geometry "
                         "needs %zu (f = %d >= 1)", dy->numel, rows, f);
     if (rc != VEIL_OK)
@@ -610,12 +618,12 @@ int veil_mpc_avgpool2d_backward(veil_mpc_t *m, const struct veil_sec *dy,
         rc = veil_mpc_trunc(m, &sc, f, &t);
     if (rc == VEIL_OK && (rc = single(m, &t, &ts, &owned)) == VEIL_OK &&
         (rc = flat_new(m, rows * kk, &e)) == VEIL_OK) {
-        a.mode = 2;
-        rc = submit2(m, &win_cl, H(ts), H(e), &a, sizeof a);
+        a.mode = VEIL_POOL_WIN_EXPAND;
+        rc = submit2(m, &veil_pool_win_cl, H(ts), H(e), &a, sizeof a);
     }
     if (rc == VEIL_OK && (rc = flat_new(m, g->batch * g->c * g->h * g->w, dx)) == VEIL_OK) {
-        a.mode = 3;
-        rc = submit2(m, &win_cl, H(e), H(*dx), &a, sizeof a);
+        a.mode = VEIL_POOL_WIN_SCATTER;
+        rc = submit2(m, &veil_pool_win_cl, H(e), H(*dx), &a, sizeof a);
     }
     if (owned)
         veil_mpc_release(m, &ts);

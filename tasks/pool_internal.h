@@ -1,0 +1,33 @@
+/*
+ * pool_internal.h — pool.c's local codelets, reachable beyond pool.c so that the tests can run
+ * each body on one architecture (tests/test_tasks_cuda_pool.c). Their argument blocks (a plain
+ * copy of struct veil_pool_tour_arg or veil_pool_win_arg, as veil_cmp_submit packs it) and
+ * element math are in pool_common.h.
+ */
+#ifndef VEIL_TASKS_POOL_INTERNAL_H
+#define VEIL_TASKS_POOL_INTERNAL_H
+
+#include "tasks/pool_common.h"
+
+#include <starpu.h>
+
+/** out W, then n input tiles R (STARPU_VARIABLE_NBUFFERS; argument: int n): out = the inputs
+ * concatenated in order. */
+extern struct starpu_codelet veil_pool_concat_cl;
+/** V (rows x kl) R, D (rows x p) W: pair differences (veil_pool_diff_at). */
+extern struct starpu_codelet veil_pool_diff_cl;
+/** beta (rows x p), D (rows x p), OH (rows x k) R; X, Y (rows x m) W: the product operands of a
+ * level with argmax (veil_pool_prep_pair, veil_pool_prep_cov). */
+extern struct starpu_codelet veil_pool_prep_cl;
+/** V (rows x kl), W (rows x m), D (rows x p), f (packed, ceil(rows p / 64)) R; V' (rows x
+ * ceil(kl / 2)) W: the winners (veil_pool_combv_pair, veil_pool_combv_last). */
+extern struct starpu_codelet veil_pool_combv_cl;
+/** f, beta (rows x p) R; OH' (rows x k) W: level 0's one-hot (veil_pool_oh0_at). */
+extern struct starpu_codelet veil_pool_oh0_cl;
+/** OH (rows x k), W (rows x m), f R; OH' (rows x k) W: a later level's one-hot
+ * (veil_pool_oh_at). */
+extern struct starpu_codelet veil_pool_oh_cl;
+/** in R, out W: the window rearrangements of enum veil_pool_win_mode. */
+extern struct starpu_codelet veil_pool_win_cl;
+
+#endif /* VEIL_TASKS_POOL_INTERNAL_H */
