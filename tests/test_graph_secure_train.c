@@ -8,6 +8,11 @@
  * trainer's, and the gradient the first step implies, (w0 - w1) / lr - wd w0, with the trainer's.
  * The MLP (N = 2, 3) and the CNN (N = 2) also train in 2 micro-batches (the inter-batch pipeline).
  *
+ * PLACEMENT. The MLP and the CNN train on 2 devices (CPU workers) per party under DP (batch
+ * slices and tiles spread; the weight gradients, which reduce over the batch, are summed inside
+ * the party), TP, HYBRID and PP, with the dealer's material from a fixed seed: every revealed
+ * parameter and the revealed loss equal the single-device session's bit for bit.
+ *
  * BOUND. The secure truncation adds 0 or 1 ulp (u = 2^-16) to the floor of the plaintext, so a
  * gradient entry computed by a product reducing over F terms after D truncating layers on its
  * backward path carries at most about D F u of error times the operands' size (here <= 1), and
@@ -60,6 +65,12 @@ struct shared {
 
 static struct net *cur;
 static struct shared *sh;
+/* Placement sessions (check_placement): the devices and placement of the next sessions and the
+ * dealer's fixed material seed; devices 0: the default open (no placement, a drawn seed). */
+static struct {
+    int devices;
+    enum veil_placement placement;
+} placed;
 static int microbatches = 1; /* of the plans compiled next */
 static uint64_t rng = 0x2545f4914f6cdd1du;
 
@@ -223,7 +234,16 @@ static void reference(struct net *t)
 static int child(const struct veil_harness_party *me, void *arg)
 {
     (void)arg;
-    veil_party_t *pt = veil_party_open(cur->plan, NULL);
+    struct veil_party_options po;
+    veil_party_options_defaults(&po);
+    if (placed.devices > 0) {
+        setenv("STARPU_NCPU", placed.devices > 1 ? "2" : "1", 1); /* before starpu_init */
+        po.material_seed = "7e57da7a000000000000000000000001";
+        po.placement = placed.placement;
+        po.devices = placed.devices;
+        po.device_kind = VEIL_DEVICE_CPU;
+    }
+    veil_party_t *pt = veil_party_open(cur->plan, &po);
     if (!pt) {
         fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
         return 3;
@@ -309,6 +329,56 @@ static void check_net(struct net *t, int n)
                   t->loss2);
 }
 
+/* Training placed over 2 devices per party gives the single-device session's bits (see the
+ * PLACEMENT paragraph at the top). */
+static void check_placement(struct net *t)
+{
+    static const enum veil_placement kinds[] = {VEIL_PLACEMENT_DP, VEIL_PLACEMENT_TP,
+                                                VEIL_PLACEMENT_HYBRID, VEIL_PLACEMENT_PP};
+    struct shared *base = malloc(sizeof *base);
+    if (!base) {
+        VT_CHECK(0, "out of memory");
+        return;
+    }
+    cur = t;
+    /* the session id and the seed fix every mask, so truncations round alike in every session */
+    struct veil_test_graph_opts o = {.nparties = 2,
+                                     .dealer = 1,
+                                     .timeout_s = 180,
+                                     .session = "7e57da7a7e57da7a7e57da7a7e57da7a"};
+    placed.devices = 1;
+    placed.placement = VEIL_PLACEMENT_SINGLE;
+    memset(sh, 0, sizeof *sh);
+    int ok = veil_test_graph_run(&o, child, NULL, NULL) == VEIL_OK;
+    VT_CHECK(ok, "%s: single-device training session failed", t->name);
+    memcpy(base, sh, sizeof *sh);
+    for (size_t k = 0; ok && k < sizeof kinds / sizeof kinds[0]; k++) {
+        placed.devices = 2;
+        placed.placement = kinds[k];
+        memset(sh, 0, sizeof *sh);
+        const char *name = veil_placement_name(kinds[k]);
+        if (veil_test_graph_run(&o, child, NULL, NULL) != VEIL_OK) {
+            VT_CHECK(0, "%s %s x2: training session failed", t->name, name);
+            continue;
+        }
+        const int failures = veil_test_failures;
+        for (int s = 0; s < 2; s++)
+            for (size_t i = 0; i < t->np; i++)
+                VT_CHECK(memcmp(sh->got[s][i], base->got[s][i],
+                                (size_t)param_numel(t, i) * sizeof(double)) == 0,
+                         "%s %s x2 step %d: parameter '%s' differs from the single-device "
+                         "session", t->name, name, s + 1, t->params[i]);
+        VT_CHECK(memcmp(&sh->loss, &base->loss, sizeof sh->loss) == 0,
+                 "%s %s x2: loss %.9f, single device %.9f", t->name, name, sh->loss, base->loss);
+        if (veil_test_failures == failures)
+            veil_test_log("%s %s x2: 2 steps equal the single-device session bit for bit (step 2 "
+                      "%.3f s, single %.3f s)", t->name, name, sh->stats[0].online_s,
+                      base->stats[0].online_s);
+    }
+    placed.devices = 0;
+    free(base);
+}
+
 /* Every process opens an inference plan and asks for a training step: refused, nothing sent. */
 static int child_inference(const struct veil_harness_party *me, void *arg)
 {
@@ -373,6 +443,8 @@ int main(void)
         check_net(&nets[i], 3);
     }
     check_bad_input(&nets[0]);
+    check_placement(&nets[0]);
+    check_placement(&nets[1]);
     /* the inter-batch pipeline: the MLP (batch 4) and the CNN (batch 2) in 2 micro-batches,
      * against the plaintext trainer on the same split plan (equal to the unsplit batch's update:
      * test_graph_microbatch) */
