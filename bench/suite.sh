@@ -13,9 +13,15 @@
 #   all         no look-ahead bound (the default: priorities order everything)
 #   mb2         all + inter-batch: 2 micro-batches (not for the transformer)
 #
+# Material: by default a dealer process streams the correlated randomness during the runs (it
+# computes every triple's correction, so on a small host it competes with the parties for the
+# cores). With -p (offline ahead, as MPC-Pipe measures the online phase) each session's
+# preprocessing files are written first (`MODEL preproc`, timed: the offline_s column) and the
+# parties run from them with no dealer process.
+#
 # Usage: bench/suite.sh [-m "lenet vgg16 resnet transformer"] [-n "2 3"]
 #                       [-l "loopback lan gbit wan"] [-s "serialized la0 la1 all mb2"]
-#                       [-b BATCH] [-r RUNS] [-o OUTDIR] [-x "EXTRA EXAMPLE ARGS"]
+#                       [-b BATCH] [-r RUNS] [-o OUTDIR] [-x "EXTRA EXAMPLE ARGS"] [-p]
 # Writes OUTDIR/suite.tsv (one row per session), OUTDIR/suite.md (the table) and
 # OUTDIR/ablation.svg (throughput per setting, one group per model and link). Defaults: all
 # models, N = 2, loopback and lan, every setting, batch 2, 3 runs, OUTDIR bench/results.
@@ -30,7 +36,8 @@ batch=2
 runs=3
 out=$here/results
 extra=""
-while getopts m:n:l:s:b:r:o:x:h opt; do
+ahead=0
+while getopts m:n:l:s:b:r:o:x:ph opt; do
     case $opt in
     m) models=$OPTARG ;;
     n) parties=$OPTARG ;;
@@ -40,8 +47,9 @@ while getopts m:n:l:s:b:r:o:x:h opt; do
     r) runs=$OPTARG ;;
     o) out=$OPTARG ;;
     x) extra=$OPTARG ;;
-    h) sed -n '2,22p' "$0"; exit 0 ;;
-    *) sed -n '17,20p' "$0" >&2; exit 2 ;;
+    p) ahead=1 ;;
+    h) sed -n '2,28p' "$0"; exit 0 ;;
+    *) sed -n '23,26p' "$0" >&2; exit 2 ;;
     esac
 done
 [ -x "$top/tools/veil-run" ] || { echo "suite: build first (scripts/build.sh): no $top/tools/veil-run" >&2; exit 2; }
@@ -49,7 +57,8 @@ mkdir -p "$out" || exit 1
 tsv=$out/suite.tsv
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/veil-suite-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-printf 'model\tparties\tlink\tsetting\tbatch\tonline_s\timages_per_s\tbytes_sent\trounds\tcompute_s\tnetwork_s\tefficiency\tagree\n' >"$tsv"
+printf 'model\tparties\tlink\tsetting\tbatch\tonline_s\timages_per_s\tbytes_sent\trounds\tcompute_s\tnetwork_s\tefficiency\tagree\tmaterial\toffline_s\n' >"$tsv"
+session=5e55101d000000000000000000000000 # fixed: the preprocessing files are bound to it
 
 link_spec() {
     case $1 in
@@ -86,12 +95,28 @@ for model in $models; do
                 fi
                 linkopt=""
                 [ -n "$spec" ] && linkopt="--link $spec"
+                material=dealer offline="" procopt="--dealer" preopt=""
+                if [ "$ahead" = 1 ]; then
+                    # shellcheck disable=SC2086
+                    pre=$(STARPU_SILENT=1 "$top/examples/$model" preproc --parties "$n" \
+                        --session "$session" --preproc "$tmp/pre-%d" --batch "$batch" \
+                        --runs "$runs" $args $extra 2>&1)
+                    offline=$(field offline_s "$(printf '%s\n' "$pre" | grep '^model=' | tail -n 1)")
+                    if [ -z "$offline" ]; then
+                        echo "suite: $model N=$n $setting: the offline phase failed:" >&2
+                        printf '%s\n' "$pre" | tail -n 5 >&2
+                        status=1
+                        continue
+                    fi
+                    material=files procopt="--session $session" preopt="--preproc $tmp/pre-%d"
+                fi
                 # shellcheck disable=SC2086 # word splitting of the option strings is wanted
                 VEIL_TRACE="$tmp/trace-%d.json" STARPU_SILENT=1 \
-                    "$top/tools/veil-run" -n "$n" --dealer $linkopt --timeout 1800 -- \
+                    "$top/tools/veil-run" -n "$n" $procopt $linkopt --timeout 1800 -- \
                     "$top/examples/$model" --batch "$batch" --runs "$runs" $args $extra \
-                    >"$tmp/out" 2>&1
+                    $preopt >"$tmp/out" 2>&1
                 rc=$?
+                rm -f "$tmp"/pre-*
                 line=$(grep '^\[p1\] model=' "$tmp/out" | tail -n 1)
                 if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
                     echo "suite: $model N=$n $link $setting failed (exit $rc):" >&2
@@ -101,11 +126,11 @@ for model in $models; do
                 fi
                 online=$(field online_s "$line")
                 ips=$(awk -v b="$batch" -v t="$online" 'BEGIN { printf "%.3f", (t > 0 ? b / t : 0) }')
-                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$n" "$link" \
-                    "$setting" "$batch" "$online" "$ips" "$(field bytes_sent "$line")" \
+                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$n" \
+                    "$link" "$setting" "$batch" "$online" "$ips" "$(field bytes_sent "$line")" \
                     "$(field rounds "$line")" "$(field compute_s "$line")" \
                     "$(field network_s "$line")" "$(field efficiency "$line")" \
-                    "$(field agree "$line")" >>"$tsv"
+                    "$(field agree "$line")" "$material" "$offline" >>"$tsv"
                 echo "suite: $model N=$n $link $setting: online $online s, $ips images/s" >&2
             done
         done

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_RUNS 16
 
@@ -29,13 +30,20 @@ int example_parse_int(const char *s, long lo, long hi, long *out)
 static int usage(const struct example_cli *c, int code)
 {
     FILE *f = code ? stderr : stdout;
-    fprintf(f, "usage: veil-run -n N --dealer -- %s %s[OPTIONS]\n%s\n\n", c->prog,
-            c->flags & CLI_TRAIN ? "[train] " : "", c->summary);
+    fprintf(f,
+            "usage: veil-run -n N --dealer -- %s %s[OPTIONS]\n"
+            "       %s preproc --parties N --session HEX --preproc FILE%%d [OPTIONS]\n"
+            "       veil-run -n N --session HEX -- %s --preproc FILE%%d [OPTIONS]\n%s\n\n",
+            c->prog, c->flags & CLI_TRAIN ? "[train] " : "", c->prog, c->prog, c->summary);
     if (c->flags & CLI_TRAIN)
         fprintf(f, "  train              secure SGD training (lr 0.01, momentum 0.9) on synthetic\n"
                    "                     labelled batches instead of inference: party 1 learns each\n"
                    "                     step's loss, party 0 the trained parameters, checked\n"
                    "                     against the plaintext fixed-point trainer\n\n");
+    fprintf(f, "  preproc            the offline phase ahead of an inference session: writes every\n"
+               "                     party's preprocessing file (FILE%%d, %%d the party id) for\n"
+               "                     the session's --runs with the same model and pipeline options;\n"
+               "                     the session then runs from them with no dealer\n\n");
     fprintf(f, "options:\n");
     fprintf(f, "  --small            %s\n", c->small_help);
     if (c->big_flag)
@@ -56,6 +64,10 @@ static int usage(const struct example_cli *c, int code)
             "  --lookahead L      linear layers submitted at most L ahead (0..64; default: no\n"
             "                     bound)\n"
             "  --serialized       the blocking baseline: no overlap across layers\n"
+            "  --preproc FILE%%d   inference: correlated randomness from the files `preproc` wrote\n"
+            "                     (the session has no dealer); preproc: the files to write\n"
+            "  --parties N        preproc: the session's party count, 2..16\n"
+            "  --session HEX      preproc: the session id (32 hex digits; veil-run --session)\n"
             "  --config FILE      this process's session configuration (parties on real hosts;\n"
             "                     default: the environment veil-run sets)\n"
             "  -v                 print the compiled plan\n"
@@ -104,7 +116,10 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         O_CONFIG,
         O_MICRO,
         O_LOOKAHEAD,
-        O_SERIALIZED
+        O_SERIALIZED,
+        O_PREPROC,
+        O_PARTIES,
+        O_SESSION
     };
     const struct option opts[] = {
         {"small", no_argument, NULL, O_SMALL},
@@ -121,6 +136,9 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         {"microbatches", required_argument, NULL, O_MICRO},
         {"lookahead", required_argument, NULL, O_LOOKAHEAD},
         {"serialized", no_argument, NULL, O_SERIALIZED},
+        {"preproc", required_argument, NULL, O_PREPROC},
+        {"parties", required_argument, NULL, O_PARTIES},
+        {"session", required_argument, NULL, O_SESSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -140,6 +158,9 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
     if ((c->flags & CLI_TRAIN) && argc > 1 &&
         (!strcmp(argv[1], "train") || !strcmp(argv[1], "infer"))) {
         mo->train = !strcmp(argv[1], "train");
+        optind = 2;
+    } else if (argc > 1 && !strcmp(argv[1], "preproc")) {
+        eo->write_preproc = 1;
         optind = 2;
     }
     while ((opt = getopt_long(argc, argv, "vh", opts, &idx)) != -1) {
@@ -174,6 +195,21 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         case O_SERIALIZED:
             eo->serialized = 1;
             break;
+        case O_PREPROC:
+            if (!strstr(optarg, "%d"))
+                return bad(c, "preproc", optarg, "a file pattern with %d (the party id)");
+            eo->preproc = optarg;
+            break;
+        case O_PARTIES:
+            if (!eo->write_preproc || example_parse_int(optarg, 2, 16, &v) != 0)
+                return bad(c, "parties", optarg, "2..16, with the preproc mode");
+            eo->parties = (int)v;
+            break;
+        case O_SESSION:
+            if (!eo->write_preproc || example_parse_session(optarg, NULL) != 0)
+                return bad(c, "session", optarg, "32 hex digits, with the preproc mode");
+            eo->session = optarg;
+            break;
         case 'h':
             return usage(c, 0);
         case O_LAYERS:
@@ -204,16 +240,34 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
     }
     if (optind != argc)
         return bad(c, argv[optind], NULL, "no arguments after the options");
+    if (eo->write_preproc && (!eo->preproc || !eo->parties || !eo->session))
+        return bad(c, "preproc", NULL, "--parties N, --session HEX and --preproc FILE%d");
+    if (eo->preproc && mo->train)
+        return bad(c, "preproc", eo->preproc, "an inference session (not train)");
     return -1;
 }
 
-/* Largest |a - b| over n elements (NaN counts as infinite). */
-veil_party_t *example_open(const struct model *m, const struct example_opts *eo, int training,
-                           veil_plan_t **plan)
+int example_parse_session(const char *hex, uint8_t sid[16])
 {
-    /* Line by line: veil-run forwards each line as it comes, and stops the other processes when
-     * one fails, which would lose a block-buffered tail. */
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strlen(hex) != 32)
+        return -1;
+    for (int i = 0; i < 32; i++) {
+        const char ch = hex[i];
+        const int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                      : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                      : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                               : -1;
+        if (d < 0)
+            return -1;
+        if (sid)
+            sid[i / 2] = (uint8_t)(i % 2 ? sid[i / 2] | d : d << 4);
+    }
+    return 0;
+}
+
+/* Compiles m with eo's pipeline settings (inference: weight-stationary); NULL after printing why. */
+static veil_plan_t *compile(const struct model *m, const struct example_opts *eo, int training)
+{
     struct veil_compile_options co;
     veil_compile_options_defaults(&co);
     co.training = training;
@@ -222,15 +276,29 @@ veil_party_t *example_open(const struct model *m, const struct example_opts *eo,
         co.microbatches = eo->microbatches;
     co.lookahead = eo->lookahead;
     co.serialized = eo->serialized;
-    if (!(*plan = veil_compile(m->g, &co))) {
+    veil_plan_t *plan = veil_compile(m->g, &co);
+    if (!plan)
         fprintf(stderr, "%s: compile: %s\n", m->name, veil_last_error());
+    else if (eo->verbose)
+        veil_plan_print(plan, stdout);
+    return plan;
+}
+
+veil_party_t *example_open(const struct model *m, const struct example_opts *eo, int training,
+                           veil_plan_t **plan)
+{
+    /* Line by line: veil-run forwards each line as it comes, and stops the other processes when
+     * one fails, which would lose a block-buffered tail. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!(*plan = compile(m, eo, training)))
         return NULL;
-    }
-    if (eo->verbose)
-        veil_plan_print(*plan, stdout);
     struct veil_party_options po;
     veil_party_options_defaults(&po);
     po.config_path = eo->config;
+    if (eo->preproc && !training) { /* the offline phase was run ahead: no dealer */
+        po.material = VEIL_MATERIAL_FILE;
+        po.preproc_path = eo->preproc;
+    }
     veil_party_t *pt = veil_party_open(*plan, &po);
     if (!pt) {
         fprintf(stderr, "%s: %s\n(run it under the launcher: veil-run -n 2 --dealer -- %s%s ...)\n",
@@ -322,6 +390,38 @@ static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_
                    prof->total.idle_pct, prof->total.efficiency);
     }
     return VEIL_OK;
+}
+
+int example_preproc(const struct model *m, const struct example_opts *eo)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const int runs = eo->runs > 0 ? (eo->runs < MAX_RUNS ? eo->runs : MAX_RUNS) : 2;
+    uint8_t sid[16];
+    if (example_parse_session(eo->session, sid) != 0)
+        return 1; /* example_parse checked it */
+    veil_plan_t *plan = compile(m, eo, 0);
+    if (!plan)
+        return 1;
+    uint64_t items = 0, bytes = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = veil_plan_preproc_files(plan, eo->parties, runs, sid, eo->preproc, &items, &bytes);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    veil_plan_destroy(&plan);
+    if (rc != VEIL_OK) {
+        fprintf(stderr, "%s: preproc: %s\n", m->name, veil_last_error());
+        return 1;
+    }
+    const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    printf("%s (%s): offline phase: %d parties' files for %d runs (%" PRIu64 " items, %.1f MB of "
+           "correlated randomness) in %.2f s; run the session with the same options and\n"
+           "  veil-run -n %d --session %s -- %s --preproc %s --runs %d\n",
+           m->name, m->shape, eo->parties, runs, items, (double)bytes / 1e6, secs, eo->parties,
+           eo->session, m->name, eo->preproc, runs);
+    printf("model=%s parties=%d runs=%d offline_s=%.3f preproc_items=%" PRIu64
+           " preproc_bytes=%" PRIu64 "\n",
+           m->name, eo->parties, runs, secs, items, bytes);
+    return 0;
 }
 
 int example_run(struct model *m, const struct model_opts *mo, const struct example_opts *eo)

@@ -180,6 +180,8 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
 
 int example_main(struct model *m, const struct model_opts *mo, const struct example_opts *eo)
 {
+    if (eo->write_preproc)
+        return example_preproc(m, eo);
     return mo->train ? example_train(m, mo, eo) : example_run(m, mo, eo);
 }
 

@@ -83,6 +83,14 @@ struct example_opts {
     int microbatches;
     int lookahead;
     int serialized;
+    /* the offline phase ahead (inference): with preproc set, the parties read their correlated
+     * randomness from these files ("%d": the party id) and the session has no dealer; in
+     * `preproc` mode (write_preproc) the process writes them for `parties` parties, session
+     * id `session` (32 hex digits) and `runs` runs, and exits */
+    const char *preproc;
+    int write_preproc;
+    int parties;
+    const char *session;
 };
 
 /*
@@ -111,7 +119,16 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
 veil_party_t *example_open(const struct model *m, const struct example_opts *eo, int training,
                            veil_plan_t **plan);
 
-/* Runs the built model as the options ask: example_train with mo->train, else example_run. */
+/*
+ * The offline phase ahead of an inference session: compiles m as example_open does and writes
+ * every party's preprocessing file (eo->preproc, "%d": the party id) for eo->runs runs of a
+ * session of eo->parties parties with id eo->session, timed; prints the command that runs the
+ * session from them and a key=value line with offline_s. Returns the exit status (0, 1).
+ */
+int example_preproc(const struct model *m, const struct example_opts *eo);
+
+/* Runs the built model as the options ask: example_preproc in preproc mode, example_train with
+ * mo->train, else example_run. */
 int example_main(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
 
 /* Builds the model with build (a model_* builder), runs it with example_main and frees it: the
@@ -130,10 +147,14 @@ struct example_cli {
     int flags;
 };
 /* Parses argv into mo, eo and *small (1 when --small was given); with CLI_TRAIN a first argument
- * "train" sets mo->train ("infer", the default, may be written too). Returns -1 to go on, or the
- * exit status: 0 after --help, 2 after a message for bad usage. */
+ * "train" sets mo->train ("infer", the default, may be written too); a first argument "preproc"
+ * sets eo->write_preproc. Returns -1 to go on, or the exit status: 0 after --help, 2 after a
+ * message for bad usage. */
 int example_parse(const struct example_cli *c, int argc, char **argv, struct model_opts *mo,
                   struct example_opts *eo, int *small);
+
+/* Parses a session id of 32 hex digits into sid (NULL: only checks); -1 if it is not one. */
+int example_parse_session(const char *hex, uint8_t sid[16]);
 
 /* Parses a decimal integer in [lo, hi] into *out; -1 if it is not one. */
 int example_parse_int(const char *s, long lo, long hi, long *out);

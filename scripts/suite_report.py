@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """suite_report.py — turns bench/suite.sh's TSV into a markdown table and an ablation bar chart.
 
-For every (model, parties, link) group the table lists each pipeline setting's online time,
+For every (model, parties, link, material) group the table lists each pipeline setting's online time,
 throughput, its throughput relative to the serialized baseline (x) and its latency change
-against it, bytes, rounds, compute- and network-busy seconds and the overlap efficiency. The
+against it, bytes, rounds, compute- and network-busy seconds, the overlap efficiency and where
+the correlated randomness came from (a dealer streaming it, or files written ahead, with the
+offline phase's seconds). The
 SVG draws, per group, one bar per setting: throughput / serialized throughput (1.0 marked).
 
 Usage: suite_report.py SUITE.tsv [--md OUT.md] [--svg OUT.svg]
@@ -30,7 +32,7 @@ def load(path):
         rows = list(csv.DictReader(f, delimiter="\t"))
     groups = {}
     for r in rows:
-        key = (r["model"], r["parties"], r["link"])
+        key = (r["model"], r["parties"], r["link"], r.get("material") or "dealer")
         groups.setdefault(key, {})[r["setting"]] = r
     return groups
 
@@ -44,9 +46,10 @@ def fnum(s, default=0.0):
 
 def markdown(groups):
     out = ["| model | N | link | setting | online s | images/s | x serialized | latency vs "
-           "serialized | bytes sent (p1) | rounds | compute s | network s | efficiency |",
-           "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for (model, n, link), settings in groups.items():
+           "serialized | bytes sent (p1) | rounds | compute s | network s | efficiency | "
+           "material | offline s |",
+           "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for (model, n, link, material), settings in groups.items():
         base = settings.get("serialized")
         for s in ORDER:
             r = settings.get(s)
@@ -58,9 +61,11 @@ def markdown(groups):
                 lat = "%+.1f %%" % (100.0 * (t / fnum(base["online_s"]) - 1))
             else:
                 ratio = lat = "-"
-            out.append("| %s | %s | %s | %s | %.3f | %.2f | %s | %s | %s | %s | %s | %s | %s |" % (
-                model, n, link, LABEL.get(s, s), t, ips, ratio, lat, r["bytes_sent"], r["rounds"],
-                r["compute_s"] or "-", r["network_s"] or "-", r["efficiency"] or "-"))
+            out.append("| %s | %s | %s | %s | %.3f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s "
+                       "| %s |" % (
+                           model, n, link, LABEL.get(s, s), t, ips, ratio, lat, r["bytes_sent"],
+                           r["rounds"], r["compute_s"] or "-", r["network_s"] or "-",
+                           r["efficiency"] or "-", material, r.get("offline_s") or "-"))
     return "\n".join(out) + "\n"
 
 
@@ -102,8 +107,9 @@ def svg(groups):
             x += bar_w
         parts.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>'
                      % ((x0 + x) / 2, top + height + 14, escape(k[0])))
-        parts.append('<text x="%.1f" y="%d" text-anchor="middle">N=%s %s</text>'
-                     % ((x0 + x) / 2, top + height + 26, escape(k[1]), escape(k[2])))
+        parts.append('<text x="%.1f" y="%d" text-anchor="middle">N=%s %s%s</text>'
+                     % ((x0 + x) / 2, top + height + 26, escape(k[1]), escape(k[2]),
+                        " files" if k[3] == "files" else ""))
         x += gap
     lx = left
     for s in ORDER:

@@ -91,7 +91,11 @@ grep -q "mixes rows along axis 0" "$T/out" || bad "transformer --microbatches 2:
 for args in "mlp --batch 0" "mlp --layers 10" "mlp --imagenet" "vgg16 --width-div x" \
     "vgg16 --runs 99" "resnet --bogus" "resnet extra" "transformer --heads 3" \
     "transformer --seq 0" "transformer --width-div 2" "vgg16 train" "mlp train --runs 0" \
-    "mlp train train" "resnet infer" "mlp --microbatches 0" "vgg16 --lookahead 65"; do
+    "mlp train train" "resnet infer" "mlp --microbatches 0" "vgg16 --lookahead 65" \
+    "vgg16 preproc --parties 2 --preproc /tmp/x-%d" "mlp --preproc no-pattern" \
+    "mlp --parties 2" "mlp preproc --parties 2 --session 12ab --preproc /tmp/x-%d" \
+    "mlp train --preproc /tmp/x-%d" "resnet preproc --parties 1 --session \
+    00000000000000000000000000000000 --preproc /tmp/x-%d"; do
     # shellcheck disable=SC2086
     set -- $args
     ex=$1
