@@ -123,6 +123,12 @@ static void child_environment(const struct veil_harness_opts *o, const struct ve
         setenv("STARPU_WORKERS_NOBIND", "1", 1);
         setenv("STARPU_SILENT", "1", 1);
         setenv("STARPU_HOME", starpu_home, 1);
+        /* As many spinning workers as cores or more (several processes on one host): let the
+         * network threads preempt an idle worker at once (sched/worker_priority.c). */
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (!getenv("VEIL_WORKER_NICE") && cores > 0 &&
+            (long)nprocs * (o->ncpu > 0 ? o->ncpu : 1) >= cores)
+            setenv("VEIL_WORKER_NICE", "19", 1);
         /* A second memory node only when a test asks for it. */
         if (!getenv("STARPU_NOPENCL"))
             setenv("STARPU_NOPENCL", "0", 1);

@@ -19,6 +19,7 @@
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
 #include "graph/party_internal.h"
+#include "sched/sched_internal.h"
 #include "net/config_env.h"
 
 #include <starpu.h>
@@ -168,6 +169,23 @@ static void trace_close(veil_party_t *me)
     veil_trace_free();
     free(me->trace_path);
     me->trace_path = NULL;
+}
+
+/* The workers' nice value: the option, else VEIL_WORKER_NICE (0 or unset: unchanged). */
+static int set_worker_nice(veil_party_t *me)
+{
+    int nice = me->o.worker_nice;
+    const char *env = getenv("VEIL_WORKER_NICE");
+    if (nice == 0 && env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end || v < 0 || v > 19)
+            return veil_error(VEIL_ERR_INVAL, "veil_party_open: VEIL_WORKER_NICE='%s' is not a "
+                              "nice value (0 to 19)", env);
+        nice = (int)v;
+    }
+    int rc = veil_sched_worker_nice(nice);
+    return rc == VEIL_OK ? VEIL_OK : veil_error(rc, "veil_party_open: %s", veil_last_error());
 }
 
 /* The StarPU worker type of a device kind. */
@@ -361,6 +379,8 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
         goto fail;
     }
     me->starpu_up = 1;
+    if ((rc = set_worker_nice(me)) != VEIL_OK)
+        goto fail;
     if ((rc = trace_open(me)) != VEIL_OK)
         goto fail;
     if ((rc = resolve_placement(me)) != VEIL_OK)

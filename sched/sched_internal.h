@@ -193,4 +193,17 @@ enum veil_tp_split veil_tp_choose(size_t m, size_t k, size_t n, unsigned ndevice
 /** "rows", "columns", "inner" (or "?"). */
 const char *veil_tp_split_name(enum veil_tp_split s);
 
+/* ---------------------------------------------------------------------------------------------
+ * Worker thread priority (sched/worker_priority.c)
+ * ------------------------------------------------------------------------------------------- */
+
+/**
+ * Sets the nice value of every StarPU worker thread of this process (CPU and accelerator driver
+ * threads) to nice, 1..19; 0 leaves them as they are. Call after starpu_init, from a thread that
+ * is not a worker (it waits for a task on each worker). On a host whose cores are shared by more
+ * threads than it has, an idle worker's spinning then yields to the network threads at once.
+ * Returns VEIL_OK, VEIL_ERR_INVAL (out of range) or VEIL_ERR_UNSUPPORTED (the OS refused).
+ */
+int veil_sched_worker_nice(int nice);
+
 #endif /* VEIL_SCHED_INTERNAL_H */

@@ -9,7 +9,7 @@
  * leaves the second worker idle, the other placements use every device. The cost model is
  * checked on hand-computed numbers (a large dense layer: AUTO picks DP; a tiny one: SINGLE).
  * Bad input: more devices than workers, an unknown placement name (option and VEIL_PLACEMENT),
- * an unknown device kind (VEIL_DEVICE_KIND). On CUDA devices (check_cuda) the same networks
+ * an unknown device kind (VEIL_DEVICE_KIND), a worker nice value out of range (VEIL_WORKER_NICE). On CUDA devices (check_cuda) the same networks
  * must give the same bits; without a CUDA worker, asking for CUDA devices is refused at open.
  * The networks are test_graph_nets.c's. */
 #include "config.h"
@@ -40,6 +40,7 @@ struct cfg {
     uint8_t seed_tag;          /* the material seed's distinguishing byte */
     const char *env_placement; /* VEIL_PLACEMENT for the children, or NULL */
     const char *env_kind;      /* VEIL_DEVICE_KIND for the children, or NULL */
+    const char *env_nice;      /* VEIL_WORKER_NICE for the children, or NULL */
     int expect_open_fail;      /* the open must fail with a message containing fail_says */
     const char *fail_says;
 };
@@ -66,6 +67,8 @@ static int child(const struct veil_harness_party *me, void *arg)
         setenv("VEIL_PLACEMENT", ccfg->env_placement, 1);
     if (ccfg->env_kind)
         setenv("VEIL_DEVICE_KIND", ccfg->env_kind, 1);
+    if (ccfg->env_nice)
+        setenv("VEIL_WORKER_NICE", ccfg->env_nice, 1);
     /* the dealer's material from a fixed seed (same masks in every session of this seed_tag) */
     char seed[33];
     snprintf(seed, sizeof seed, "%02x5eed00000000000000000000000000", (unsigned)ccfg->seed_tag);
@@ -386,6 +389,12 @@ static void check_bad(struct veil_test_net *t)
                         .expect_open_fail = 1,
                         .fail_says = "VEIL_DEVICE_KIND"};
     VT_CHECK(session(&kname) == 0, "VEIL_DEVICE_KIND=tpu was not refused as expected");
+    struct cfg nice = {.placement = VEIL_PLACEMENT_SINGLE,
+                       .ncpu = 1,
+                       .env_nice = "25",
+                       .expect_open_fail = 1,
+                       .fail_says = "VEIL_WORKER_NICE='25'"};
+    VT_CHECK(session(&nice) == 0, "VEIL_WORKER_NICE=25 was not refused as expected");
 }
 
 int main(void)

@@ -406,6 +406,13 @@ struct veil_party_options {
                                  open */
     enum veil_device_kind device_kind; /* AUTO: the environment's VEIL_DEVICE_KIND (auto, cpu,
                                           cuda) if set, else CUDA workers when there are any */
+    int worker_nice;          /* 1..19: the nice value of this process's StarPU worker threads
+                                 (an idle worker spins without yielding its core; where the
+                                 host's cores are shared by more threads than it has, a higher
+                                 value lets the network threads preempt it at once); 0: the
+                                 environment's VEIL_WORKER_NICE, else unchanged. Veil's process
+                                 harness (veil-run, the tests) sets VEIL_WORKER_NICE=19 when its
+                                 processes' workers are at least as many as the cores */
     int group;                /* HYBRID: devices per tensor-parallel group; 0: all of them */
     enum veil_tp_force tp_split; /* TP: force every product's split (tests, experiments) */
 };
