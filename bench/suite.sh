@@ -3,8 +3,9 @@
 # emulated links and pipeline settings, each a real session of N parties and the dealer started
 # by veil-run with tracing on, so every row has the run's online time, throughput, bytes, rounds,
 # compute- and network-busy seconds and the overlap efficiency |W| / max(|C|, |N|) (1.0: the
-# longer of computing and communicating fills the run). The figure of a row is the LAST run of
-# its session (the steady state: parameters shared and weight masks opened in run 0).
+# longer of computing and communicating fills the run). A row's online time is the median over
+# its session's runs after the first (the steady state: parameters shared and weight masks opened
+# in run 0; the first run alone when there is one), its busy figures those of the last run.
 #
 # Settings, from the blocking baseline to every pipeline on:
 #   serialized  every node's messages and tasks done before the next node is submitted
@@ -124,7 +125,11 @@ for model in $models; do
                     status=1
                     continue
                 fi
-                online=$(field online_s "$line")
+                # median of party 1's runs 1..R-1 ("[p1] run K: online T s"), else the last run
+                online=$(sed -n 's/^\[p1\] run \([0-9]*\): online \([0-9.]*\) s.*/\1 \2/p' "$tmp/out" |
+                    awk '$1 > 0 { print $2 }' | sort -n |
+                    awk '{ v[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+                [ -n "$online" ] || online=$(field online_s "$line")
                 ips=$(awk -v b="$batch" -v t="$online" 'BEGIN { printf "%.3f", (t > 0 ? b / t : 0) }')
                 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$n" \
                     "$link" "$setting" "$batch" "$online" "$ips" "$(field bytes_sent "$line")" \
