@@ -27,6 +27,21 @@ struct veil_bgemm_args {
     size_t lda, ldb;   /* row pitches of A and B; 0: dense rows (op(A)'s k or m, B's n or k) */
 };
 
+/* The CPU and CUDA bodies' reading of the arguments: row pitches with their defaults, and
+ * whether product i adds into C (accumulate, or a batch summed into one C after its first). */
+static inline size_t veil_bgemm_lda(const struct veil_bgemm_args *g)
+{
+    return g->lda ? g->lda : g->trans_a ? g->m : g->k;
+}
+static inline size_t veil_bgemm_ldb(const struct veil_bgemm_args *g)
+{
+    return g->ldb ? g->ldb : g->trans_b ? g->k : g->n;
+}
+static inline int veil_bgemm_adds(const struct veil_bgemm_args *g, size_t i)
+{
+    return g->accumulate || (g->sc == 0 && i > 0);
+}
+
 /**
  * Submits one task computing, for i < batch, C[i sc] (=|+=) op(A[i sa]) op(B[i sb]) mod 2^64
  * with veil_gemm_u64. Checks the handles' lengths cover the batch (VEIL_ERR_SHAPE) before

@@ -97,11 +97,10 @@ extern "C" void veil_bgemm_cuda(void *buffers[], void *cl_arg)
     const uint64_t *a = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const uint64_t *b = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     uint64_t *c = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
-    const size_t lda = g.lda ? g.lda : g.trans_a ? g.m : g.k;
-    const size_t ldb = g.ldb ? g.ldb : g.trans_b ? g.k : g.n;
+    const size_t lda = veil_bgemm_lda(&g), ldb = veil_bgemm_ldb(&g);
     cudaStream_t s = starpu_cuda_get_local_stream();
     for (size_t i = 0; i < g.batch; i++) {
-        int acc = g.accumulate || (g.sc == 0 && i > 0);
+        const int acc = veil_bgemm_adds(&g, i);
         VEIL_CUDA_BODY_CHECK(veil_cuda_gemm_worker(g.trans_a, g.trans_b, g.m, g.n, g.k,
                                                    a + g.oa + i * g.sa, lda, b + g.ob + i * g.sb,
                                                    ldb, acc, c + i * g.sc, g.n, s));
