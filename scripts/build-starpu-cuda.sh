@@ -5,6 +5,7 @@
 #
 #   scripts/build-starpu-cuda.sh PREFIX [CUDA_DIR]     (CUDA_DIR defaults to /usr/local/cuda)
 #   environment: WORKDIR (default /tmp/veil-starpu-cuda), JOBS (default: nproc),
+#                MAXCPUS (most CPU workers the library supports, default 128),
 #                NO_APT=1 to skip every apt step (source already unpacked in WORKDIR).
 #
 # Then configure Veil with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig (its summary says
@@ -19,6 +20,9 @@ PREFIX=$1
 CUDA_DIR=${2:-/usr/local/cuda}
 WORKDIR=${WORKDIR:-/tmp/veil-starpu-cuda}
 JOBS=${JOBS:-$(nproc)}
+# StarPU's default is the build machine's core count rounded up to a power of two, compiled in:
+# a library built on a 2-core machine would give a 64-core GPU host 2 CPU workers.
+MAXCPUS=${MAXCPUS:-128}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PATCH="$HERE/patches/starpu-1.3.10-cuda13.patch"
 
@@ -62,7 +66,7 @@ cd build-cuda
 # removed), no MPI, OpenCL, OpenMP runtime, Fortran, examples, tests or documentation.
 NVCCFLAGS="-Xcompiler -fPIC" \
 ../configure --prefix="$PREFIX" \
-    --enable-cuda --with-cuda-dir="$CUDA_DIR" --disable-starpufft \
+    --enable-cuda --with-cuda-dir="$CUDA_DIR" --disable-starpufft --enable-maxcpus="$MAXCPUS" \
     --disable-mpi --disable-opencl --disable-socl --disable-openmp --disable-fortran \
     --disable-build-examples --disable-build-tests --disable-build-doc --disable-glpk \
     --disable-static --enable-quick-check
