@@ -80,6 +80,7 @@ static int emit(struct ad *a, enum veil_op op, int base, const char *suffix, int
     n.fold_bn = -1;
     n.last_use = -1;
     n.grad_of = grad_of;
+    n.replica_of = -1;
     p->nodes[p->count++] = n;
     return n.index;
 }
@@ -384,6 +385,9 @@ int veil_plan_build_backward(veil_plan_t *p)
             at.lr = p->opts.lr;
             at.momentum = p->opts.momentum;
             at.weight_decay = p->opts.weight_decay;
+            /* weight averaging: a replica's gradient is 1/R of its own rows' mean loss's */
+            if (p->opts.dp_average == VEIL_DP_AVERAGE_WEIGHTS)
+                at.grad_mul = p->opts.microbatches;
             int in[2] = {i, g};
             if (emit_like(&a, VEIL_OP_SGD_UPDATE, i, ".update", 2, in, i, &at, -1, -1) < 0) {
                 rc = VEIL_ERR_NOMEM;

@@ -22,14 +22,15 @@ static const char *leaf_kind(const struct veil_node *n)
     return n->op == VEIL_OP_INPUT ? "input" : "parameter";
 }
 
-/* The feed named like n, or NULL; a second feed with the same name is an error (which one was
- * meant cannot be told). */
-static int find_feed(const struct veil_node *n, const struct veil_feed *feeds, size_t nfeeds,
-                     const struct veil_feed **out)
+/* The feed named like n (a parameter replica: like its replica 0), or NULL; a second feed with
+ * the same name is an error (which one was meant cannot be told). */
+static int find_feed(const veil_plan_t *p, const struct veil_node *n,
+                     const struct veil_feed *feeds, size_t nfeeds, const struct veil_feed **out)
 {
+    const char *name = veil_plan_feed_name(p, n);
     *out = NULL;
     for (size_t i = 0; i < nfeeds; i++) {
-        if (!feeds[i].name || strcmp(feeds[i].name, n->name) != 0)
+        if (!feeds[i].name || strcmp(feeds[i].name, name) != 0)
             continue;
         if (*out)
             return veil_error(VEIL_ERR_INVAL, "%s '%s': fed twice (feeds %zu and %zu); give one "
@@ -40,19 +41,19 @@ static int find_feed(const struct veil_node *n, const struct veil_feed *feeds, s
     return VEIL_OK;
 }
 
-static int bind_leaf(const struct veil_node *n, const struct veil_feed *feeds, size_t nfeeds,
-                     double **out)
+static int bind_leaf(const veil_plan_t *p, const struct veil_node *n,
+                     const struct veil_feed *feeds, size_t nfeeds, double **out)
 {
     char shape[128];
     const struct veil_feed *fd;
-    int rc = find_feed(n, feeds, nfeeds, &fd);
+    int rc = find_feed(p, n, feeds, nfeeds, &fd);
     if (rc != VEIL_OK)
         return rc;
     veil_shape_str(n->ndim, n->dims, shape, sizeof shape);
     if (!fd)
         return veil_error(VEIL_ERR_INVAL, "%s '%s' (owner %d, shape %s): no feed; give a "
                           "struct veil_feed named \"%s\" with %zu values", leaf_kind(n), n->name,
-                          n->owner, shape, n->name, n->numel);
+                          n->owner, shape, veil_plan_feed_name(p, n), n->numel);
     if (fd->numel != n->numel)
         return veil_error(VEIL_ERR_INVAL, "%s '%s': the feed has %zu values; give %zu (shape %s)",
                           leaf_kind(n), n->name, fd->numel, n->numel, shape);
@@ -152,7 +153,7 @@ static int bind(const veil_plan_t *p, int party, int params, const struct veil_f
         if ((party >= 0 && n->owner != party) || n->synthetic ||
             (!params && n->op == VEIL_OP_PARAM))
             continue;
-        if ((rc = bind_leaf(n, feeds, nfeeds, &values[n->index])) != VEIL_OK)
+        if ((rc = bind_leaf(p, n, feeds, nfeeds, &values[n->index])) != VEIL_OK)
             goto fail;
     }
     for (size_t i = 0; params && i < p->count; i++) {

@@ -29,6 +29,8 @@ void veil_compile_options_defaults(struct veil_compile_options *o)
     o->lr = 0.01;
     o->momentum = 0.9;
     o->weight_decay = 0.0;
+    o->dp_average = VEIL_DP_AVERAGE_GRADIENTS;
+    o->average_every = 1;
 }
 
 /* Whether a public real c in (0, 1] keeps at least 4 significant bits in fixed point at f
@@ -93,8 +95,64 @@ static int check_options(const struct veil_compile_options *o)
         return veil_error(VEIL_ERR_INVAL, "veil_compile: weight_stationary must be 0 or 1");
     if (o->training != 0 && o->training != 1)
         return veil_error(VEIL_ERR_INVAL, "veil_compile: training must be 0 or 1");
+    if (o->dp_average < 0 || o->dp_average >= VEIL_DP_AVERAGE_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: dp_average %d; give "
+                          "VEIL_DP_AVERAGE_GRADIENTS (0, the default) or VEIL_DP_AVERAGE_WEIGHTS "
+                          "(1)", o->dp_average);
+    if (o->dp_average == VEIL_DP_AVERAGE_WEIGHTS) {
+        if (!o->training)
+            return veil_error(VEIL_ERR_INVAL, "veil_compile: dp_average WEIGHTS averages trained "
+                              "replicas but the plan is for inference; set training = 1 or "
+                              "dp_average = VEIL_DP_AVERAGE_GRADIENTS");
+        if (o->microbatches < 2)
+            return veil_error(VEIL_ERR_INVAL, "veil_compile: dp_average WEIGHTS with microbatches "
+                              "%d has no replicas to average; set microbatches to R >= 2 (one "
+                              "replica per micro-batch) or dp_average = "
+                              "VEIL_DP_AVERAGE_GRADIENTS", o->microbatches);
+        if (o->average_every < 1)
+            return veil_error(VEIL_ERR_INVAL, "veil_compile: average_every %d; give K >= 1 (the "
+                              "replicas are averaged after every K-th step; 1 is the default)",
+                              o->average_every);
+    }
     if (o->training)
         return check_sgd(o);
+    return VEIL_OK;
+}
+
+int veil_plan_average_due(const veil_plan_t *p, uint64_t step)
+{
+    return p->opts.training && p->opts.dp_average == VEIL_DP_AVERAGE_WEIGHTS && step > 0 &&
+           step % (uint64_t)p->opts.average_every == 0;
+}
+
+const char *veil_plan_feed_name(const veil_plan_t *p, const struct veil_node *n)
+{
+    return n->replica > 0 && n->replica_of >= 0 ? p->nodes[n->replica_of].name : n->name;
+}
+
+/* Links every parameter replica to its replica 0, whose name is its own without the "~r<j>"
+ * that microbatch.c appended (indices are only final here: folding inserts nodes). */
+static int link_replicas(veil_plan_t *p)
+{
+    for (size_t i = 0; i < p->count; i++) {
+        struct veil_node *n = &p->nodes[i];
+        n->replica_of = -1;
+        if (n->op != VEIL_OP_PARAM || n->replica < 1)
+            continue;
+        char suffix[32], base[VEIL_NODE_NAME_MAX];
+        const size_t ls = (size_t)snprintf(suffix, sizeof suffix, "~r%d", n->replica);
+        const size_t ln = strlen(n->name);
+        int b = -1;
+        if (ln > ls && strcmp(n->name + ln - ls, suffix) == 0) {
+            memcpy(base, n->name, ln - ls);
+            base[ln - ls] = '\0';
+            b = veil_plan_find(p, base);
+        }
+        if (b < 0 || p->nodes[b].op != VEIL_OP_PARAM || p->nodes[b].replica != 0)
+            return veil_error(VEIL_ERR_STATE, "veil_compile: parameter replica '%s' has no "
+                              "replica 0", n->name);
+        n->replica_of = b;
+    }
     return VEIL_OK;
 }
 
@@ -154,9 +212,10 @@ static int compute_digest(veil_plan_t *p)
              EVP_DigestUpdate(ctx, "VEILGRAPH1", 10) == 1;
     /* Options that change what runs (not the performance knobs that leave results and traffic
      * identical are still included: every party must run the same DAG shape). */
-    int64_t o[8] = {p->opts.frac_bits,   (int64_t)p->opts.tile, p->opts.microbatches,
-                    p->opts.lookahead,   p->opts.serialized,    p->opts.weight_stationary,
-                    p->opts.training,    (int64_t)p->count};
+    int64_t o[10] = {p->opts.frac_bits,   (int64_t)p->opts.tile, p->opts.microbatches,
+                     p->opts.lookahead,   p->opts.serialized,    p->opts.weight_stationary,
+                     p->opts.training,    (int64_t)p->count,     p->opts.dp_average,
+                     p->opts.dp_average == VEIL_DP_AVERAGE_WEIGHTS ? p->opts.average_every : 0};
     /* The SGD hyper-parameters only matter (and are only checked) when training. */
     double sgd[3] = {0.0, 0.0, 0.0};
     if (p->opts.training) {
@@ -169,7 +228,7 @@ static int compute_digest(veil_plan_t *p)
     ok = ok && EVP_DigestUpdate(ctx, p->model, strlen(p->model) + 1) == 1;
     for (size_t i = 0; ok && i < p->count; i++) {
         const struct veil_node *n = &p->nodes[i];
-        int64_t w[11 + VEIL_NODE_MAX_IN + VEIL_MAX_DIMS] = {0};
+        int64_t w[14 + VEIL_NODE_MAX_IN + VEIL_MAX_DIMS] = {0};
         int k = 0;
         w[k++] = n->op;
         w[k++] = n->ndim;
@@ -182,6 +241,9 @@ static int compute_digest(veil_plan_t *p)
         w[k++] = n->fold_bn;
         w[k++] = n->grad_of;
         w[k++] = n->synthetic;
+        w[k++] = n->replica;
+        w[k++] = n->replica_of;
+        w[k++] = n->a.grad_mul;
         for (int j = 0; j < VEIL_NODE_MAX_IN; j++)
             w[k++] = n->in[j];
         for (int j = 0; j < VEIL_MAX_DIMS; j++)
@@ -256,7 +318,8 @@ veil_plan_t *veil_compile(const veil_graph_t *g, const struct veil_compile_optio
     }
     veil_graph_t *split = NULL; /* microbatches > 1: the graph compiled instead of g */
     if (o.microbatches > 1) {
-        if (!(split = veil_graph_split_microbatches(g, o.microbatches)))
+        if (!(split = veil_graph_split_microbatches(
+                  g, o.microbatches, o.dp_average == VEIL_DP_AVERAGE_WEIGHTS)))
             return NULL;
         g = split;
     }
@@ -289,7 +352,7 @@ veil_plan_t *veil_compile(const veil_graph_t *g, const struct veil_compile_optio
         goto fail;
     if (o.training && veil_plan_build_backward(p) != VEIL_OK)
         goto fail;
-    if (veil_plan_index(p) != VEIL_OK)
+    if (veil_plan_index(p) != VEIL_OK || link_replicas(p) != VEIL_OK)
         goto fail;
     compute_liveness(p);
     compute_priorities(p);

@@ -43,6 +43,8 @@ struct veil_exec {
     int loss_to;  /* training, opt-in: reveal each example's probability of its true class to
                      this party (VEIL_ALL_PARTIES: all) right after the loss; < -1: never */
     struct veil_pub loss_rev; /* that reveal (B values) at the receivers */
+    int average;  /* weight averaging: a training walk ends by averaging every parameter's
+                     replicas (veil_exec_average_replicas); set per walk by its caller */
     struct veil_place *place; /* per node: where its tasks run (placement.c); NULL: anywhere */
     /* lookahead.c: markers of the last linear nodes submitted (a ring of lookahead + 1 slots),
      * and the number of linear nodes submitted in this walk */
@@ -187,6 +189,10 @@ uint64_t veil_exec_fixed(double c, int f);
 
 /* ---- lower_backward.c ----------------------------------------------------------------------- */
 
+/** Weight averaging (graph_internal.h, WEIGHT AVERAGING): every parameter's replicas replaced
+ * by trunc(sum * enc(1/R)) (local sums, one product by a public constant and one truncation per
+ * parameter); velocities untouched. Submits and returns. */
+int veil_exec_average_replicas(struct veil_exec *x);
 /** The per-example probability of the true class of loss node n, p_r = sum_j s_rj label_rj (one
  * Beaver product of the saved softmax and the labels, a local row sum, one truncation), revealed
  * to party `to` into *out (B values at the receivers). */

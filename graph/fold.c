@@ -235,6 +235,7 @@ int veil_plan_fold_batchnorm(veil_plan_t *p)
             b.fold_bn = -1;
             b.last_use = -1;
             b.grad_of = -1;
+            b.replica_of = -1;
             b.synthetic = 1;
             rc = insert_node(p, x, &b);
             if (rc != VEIL_OK)

@@ -210,6 +210,7 @@ struct veil_node *veil_graph_add_node(veil_graph_t *g, enum veil_op op, const ch
     n->fold_bn = -1;
     n->last_use = -1;
     n->grad_of = -1;
+    n->replica_of = -1;
     g->nodes[g->count++] = n;
     return n;
 }

@@ -97,7 +97,11 @@
  *   SLICE        exact copy                    MUL  y = trunc(a * b)
  *   SGD_UPDATE   v = trunc(v * enc(momentum)) + g + trunc(w * enc(weight_decay)) (each term
  *                skipped when its coefficient is 0; v = 0 before the first step);
- *                w' = w - trunc(v * enc(lr)). Elementwise, public constants only.
+ *                w' = w - trunc(v * enc(lr)). Elementwise, public constants only. With grad_mul
+                R >= 2 (weight averaging), g is replaced by R g first (exact, no truncation).
+ * WEIGHT AVERAGING (after every average_every-th step, both executors; not a node): for each
+ *                parameter with replicas w_0 .. w_{R-1}: s = sum_i w_i (exact);
+ *                a = trunc(s * enc(1/R)); every w_i = a. Velocities untouched.
  * Bound: every value above stays well inside |x| < 2^(62-f) as reals when activations, weights
  * and gradients do (|x| < 2^10 at f = 16), the condition of the secure truncation.
  */
@@ -174,6 +178,8 @@ struct veil_node_attrs {
     double eps;         /* BATCHNORM, LAYERNORM */
     double c;           /* SCALE */
     double lr, momentum, weight_decay; /* SGD_UPDATE */
+    int grad_mul;       /* SGD_UPDATE: the gradient is multiplied by this public integer first
+                           (weight averaging: R, a replica's own mean loss); 0 or 1: unchanged */
 };
 
 struct veil_node {
@@ -205,6 +211,11 @@ struct veil_node {
     int grad_of;                      /* backward: the node this one is the gradient of; -1 */
     int synthetic;                    /* PARAM made by the compiler (a folded batch norm's bias
                                          for a layer without one): bind.c computes it, no feed */
+    int replica;                      /* PARAM under weight averaging: replica j of a parameter
+                                         (j >= 1, named "<name>~r<j>"); 0 otherwise */
+    int replica_of;                   /* PARAM with replica >= 1: the plan index of replica 0 (the
+                                         original name, whose feed it is bound from); -1
+                                         otherwise. Set by compile.c once the nodes are final */
 };
 
 struct veil_graph {
@@ -257,16 +268,24 @@ int veil_plan_find(const veil_plan_t *p, const char *name);
 void veil_plan_unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out);
 /** Rebuilds p->leaves and p->outputs from the node array (after nodes were added). */
 int veil_plan_index(veil_plan_t *p);
+/** The name a leaf is fed by: its own, or for a parameter replica that of its replica 0. */
+const char *veil_plan_feed_name(const veil_plan_t *p, const struct veil_node *n);
+/** Whether training step `step` (counted from 1) ends with the replicas' weight averaging:
+ * dp_average WEIGHTS and step a multiple of average_every. */
+int veil_plan_average_due(const veil_plan_t *p, uint64_t step);
 
 /* ---- microbatch.c ------------------------------------------------------------------------- */
 
 /**
  * The inter-batch pipeline: a new graph in which every node computed from the inputs is split
  * into k copies over B/k rows of axis 0 (slices of the inputs, shared parameters), outputs and
- * a loss's logits concatenated back under their names (details in microbatch.c). NULL with
+ * a loss's logits concatenated back under their names (details in microbatch.c). replicas set
+ * (weight averaging): every parameter, and every node computed from parameters alone, gets k
+ * copies too (replica j > 0 of parameter w named "w~r<j>", replica field j), copy j reading
+ * replica j. NULL with
  * veil_last_error() for a graph k cannot split (named node and reason) or out of memory.
  */
-veil_graph_t *veil_graph_split_microbatches(const veil_graph_t *g, int k);
+veil_graph_t *veil_graph_split_microbatches(const veil_graph_t *g, int k, int replicas);
 
 /* ---- fold.c ------------------------------------------------------------------------------- */
 

@@ -323,7 +323,7 @@ static int lb_sgd(struct veil_exec *x, const struct veil_node *n)
 {
     const int pi = n->in[0];
     struct veil_sec *w = VAL(x, pi), *v = &x->velocity[pi];
-    enum { G, MV, A1, WD, NV, DW, W1, NT };
+    enum { G, GM, MV, A1, WD, NV, DW, W1, NT };
     struct veil_sec t[NT];
     memset(t, 0, sizeof t);
     const struct veil_sec *g;
@@ -332,6 +332,11 @@ static int lb_sgd(struct veil_exec *x, const struct veil_node *n)
         rc = veil_exec_public_share(x, w->ndim, w->dims, w->tile, NULL, v);
     if (rc == VEIL_OK)
         rc = veil_exec_like_layout(x, VAL(x, n->in[1]), w, &t[G], &g);
+    /* weight averaging: R g, a product by a public integer (exact, no truncation) */
+    if (rc == VEIL_OK && n->a.grad_mul > 1) {
+        rc = veil_exec_scale(x, g, (double)n->a.grad_mul, &t[GM]);
+        g = &t[GM];
+    }
     const struct veil_sec *acc = g;
     if (rc == VEIL_OK && n->a.momentum != 0.0) {
         rc = veil_exec_scale(x, v, n->a.momentum, &t[MV]);
@@ -398,6 +403,60 @@ veil_lower_fn veil_lower_backward(enum veil_op op)
     default:
         return NULL;
     }
+}
+
+int veil_exec_average_replicas(struct veil_exec *x)
+{
+    const veil_plan_t *p = x->p;
+    const int r = p->opts.microbatches;
+    int rc = VEIL_OK;
+    for (size_t i = 0; i < p->count && rc == VEIL_OK; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        if (n->op != VEIL_OP_PARAM || n->replica != 0)
+            continue;
+        int reps[64], nr = 0; /* microbatches <= 64 (compile.c) */
+        reps[nr++] = (int)i;
+        for (size_t j = i + 1; j < p->count && nr < 64; j++)
+            if (p->nodes[j].op == VEIL_OP_PARAM && p->nodes[j].replica > 0 &&
+                p->nodes[j].replica_of == (int)i)
+                reps[nr++] = (int)j;
+        if (nr < 2)
+            continue;
+        if (nr != r)
+            return veil_error(VEIL_ERR_STATE, "secure run: parameter '%s' has %d replicas, the "
+                              "plan %d micro-batches", n->name, nr, r);
+        struct veil_sec *w0 = VAL(x, reps[0]);
+        enum { SUM, NEXT, LIKE, AVG, NT };
+        struct veil_sec t[NT];
+        memset(t, 0, sizeof t);
+        rc = veil_exec_copy(x, w0, w0->ndim, w0->dims, w0->tile, &t[SUM]);
+        for (int q = 1; q < nr && rc == VEIL_OK; q++) {
+            const struct veil_sec *wq;
+            rc = veil_exec_like_layout(x, VAL(x, reps[q]), w0, &t[LIKE], &wq);
+            if (rc == VEIL_OK)
+                rc = veil_mpc_add(x->m, &t[SUM], wq, &t[NEXT]);
+            if (rc == VEIL_OK) {
+                veil_mpc_release(x->m, &t[SUM]);
+                t[SUM] = t[NEXT];
+                memset(&t[NEXT], 0, sizeof t[NEXT]);
+            }
+            veil_mpc_release(x->m, &t[LIKE]);
+        }
+        if (rc == VEIL_OK)
+            rc = veil_exec_scale(x, &t[SUM], 1.0 / r, &t[AVG]);
+        /* every replica takes its own copy of the mean, in its own layout */
+        for (int q = 0; q < nr && rc == VEIL_OK; q++) {
+            struct veil_sec *wq = VAL(x, reps[q]), nw;
+            memset(&nw, 0, sizeof nw);
+            rc = veil_exec_copy(x, &t[AVG], wq->ndim, wq->dims, wq->tile, &nw);
+            if (rc == VEIL_OK) {
+                veil_mpc_release(x->m, wq);
+                *wq = nw;
+            }
+        }
+        release_all(x, t, NT);
+    }
+    return rc;
 }
 
 int veil_exec_reveal_true_prob(struct veil_exec *x, const struct veil_node *n, int to,

@@ -12,6 +12,12 @@
  * parameter's gradient is the sum over the copies (the autodiff adds the contributions of a
  * node's consumers): the update equals the unsplit batch's, up to the truncations' 0/1 ulp.
  *
+ * WEIGHT AVERAGING (replicas set): copy j is also a replica with its own parameters. Every
+ * parameter gets k leaves (replica 0 under its name, replica j > 0 as "<name>~r<j>" with
+ * replica = j, bound from the original name's feed), every node computed from parameters alone
+ * k copies under the same naming, and micro-batch copy j reads replica j. The autodiff then
+ * gives each replica its own gradient (only its copy's rows) and its own SGD_UPDATE.
+ *
  * Refused with a message naming the node: inputs of different batch sizes, a batch that k does
  * not divide, and ops that mix rows along axis 0 (matmul and transpose, as in attention where
  * axis 0 is a sequence; concat along axis 0; a reshape that changes axis 0), a linear layer whose
@@ -31,7 +37,10 @@ struct split {
     veil_graph_t *out;
     int k;
     size_t batch, rows; /* B and B / k */
+    int replicas;       /* weight averaging: parameters and their functions get k copies */
     char *batched;      /* per node of g */
+    char *replicated;   /* per node of g: computed from parameters alone, replicas set */
+    struct veil_node **reps;   /* per replicated node of g: its k replicas */
     struct veil_node **one;   /* per node of g: its single copy (unbatched nodes, full inputs) */
     struct veil_node **copies; /* per node of g: k copies (batched non-input nodes) */
     struct veil_node **slices; /* per input of g: k slices, made when first read */
@@ -81,6 +90,10 @@ static int classify(struct split *s)
             all &= s->batched[n->in[o]];
         }
         s->batched[i] = (char)any;
+        int rep = s->replicas && n->op == VEIL_OP_PARAM;
+        for (int o = 0; o < n->nin; o++)
+            rep |= s->replicated[n->in[o]];
+        s->replicated[i] = (char)(rep && !any);
         if (!any || n->op == VEIL_OP_INPUT)
             continue;
         switch (n->op) {
@@ -142,6 +155,17 @@ static int suffixed(struct split *s, const struct veil_node *n, const char *tag,
     return VEIL_OK;
 }
 
+/* Replica j's name: n's own for j = 0, "<name>~r<j>" otherwise (compile.c strips it back). */
+static int replica_name(struct split *s, const struct veil_node *n, int j,
+                        char out[VEIL_NODE_NAME_MAX])
+{
+    int len = j ? snprintf(out, VEIL_NODE_NAME_MAX, "%s~r%d", n->name, j)
+                : snprintf(out, VEIL_NODE_NAME_MAX, "%s", n->name);
+    if (len < 0 || len >= VEIL_NODE_NAME_MAX)
+        return refuse(s, n, "has a name too long for its replicas' names");
+    return VEIL_OK;
+}
+
 /* Slice j of input i (made on first use). */
 static struct veil_node *slice_of(struct split *s, size_t i, int j)
 {
@@ -164,6 +188,8 @@ static struct veil_node *slice_of(struct split *s, size_t i, int j)
 /* The operand o of a copy j (j < 0: the single copy of an unbatched node). */
 static struct veil_node *operand(struct split *s, int o, int j)
 {
+    if (s->replicated[o])
+        return *at(s->reps, s, (size_t)o, j < 0 ? 0 : j);
     if (!s->batched[o] || j < 0)
         return s->one[o];
     if (s->g->nodes[o]->op == VEIL_OP_INPUT)
@@ -202,7 +228,20 @@ static int build(struct split *s)
             s->one[i] = veil_input(s->out, n->name, n->owner, n->ndim, n->dims);
             break;
         case VEIL_OP_PARAM:
-            s->one[i] = veil_param(s->out, n->name, n->owner, n->ndim, n->dims);
+            if (!s->replicated[i]) {
+                s->one[i] = veil_param(s->out, n->name, n->owner, n->ndim, n->dims);
+                break;
+            }
+            for (int j = 0; j < s->k; j++) {
+                char name[VEIL_NODE_NAME_MAX];
+                if (replica_name(s, n, j, name) != VEIL_OK)
+                    return VEIL_ERR_UNSUPPORTED;
+                struct veil_node *r = veil_param(s->out, name, n->owner, n->ndim, n->dims);
+                if (r)
+                    r->replica = j;
+                *at(s->reps, s, i, j) = r;
+            }
+            s->one[i] = *at(s->reps, s, i, 0);
             break;
         case VEIL_OP_CONST:
             s->one[i] = veil_constant(s->out, n->name, n->ndim, n->dims, n->cvalues);
@@ -212,6 +251,19 @@ static int build(struct split *s)
                 in[0] = full_of(s, (size_t)n->in[0]);
                 in[1] = s->one[n->in[1]];
                 s->one[i] = emit(s, n, n->name, n->op, 2, in, n->dims[0]);
+                break;
+            }
+            if (s->replicated[i]) {
+                for (int j = 0; j < s->k; j++) {
+                    char name[VEIL_NODE_NAME_MAX];
+                    if (replica_name(s, n, j, name) != VEIL_OK)
+                        return VEIL_ERR_UNSUPPORTED;
+                    for (int o = 0; o < n->nin; o++)
+                        in[o] = operand(s, n->in[o], j);
+                    *at(s->reps, s, i, j) =
+                        emit(s, n, name, n->op, n->nin, in, n->ndim ? n->dims[0] : 0);
+                }
+                s->one[i] = *at(s->reps, s, i, 0);
                 break;
             }
             if (!s->batched[i]) {
@@ -252,17 +304,19 @@ static int build(struct split *s)
                             s->out->error);
 }
 
-veil_graph_t *veil_graph_split_microbatches(const veil_graph_t *g, int k)
+veil_graph_t *veil_graph_split_microbatches(const veil_graph_t *g, int k, int replicas)
 {
-    struct split s = {.g = g, .k = k};
+    struct split s = {.g = g, .k = k, .replicas = replicas};
     const size_t n = g->count ? g->count : 1;
     s.batched = calloc(n, 1);
+    s.replicated = calloc(n, 1);
+    s.reps = calloc(n * (size_t)k, sizeof *s.reps);
     s.one = calloc(n, sizeof *s.one);
     s.full = calloc(n, sizeof *s.full);
     s.copies = calloc(n * (size_t)k, sizeof *s.copies);
     s.slices = calloc(n * (size_t)k, sizeof *s.slices);
     s.out = veil_graph_new(g->name);
-    int rc = s.batched && s.one && s.full && s.copies && s.slices && s.out
+    int rc = s.batched && s.replicated && s.reps && s.one && s.full && s.copies && s.slices && s.out
                  ? VEIL_OK
                  : veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory for micro-batches");
     if (rc == VEIL_OK)
@@ -270,6 +324,8 @@ veil_graph_t *veil_graph_split_microbatches(const veil_graph_t *g, int k)
     if (rc == VEIL_OK)
         rc = build(&s);
     free(s.batched);
+    free(s.replicated);
+    free(s.reps);
     free(s.one);
     free(s.full);
     free(s.copies);

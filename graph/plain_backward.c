@@ -281,6 +281,7 @@ static int sgd_update(struct veil_plain_exec *e, const struct veil_node *n)
     const int p = n->in[0], g = n->in[1];
     const size_t count = n->numel ? n->numel : 1;
     const double mom = n->a.momentum, wd = n->a.weight_decay, lr = n->a.lr;
+    const int gm = n->a.grad_mul > 1 ? n->a.grad_mul : 1;
     void *gs = grad_slot(e, p, count);
     if (IS_FIXED(e) && !e->vw[p])
         e->vw[p] = calloc(count, sizeof(uint64_t));
@@ -291,11 +292,12 @@ static int sgd_update(struct veil_plain_exec *e, const struct veil_node *n)
     if (!IS_FIXED(e)) {
         double *w = e->d[p], *v = e->vd[p];
         const double *gr = e->d[g];
+        double *ga = gs;
         for (size_t k = 0; k < n->numel; k++) {
-            v[k] = mom * v[k] + gr[k] + wd * w[k];
+            ga[k] = (double)gm * gr[k];
+            v[k] = mom * v[k] + ga[k] + wd * w[k];
             w[k] -= lr * v[k];
         }
-        memcpy(gs, gr, n->numel * sizeof(double));
         return VEIL_OK;
     }
     const int f = e->f;
@@ -303,8 +305,10 @@ static int sgd_update(struct veil_plain_exec *e, const struct veil_node *n)
     const uint64_t elr = veil_plain_enc(lr, f);
     uint64_t *w = e->w[p], *v = e->vw[p];
     const uint64_t *gr = e->w[g];
+    uint64_t *ga = gs;
     for (size_t k = 0; k < n->numel; k++) {
-        uint64_t nv = gr[k];
+        ga[k] = (uint64_t)gm * gr[k]; /* exact in the ring: a public integer */
+        uint64_t nv = ga[k];
         if (mom != 0.0)
             nv += veil_plain_trunc(e, v[k] * em, f);
         if (wd != 0.0)
@@ -312,7 +316,47 @@ static int sgd_update(struct veil_plain_exec *e, const struct veil_node *n)
         v[k] = nv;
         w[k] -= veil_plain_trunc(e, nv * elr, f);
     }
-    memcpy(gs, gr, n->numel * sizeof(uint64_t));
+    return VEIL_OK;
+}
+
+int veil_plain_exec_average_replicas(struct veil_plain_exec *e)
+{
+    const veil_plan_t *p = e->p;
+    const int r = p->opts.microbatches, f = e->f;
+    const uint64_t inv = veil_plain_enc(1.0 / r, f);
+    for (size_t i = 0; i < p->count; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        if (n->op != VEIL_OP_PARAM || n->replica != 0)
+            continue;
+        int reps[64], nr = 0; /* microbatches <= 64 (compile.c) */
+        reps[nr++] = (int)i;
+        for (size_t j = i + 1; j < p->count && nr < 64; j++)
+            if (p->nodes[j].op == VEIL_OP_PARAM && p->nodes[j].replica > 0 &&
+                p->nodes[j].replica_of == (int)i)
+                reps[nr++] = (int)j;
+        if (nr < 2)
+            continue;
+        if (nr != r)
+            return veil_error(VEIL_ERR_STATE, "plain run: parameter '%s' has %d replicas, the "
+                              "plan %d micro-batches", n->name, nr, r);
+        for (size_t k = 0; k < n->numel; k++) {
+            if (IS_FIXED(e)) {
+                uint64_t sum = 0;
+                for (int q = 0; q < nr; q++)
+                    sum += e->w[reps[q]][k];
+                const uint64_t a = veil_plain_trunc(e, sum * inv, f);
+                for (int q = 0; q < nr; q++)
+                    e->w[reps[q]][k] = a;
+            } else {
+                double sum = 0.0;
+                for (int q = 0; q < nr; q++)
+                    sum += e->d[reps[q]][k];
+                const double a = sum * (1.0 / r);
+                for (int q = 0; q < nr; q++)
+                    e->d[reps[q]][k] = a;
+            }
+        }
+    }
     return VEIL_OK;
 }
 

@@ -14,7 +14,7 @@
  * SGD_UPDATE writes w' into the parameter's own array (e->d / e->w [in[0]]) and holds no value
  * itself (nothing reads it); it keeps a copy of the gradient it applied in e->gd / e->gw [the
  * PARAM's index] (the trainer's veil_plain_trainer_grad), since the gradient node is freed after
- * its last reader, the update.
+ * its last reader, the update; with grad_mul R (weight averaging) the applied R g.
  */
 #ifndef VEIL_GRAPH_PLAIN_INTERNAL_H
 #define VEIL_GRAPH_PLAIN_INTERNAL_H
@@ -56,6 +56,10 @@ int veil_plain_exec_bind(struct veil_plain_exec *e, double *const *values);
 /** Evaluates nodes [from, to) in order; frees each temporary after its last use when
  * free_dead is set (never leaves or outputs). */
 int veil_plain_exec_run(struct veil_plain_exec *e, size_t from, size_t to, int free_dead);
+/** Weight averaging (graph_internal.h, WEIGHT AVERAGING): every parameter's replicas replaced
+ * by their mean, in the mode's arithmetic (FIXED: trunc(sum * enc(1/R))). VEIL_OK or
+ * VEIL_ERR_STATE for a plan whose replicas do not match its micro-batches. */
+int veil_plain_exec_average_replicas(struct veil_plain_exec *e);
 /** Node i's value as doubles (decoded in FIXED mode) into out (numel entries). */
 int veil_plain_exec_get(const struct veil_plain_exec *e, int i, double *out);
 /** Frees every array and the tables. */

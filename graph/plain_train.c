@@ -4,7 +4,8 @@
  * (plain_backward.c) at every step, with the velocities and last gradients that the executor
  * holds per parameter. Each step or run binds only the inputs: feeds go through veil_plan_bind
  * (the same checks and messages as every run) with placeholder feeds for the leaves the caller
- * does not give there, whose values are then discarded.
+ * does not give there, whose values are then discarded. Under weight averaging it counts its
+ * steps and averages the parameters' replicas after every average_every-th, as a session does.
  */
 #include "config.h"
 
@@ -23,6 +24,7 @@ struct veil_plain_trainer {
     struct veil_feed *fill; /* caller feeds + placeholders, rebuilt per bind */
     char *label_only;       /* per node: an input read only as a loss's labels */
     int stepped;
+    uint64_t steps;         /* steps done: weight averaging after every average_every-th */
 };
 
 /* Re-records the current error with the calling function's name in front. */
@@ -68,7 +70,8 @@ static int bind_kind(veil_plain_trainer_t *t, enum veil_op kind, const struct ve
         memcpy(t->fill, feeds, nfeeds * sizeof *feeds);
     for (size_t k = 0; k < p->nleaves; k++) {
         const struct veil_node *n = &p->nodes[p->leaves[k]];
-        int placeholder = n->op != kind && !n->synthetic;
+        /* a parameter replica is bound from its replica 0's feed (name), placeholder or not */
+        int placeholder = n->op != kind && !n->synthetic && n->replica == 0;
         if (optional_labels && t->label_only[n->index] && !fed(n, feeds, nfeeds))
             placeholder = 1;
         if (placeholder)
@@ -183,8 +186,11 @@ int veil_plain_trainer_step(veil_plain_trainer_t *t, const struct veil_feed *fee
     if (rc != VEIL_OK)
         return rc;
     rc = veil_plain_exec_run(&t->e, 0, t->p->count, 1);
+    if (rc == VEIL_OK && veil_plan_average_due(t->p, t->steps + 1))
+        rc = veil_plain_exec_average_replicas(&t->e);
     if (rc != VEIL_OK)
         return wrap(rc, fn);
+    t->steps++;
     t->stepped = 1;
     if (loss) {
         double l[1];

@@ -51,8 +51,11 @@ static int record(const veil_plan_t *p, int nparties, int runs, veil_mpc_t **rec
     if (!(*rec = veil_mpc_new_recorder(nparties, &mo)))
         return veil_last_error()[0] ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM;
     int rc = veil_exec_init(x, p, *rec);
-    for (int r = 0; r < runs && rc == VEIL_OK; r++)
+    for (int r = 0; r < runs && rc == VEIL_OK; r++) {
+        /* run r of a training session is its step r + 1 (weight averaging's schedule) */
+        x->average = veil_plan_average_due(p, (uint64_t)r + 1);
         rc = veil_exec_walk(x, p->opts.training ? p->count : p->nforward, NULL, NULL);
+    }
     *list = veil_mpc_items(*rec, n);
     return rc == VEIL_OK ? veil_preproc_items_size(*list, *n, words, NULL, NULL) : rc;
 }

@@ -282,5 +282,9 @@ int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
 {
     int rc = walk(x, end, values, revealed);
     int drc = veil_lookahead_drain(x); /* also after an error: no marker may be left behind */
+    /* after every update of the step has been submitted: StarPU orders the averaging's reads
+     * after the updates' writes of the same handles */
+    if (rc == VEIL_OK && drc == VEIL_OK && x->average && end == x->p->count)
+        rc = veil_exec_average_replicas(x);
     return rc != VEIL_OK ? rc : drc;
 }

@@ -1,6 +1,7 @@
 /*
  * train.c — secure training on an open session (include/veil/graph.h, "secure training"): SGD
- * steps (the whole plan walked: forward, backward, updates, with nothing revealed), the opt-in
+ * steps (the whole plan walked: forward, backward, updates, with nothing revealed; under weight
+ * averaging the replicas' mean after every average_every-th step, counted by me->steps), the opt-in
  * reveal of each example's true-class probability to one party, and the reveal of a parameter's
  * current value to its receiver. Everything goes through party.c's walk so costs, errors and
  * the failed-session rule are the same as veil_run's.
@@ -35,8 +36,11 @@ static int check_training(veil_party_t *me, const char *what)
 int veil_train_step(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds)
 {
     int rc = check_training(me, "veil_train_step");
-    if (rc == VEIL_OK)
+    if (rc == VEIL_OK) {
+        me->x.average = veil_plan_average_due(me->p, me->steps + 1);
         rc = veil_party_walk(me, "veil_train_step", me->p->count, feeds, nfeeds, NULL, -2, NULL);
+        me->x.average = 0;
+    }
     if (rc == VEIL_OK)
         me->steps++;
     return rc;
@@ -58,7 +62,9 @@ int veil_train_step_reveal_loss(veil_party_t *me, const struct veil_feed *feeds,
     double *pr = here ? malloc((batch ? batch : 1) * sizeof *pr) : NULL;
     if (here && !pr)
         return veil_error(VEIL_ERR_NOMEM, "%s: out of memory", what);
+    me->x.average = veil_plan_average_due(me->p, me->steps + 1);
     rc = veil_party_walk(me, what, me->p->count, feeds, nfeeds, NULL, to, pr);
+    me->x.average = 0;
     if (rc == VEIL_OK) {
         me->steps++;
         if (here) {

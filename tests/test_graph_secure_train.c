@@ -6,7 +6,13 @@
  * matmul of two secrets, scale, softmax, residual add, layer norm). Momentum and weight decay are
  * on; N = 2 and 3; two steps; after each, every parameter is revealed and compared with the
  * trainer's, and the gradient the first step implies, (w0 - w1) / lr - wd w0, with the trainer's.
- * The MLP (N = 2, 3) and the CNN (N = 2) also train in 2 micro-batches (the inter-batch pipeline).
+ * The MLP (N = 2, 3) and the CNN (N = 2) also train in 2 micro-batches (the inter-batch pipeline),
+ * and the MLP (N = 2) with weight averaging (dp_average WEIGHTS, R = 2 replicas, averaged after
+ * every K = 2 steps): both replicas of every parameter are revealed after each step (they differ
+ * after step 1, the averaging makes them equal after step 2) and compared with the plaintext
+ * trainer on the same plan; between the steps every process saves a checkpoint and loads it back
+ * in place (the replicas and their velocities round-trip, and the step count that schedules the
+ * averaging).
  *
  * PLACEMENT. The MLP and the CNN train on 2 devices (CPU workers) per party under DP (batch
  * slices and tiles spread; the weight gradients, which reduce over the batch, are summed inside
@@ -19,7 +25,10 @@
  * the update adds 3 u per step (momentum, weight decay, lr products). Over S steps the parameter
  * error is at most S (3 + lr D F) u; we assert that with each network's largest F and D (nonlinear
  * layers count 4 each for their Newton iterations), and the implied gradient within D F u + 4 u /
- * lr. The measured errors are printed with VEIL_TEST_VERBOSE=1.
+ * lr. Weight averaging multiplies each replica's gradient by R (exact), so its error too: R D F u
+ * in place of D F u; the averaging adds the mean's truncation, 1 u, from its first step on (the
+ * mean of the replicas' errors is no larger than the largest). The measured errors are printed
+ * with VEIL_TEST_VERBOSE=1.
  *
  * Bad input: veil_train_step on an inference plan (VEIL_ERR_INVAL, says so); the owner of the
  * labels runs a step without them (it names 'labels', the peers stop naming the lost peer). */
@@ -32,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAXP 10
 #define MAXN 512
@@ -53,10 +63,13 @@ struct net {
     double loss2;               /* trainer's loss of step 2 (before its update) */
     double fan_in, depth;       /* the bound's F and D */
     int drop_labels;
+    int replicas;               /* weight averaging: "<param>~r1" too; a checkpoint round trip */
+    double want_rep[2][MAXP][MAXN]; /* trainer's replica 1 after steps 1 and 2 */
 };
 
 struct shared {
     double got[2][MAXP][MAXN]; /* revealed at party 0 after steps 1 and 2 */
+    double got_rep[2][MAXP][MAXN]; /* weight averaging: replica 1, the same way */
     double probs[16];          /* party 1: true-class probabilities of step 2 */
     double loss;
     struct veil_run_stats stats[MAXPROC];
@@ -72,6 +85,8 @@ static struct {
     enum veil_placement placement;
 } placed;
 static int microbatches = 1; /* of the plans compiled next */
+static int dp_average = VEIL_DP_AVERAGE_GRADIENTS, average_every = 1; /* likewise */
+static char ckdir[64];          /* weight averaging's checkpoint round trip */
 static uint64_t rng = 0x2545f4914f6cdd1du;
 
 static double uniform(double lo, double hi)
@@ -112,6 +127,8 @@ static veil_plan_t *compile(veil_graph_t *g, int training)
     o.momentum = MOM;
     o.weight_decay = WD;
     o.microbatches = microbatches;
+    o.dp_average = dp_average;
+    o.average_every = average_every;
     veil_plan_t *p = veil_compile(g, &o);
     VT_CHECK(p != NULL, "compile '%s': %s", veil_graph_name(g), veil_last_error());
     veil_graph_destroy(&g);
@@ -224,6 +241,11 @@ static void reference(struct net *t)
             t->loss2 = loss;
         for (size_t i = 0; i < t->np; i++) {
             veil_plain_trainer_param(tr, t->params[i], t->want[s][i]);
+            char rname[64];
+            snprintf(rname, sizeof rname, "%s~r1", t->params[i]);
+            if (t->replicas)
+                VT_CHECK(veil_plain_trainer_param(tr, rname, t->want_rep[s][i]) == VEIL_OK,
+                         "%s: trainer replica '%s': %s", t->name, rname, veil_last_error());
             if (s == 0)
                 veil_plain_trainer_grad(tr, t->params[i], t->grad1[i]);
         }
@@ -262,6 +284,23 @@ static int child(const struct veil_harness_party *me, void *arg)
         for (size_t i = 0; rc == VEIL_OK && i < cur->np; i++)
             rc = veil_party_reveal_param(pt, cur->params[i], 0,
                                          me->id == 0 ? sh->got[s][i] : NULL);
+        for (size_t i = 0; rc == VEIL_OK && cur->replicas && i < cur->np; i++) {
+            char rname[64];
+            snprintf(rname, sizeof rname, "%s~r1", cur->params[i]);
+            rc = veil_party_reveal_param(pt, rname, 0, me->id == 0 ? sh->got_rep[s][i] : NULL);
+        }
+        if (rc == VEIL_OK && cur->replicas && s == 0) { /* checkpoint round trip, in place */
+            char path[128];
+            snprintf(path, sizeof path, "%s/wavg-%d.ckpt", ckdir, me->id);
+            rc = veil_party_save(pt, path);
+            if (rc == VEIL_OK)
+                rc = veil_party_load(pt, path);
+            if (rc == VEIL_OK && veil_party_steps(pt) != 1) {
+                fprintf(stderr, "process %d: %llu steps after the load, not 1\n", me->id,
+                        (unsigned long long)veil_party_steps(pt));
+                code = 5;
+            }
+        }
         if (rc != VEIL_OK) {
             fprintf(stderr, "process %d: step %d: %s\n", me->id, s + 1, veil_last_error());
             code = 4;
@@ -290,23 +329,38 @@ static void check_net(struct net *t, int n)
         return;
     }
     const double u = ldexp(1.0, -16);
+    /* weight averaging: gradients times R, and the averaging's truncation (K = 2: at step 2) */
+    const double gmul = t->replicas ? 2.0 : 1.0;
     for (int s = 0; s < 2; s++) {
-        const double tol = (s + 1) * (3 + LR * t->depth * t->fan_in) * u;
+        const double tol = (s + 1) * (3 + LR * gmul * t->depth * t->fan_in) * u +
+                           (t->replicas && s == 1 ? 1.0 : 0.0) * u;
         double worst = 0;
-        for (size_t i = 0; i < t->np; i++)
-            for (size_t e = 0; e < (size_t)param_numel(t, i); e++) {
-                double err = fabs(sh->got[s][i][e] - t->want[s][i][e]);
-                if (!(err <= worst))
-                    worst = isnan(err) ? INFINITY : err;
-                VT_CHECK(err <= tol, "%s N=%d step %d: '%s'[%zu] = %.7f, plaintext FIXED %.7f "
-                         "(error %.3g > bound %.3g)", t->name, n, s + 1, t->params[i], e,
-                         sh->got[s][i][e], t->want[s][i][e], err, tol);
-            }
+        for (int r = 0; r <= t->replicas; r++)
+            for (size_t i = 0; i < t->np; i++)
+                for (size_t e = 0; e < (size_t)param_numel(t, i); e++) {
+                    const double got = r ? sh->got_rep[s][i][e] : sh->got[s][i][e];
+                    const double want = r ? t->want_rep[s][i][e] : t->want[s][i][e];
+                    double err = fabs(got - want);
+                    if (!(err <= worst))
+                        worst = isnan(err) ? INFINITY : err;
+                    VT_CHECK(err <= tol, "%s N=%d step %d: '%s%s'[%zu] = %.7f, plaintext FIXED "
+                             "%.7f (error %.3g > bound %.3g)", t->name, n, s + 1, t->params[i],
+                             r ? "~r1" : "", e, got, want, err, tol);
+                }
+        if (t->replicas) { /* the replicas differ after step 1 and are one after step 2 */
+            double spread = 0;
+            for (size_t i = 0; i < t->np; i++)
+                for (size_t e = 0; e < (size_t)param_numel(t, i); e++)
+                    spread = fmax(spread, fabs(sh->got[s][i][e] - sh->got_rep[s][i][e]));
+            VT_CHECK(s == 0 ? spread > 1e-3 : spread == 0.0, "%s N=%d step %d: replicas differ "
+                     "by %.3g", t->name, n, s + 1, spread);
+            veil_test_log("%s N=%d step %d: replicas differ by %.3g", t->name, n, s + 1, spread);
+        }
         veil_test_log("%s N=%d step %d: parameters max error %.3g (%.1f ulp), bound %.3g", t->name,
                       n, s + 1, worst, worst / u, tol);
     }
     /* the gradient of step 1 implied by the revealed w1: (w0 - w1) / lr - wd w0 */
-    const double gtol = (t->depth * t->fan_in + 4 / LR) * u;
+    const double gtol = (gmul * t->depth * t->fan_in + 4 / LR) * u;
     double gworst = 0;
     for (size_t i = 0; i < t->np; i++) {
         const double *w0 = t->feeds[2 + i].values;
@@ -461,6 +515,33 @@ int main(void)
             check_net(&mb[i], 2);
         }
     check_net(&mb[0], 3);
+    /* weight averaging: the MLP in R = 2 replicas averaged every K = 2 steps, against the
+     * plaintext trainer on the same plan (test_graph_weight_average checks that trainer) */
+    static struct net wa;
+    snprintf(ckdir, sizeof ckdir, "/tmp/veil-wavg-XXXXXX");
+    VT_CHECK(mkdtemp(ckdir) != NULL, "mkdtemp");
+    microbatches = 2;
+    dp_average = VEIL_DP_AVERAGE_WEIGHTS;
+    average_every = 2;
+    wa.replicas = 1;
+    mlp(&wa);
+    microbatches = 1;
+    dp_average = VEIL_DP_AVERAGE_GRADIENTS;
+    average_every = 1;
+    wa.name = "mlp/2 replicas, weights averaged every 2 steps";
+    if (wa.plan) {
+        reference(&wa);
+        check_net(&wa, 2);
+    }
+    for (int id = 0; id <= 2; id++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/wavg-%d.ckpt", ckdir, id);
+        unlink(path);
+    }
+    rmdir(ckdir);
+    veil_plan_destroy(&wa.plan);
+    for (size_t f = 0; f < wa.nfeeds; f++)
+        free((void *)wa.feeds[f].values);
     for (int i = 0; i < 2; i++) {
         veil_plan_destroy(&mb[i].plan);
         for (size_t f = 0; f < mb[i].nfeeds; f++)

@@ -140,6 +140,32 @@ int veil_reveal(veil_graph_t *g, veil_node_t *n, int to);
 #define VEIL_LOOKAHEAD_UNBOUNDED (-1)
 #define VEIL_LOOKAHEAD_MAX 64
 
+/**
+ * Data-parallel training over the micro-batches (veil_compile_options.dp_average), the two
+ * schemes of SHM-Learn-Dist:
+ *  - GRADIENTS (the default): the R micro-batch copies share the parameters and their gradients
+ *    are summed into one update, which equals the unsplit batch's.
+ *  - WEIGHTS: each copy is a replica with its own weights and SGD velocity, trained on its own
+ *    B/R rows (its gradient is that of the mean loss over those rows: the autodiff's, which is
+ *    1/R of it since the loss is the mean over all B rows, times the public integer R, exact in
+ *    the ring), and after every average_every-th training step every parameter's replicas are
+ *    replaced by their mean w = (1/R) sum_i w_i (the sum local, then one product by the public
+ *    fixed-point constant 1/R and one truncation: 0/+1 ulp in the secure run). Velocities stay
+ *    per replica. Replica 0 keeps the parameter's name, replica j > 0 is the parameter
+ *    "<name>~r<j>"; every replica is fed from the feed of the original name, and
+ *    veil_party_reveal_param / veil_plain_trainer_param of that name give replica 0 (the
+ *    replicas' own names give the others; veil_plan_leaf_* list them). Checkpoints hold every
+ *    replica. Steps are counted by the session (veil_party_steps, checkpoints included) and by
+ *    the plaintext trainer, which averages the same way. A forward run of such a plan (veil_run,
+ *    veil_plain_trainer_run) computes micro-batch j's rows with replica j, and the replicas
+ *    differ between averagings.
+ */
+enum veil_dp_average {
+    VEIL_DP_AVERAGE_GRADIENTS,
+    VEIL_DP_AVERAGE_WEIGHTS,
+    VEIL_DP_AVERAGE_COUNT
+};
+
 struct veil_compile_options {
     int frac_bits;        /* fixed-point fractional bits; default 16 */
     size_t tile;          /* elements per tile of elementwise protocols; 0: default (16384) */
@@ -147,8 +173,9 @@ struct veil_compile_options {
                              as independent sub-DAGs sharing the parameters (axis 0 of every
                              input is the batch; k must divide it); outputs, feeds and the loss
                              keep their names and shapes, training sums the k weight gradients
-                             before one update. Graphs whose ops mix rows along axis 0 (matmul,
-                             transpose, concat or reshape of axis 0) are refused. Default 1 */
+                             before one update (or keeps k replicas: dp_average). Graphs whose
+                             ops mix rows along axis 0 (matmul, transpose, concat or reshape of
+                             axis 0) are refused. Default 1 */
     int lookahead;        /* inter-linear pipeline: L >= 0 submits a linear layer (its weight
                              open included) only once the linear layer L + 1 places before it
                              has finished: at most L layers ahead (MPC-Pipe: 1; 0: each weight
@@ -164,6 +191,10 @@ struct veil_compile_options {
     double lr;            /* learning rate in (0, 1]; default 0.01 */
     double momentum;      /* in [0, 1); default 0.9 */
     double weight_decay;  /* in [0, 0.1]; default 0 */
+    /* Data parallelism over the micro-batches (enum veil_dp_average above). WEIGHTS needs
+     * training = 1 and microbatches >= 2, else veil_compile refuses it saying what to change. */
+    int dp_average;       /* enum veil_dp_average; default VEIL_DP_AVERAGE_GRADIENTS */
+    int average_every;    /* WEIGHTS: replicas averaged after every K-th step, K >= 1; default 1 */
 };
 /** The defaults above. */
 void veil_compile_options_defaults(struct veil_compile_options *o);
