@@ -125,6 +125,27 @@ int veil_plan_average_due(const veil_plan_t *p, uint64_t step)
            step % (uint64_t)p->opts.average_every == 0;
 }
 
+int veil_plan_replicas(const veil_plan_t *p, size_t i, int reps[VEIL_MAX_REPLICAS], int *nr)
+{
+    const struct veil_node *n = &p->nodes[i];
+    *nr = 0;
+    if (n->op != VEIL_OP_PARAM || n->replica != 0)
+        return VEIL_OK;
+    int k = 0;
+    reps[k++] = (int)i;
+    for (size_t j = i + 1; j < p->count && k < VEIL_MAX_REPLICAS; j++)
+        if (p->nodes[j].op == VEIL_OP_PARAM && p->nodes[j].replica > 0 &&
+            p->nodes[j].replica_of == (int)i)
+            reps[k++] = (int)j;
+    if (k < 2)
+        return VEIL_OK; /* not replicated */
+    if (k != p->opts.microbatches)
+        return veil_error(VEIL_ERR_STATE, "parameter '%s' has %d replicas, the plan %d "
+                          "micro-batches", n->name, k, p->opts.microbatches);
+    *nr = k;
+    return VEIL_OK;
+}
+
 const char *veil_plan_feed_name(const veil_plan_t *p, const struct veil_node *n)
 {
     return n->replica > 0 && n->replica_of >= 0 ? p->nodes[n->replica_of].name : n->name;

@@ -273,6 +273,11 @@ const char *veil_plan_feed_name(const veil_plan_t *p, const struct veil_node *n)
 /** Whether training step `step` (counted from 1) ends with the replicas' weight averaging:
  * dp_average WEIGHTS and step a multiple of average_every. */
 int veil_plan_average_due(const veil_plan_t *p, uint64_t step);
+/** Weight averaging: the replicas of parameter node i when it is a replica 0 (reps[0] = i, then
+ * its replicas 1.. in plan order; at most VEIL_MAX_REPLICAS); *nr 0 for any other node.
+ * VEIL_ERR_STATE (named) when their count is not the plan's micro-batch count. */
+#define VEIL_MAX_REPLICAS 64 /* microbatches <= 64 (compile.c) */
+int veil_plan_replicas(const veil_plan_t *p, size_t i, int reps[VEIL_MAX_REPLICAS], int *nr);
 
 /* ---- microbatch.c ------------------------------------------------------------------------- */
 

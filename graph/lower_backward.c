@@ -411,20 +411,11 @@ int veil_exec_average_replicas(struct veil_exec *x)
     const int r = p->opts.microbatches;
     int rc = VEIL_OK;
     for (size_t i = 0; i < p->count && rc == VEIL_OK; i++) {
-        const struct veil_node *n = &p->nodes[i];
-        if (n->op != VEIL_OP_PARAM || n->replica != 0)
+        int reps[VEIL_MAX_REPLICAS], nr;
+        if ((rc = veil_plan_replicas(p, i, reps, &nr)) != VEIL_OK)
+            return veil_error(rc, "secure run: %s", veil_last_error());
+        if (nr == 0)
             continue;
-        int reps[64], nr = 0; /* microbatches <= 64 (compile.c) */
-        reps[nr++] = (int)i;
-        for (size_t j = i + 1; j < p->count && nr < 64; j++)
-            if (p->nodes[j].op == VEIL_OP_PARAM && p->nodes[j].replica > 0 &&
-                p->nodes[j].replica_of == (int)i)
-                reps[nr++] = (int)j;
-        if (nr < 2)
-            continue;
-        if (nr != r)
-            return veil_error(VEIL_ERR_STATE, "secure run: parameter '%s' has %d replicas, the "
-                              "plan %d micro-batches", n->name, nr, r);
         struct veil_sec *w0 = VAL(x, reps[0]);
         enum { SUM, NEXT, LIKE, AVG, NT };
         struct veil_sec t[NT];

@@ -326,19 +326,12 @@ int veil_plain_exec_average_replicas(struct veil_plain_exec *e)
     const uint64_t inv = veil_plain_enc(1.0 / r, f);
     for (size_t i = 0; i < p->count; i++) {
         const struct veil_node *n = &p->nodes[i];
-        if (n->op != VEIL_OP_PARAM || n->replica != 0)
+        int reps[VEIL_MAX_REPLICAS], nr;
+        int rc = veil_plan_replicas(p, i, reps, &nr);
+        if (rc != VEIL_OK)
+            return veil_error(rc, "plain run: %s", veil_last_error());
+        if (nr == 0)
             continue;
-        int reps[64], nr = 0; /* microbatches <= 64 (compile.c) */
-        reps[nr++] = (int)i;
-        for (size_t j = i + 1; j < p->count && nr < 64; j++)
-            if (p->nodes[j].op == VEIL_OP_PARAM && p->nodes[j].replica > 0 &&
-                p->nodes[j].replica_of == (int)i)
-                reps[nr++] = (int)j;
-        if (nr < 2)
-            continue;
-        if (nr != r)
-            return veil_error(VEIL_ERR_STATE, "plain run: parameter '%s' has %d replicas, the "
-                              "plan %d micro-batches", n->name, nr, r);
         for (size_t k = 0; k < n->numel; k++) {
             if (IS_FIXED(e)) {
                 uint64_t sum = 0;
