@@ -171,20 +171,31 @@ static void trace_close(veil_party_t *me)
     me->trace_path = NULL;
 }
 
+/* An integer in [lo, hi] from the environment variable name into *out when it is set and not
+ * empty (*out untouched otherwise); VEIL_ERR_INVAL naming the variable, the value and what it
+ * should be. */
+static int env_int(const char *name, long lo, long hi, const char *what, int *out)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return VEIL_OK;
+    char *end;
+    long v = strtol(env, &end, 10);
+    if (*end || v < lo || v > hi)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: %s='%s' is not %s (%ld to %ld)", name,
+                          env, what, lo, hi);
+    *out = (int)v;
+    return VEIL_OK;
+}
+
 /* The workers' nice value: the option, else VEIL_WORKER_NICE (0 or unset: unchanged). */
 static int set_worker_nice(veil_party_t *me)
 {
     int nice = me->o.worker_nice;
-    const char *env = getenv("VEIL_WORKER_NICE");
-    if (nice == 0 && env && *env) {
-        char *end;
-        long v = strtol(env, &end, 10);
-        if (*end || v < 0 || v > 19)
-            return veil_error(VEIL_ERR_INVAL, "veil_party_open: VEIL_WORKER_NICE='%s' is not a "
-                              "nice value (0 to 19)", env);
-        nice = (int)v;
-    }
-    int rc = veil_sched_worker_nice(nice);
+    int rc = nice == 0 ? env_int("VEIL_WORKER_NICE", 0, 19, "a nice value", &nice) : VEIL_OK;
+    if (rc != VEIL_OK)
+        return rc;
+    rc = veil_sched_worker_nice(nice);
     return rc == VEIL_OK ? VEIL_OK : veil_error(rc, "veil_party_open: %s", veil_last_error());
 }
 
@@ -248,16 +259,10 @@ static int resolve_placement(veil_party_t *me)
     if ((unsigned)me->o.tp_split >= VEIL_TP_FORCE_COUNT)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown tensor-parallel split %d",
                           (int)me->o.tp_split);
-    env = getenv("VEIL_DEVICES");
-    if (me->ndev == 0 && env && *env) {
-        char *end;
-        long v = strtol(env, &end, 10);
-        if (*end || v < 1 || v > VEIL_PLACE_MAX_DEV)
-            return veil_error(VEIL_ERR_INVAL,
-                              "veil_party_open: VEIL_DEVICES='%s' is not a device count (1 to %d)",
-                              env, VEIL_PLACE_MAX_DEV);
-        me->ndev = (int)v;
-    }
+    if (me->ndev == 0 &&
+        (rc = env_int("VEIL_DEVICES", 1, VEIL_PLACE_MAX_DEV, "a device count", &me->ndev)) !=
+            VEIL_OK)
+        return rc;
     if (me->ndev < 0)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: %d devices", me->ndev);
     if (me->ndev == 0)
