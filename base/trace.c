@@ -24,6 +24,7 @@ static struct veil_trace_event *chunks[MAX_CHUNKS];
 static size_t next_slot; /* atomic: slots taken */
 static uint64_t dropped; /* atomic */
 static int cur_region;   /* atomic */
+static int cur_node = -1; /* atomic */
 static int cur_run = -1; /* atomic */
 static pthread_mutex_t grow_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -89,6 +90,7 @@ int veil_trace_start(void)
     if (!chunk_get(0))
         return veil_error(VEIL_ERR_NOMEM, "trace: out of memory for the event buffer");
     STORE(cur_region, VEIL_REGION_OTHER);
+    STORE(cur_node, -1);
     STORE(cur_run, -1);
     starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
     __atomic_store_n(&veil_trace_on, 1, __ATOMIC_RELEASE);
@@ -140,6 +142,15 @@ int veil_trace_region(void)
     return LOAD(cur_region);
 }
 
+void veil_trace_set_node(int node)
+{
+    STORE(cur_node, node >= 0 ? node : -1);
+}
+
+/* The task callback's argument: the region in the low 8 bits, node + 1 above them (0: none). */
+#define ARG_REGION(a) ((uint8_t)((uintptr_t)(a) & 0xff))
+#define ARG_NODE(a) ((int32_t)((uintptr_t)(a) >> 8) - 1)
+
 void veil_trace_run_begin(int run)
 {
     STORE(cur_run, run);
@@ -157,6 +168,7 @@ void veil_trace_run_end(double t0, double t1, uint64_t bytes_sent, uint64_t byte
         e->bytes = bytes_sent;
         e->aux = bytes_recv;
         e->lane = 0;
+        e->node = -1;
         e->region = VEIL_REGION_OTHER;
         publish(e);
     }
@@ -178,7 +190,8 @@ static void task_done(void *arg)
     e->t1 = starpu_timing_timespec_to_us(&pi->end_time);
     e->name = t->cl && t->cl->name ? t->cl->name : "task";
     e->lane = pi->workerid;
-    e->region = (uint8_t)(uintptr_t)arg;
+    e->region = ARG_REGION(arg);
+    e->node = ARG_NODE(arg);
     e->bytes = e->tag = e->aux = 0;
     publish(e);
 }
@@ -190,7 +203,8 @@ void (*veil_trace_task_func(void))(void *)
 
 void *veil_trace_task_arg(void)
 {
-    return (void *)(uintptr_t)LOAD(cur_region);
+    const int node = LOAD(cur_node);
+    return (void *)((uintptr_t)LOAD(cur_region) | (uintptr_t)(node + 1) << 8);
 }
 
 void veil_trace_task_attach(struct starpu_task *t)
@@ -199,7 +213,7 @@ void veil_trace_task_attach(struct starpu_task *t)
         return;
     t->callback_func = task_done;
     t->callback_arg = veil_trace_task_arg();
-    t->callback_arg_free = 0; /* a region number, not memory */
+    t->callback_arg_free = 0; /* a region and node number, not memory */
 }
 
 void veil_trace_message(int dir, int peer, uint64_t tag, uint64_t bytes, int region, double t0,
@@ -216,6 +230,7 @@ void veil_trace_message(int dir, int peer, uint64_t tag, uint64_t bytes, int reg
     e->tag = tag;
     e->bytes = bytes;
     e->aux = 0;
+    e->node = -1;
     e->region = (uint8_t)region;
     publish(e);
 }

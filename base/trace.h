@@ -43,7 +43,8 @@ struct veil_trace_event {
     const char *name; /* static string (codelet name) or NULL */
     uint64_t bytes, tag, aux;
     int32_t lane;
-    int32_t run; /* the run it belongs to, -1 outside a run */
+    int32_t run;  /* the run it belongs to, -1 outside a run */
+    int32_t node; /* TASK: the plan node current at submission, -1 when none */
     uint8_t kind;
     uint8_t region; /* enum veil_region */
     uint32_t ready; /* set last (release store): the slot is complete */
@@ -84,6 +85,9 @@ double veil_trace_now(void);
  * message submitted after it. One label per process: the executor's walk sets it. */
 void veil_trace_set_region(int region);
 int veil_trace_region(void);
+/** Sets the process's current node (a plan node index, -1: none), captured by every task
+ * submitted after it, like the region: what a calibration run sums task times by. */
+void veil_trace_set_node(int node);
 
 /** Marks the start of run index run (events recorded from now carry it) / the end of the
  * current run: records a RUN event spanning [t0, t1] with the run's payload bytes. */
@@ -91,7 +95,7 @@ void veil_trace_run_begin(int run);
 void veil_trace_run_end(double t0, double t1, uint64_t bytes_sent, uint64_t bytes_recv);
 
 /** The task-completion callback to pass to StarPU (NULL when not tracing) and its argument (the
- * current region). */
+ * current region and node, packed in the pointer's bits). */
 void (*veil_trace_task_func(void))(void *);
 void *veil_trace_task_arg(void);
 /** For starpu_task_insert: VEIL_TRACE_TASK among the arguments traces the task. NFREE: in

@@ -7,7 +7,7 @@
  *   0            "runs": one event per veil_run ("run k"), args: run, bytes_sent, bytes_recv
  *                (veil_party_last_stats) and the run's busy / overlap summary;
  *   1 + w        "worker w (<StarPU's name>)": the tasks worker w ran, named by codelet, args:
- *                region, run;
+ *                region, run, node (the plan node whose lowering submitted it, -1: none);
  *   1000 + 2q    "send to <q>" and 1001 + 2q "receive from <q>": the messages with process q,
  *                named "send <bytes> B" / "recv <bytes> B", args: peer, tag (hex string),
  *                bytes, region, run (-1 outside a run).
@@ -121,8 +121,8 @@ static void write_event(FILE *f, const struct veil_trace_event *e, int pid, doub
         json_str(f, e->name);
         fprintf(f,
                 ",\"cat\":\"task\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d,"
-                "\"args\":{\"region\":\"%s\",\"run\":%d}}",
-                ts, dur, pid, LANE_WORKER0 + w, region, e->run);
+                "\"args\":{\"region\":\"%s\",\"run\":%d,\"node\":%d}}",
+                ts, dur, pid, LANE_WORKER0 + w, region, e->run, (int)e->node);
     } else if (e->kind == VEIL_TRACE_SEND || e->kind == VEIL_TRACE_RECV) {
         const int recv = e->kind == VEIL_TRACE_RECV;
         int q = e->lane >= 0 && e->lane < MAX_LANES ? e->lane : MAX_LANES - 1;

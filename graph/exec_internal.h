@@ -109,19 +109,42 @@ size_t veil_exec_leaf_tile(const struct veil_exec *x, int leaf);
  * devices; a product's three local GEMMs (m k n multiply-adds each) over its blocks, plus the sum
  * of the parts and, for TP, the elements the split chooser says move. PP: the bubble-model time
  * of the best partition (one micro-batch). < 0 when no pipeline partition exists.
+ * node_s: NULL, or the calibrated single-device seconds of every node (veil_placement_calibrate);
+ * then each node costs node_s[i] times the model's time under mode over its single-device time.
  */
 double veil_placement_model(const veil_plan_t *p, enum veil_placement mode, int ndev, int group,
-                            enum veil_tp_force force);
+                            enum veil_tp_force force, const double *node_s);
 /** The placement of least modelled time over ndev devices (ties: the earlier in the enum's
- * order); times[m] receives each one's time when not NULL (times[AUTO]: the chosen one's). */
+ * order; node_s as above); times[m] receives each one's time when not NULL (times[AUTO]: the
+ * chosen one's). */
 enum veil_placement veil_placement_choose(const veil_plan_t *p, int ndev, int group,
+                                          const double *node_s,
                                           double times[VEIL_PLACEMENT_COUNT]);
 /**
+ * The pipeline partition of nodes [0, end) of p over ndev devices: the computing nodes, in plan
+ * order, are the layers of sched/partition.c's dynamic programme (costs: node_s[i] when given,
+ * else the model's, elementwise tile `tile`); stage[i] receives node i's stage for i < end
+ * (leaves go with the next computing node). Returns the partition's modelled time, < 0 when
+ * none exists (or out of memory).
+ */
+double veil_placement_pipeline(const veil_plan_t *p, size_t end, int ndev, size_t tile,
+                               const double *node_s, int *stage);
+/**
+ * Calibration: node_s[i] (p->count entries) receives the seconds of task time the trace recorder
+ * holds for node i in run index `run` (each task counted by its StarPU profiling start and end
+ * times, attributed to the node whose lowering submitted it), for the nodes [0, end) that run
+ * walked; the later nodes (a training plan's backward after an inference run) get the model's
+ * single-device time scaled by measured / modelled over the walked ones. VEIL_ERR_STATE when the
+ * run recorded no task time, VEIL_ERR_NOMEM.
+ */
+int veil_placement_calibrate(const veil_plan_t *p, int run, size_t end, double *node_s);
+/**
  * Fills x->place for every node of x->p: mode (not AUTO) over the StarPU workers
- * workers[0..ndev). VEIL_ERR_INVAL (bad count, no pipeline partition), VEIL_ERR_NOMEM.
+ * workers[0..ndev) (PP's partition from node_s when given, see above). VEIL_ERR_INVAL (bad count,
+ * no pipeline partition), VEIL_ERR_NOMEM.
  */
 int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *workers, int ndev,
-                    int group, enum veil_tp_force force);
+                    int group, enum veil_tp_force force, const double *node_s);
 
 /* ---- lower_util.c: helpers of the lowerings ---------------------------------------------------
  */

@@ -248,14 +248,24 @@ static int resolve_placement(veil_party_t *me)
     const char *envd = getenv("VEIL_DEVICES");
     /* nothing asked: no pinning at all, StarPU's scheduler places every task (as on a machine
      * whose accelerators Veil's placement does not drive) */
+    me->calibrate = me->o.calibrate;
+    if (me->calibrate == 0 &&
+        (rc = env_int("VEIL_CALIBRATE", 0, 1, "0 or 1", &me->calibrate)) != VEIL_OK)
+        return rc;
+    if (me->calibrate < 0 || me->calibrate > 1)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: calibrate is %d (use 0 or 1)",
+                          me->calibrate);
+    if (me->is_dealer)
+        me->calibrate = 0; /* it computes nothing */
     me->pin = me->placement != VEIL_PLACEMENT_AUTO || me->ndev > 0 || (env && *env) ||
-              (envd && *envd);
+              (envd && *envd) || me->calibrate;
     if (me->placement == VEIL_PLACEMENT_AUTO && env && *env &&
         (rc = veil_placement_parse(env, &me->placement)) != VEIL_OK)
         return veil_error(rc, "veil_party_open: VEIL_PLACEMENT: %s", veil_last_error());
     if ((unsigned)me->placement >= VEIL_PLACEMENT_COUNT)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown placement %d",
                           (int)me->placement);
+    me->asked = me->placement;
     if ((unsigned)me->o.tp_split >= VEIL_TP_FORCE_COUNT)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown tensor-parallel split %d",
                           (int)me->o.tp_split);
@@ -281,19 +291,18 @@ static int resolve_placement(veil_party_t *me)
     return VEIL_OK;
 }
 
-/* Resolves AUTO by the cost model, logs the choice, fills the executor's per-node placement. */
+/* Resolves AUTO by the cost model (with the calibrated node times once measured), logs the
+ * choice, fills the executor's per-node placement. */
 static int place(veil_party_t *me)
 {
     double t[VEIL_PLACEMENT_COUNT];
-    enum veil_placement best = veil_placement_choose(me->p, me->ndev, me->o.group, t);
-    const int asked = me->placement;
-    if (me->placement == VEIL_PLACEMENT_AUTO)
-        me->placement = best;
-    VEIL_LOG_INFO("placement: %s over %d %s device%s (%s); modelled ms: single %.3f dp %.3f "
+    enum veil_placement best = veil_placement_choose(me->p, me->ndev, me->o.group, me->node_s, t);
+    me->placement = me->asked == VEIL_PLACEMENT_AUTO ? best : me->asked;
+    VEIL_LOG_INFO("placement: %s over %d %s device%s (%s); %s ms: single %.3f dp %.3f "
                   "pp %.3f tp %.3f hybrid %.3f, cost model's choice %s",
                   veil_placement_name(me->placement), me->ndev, veil_device_kind_name(me->kind),
-                  me->ndev > 1 ? "s" : "",
-                  asked == VEIL_PLACEMENT_AUTO ? "auto" : "asked", 1e3 * t[VEIL_PLACEMENT_SINGLE],
+                  me->ndev > 1 ? "s" : "", me->asked == VEIL_PLACEMENT_AUTO ? "auto" : "asked",
+                  me->node_s ? "calibrated" : "modelled", 1e3 * t[VEIL_PLACEMENT_SINGLE],
                   1e3 * t[VEIL_PLACEMENT_DP], 1e3 * t[VEIL_PLACEMENT_PP],
                   1e3 * t[VEIL_PLACEMENT_TP], 1e3 * t[VEIL_PLACEMENT_HYBRID],
                   veil_placement_name(best));
@@ -305,7 +314,49 @@ static int place(veil_party_t *me)
     if (got < me->ndev)
         return veil_error(VEIL_ERR_STARPU, "veil_party_open: StarPU listed %d of %d %s workers",
                           got, me->ndev, veil_device_kind_name(me->kind));
-    return veil_exec_place(&me->x, me->placement, workers, me->ndev, me->o.group, me->o.tp_split);
+    int rc = veil_exec_place(&me->x, me->placement, workers, me->ndev, me->o.group,
+                             me->o.tp_split, me->node_s);
+    if (rc == VEIL_OK && me->node_s && me->placement == VEIL_PLACEMENT_PP && me->ndev > 1) {
+        /* the calibrated partition: each stage's first computing node */
+        char stages[512];
+        size_t len = 0;
+        int prev = -1;
+        for (size_t i = 0; i < me->p->count && len + 1 < sizeof stages; i++) {
+            const struct veil_node *n = &me->p->nodes[i];
+            const int dev = me->x.place[i].dev[0];
+            if (n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST ||
+                dev == prev)
+                continue;
+            int w = snprintf(stages + len, sizeof stages - len, "%sworker %d from '%s'",
+                             prev < 0 ? "" : ", ", dev, n->name);
+            len += w > 0 ? (size_t)w : 0;
+            prev = dev;
+        }
+        VEIL_LOG_INFO("placement: calibrated pipeline stages: %s", stages);
+    }
+    return rc;
+}
+
+/* After the calibration run (run index run over nodes [0, end)): the measured node times
+ * replace the model's and the party places again. The recorder was started for it unless the
+ * party traces. */
+static int apply_calibration(veil_party_t *me, int run, size_t end)
+{
+    double *node_s = calloc(me->p->count ? me->p->count : 1, sizeof *node_s);
+    if (!node_s)
+        return veil_error(VEIL_ERR_NOMEM, "calibration: out of memory");
+    int rc = veil_placement_calibrate(me->p, run, end, node_s);
+    if (rc != VEIL_OK) {
+        free(node_s);
+        return rc;
+    }
+    double total = 0;
+    for (size_t i = 0; i < end; i++)
+        total += node_s[i];
+    VEIL_LOG_INFO("calibration: run %d, %.3f ms of tasks over %zu nodes", run, 1e3 * total, end);
+    free(me->node_s);
+    me->node_s = node_s;
+    return place(me);
 }
 
 int veil_party_placement(const veil_party_t *me, enum veil_placement *placement, int *devices)
@@ -458,6 +509,7 @@ int veil_party_close(veil_party_t **mep)
     trace_close(me);
     if (me->starpu_up)
         starpu_shutdown();
+    free(me->node_s);
     free(me);
     *mep = NULL;
     return rc == VEIL_OK ? VEIL_OK : veil_error(rc, "veil_party_close: %s", why);
@@ -559,7 +611,15 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
         }
     }
     const uint64_t run = me->runs++;
-    if (me->trace_path)
+    /* the calibration run records its tasks; the recorder is started for it unless tracing */
+    const int calib = me->calibrate && rc == VEIL_OK && !me->is_dealer;
+    int calib_rec = 0;
+    if (calib && !me->trace_path) {
+        if ((rc = veil_trace_start()) != VEIL_OK)
+            rc = veil_error(rc, "%s: calibration: %s", what, veil_last_error());
+        calib_rec = rc == VEIL_OK;
+    }
+    if (me->trace_path || calib_rec)
         veil_trace_run_begin((int)run);
     if (rc == VEIL_OK)
         rc = dealer_wait_turn(me, run);
@@ -576,6 +636,24 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
         rc = wrc;
     const double t1 = now_s(), tt1 = veil_trace_now();
     veil_trace_set_region(VEIL_REGION_OTHER);
+    veil_trace_set_node(-1);
+    if (calib_rec) {
+        veil_trace_run_end(tt0, tt1, 0, 0);
+        veil_trace_stop();
+    }
+    if (calib && rc == VEIL_OK) {
+        me->calibrate = 0;
+        if (apply_calibration(me, (int)run, end) != VEIL_OK) { /* not fatal: the model stays */
+            VEIL_LOG_WARN("calibration failed, the placement stays modelled: %s",
+                          veil_last_error());
+            free(me->node_s);
+            me->node_s = NULL;
+            if ((rc = place(me)) != VEIL_OK)
+                rc = veil_error(rc, "%s: %s", what, veil_last_error());
+        }
+    }
+    if (calib_rec)
+        veil_trace_free();
     if (rc == VEIL_OK)
         rc = party_ack(me, run);
     for (size_t k = 0; rc == VEIL_OK && outputs && k < p->noutputs; k++)

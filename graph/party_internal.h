@@ -31,8 +31,13 @@ struct veil_party {
     enum veil_placement placement; /* resolved (never AUTO once open) */
     enum veil_device_kind kind;    /* resolved: CPU or CUDA */
     int ndev;
-    int pin; /* a placement was asked for (options or VEIL_PLACEMENT / VEIL_DEVICES): tasks are
-                pinned to devices; 0: StarPU's scheduler places every task */
+    int pin; /* a placement was asked for (options or VEIL_PLACEMENT / VEIL_DEVICES), or a
+                calibration: tasks are pinned to devices; 0: StarPU's scheduler places every
+                task */
+    enum veil_placement asked;     /* the placement asked for (AUTO: the cost model's choice) */
+    int calibrate;                 /* the next run is the calibration run (party.c, apply_calibration) */
+    double *node_s;                /* after the calibration run: seconds per plan node measured
+                                      on one device's worth of tasks; NULL before */
     char *trace_path;                /* tracing: the file pattern (owned), NULL when off */
     struct veil_run_profile profile; /* of the last run or step, when tracing */
 };

@@ -5,12 +5,17 @@
  * and cuts products by batch; pipeline parallel groups nodes into stages with the bubble-model
  * partitioner of sched/partition.c; tensor parallel cuts products as sched/partition.c's split
  * chooser says; hybrid mixes the two as SplitBrain does. Placement never changes the protocol
- * calls, only where their tasks run (tasks/mpc.h, veil_mpc_set_placement).
+ * calls, only where their tasks run (tasks/mpc.h, veil_mpc_set_placement). The per-node costs
+ * come from the plan's sizes, or from a calibration run: the task times the trace recorder
+ * measured per node (veil_placement_calibrate), which is how a party learns what its own devices
+ * take for each layer without StarPU's per-codelet history models (those time a codelet by its
+ * buffers' footprint, not a layer, and a layer's time also holds its protocol's many small tasks).
  */
 #include "config.h"
 
 #include "base/base_internal.h"
 #include "codelets/codelets_internal.h"
+#include "base/trace.h"
 #include "graph/exec_internal.h"
 #include "sched/sched_internal.h"
 
@@ -164,10 +169,24 @@ static double node_time(const veil_plan_t *p, const struct veil_node *n, enum ve
     return t;
 }
 
-/* Pipeline stages of the computing nodes of [0, end) over ndev devices (bubble model, one
- * micro-batch: the executor runs one batch per run); stage[i] for every node, leaves with the
- * next computing node. Returns the modelled time, or < 0 with the partitioner's error. */
-static double pipeline(const veil_plan_t *p, size_t end, int ndev, size_t tile, int *stage)
+/* A node's time under a placement: the model's (node_time), or after a calibration run
+ * (node_s: measured seconds per node on one device) the measured time scaled by the model's
+ * gain of the placement over one device: the model keeps saying how a node divides over
+ * devices, the measurement says what it costs. */
+static double cost(const veil_plan_t *p, size_t i, enum veil_placement mode, int ndev, int group,
+                   size_t tile, enum veil_tp_force force, const double *node_s, int split[3])
+{
+    const struct veil_node *n = &p->nodes[i];
+    const double t = node_time(p, n, mode, ndev, group, tile, force, split);
+    if (!node_s)
+        return t;
+    int one[3];
+    const double t1 = node_time(p, n, VEIL_PLACEMENT_SINGLE, 1, 1, tile, 0, one);
+    return t1 > 0 ? node_s[i] * (t / t1) : node_s[i];
+}
+
+double veil_placement_pipeline(const veil_plan_t *p, size_t end, int ndev, size_t tile,
+                               const double *node_s, int *stage)
 {
     struct veil_layer_cost *lc = calloc(end ? end : 1, sizeof *lc);
     size_t *node_of = calloc(end ? end : 1, sizeof *node_of);
@@ -180,7 +199,7 @@ static double pipeline(const veil_plan_t *p, size_t end, int ndev, size_t tile, 
         const struct veil_node *n = &p->nodes[i];
         if (n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST)
             continue;
-        lc[nl].fwd = node_time(p, n, VEIL_PLACEMENT_SINGLE, 1, 1, tile, 0, split);
+        lc[nl].fwd = cost(p, i, VEIL_PLACEMENT_SINGLE, 1, 1, tile, 0, node_s, split);
         node_of[nl++] = i;
     }
     struct veil_pipeline_plan pp;
@@ -205,32 +224,38 @@ done:
     return t;
 }
 
-double veil_placement_model(const veil_plan_t *p, enum veil_placement mode, int ndev, int group,
-                            enum veil_tp_force force)
+static size_t plan_tile(const veil_plan_t *p)
 {
-    const size_t tile = p->opts.tile ? p->opts.tile & ~(size_t)63 : VEIL_MPC_TILE_DEFAULT;
+    return p->opts.tile ? p->opts.tile & ~(size_t)63 : VEIL_MPC_TILE_DEFAULT;
+}
+
+double veil_placement_model(const veil_plan_t *p, enum veil_placement mode, int ndev, int group,
+                            enum veil_tp_force force, const double *node_s)
+{
+    const size_t tile = plan_tile(p);
     const size_t end = p->opts.training ? p->count : p->nforward;
     int split[3];
     if (mode == VEIL_PLACEMENT_PP) {
         int *stage = calloc(end ? end : 1, sizeof *stage);
-        double t = stage ? pipeline(p, end, ndev, tile, stage) : -1;
+        double t = stage ? veil_placement_pipeline(p, end, ndev, tile, node_s, stage) : -1;
         free(stage);
         return t;
     }
     double t = 0;
     for (size_t i = 0; i < end; i++)
-        t += node_time(p, &p->nodes[i], ndev > 1 ? mode : VEIL_PLACEMENT_SINGLE, ndev, group, tile,
-                       force, split);
+        t += cost(p, i, ndev > 1 ? mode : VEIL_PLACEMENT_SINGLE, ndev, group, tile, force, node_s,
+                  split);
     return t;
 }
 
 enum veil_placement veil_placement_choose(const veil_plan_t *p, int ndev, int group,
+                                          const double *node_s,
                                           double times[VEIL_PLACEMENT_COUNT])
 {
     enum veil_placement best = VEIL_PLACEMENT_SINGLE;
     double bt = 0;
     for (int m = VEIL_PLACEMENT_SINGLE; m < VEIL_PLACEMENT_COUNT; m++) {
-        double t = veil_placement_model(p, (enum veil_placement)m, ndev, group, 0);
+        double t = veil_placement_model(p, (enum veil_placement)m, ndev, group, 0, node_s);
         if (times)
             times[m] = t;
         if (t >= 0 && (m == VEIL_PLACEMENT_SINGLE || t < bt)) {
@@ -243,8 +268,44 @@ enum veil_placement veil_placement_choose(const veil_plan_t *p, int ndev, int gr
     return ndev > 1 ? best : VEIL_PLACEMENT_SINGLE;
 }
 
+int veil_placement_calibrate(const veil_plan_t *p, int run, size_t end, double *node_s)
+{
+    double *model = calloc(p->count ? p->count : 1, sizeof *model);
+    if (!model)
+        return veil_error(VEIL_ERR_NOMEM, "placement calibration: out of memory");
+    for (size_t i = 0; i < p->count; i++)
+        node_s[i] = 0;
+    const size_t nev = veil_trace_count();
+    for (size_t e = 0; e < nev; e++) {
+        const struct veil_trace_event *ev = veil_trace_event_at(e);
+        if (ev && ev->kind == VEIL_TRACE_TASK_EV && ev->run == run && ev->node >= 0 &&
+            (size_t)ev->node < end && ev->t1 > ev->t0)
+            node_s[ev->node] += (ev->t1 - ev->t0) * 1e-6;
+    }
+    /* the nodes the run did not walk (a training plan's backward nodes after an inference run)
+     * keep the model's time, scaled by measured / modelled over the walked ones */
+    const size_t tile = plan_tile(p);
+    double measured = 0, modelled = 0;
+    int split[3];
+    for (size_t i = 0; i < p->count; i++) {
+        model[i] = node_time(p, &p->nodes[i], VEIL_PLACEMENT_SINGLE, 1, 1, tile, 0, split);
+        if (i < end)
+            measured += node_s[i], modelled += model[i];
+    }
+    const double scale = modelled > 0 && measured > 0 ? measured / modelled : 1;
+    for (size_t i = end; i < p->count; i++)
+        node_s[i] = model[i] * scale;
+    free(model);
+    if (!(measured > 0))
+        return veil_error(VEIL_ERR_STATE,
+                          "placement calibration: run %d recorded no task time (was the "
+                          "recorder on?)",
+                          run);
+    return VEIL_OK;
+}
+
 int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *workers, int ndev,
-                    int group, enum veil_tp_force force)
+                    int group, enum veil_tp_force force, const double *node_s)
 {
     const veil_plan_t *p = x->p;
     if (ndev < 1 || ndev > VEIL_PLACE_MAX_DEV)
@@ -260,7 +321,8 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
         rc = veil_error(VEIL_ERR_NOMEM, "placement: out of memory");
         goto done;
     }
-    if (mode == VEIL_PLACEMENT_PP && ndev > 1 && pipeline(p, p->count, ndev, x->tile, stage) < 0) {
+    if (mode == VEIL_PLACEMENT_PP && ndev > 1 &&
+        veil_placement_pipeline(p, p->count, ndev, x->tile, node_s, stage) < 0) {
         rc = veil_error(VEIL_ERR_INVAL,
                         "placement: no pipeline partition of plan '%s' over %d "
                         "devices",
@@ -271,7 +333,7 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
         struct veil_place *pl = &x->place[i];
         int split[3];
         node_time(p, &p->nodes[i], ndev > 1 ? mode : VEIL_PLACEMENT_SINGLE, ndev, group, x->tile,
-                  force, split);
+                  force, split); /* the split only: it depends on sizes, never on times */
         if (mode == VEIL_PLACEMENT_SINGLE || mode == VEIL_PLACEMENT_PP || ndev == 1) {
             pl->ndev = 1;
             pl->dev[0] = workers[mode == VEIL_PLACEMENT_PP ? stage[i] : 0];

@@ -224,6 +224,7 @@ static int walk(struct veil_exec *x, size_t end, double *const *values, struct v
         const struct veil_node *n = &p->nodes[i];
         veil_mpc_set_priority(x->m, (int)lround(n->priority));
         veil_trace_set_region(veil_exec_region_of(n->op)); /* tasks and messages of this node */
+        veil_trace_set_node((int)i);
         veil_mpc_set_placement(x->m, x->place ? &x->place[i] : NULL);
         int rc = VEIL_OK;
         if (n->op == VEIL_OP_INPUT) {
@@ -273,6 +274,7 @@ static int walk(struct veil_exec *x, size_t end, double *const *values, struct v
     }
     veil_mpc_set_priority(x->m, 0);
     veil_trace_set_region(VEIL_REGION_OTHER);
+    veil_trace_set_node(-1);
     veil_mpc_set_placement(x->m, NULL);
     return VEIL_OK;
 }

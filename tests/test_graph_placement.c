@@ -7,7 +7,10 @@
  * session's bit for bit (a session with another seed, as a control, does differ). Proof of placement: every task a party submits is pinned to a worker, and per
  * worker the tasks StarPU ran (profiling's executed_tasks) equal those pinned there; SINGLE
  * leaves the second worker idle, the other placements use every device. The cost model is
- * checked on hand-computed numbers (a large dense layer: AUTO picks DP; a tiny one: SINGLE).
+ * checked on hand-computed numbers (a large dense layer: AUTO picks DP; a tiny one: SINGLE), and
+ * with calibrated node times (a pipeline partition that the measured times change). A PP session
+ * with calibrate on runs twice: every product has a measured time, the placement after run 0 is
+ * the partition of the measured times, and the calibrated run 1 agrees with the plaintext model.
  * Bad input: more devices than workers, an unknown placement name (option and VEIL_PLACEMENT),
  * an unknown device kind (VEIL_DEVICE_KIND), a worker nice value out of range (VEIL_WORKER_NICE). On CUDA devices (check_cuda) the same networks
  * must give the same bits; without a CUDA worker, asking for CUDA devices is refused at open.
@@ -16,6 +19,7 @@
 #include "base/base_internal.h"
 #include "codelets/codelets_internal.h"
 #include "graph/exec_internal.h"
+#include "graph/party_internal.h"
 #include "test_graph_nets.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
@@ -41,8 +45,10 @@ struct cfg {
     const char *env_placement; /* VEIL_PLACEMENT for the children, or NULL */
     const char *env_kind;      /* VEIL_DEVICE_KIND for the children, or NULL */
     const char *env_nice;      /* VEIL_WORKER_NICE for the children, or NULL */
+    const char *env_calibrate; /* VEIL_CALIBRATE for the children, or NULL */
     int expect_open_fail;      /* the open must fail with a message containing fail_says */
     const char *fail_says;
+    int calibrate;             /* run 0 calibrates (options.calibrate), then a second run */
 };
 struct shared {
     double out[NPROC][MAXOUT][256];
@@ -51,11 +57,45 @@ struct shared {
     int no_cuda[NPROC]; /* a CUDA session's open was refused: StarPU has no CUDA worker */
     int ncuda[NPROC];   /* StarPU's CUDA workers */
     double online_s[NPROC];
+    double out1[NPROC][MAXOUT][256]; /* a calibrating session's second run */
+    int calib_nodes[NPROC];          /* computing nodes with a measured time > 0 */
+    int calib_products[NPROC];       /* product nodes, and of them measured > 0: */
+    int calib_products_timed[NPROC];
+    int calib_stages_agree[NPROC];   /* the placement is the partition of the measured times */
 };
 
 static struct veil_test_net *cur;
 static struct cfg *ccfg;
 static struct shared *sh;
+
+/* After a calibrating session's runs (in the party): the measured node times are there, every
+ * product took time, and the placement is the pipeline partition of those times (recomputed
+ * here with the same partitioner, stage s on device s). */
+static void check_calibration(veil_party_t *pt, int id)
+{
+    const veil_plan_t *p = pt->p;
+    if (!pt->node_s || !pt->x.place)
+        return;
+    int *stage = calloc(p->count, sizeof *stage);
+    int workers[MAXW];
+    const int nw = (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, workers, MAXW);
+    if (!stage || veil_placement_pipeline(p, p->count, pt->ndev, pt->x.tile, pt->node_s, stage) < 0) {
+        free(stage);
+        return;
+    }
+    int agree = 1;
+    for (size_t i = 0; i < p->count; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        const int leaf = n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST;
+        const int product = n->op == VEIL_OP_DENSE || n->op == VEIL_OP_CONV2D || n->op == VEIL_OP_MATMUL;
+        sh->calib_nodes[id] += !leaf && pt->node_s[i] > 0;
+        sh->calib_products[id] += product;
+        sh->calib_products_timed[id] += product && pt->node_s[i] > 0;
+        agree &= stage[i] < nw && pt->x.place[i].ndev == 1 && pt->x.place[i].dev[0] == workers[stage[i]];
+    }
+    sh->calib_stages_agree[id] = agree;
+    free(stage);
+}
 
 static int child(const struct veil_harness_party *me, void *arg)
 {
@@ -69,6 +109,8 @@ static int child(const struct veil_harness_party *me, void *arg)
         setenv("VEIL_DEVICE_KIND", ccfg->env_kind, 1);
     if (ccfg->env_nice)
         setenv("VEIL_WORKER_NICE", ccfg->env_nice, 1);
+    if (ccfg->env_calibrate)
+        setenv("VEIL_CALIBRATE", ccfg->env_calibrate, 1);
     /* the dealer's material from a fixed seed (same masks in every session of this seed_tag) */
     char seed[33];
     snprintf(seed, sizeof seed, "%02x5eed00000000000000000000000000", (unsigned)ccfg->seed_tag);
@@ -79,6 +121,7 @@ static int child(const struct veil_harness_party *me, void *arg)
     o.devices = ccfg->devices;
     o.group = ccfg->group;
     o.tp_split = ccfg->tp;
+    o.calibrate = ccfg->calibrate;
     o.device_kind = ccfg->cuda ? VEIL_DEVICE_CUDA
                     : ccfg->env_kind ? VEIL_DEVICE_AUTO /* the variable decides */
                                      : VEIL_DEVICE_CPU;
@@ -126,6 +169,16 @@ static int child(const struct veil_harness_party *me, void *arg)
         fprintf(stderr, "process %d: run: %s\n", me->id, veil_last_error());
         code = 4;
     }
+    if (code == 0 && ccfg->calibrate) {
+        for (size_t k = 0; k < veil_plan_output_count(cur->plan); k++)
+            outs[k] = sh->out1[me->id][k];
+        if (veil_run(pt, cur->feeds, cur->nfeeds, outs) != VEIL_OK) {
+            fprintf(stderr, "process %d: run 1: %s\n", me->id, veil_last_error());
+            code = 4;
+        }
+        if (!me->is_dealer)
+            check_calibration(pt, me->id);
+    }
     struct veil_run_stats st;
     veil_party_last_stats(pt, &st);
     sh->online_s[me->id] = st.online_s;
@@ -155,8 +208,8 @@ static const char *label(const struct cfg *c)
 {
     static char s[64];
     static const char *tp[] = {"", "/rows", "/columns", "/inner"};
-    snprintf(s, sizeof s, "%s%s x%d%s", veil_placement_name(c->placement), tp[c->tp], c->devices,
-             c->cuda ? " cuda" : "");
+    snprintf(s, sizeof s, "%s%s x%d%s%s", veil_placement_name(c->placement), tp[c->tp],
+             c->devices, c->cuda ? " cuda" : "", c->calibrate ? " calibrated" : "");
     return s;
 }
 
@@ -198,6 +251,25 @@ static void check_session(struct veil_test_net *t, struct cfg *c)
                          label(c), q, w);
         }
         VT_CHECK(total > 0, "%s %s: party %d ran no task on its devices", t->name, label(c), q);
+        if (c->calibrate) {
+            VT_CHECK(sh->calib_nodes[q] > 0 && sh->calib_products[q] > 0 &&
+                         sh->calib_products_timed[q] == sh->calib_products[q],
+                     "%s %s: party %d measured %d computing nodes, %d of %d products", t->name,
+                     label(c), q, sh->calib_nodes[q], sh->calib_products_timed[q],
+                     sh->calib_products[q]);
+            VT_CHECK(sh->calib_stages_agree[q],
+                     "%s %s: party %d's placement is not the partition of its measured times",
+                     t->name, label(c), q);
+            for (size_t k = 0; k < veil_plan_output_count(p); k++) {
+                const int to = veil_plan_output_to(p, k);
+                if (to != VEIL_ALL_PARTIES && to != q)
+                    continue;
+                for (size_t i = 0; i < veil_plan_output_numel(p, k); i++)
+                    VT_CHECK(fabs(sh->out1[q][k][i] - t->want[k][i]) <= t->tol,
+                             "%s %s: calibrated run: output %zu[%zu] = %g, plaintext %g", t->name,
+                             label(c), k, i, sh->out1[q][k][i], t->want[k][i]);
+            }
+        }
         veil_test_log("%s %s: party %d tasks per device %llu %llu %llu (total %llu), online "
                       "%.1f ms",
                       t->name, label(c), q, sh->executed[q][0], sh->executed[q][1],
@@ -230,6 +302,7 @@ static void check_net(struct veil_test_net *t, int with_three)
         {.placement = VEIL_PLACEMENT_TP, .devices = 2, .ncpu = 2},
         {.placement = VEIL_PLACEMENT_TP, .devices = 2, .ncpu = 2, .tp = VEIL_TP_FORCE_INNER},
         {.placement = VEIL_PLACEMENT_HYBRID, .devices = 2, .ncpu = 2},
+        {.placement = VEIL_PLACEMENT_PP, .devices = 2, .ncpu = 2, .calibrate = 1},
         {.placement = VEIL_PLACEMENT_DP, .devices = 3, .ncpu = 3},
     };
     const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]) - (with_three ? 0 : 1);
@@ -337,20 +410,89 @@ static void check_model(void)
 {
     veil_plan_t *p = dense_plan(64, 512, 512);
     double t[VEIL_PLACEMENT_COUNT];
-    enum veil_placement c = veil_placement_choose(p, 2, 0, t);
+    enum veil_placement c = veil_placement_choose(p, 2, 0, NULL, t);
     VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 50516.488e-6), "model single %.9g", t[1]);
     VT_CHECK(near(t[VEIL_PLACEMENT_DP], 25320.896e-6), "model dp %.9g", t[2]);
     VT_CHECK(near(t[VEIL_PLACEMENT_TP], 25353.664e-6), "model tp %.9g", t[4]);
     VT_CHECK(near(t[VEIL_PLACEMENT_HYBRID], 25320.896e-6), "model hybrid %.9g", t[5]);
     VT_CHECK(near(t[VEIL_PLACEMENT_PP], 50516.488e-6), "model pp %.9g", t[3]);
     VT_CHECK(c == VEIL_PLACEMENT_DP, "model: chose %s, expected dp", veil_placement_name(c));
-    VT_CHECK(veil_placement_choose(p, 1, 0, NULL) == VEIL_PLACEMENT_SINGLE, "one device: single");
+    VT_CHECK(veil_placement_choose(p, 1, 0, NULL, NULL) == VEIL_PLACEMENT_SINGLE, "one device: single");
     veil_plan_destroy(&p);
     p = dense_plan(3, 5, 4);
-    c = veil_placement_choose(p, 2, 0, t);
+    c = veil_placement_choose(p, 2, 0, NULL, t);
     VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 15.24e-6) && near(t[VEIL_PLACEMENT_DP], 24.15e-6),
              "tiny model: single %.9g dp %.9g", t[1], t[2]);
     VT_CHECK(c == VEIL_PLACEMENT_SINGLE, "tiny model: chose %s", veil_placement_name(c));
+    veil_plan_destroy(&p);
+}
+
+/* Calibrated costs (a calibration run's measured seconds per node) on hand-checkable numbers.
+ * The dense layer above measured at 2 ms: SINGLE 2 ms; DP 2 ms x 25320.896 / 50516.488 (the
+ * model's gain over one device) = 1.00249... ms. A chain fc1 (64 x 512 by 512 x 512), relu, fc2
+ * (512 -> 8) over 2 devices: by the model fc1 dominates (50.5 ms against 2.1 and 0.8) and the
+ * partition is {fc1} {relu, fc2}; measured at fc1 1 ms, relu 1 ms, fc2 4 ms the bottleneck is
+ * least with {fc1, relu} {fc2} (4 ms against 5), whose one-micro-batch pipeline time is 6 ms. */
+static void check_calibrated_model(void)
+{
+    veil_plan_t *p = dense_plan(64, 512, 512);
+    double node_s[8] = {0};
+    size_t fc = p->count;
+    for (size_t i = 0; i < p->count; i++)
+        if (p->nodes[i].op == VEIL_OP_DENSE)
+            fc = i;
+    VT_CHECK(fc < p->count && p->count <= 8, "dense plan: %zu nodes", p->count);
+    if (fc < p->count && p->count <= 8) {
+        node_s[fc] = 2e-3;
+        double t[VEIL_PLACEMENT_COUNT];
+        veil_placement_choose(p, 2, 0, node_s, t);
+        VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 2e-3), "calibrated single %.9g", t[1]);
+        VT_CHECK(near(t[VEIL_PLACEMENT_DP], 2e-3 * 25320.896 / 50516.488), "calibrated dp %.9g",
+                 t[2]);
+    }
+    veil_plan_destroy(&p);
+
+    veil_graph_t *g = veil_graph_new("chain");
+    size_t dx[2] = {64, 512}, dw1[2] = {512, 512}, dw2[2] = {512, 8};
+    veil_node_t *h = veil_dense(g, "fc1", veil_input(g, "x", 1, 2, dx),
+                                veil_param(g, "w1", 0, 2, dw1), NULL);
+    h = veil_relu(g, "relu", h);
+    h = veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, dw2), NULL);
+    veil_reveal(g, h, VEIL_ALL_PARTIES);
+    p = veil_compile(g, NULL);
+    veil_graph_destroy(&g);
+    if (!p) {
+        VT_CHECK(0, "chain plan: %s", veil_last_error());
+        return;
+    }
+    const size_t tile = VEIL_MPC_TILE_DEFAULT;
+    double *cs = calloc(p->count, sizeof *cs);
+    int *stage = calloc(p->count, sizeof *stage);
+    size_t ifc1 = p->count, irelu = p->count, ifc2 = p->count;
+    for (size_t i = 0; i < p->count; i++) {
+        const char *nm = p->nodes[i].name;
+        if (!strcmp(nm, "fc1"))
+            ifc1 = i, cs[i] = 1e-3;
+        else if (!strcmp(nm, "relu"))
+            irelu = i, cs[i] = 1e-3;
+        else if (!strcmp(nm, "fc2"))
+            ifc2 = i, cs[i] = 4e-3;
+    }
+    VT_CHECK(ifc1 < p->count && irelu < p->count && ifc2 < p->count && cs && stage,
+             "chain plan: fc1, relu and fc2 found");
+    if (ifc1 < p->count && irelu < p->count && ifc2 < p->count && cs && stage) {
+        veil_placement_pipeline(p, p->nforward, 2, tile, NULL, stage);
+        VT_CHECK(stage[ifc1] == 0 && stage[irelu] == 1 && stage[ifc2] == 1,
+                 "modelled partition: fc1 %d relu %d fc2 %d, expected 0 1 1", stage[ifc1],
+                 stage[irelu], stage[ifc2]);
+        double tt = veil_placement_pipeline(p, p->nforward, 2, tile, cs, stage);
+        VT_CHECK(stage[ifc1] == 0 && stage[irelu] == 0 && stage[ifc2] == 1,
+                 "calibrated partition: fc1 %d relu %d fc2 %d, expected 0 0 1", stage[ifc1],
+                 stage[irelu], stage[ifc2]);
+        VT_CHECK(near(tt, 6e-3), "calibrated pipeline time %.9g, expected 6 ms", tt);
+    }
+    free(cs);
+    free(stage);
     veil_plan_destroy(&p);
 }
 
@@ -395,6 +537,13 @@ static void check_bad(struct veil_test_net *t)
                        .expect_open_fail = 1,
                        .fail_says = "VEIL_WORKER_NICE='25'"};
     VT_CHECK(session(&nice) == 0, "VEIL_WORKER_NICE=25 was not refused as expected");
+    struct cfg calib = {.placement = VEIL_PLACEMENT_PP,
+                        .devices = 2,
+                        .ncpu = 2,
+                        .env_calibrate = "yes",
+                        .expect_open_fail = 1,
+                        .fail_says = "VEIL_CALIBRATE='yes'"};
+    VT_CHECK(session(&calib) == 0, "VEIL_CALIBRATE=yes was not refused as expected");
 }
 
 int main(void)
@@ -404,6 +553,7 @@ int main(void)
     if (!sh || !base)
         return 1;
     check_model();
+    check_calibrated_model();
     static struct veil_test_net nets[3];
     veil_test_net_mlp(&nets[0]);
     veil_test_net_cnn(&nets[1]);

@@ -352,8 +352,9 @@ enum veil_material_source {
  *  - DP (data parallel, Synkhronos): tile t of every elementwise protocol on device t mod D;
  *    the local GEMMs of products cut by batch (rows of a dense input, images of a convolution).
  *  - PP (pipeline parallel, the multi-GPU Piranha report): the plan's nodes grouped into D
- *    contiguous stages by the bubble-model partitioner (per-node costs from the plan's sizes),
- *    each stage's tasks on its device. The executor runs one batch per run, so a single run
+ *    contiguous stages by the bubble-model partitioner (per-node costs from the plan's sizes, or
+ *    measured by a calibration run: see the option `calibrate`), each stage's tasks on its
+ *    device. The executor runs one batch per run, so a single run
  *    gains nothing from it; it pays off across concurrent sessions sharing the devices.
  *  - TP (tensor parallel): elementwise tiles as DP; each product's local GEMMs split by rows,
  *    columns or the inner dimension as the split chooser says for its operand layouts
@@ -444,6 +445,15 @@ struct veil_party_options {
                                  environment's VEIL_WORKER_NICE, else unchanged. Veil's process
                                  harness (veil-run, the tests) sets VEIL_WORKER_NICE=19 when its
                                  processes' workers are at least as many as the cores */
+    int calibrate;            /* 1: the session's first run (or training step) is a calibration
+                                 run: the party records each plan node's task time on its
+                                 devices (StarPU's profiling, as tracing does), then replaces
+                                 the cost model's per-node times by the measured ones and places
+                                 again (AUTO chosen again, PP's partition recomputed); logged at
+                                 INFO with the stages. Implies placing over the devices. Local to
+                                 the party: placement never changes what is sent, so the parties
+                                 need not agree. 0: the environment's VEIL_CALIBRATE (0 or 1),
+                                 else off. The dealer computes nothing and ignores it */
     int group;                /* HYBRID: devices per tensor-parallel group; 0: all of them */
     enum veil_tp_force tp_split; /* TP: force every product's split (tests, experiments) */
 };
