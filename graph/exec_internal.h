@@ -139,8 +139,19 @@ double veil_placement_pipeline(const veil_plan_t *p, size_t end, int ndev, size_
  */
 int veil_placement_calibrate(const veil_plan_t *p, int run, size_t end, double *node_s);
 /**
+ * The micro-batch copy (graph_internal.h, microbatch.c) each node of p computes for: mb[i] = j
+ * for copy j's slices of the batch (and of the loss's gradient), for replica j of a parameter
+ * under weight averaging, and for every node whose operands (and forward node) belong to copy j
+ * alone; -1 for the rest (shared parameters, concatenations, the loss, gradient sums over the
+ * copies). Returns how many computing nodes belong to a copy (0 without micro-batches).
+ */
+int veil_placement_microbatch_of(const veil_plan_t *p, int *mb);
+/**
  * Fills x->place for every node of x->p: mode (not AUTO) over the StarPU workers
- * workers[0..ndev) (PP's partition from node_s when given, see above). VEIL_ERR_INVAL (bad count,
+ * workers[0..ndev) (PP's partition from node_s when given, see above). DP with at least as many
+ * micro-batches as devices places each copy whole on one device (copy j on device j mod D: the
+ * batch split across devices, each training its own replica under weight averaging) and spreads
+ * only the shared nodes. VEIL_ERR_INVAL (bad count,
  * no pipeline partition), VEIL_ERR_NOMEM.
  */
 int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *workers, int ndev,

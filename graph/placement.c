@@ -304,6 +304,43 @@ int veil_placement_calibrate(const veil_plan_t *p, int run, size_t end, double *
     return VEIL_OK;
 }
 
+int veil_placement_microbatch_of(const veil_plan_t *p, int *mb)
+{
+    const int k = p->opts.microbatches;
+    const int replicas = p->opts.dp_average == VEIL_DP_AVERAGE_WEIGHTS;
+    int copies = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        const struct veil_node *n = &p->nodes[i];
+        mb[i] = -1;
+        if (k < 2)
+            continue;
+        if (n->op == VEIL_OP_PARAM) {
+            mb[i] = replicas ? n->replica : -1;
+        } else if (n->op == VEIL_OP_SLICE) {
+            /* copy j's rows of a batch (an input, or the loss's gradient over the logits) */
+            const struct veil_node *a = n->in[0] >= 0 ? &p->nodes[n->in[0]] : NULL;
+            if (a && n->a.axis == 0 && n->ndim > 0 && n->dims[0] > 0 &&
+                a->dims[0] == (size_t)k * n->dims[0] && n->a.start % n->dims[0] == 0)
+                mb[i] = (int)(n->a.start / n->dims[0]);
+        }
+        if (n->op == VEIL_OP_PARAM || n->op == VEIL_OP_SLICE || n->op == VEIL_OP_INPUT ||
+            n->op == VEIL_OP_CONST)
+            continue;
+        /* the one copy its operands (and its forward node) belong to; none when they mix */
+        int c = -1, mixed = 0;
+        for (int o = 0; o <= n->nin; o++) {
+            const int j = o < n->nin ? n->in[o] : n->fwd;
+            if (j < 0 || (size_t)j >= i || mb[j] < 0)
+                continue;
+            mixed |= c >= 0 && mb[j] != c;
+            c = mb[j];
+        }
+        mb[i] = mixed ? -1 : c;
+        copies += mb[i] >= 0;
+    }
+    return copies;
+}
+
 int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *workers, int ndev,
                     int group, enum veil_tp_force force, const double *node_s)
 {
@@ -316,8 +353,11 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
     free(x->place);
     x->place = calloc(p->count ? p->count : 1, sizeof *x->place);
     int *stage = calloc(p->count ? p->count : 1, sizeof *stage);
+    /* data parallel over micro-batches (as many as devices, or more): copy j on device j mod D */
+    const int by_copy = mode == VEIL_PLACEMENT_DP && ndev > 1 && p->opts.microbatches >= ndev;
+    int *mb = by_copy ? calloc(p->count ? p->count : 1, sizeof *mb) : NULL;
     int rc = VEIL_OK;
-    if (!x->place || !stage) {
+    if (!x->place || !stage || (by_copy && !mb)) {
         rc = veil_error(VEIL_ERR_NOMEM, "placement: out of memory");
         goto done;
     }
@@ -329,6 +369,8 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
                         p->model, ndev);
         goto done;
     }
+    if (by_copy)
+        veil_placement_microbatch_of(p, mb);
     for (size_t i = 0; i < p->count; i++) {
         struct veil_place *pl = &x->place[i];
         int split[3];
@@ -337,6 +379,11 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
         if (mode == VEIL_PLACEMENT_SINGLE || mode == VEIL_PLACEMENT_PP || ndev == 1) {
             pl->ndev = 1;
             pl->dev[0] = workers[mode == VEIL_PLACEMENT_PP ? stage[i] : 0];
+            continue;
+        }
+        if (mb && mb[i] >= 0) {
+            pl->ndev = 1;
+            pl->dev[0] = workers[mb[i] % ndev];
             continue;
         }
         pl->ndev = ndev;
@@ -348,5 +395,6 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
     }
 done:
     free(stage);
+    free(mb);
     return rc;
 }

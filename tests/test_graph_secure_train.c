@@ -17,7 +17,11 @@
  * PLACEMENT. The MLP and the CNN train on 2 devices (CPU workers) per party under DP (batch
  * slices and tiles spread; the weight gradients, which reduce over the batch, are summed inside
  * the party), TP, HYBRID and PP, with the dealer's material from a fixed seed: every revealed
- * parameter and the revealed loss equal the single-device session's bit for bit.
+ * parameter and the revealed loss equal the single-device session's bit for bit. The MLP with
+ * weight averaging (2 replicas) also trains under DP over 2 devices, where each micro-batch copy
+ * runs whole on its own device: with tracing on, every task of a node that belongs to copy j
+ * (veil_placement_microbatch_of, itself checked against the copies' names "@mb<j>" and "~r<j>")
+ * ran on device j, and both devices ran such tasks.
  *
  * BOUND. The secure truncation adds 0 or 1 ulp (u = 2^-16) to the floor of the plaintext, so a
  * gradient entry computed by a product reducing over F terms after D truncating layers on its
@@ -33,11 +37,14 @@
  * Bad input: veil_train_step on an inference plan (VEIL_ERR_INVAL, says so); the owner of the
  * labels runs a step without them (it names 'labels', the peers stop naming the lost peer). */
 #include "config.h"
+#include "base/trace.h"
+#include "graph/exec_internal.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
 
 #include <math.h>
+#include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +81,9 @@ struct shared {
     double loss;
     struct veil_run_stats stats[MAXPROC];
     int inference_refused;
+    /* check_copies, per party: tasks of copy j on device j / elsewhere, nodes whose copy
+     * disagrees with their name */
+    long copy_tasks[MAXPROC][2], copy_misplaced[MAXPROC], copy_misnamed[MAXPROC];
 };
 
 static struct net *cur;
@@ -83,6 +93,7 @@ static struct shared *sh;
 static struct {
     int devices;
     enum veil_placement placement;
+    int check_copies; /* DP over micro-batch copies: check where each copy's tasks ran */
 } placed;
 static int microbatches = 1; /* of the plans compiled next */
 static int dp_average = VEIL_DP_AVERAGE_GRADIENTS, average_every = 1; /* likewise */
@@ -253,6 +264,44 @@ static void reference(struct net *t)
     veil_plain_trainer_destroy(&tr);
 }
 
+/* The copy j a name says a node computes for: "@mb<j>" (a micro-batch copy) or "~r<j>" (a
+ * replica), -1 when it says neither. */
+static int copy_in_name(const char *name)
+{
+    const char *m = strstr(name, "@mb"), *r = strstr(name, "~r");
+    const char *at = m ? m + 3 : r ? r + 2 : NULL;
+    return at && *at >= '0' && *at <= '9' ? atoi(at) : -1;
+}
+
+/* After a DP session over micro-batch copies (tracing on): where each copy's tasks ran. */
+static void check_copies(const veil_plan_t *p, int id)
+{
+    int *mb = calloc(p->count, sizeof *mb), workers[2];
+    if (!mb || starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, workers, 2) != 2 || id >= MAXPROC) {
+        free(mb);
+        return;
+    }
+    veil_placement_microbatch_of(p, mb);
+    for (size_t i = 0; i < p->nforward; i++) { /* forward names carry the copy */
+        const int named = copy_in_name(p->nodes[i].name);
+        if (named >= 0 && p->nodes[i].op != VEIL_OP_CONCAT && named != mb[i])
+            sh->copy_misnamed[id]++;
+    }
+    for (size_t e = 0; e < veil_trace_count(); e++) {
+        const struct veil_trace_event *ev = veil_trace_event_at(e);
+        if (!ev || ev->kind != VEIL_TRACE_TASK_EV || ev->node < 0 || (size_t)ev->node >= p->count)
+            continue;
+        const int j = mb[ev->node];
+        if (j < 0)
+            continue;
+        if (ev->lane == workers[j % 2])
+            sh->copy_tasks[id][j % 2]++;
+        else
+            sh->copy_misplaced[id]++;
+    }
+    free(mb);
+}
+
 static int child(const struct veil_harness_party *me, void *arg)
 {
     (void)arg;
@@ -264,6 +313,8 @@ static int child(const struct veil_harness_party *me, void *arg)
         po.placement = placed.placement;
         po.devices = placed.devices;
         po.device_kind = VEIL_DEVICE_CPU;
+        if (placed.check_copies)
+            po.trace_path = "/dev/null"; /* the events are read in process, the file unused */
     }
     veil_party_t *pt = veil_party_open(cur->plan, &po);
     if (!pt) {
@@ -306,6 +357,8 @@ static int child(const struct veil_harness_party *me, void *arg)
             code = 4;
         }
     }
+    if (code == 0 && placed.check_copies && !me->is_dealer)
+        check_copies(cur->plan, me->id);
     veil_party_close(&pt);
     return code;
 }
@@ -384,8 +437,8 @@ static void check_net(struct net *t, int n)
 }
 
 /* Training placed over 2 devices per party gives the single-device session's bits (see the
- * PLACEMENT paragraph at the top). */
-static void check_placement(struct net *t)
+ * PLACEMENT paragraph at the top); dp_only: DP alone, with the copies' devices checked. */
+static void check_placement(struct net *t, int dp_only)
 {
     static const enum veil_placement kinds[] = {VEIL_PLACEMENT_DP, VEIL_PLACEMENT_TP,
                                                 VEIL_PLACEMENT_HYBRID, VEIL_PLACEMENT_PP};
@@ -406,9 +459,10 @@ static void check_placement(struct net *t)
     int ok = veil_test_graph_run(&o, child, NULL, NULL) == VEIL_OK;
     VT_CHECK(ok, "%s: single-device training session failed", t->name);
     memcpy(base, sh, sizeof *sh);
-    for (size_t k = 0; ok && k < sizeof kinds / sizeof kinds[0]; k++) {
+    for (size_t k = 0; ok && k < (dp_only ? 1 : sizeof kinds / sizeof kinds[0]); k++) {
         placed.devices = 2;
         placed.placement = kinds[k];
+        placed.check_copies = dp_only;
         memset(sh, 0, sizeof *sh);
         const char *name = veil_placement_name(kinds[k]);
         if (veil_test_graph_run(&o, child, NULL, NULL) != VEIL_OK) {
@@ -424,12 +478,27 @@ static void check_placement(struct net *t)
                          "session", t->name, name, s + 1, t->params[i]);
         VT_CHECK(memcmp(&sh->loss, &base->loss, sizeof sh->loss) == 0,
                  "%s %s x2: loss %.9f, single device %.9f", t->name, name, sh->loss, base->loss);
+        for (int q = 0; dp_only && q < 2; q++) {
+            VT_CHECK(sh->copy_misnamed[q] == 0,
+                     "%s: party %d: %ld nodes belong to another copy than their name says",
+                     t->name, q, sh->copy_misnamed[q]);
+            VT_CHECK(sh->copy_misplaced[q] == 0 && sh->copy_tasks[q][0] > 0 &&
+                         sh->copy_tasks[q][1] > 0,
+                     "%s dp x2: party %d ran %ld and %ld tasks of copies 0 and 1 on their "
+                     "devices, %ld elsewhere",
+                     t->name, q, sh->copy_tasks[q][0], sh->copy_tasks[q][1],
+                     sh->copy_misplaced[q]);
+            veil_test_log("%s dp x2: party %d: %ld + %ld tasks of copies 0 and 1 on devices 0 "
+                          "and 1",
+                          t->name, q, sh->copy_tasks[q][0], sh->copy_tasks[q][1]);
+        }
         if (veil_test_failures == failures)
             veil_test_log("%s %s x2: 2 steps equal the single-device session bit for bit (step 2 "
                       "%.3f s, single %.3f s)", t->name, name, sh->stats[0].online_s,
                       base->stats[0].online_s);
     }
     placed.devices = 0;
+    placed.check_copies = 0;
     free(base);
 }
 
@@ -497,8 +566,8 @@ int main(void)
         check_net(&nets[i], 3);
     }
     check_bad_input(&nets[0]);
-    check_placement(&nets[0]);
-    check_placement(&nets[1]);
+    check_placement(&nets[0], 0);
+    check_placement(&nets[1], 0);
     /* the inter-batch pipeline: the MLP (batch 4) and the CNN (batch 2) in 2 micro-batches,
      * against the plaintext trainer on the same split plan (equal to the unsplit batch's update:
      * test_graph_microbatch) */
@@ -532,6 +601,7 @@ int main(void)
     if (wa.plan) {
         reference(&wa);
         check_net(&wa, 2);
+        check_placement(&wa, 1);
     }
     for (int id = 0; id <= 2; id++) {
         char path[128];

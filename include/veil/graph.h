@@ -350,7 +350,10 @@ enum veil_material_source {
  * bit-identical to it.
  *  - SINGLE: every task on the first device.
  *  - DP (data parallel, Synkhronos): tile t of every elementwise protocol on device t mod D;
- *    the local GEMMs of products cut by batch (rows of a dense input, images of a convolution).
+ *    the local GEMMs of products cut by batch (rows of a dense input, images of a convolution)
+ *    With at least D micro-batches (compile option microbatches) each micro-batch copy runs
+ *    whole on one device (copy j on device j mod D; under weight averaging, replica j trains
+ *    there), and only the nodes the copies share are spread.
  *  - PP (pipeline parallel, the multi-GPU Piranha report): the plan's nodes grouped into D
  *    contiguous stages by the bubble-model partitioner (per-node costs from the plan's sizes, or
  *    measured by a calibration run: see the option `calibrate`), each stage's tasks on its
