@@ -1,18 +1,27 @@
 #!/bin/sh
-# bench/suite.sh — the overlap benchmark suite: secure inference of the model examples under
-# emulated links and pipeline settings, each a real session of N parties and the dealer started
-# by veil-run with tracing on, so every row has the run's online time, throughput, bytes, rounds,
-# compute- and network-busy seconds and the overlap efficiency |W| / max(|C|, |N|) (1.0: the
-# longer of computing and communicating fills the run). A row's online time is the median over
-# its session's runs after the first (the steady state: parameters shared and weight masks opened
-# in run 0; the first run alone when there is one), its busy figures those of the last run.
+# bench/suite.sh — the overlap benchmark suite: secure inference (or, with -t, secure training
+# steps) of the model examples under emulated links and pipeline settings, each a real session
+# of N parties and the dealer started by veil-run with tracing on, so every row has the run's
+# online time, throughput, bytes, rounds, compute- and network-busy seconds and the overlap
+# efficiency |W| / max(|C|, |N|) (1.0: the longer of computing and communicating fills the run).
+# A row's online time is the median over its session's runs after the first (the steady state:
+# parameters shared and weight masks opened in run 0; the first run alone when there is one),
+# its busy figures those of the last run.
+#
+# Training (-t): a row is a session of R secure SGD steps (`MODEL train`, batch B per step) and
+# its online time the median of steps 1..R-1 by the same rule; images/s = B / that time. Only
+# the examples with a `train` mode take part (lenet and the transformer; vgg16 and resnet are
+# skipped, with the reason); every setting below trains except as noted. The dealer streams each
+# step's material (-p is refused with -t: training has no offline phase ahead).
 #
 # Settings, from the blocking baseline to every pipeline on:
 #   serialized  every node's messages and tasks done before the next node is submitted
 #   la0         dataflow, inner-layer tiles, weight opens at need (look-ahead 0)
 #   la1         + inter-linear: weight opens one layer ahead (MPC-Pipe's schedule)
 #   all         no look-ahead bound (the default: priorities order everything)
-#   mb2         all + inter-batch: 2 micro-batches (not for the transformer)
+#   mb2         all + inter-batch: 2 micro-batches (not for the transformer, in inference or
+#               training: its rows are tokens, not samples, and veil_compile refuses to split
+#               them)
 #
 # Material: by default a dealer process streams the correlated randomness during the runs (it
 # computes every triple's correction, so on a small host it competes with the parties for the
@@ -22,10 +31,11 @@
 #
 # Usage: bench/suite.sh [-m "lenet vgg16 resnet transformer"] [-n "2 3"]
 #                       [-l "loopback lan gbit wan"] [-s "serialized la0 la1 all mb2"]
-#                       [-b BATCH] [-r RUNS] [-o OUTDIR] [-x "EXTRA EXAMPLE ARGS"] [-p]
-# Writes OUTDIR/suite.tsv (one row per session), OUTDIR/suite.md (the table) and
-# OUTDIR/ablation.svg (throughput per setting, one group per model and link). Defaults: all
-# models, N = 2, loopback and lan, every setting, batch 2, 3 runs, OUTDIR bench/results.
+#                       [-b BATCH] [-r RUNS] [-o OUTDIR] [-x "EXTRA EXAMPLE ARGS"] [-p | -t]
+# Writes OUTDIR/suite.tsv (one row per session; its last column, mode, says infer or train),
+# OUTDIR/suite.md (the table) and OUTDIR/ablation.svg (throughput per setting, one group per
+# model, link, material and mode). Defaults: all models, N = 2, loopback and lan, every setting,
+# batch 2, 3 runs (-t: steps), OUTDIR bench/results.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=${VEIL_TOP_BUILDDIR:-$here/../build}
@@ -38,7 +48,8 @@ runs=3
 out=$here/results
 extra=""
 ahead=0
-while getopts m:n:l:s:b:r:o:x:ph opt; do
+mode=infer
+while getopts m:n:l:s:b:r:o:x:pth opt; do
     case $opt in
     m) models=$OPTARG ;;
     n) parties=$OPTARG ;;
@@ -49,16 +60,23 @@ while getopts m:n:l:s:b:r:o:x:ph opt; do
     o) out=$OPTARG ;;
     x) extra=$OPTARG ;;
     p) ahead=1 ;;
-    h) sed -n '2,28p' "$0"; exit 0 ;;
-    *) sed -n '23,26p' "$0" >&2; exit 2 ;;
+    t) mode=train ;;
+    h) sed -n '2,38p' "$0"; exit 0 ;;
+    *) sed -n '32,35p' "$0" >&2; exit 2 ;;
     esac
 done
+if [ "$mode" = train ] && [ "$ahead" = 1 ]; then
+    echo "suite: -t cannot take -p: training has no offline phase ahead (\`MODEL train\` takes no" \
+        "--preproc; the dealer streams each step's material); drop -p" >&2
+    exit 2
+fi
 [ -x "$top/tools/veil-run" ] || { echo "suite: build first (scripts/build.sh): no $top/tools/veil-run" >&2; exit 2; }
 mkdir -p "$out" || exit 1
 tsv=$out/suite.tsv
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/veil-suite-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-printf 'model\tparties\tlink\tsetting\tbatch\tonline_s\timages_per_s\tbytes_sent\trounds\tcompute_s\tnetwork_s\tefficiency\tagree\tmaterial\toffline_s\n' >"$tsv"
+# mode comes last so that readers of the older 15-column TSVs still parse these
+printf 'model\tparties\tlink\tsetting\tbatch\tonline_s\timages_per_s\tbytes_sent\trounds\tcompute_s\tnetwork_s\tefficiency\tagree\tmaterial\toffline_s\tmode\n' >"$tsv"
 session=5e55101d000000000000000000000000 # fixed: the preprocessing files are bound to it
 
 link_spec() {
@@ -84,15 +102,42 @@ field() { # key line
     printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1
 }
 
+# the median of party 1's runs (or steps) 1..R-1 from its lines "[p1] WHAT K: online T s"
+median_online() { # what outfile
+    sed -n "s/^\[p1\] $1 \([0-9]*\): online \([0-9.]*\) s.*/\1 \2/p" "$2" |
+        awk '$1 > 0 { print $2 }' | sort -n |
+        awk '{ v[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# what the summary lines call things in each mode: inference's party 1 (the data owner) checks
+# the outputs, training's party 0 (the model owner) the trained parameters
+if [ "$mode" = train ]; then
+    sub=train each=step online_key=step_online_s checker=p0
+else
+    sub="" each=run online_key=online_s checker=p1
+fi
+
 status=0
 for model in $models; do
+    # only the examples that describe a `train` mode in their help can train (vgg16 and resnet
+    # cannot); a missing example is left to fail below like any other
+    if [ "$mode" = train ] && [ -x "$top/examples/$model" ] &&
+        ! "$top/examples/$model" --help 2>/dev/null | grep -q '^  train '; then
+        echo "suite: $model: skipped: the example has no training mode (its --help lists no" \
+            "train)" >&2
+        continue
+    fi
     for n in $parties; do
         for link in $links; do
             spec=$(link_spec "$link") || exit 2
             for setting in $settings; do
                 args=$(setting_args "$setting") || exit 2
                 if [ "$model" = transformer ] && [ "$setting" = mb2 ]; then
-                    continue # its rows are tokens: micro-batching is refused
+                    # inference: "mixes rows along axis 0"; training: the labels' rows are the
+                    # tokens' ("every input's axis 0 must be the batch")
+                    echo "suite: $model N=$n $link $setting: skipped: its rows are tokens, not" \
+                        "samples, so veil_compile refuses to micro-batch it" >&2
+                    continue
                 fi
                 linkopt=""
                 [ -n "$spec" ] && linkopt="--link $spec"
@@ -114,29 +159,28 @@ for model in $models; do
                 # shellcheck disable=SC2086 # word splitting of the option strings is wanted
                 VEIL_TRACE="$tmp/trace-%d.json" STARPU_SILENT=1 \
                     "$top/tools/veil-run" -n "$n" $procopt $linkopt --timeout 1800 -- \
-                    "$top/examples/$model" --batch "$batch" --runs "$runs" $args $extra \
+                    "$top/examples/$model" $sub --batch "$batch" --runs "$runs" $args $extra \
                     $preopt >"$tmp/out" 2>&1
                 rc=$?
                 rm -f "$tmp"/pre-*
                 line=$(grep '^\[p1\] model=' "$tmp/out" | tail -n 1)
+                check=$(grep "^\[$checker\] model=" "$tmp/out" | tail -n 1)
                 if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
-                    echo "suite: $model N=$n $link $setting failed (exit $rc):" >&2
+                    echo "suite: $model N=$n $link $setting ($mode) failed (exit $rc):" >&2
                     tail -n 5 "$tmp/out" >&2
                     status=1
                     continue
                 fi
-                # median of party 1's runs 1..R-1 ("[p1] run K: online T s"), else the last run
-                online=$(sed -n 's/^\[p1\] run \([0-9]*\): online \([0-9.]*\) s.*/\1 \2/p' "$tmp/out" |
-                    awk '$1 > 0 { print $2 }' | sort -n |
-                    awk '{ v[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-                [ -n "$online" ] || online=$(field online_s "$line")
+                online=$(median_online "$each" "$tmp/out")
+                [ -n "$online" ] || online=$(field "$online_key" "$line") # R = 1: that run
                 ips=$(awk -v b="$batch" -v t="$online" 'BEGIN { printf "%.3f", (t > 0 ? b / t : 0) }')
-                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$n" \
-                    "$link" "$setting" "$batch" "$online" "$ips" "$(field bytes_sent "$line")" \
-                    "$(field rounds "$line")" "$(field compute_s "$line")" \
-                    "$(field network_s "$line")" "$(field efficiency "$line")" \
-                    "$(field agree "$line")" "$material" "$offline" >>"$tsv"
-                echo "suite: $model N=$n $link $setting: online $online s, $ips images/s" >&2
+                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+                    "$model" "$n" "$link" "$setting" "$batch" "$online" "$ips" \
+                    "$(field bytes_sent "$line")" "$(field rounds "$line")" \
+                    "$(field compute_s "$line")" "$(field network_s "$line")" \
+                    "$(field efficiency "$line")" "$(field agree "$check")" "$material" \
+                    "$offline" "$mode" >>"$tsv"
+                echo "suite: $model N=$n $link $setting ($mode): online $online s, $ips images/s" >&2
             done
         done
     done

@@ -383,11 +383,7 @@ static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_
                run, st[run].online_s, st[run].bytes_sent, st[run].bytes_recv,
                st[run].dealer_bytes_recv, st[run].rounds);
         /* with tracing on (VEIL_TRACE): busy and overlap of the run, from its events */
-        if (veil_party_last_profile(pt, prof) == VEIL_OK)
-            printf("run %d: compute %.1f%%, network %.1f%%, overlap %.1f%%, idle %.1f%%, "
-                   "efficiency %.2f\n",
-                   run, prof->total.compute_pct, prof->total.network_pct, prof->total.overlap_pct,
-                   prof->total.idle_pct, prof->total.efficiency);
+        example_print_busy(pt, "run", run, prof);
     }
     return VEIL_OK;
 }
@@ -484,10 +480,7 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
            " preproc_items=%" PRIu64 " preproc_bytes=%" PRIu64,
            last->online_s, st[0].online_s, last->bytes_sent, last->rounds, items, dealer_bytes);
     if (prof.run == runs - 1) /* the last run's profile (tracing on) */
-        printf(" compute_s=%.4f network_s=%.4f compute_pct=%.1f network_pct=%.1f overlap_pct=%.1f "
-               "efficiency=%.3f",
-               prof.total.compute_s, prof.total.network_s, prof.total.compute_pct,
-               prof.total.network_pct, prof.total.overlap_pct, prof.total.efficiency);
+        example_print_busy_fields(&prof);
     printf("\n");
     for (int r = 0; r < MAX_RUNS; r++)
         for (int k = 0; k < 4; k++)

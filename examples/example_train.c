@@ -1,11 +1,12 @@
 /*
- * example_train.c — the secure-training driver the model examples share (`mlp train`,
- * `transformer train`). Every process veil-run starts builds the same graph (its output feeding a
- * softmax cross-entropy loss against the data owner's one-hot labels), compiles it for training,
- * and makes the same calls: R SGD steps (veil_train_step_reveal_loss, the data owner learning each
- * step's loss), then a reveal of every parameter to the model owner. The model owner checks the
- * trained parameters against the plaintext trainer in FIXED mode on the same data, and every
- * process prints what its steps cost, the last line as key=value pairs.
+ * example_train.c — the secure-training driver the model examples share (`mlp train`, `lenet
+ * train`, `transformer train`). Every process veil-run starts builds the same graph (its output
+ * feeding a softmax cross-entropy loss against the data owner's one-hot labels), compiles it for
+ * training, and makes the same calls: R SGD steps (veil_train_step_reveal_loss, the data owner
+ * learning each step's loss), then a reveal of every parameter to the model owner. The model
+ * owner checks the trained parameters against the plaintext trainer in FIXED mode on the same
+ * data, and every process prints what its steps cost (with tracing on, also their busy and
+ * overlap figures, as example_run prints them for runs), the last line as key=value pairs.
  */
 #include "models.h"
 
@@ -60,9 +61,10 @@ static int check_params(const struct model *m, const veil_plan_t *plan, int step
     return rc;
 }
 
-/* The secure steps and the parameters' reveal to the model owner (got[k]: the k-th parameter). */
+/* The secure steps and the parameters' reveal to the model owner (got[k]: the k-th parameter);
+ * with tracing on, *prof ends as the last step's profile. */
 static int secure_steps(const struct model *m, veil_party_t *pt, int steps, double *loss,
-                        struct veil_run_stats *st, double **got)
+                        struct veil_run_stats *st, struct veil_run_profile *prof, double **got)
 {
     const int id = veil_party_id(pt), dealer = veil_party_is_dealer(pt);
     for (int s = 0; s < steps; s++) {
@@ -84,6 +86,8 @@ static int secure_steps(const struct model *m, veil_party_t *pt, int steps, doub
         if (!dealer && id == DATA_OWNER)
             printf(", loss %.5f", loss[s]);
         printf("\n");
+        /* with tracing on (VEIL_TRACE): busy and overlap of the step, as example_run's runs */
+        example_print_busy(pt, "step", s, prof);
     }
     for (size_t i = 0, k = 0; i < m->nleaves; i++) {
         if (m->leaves[i].is_input)
@@ -131,7 +135,8 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
            "momentum %g\n",
            m->name, m->shape, batch, nparties, dealer ? ", this is the dealer" : "", nparams,
            nvalues, sgd.lr, sgd.momentum);
-    if (!code && secure_steps(m, pt, steps, loss, st, got) != VEIL_OK)
+    struct veil_run_profile prof = {.run = -1};
+    if (!code && secure_steps(m, pt, steps, loss, st, &prof, got) != VEIL_OK)
         code = 1;
     if (veil_party_close(&pt) != VEIL_OK && !code) { /* the dealer learns it here */
         fprintf(stderr, "%s: %s\n", m->name, veil_last_error());
@@ -166,8 +171,11 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
         printf(" max_err=%.3g agree=%d", err, agree);
     if (!dealer && id == DATA_OWNER && code == 0)
         printf(" loss_first=%.5f loss_last=%.5f", loss[0], loss[steps - 1]);
-    printf(" step_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64 "\n", last->online_s,
+    printf(" step_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64, last->online_s,
            last->bytes_sent, last->rounds);
+    if (prof.run == steps - 1) /* the last step's profile (tracing on); a step is one run */
+        example_print_busy_fields(&prof);
+    printf("\n");
     if (got)
         for (size_t k = 0; k < nparams; k++)
             free(got[k]);

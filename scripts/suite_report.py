@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """suite_report.py — turns bench/suite.sh's TSV into a markdown table and an ablation bar chart.
 
-For every (model, parties, link, material) group the table lists each pipeline setting's online time,
-throughput, its throughput relative to the serialized baseline (x) and its latency change
-against it, bytes, rounds, compute- and network-busy seconds, the overlap efficiency and where
-the correlated randomness came from (a dealer streaming it, or files written ahead, with the
-offline phase's seconds). The
-SVG draws, per group, one bar per setting: throughput / serialized throughput (1.0 marked).
+For every (model, parties, link, material, mode) group the table lists each pipeline setting's
+online time, throughput, its throughput relative to the serialized baseline (x) and its latency
+change against it, bytes, rounds, compute- and network-busy seconds, the overlap efficiency and
+where the correlated randomness came from (a dealer streaming it, or files written ahead, with
+the offline phase's seconds). The mode is infer (a row times an inference run) or train (a
+secure SGD step, bench/suite.sh -t): a train group's model reads "MODEL train" in the table and
+under its bars. TSVs written before the mode column are inference. The SVG draws, per group, one
+bar per setting: throughput / serialized throughput (1.0 marked).
 
 Usage: suite_report.py SUITE.tsv [--md OUT.md] [--svg OUT.svg]
 """
@@ -32,7 +34,9 @@ def load(path):
         rows = list(csv.DictReader(f, delimiter="\t"))
     groups = {}
     for r in rows:
-        key = (r["model"], r["parties"], r["link"], r.get("material") or "dealer")
+        # the older TSVs have no mode column: they are inference
+        key = (r["model"], r["parties"], r["link"], r.get("material") or "dealer",
+               r.get("mode") or "infer")
         groups.setdefault(key, {})[r["setting"]] = r
     return groups
 
@@ -44,12 +48,18 @@ def fnum(s, default=0.0):
         return default
 
 
+def title(model, mode):
+    """The model as the table and the chart name it: "lenet", or "lenet train" for a training
+    group (its rows are SGD steps, not inference runs)."""
+    return model if mode == "infer" else "%s %s" % (model, mode)
+
+
 def markdown(groups):
     out = ["| model | N | link | setting | online s | images/s | x serialized | latency vs "
            "serialized | bytes sent (p1) | rounds | compute s | network s | efficiency | "
            "material | offline s |",
            "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
-    for (model, n, link, material), settings in groups.items():
+    for (model, n, link, material, mode), settings in groups.items():
         base = settings.get("serialized")
         for s in ORDER:
             r = settings.get(s)
@@ -63,9 +73,10 @@ def markdown(groups):
                 ratio = lat = "-"
             out.append("| %s | %s | %s | %s | %.3f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s "
                        "| %s |" % (
-                           model, n, link, LABEL.get(s, s), t, ips, ratio, lat, r["bytes_sent"],
-                           r["rounds"], r["compute_s"] or "-", r["network_s"] or "-",
-                           r["efficiency"] or "-", material, r.get("offline_s") or "-"))
+                           title(model, mode), n, link, LABEL.get(s, s), t, ips, ratio, lat,
+                           r["bytes_sent"], r["rounds"], r["compute_s"] or "-",
+                           r["network_s"] or "-", r["efficiency"] or "-", material,
+                           r.get("offline_s") or "-"))
     return "\n".join(out) + "\n"
 
 
@@ -106,7 +117,7 @@ def svg(groups):
                             escape(LABEL[s]), r[s]))
             x += bar_w
         parts.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>'
-                     % ((x0 + x) / 2, top + height + 14, escape(k[0])))
+                     % ((x0 + x) / 2, top + height + 14, escape(title(k[0], k[4]))))
         parts.append('<text x="%.1f" y="%d" text-anchor="middle">N=%s %s%s</text>'
                      % ((x0 + x) / 2, top + height + 26, escape(k[1]), escape(k[2]),
                         " files" if k[3] == "files" else ""))

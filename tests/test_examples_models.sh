@@ -8,7 +8,8 @@
 # party 0's trained parameters must agree with the plaintext FIXED trainer (agree=1) and party 1
 # must have learnt a finite loss for each step. The pipeline options (--microbatches,
 # --lookahead, --serialized) run and agree too; a transformer cannot be micro-batched (refused,
-# with the reason). Bad arguments exit 2. Measured: 53 s on the
+# with the reason). Under tracing (VEIL_TRACE) `mlp train` prints each step's busy figures and
+# the summary's compute_s ... efficiency fields. Bad arguments exit 2. Measured: 53 s on the
 # shared 2-core VM (load average ~9) before the training runs were added.
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
@@ -82,6 +83,14 @@ train 2 transformer transformer
 "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --batch 4 \
     --microbatches 2 >"$T/out" 2>&1 || bad "mlp train --microbatches 2 exited $?"
 grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train in 2 micro-batches: no agree=1"
+# with tracing on, each step prints its busy figures and the last line carries the fields a run's
+# has, by the same names (bench/suite.sh -t reads them)
+VEIL_TRACE="$T/trace-%d.json" "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train \
+    --small --runs 2 >"$T/out" 2>&1 || bad "traced mlp train exited $?"
+[ "$(grep -c '^\[p1\] step [01]: compute [0-9.]*%, network [0-9.]*%, overlap [0-9.]*%, idle [0-9.]*%, efficiency [0-9.]*$' "$T/out")" -eq 2 ] ||
+    { bad "traced mlp train: party 1 did not print both steps' busy figures"; cat "$T/out" >&2; }
+grep -q '^\[p1\] model=mlp .* step_online_s=[0-9.]* bytes_sent=[0-9]* rounds=[0-9]* compute_s=[0-9.]* network_s=[0-9.]* compute_pct=[0-9.]* network_pct=[0-9.]* overlap_pct=[0-9.]* efficiency=[0-9.]*$' "$T/out" ||
+    { bad "traced mlp train: no busy fields on party 1's last line"; cat "$T/out" >&2; }
 # a transformer cannot be micro-batched (its rows are tokens): refused at compile, non-zero exit
 if "$RUN" -n 2 --dealer --timeout 60 -- "$B/examples/transformer" --small --microbatches 2 \
     >"$T/out" 2>&1; then bad "transformer --microbatches 2 should be refused"; fi
