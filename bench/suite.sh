@@ -10,7 +10,7 @@
 #
 # Training (-t): a row is a session of R secure SGD steps (`MODEL train`, batch B per step) and
 # its online time the median of steps 1..R-1 by the same rule; images/s = B / that time. Only
-# the examples with a `train` mode take part (lenet and the transformer; vgg16 and resnet are
+# the examples with a `train` mode take part (all four models; an example without one is
 # skipped, with the reason); every setting below trains except as noted. The dealer streams each
 # step's material (-p is refused with -t: training has no offline phase ahead).
 #
@@ -119,8 +119,8 @@ fi
 
 status=0
 for model in $models; do
-    # only the examples that describe a `train` mode in their help can train (vgg16 and resnet
-    # cannot); a missing example is left to fail below like any other
+    # only the examples that describe a `train` mode in their help can train; a missing example
+    # is left to fail below like any other
     if [ "$mode" = train ] && [ -x "$top/examples/$model" ] &&
         ! "$top/examples/$model" --help 2>/dev/null | grep -q '^  train '; then
         echo "suite: $model: skipped: the example has no training mode (its --help lists no" \

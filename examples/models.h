@@ -37,6 +37,9 @@ struct model {
     double train_tol; /* training: the largest accepted |secure - plaintext FIXED| per parameter
                          element after one step (the bound grows linearly with the steps) */
     int err;    /* VEIL_ERR_NOMEM when a leaf could not be recorded */
+    int no_bn;  /* training: batch norms are left out (Veil folds them into the convolution,
+                   an inference form with no gradient); such a convolution gets a bias, and its
+                   weights the scale the batch norm's gamma would give (model_resnet) */
 };
 
 /* Sizes. Zeros take each model's default (the figures in brackets). */

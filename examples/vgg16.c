@@ -3,10 +3,11 @@
  * convolutions 64,64,M,128,128,M,256x3,M,512x3,M,512x3,M, dense 512-512-10; --imagenet: 3x224x224
  * and 4096-4096-1000) with synthetic He-scaled weights: party 0 owns the weights, party 1 the
  * images and the logits. --width-div D divides every channel count; the test size is --small
- * (width 1/16).
+ * (width 1/16). `vgg16 train` runs --runs secure SGD steps instead, party 0 checking the trained
+ * weights against the plaintext fixed-point trainer.
  *
- * Usage: veil-run -n 2 --dealer -- vgg16 [--small] [--imagenet] [--width-div D] [--batch B] [--runs
- * R]
+ * Usage: veil-run -n 2 --dealer -- vgg16 [train] [--small] [--imagenet] [--width-div D]
+ * [--batch B] [--runs R]
  */
 #include "models.h"
 
@@ -16,11 +17,12 @@ int main(int argc, char **argv)
 {
     static const struct example_cli cli = {
         .prog = "vgg16",
-        .summary = "Secure inference of VGG16 (CIFAR-10 shapes) with synthetic weights.",
+        .summary = "Secure inference (or with `train`, secure SGD steps) of VGG16 (CIFAR-10 shapes)\n"
+                   "with synthetic weights.",
         .small_help = "the test size: channels / 16 (unless --width-div is given)",
         .big_flag = "--imagenet",
         .big_help = "ImageNet shapes: 3x224x224 images, dense 4096-4096-1000",
-        .flags = CLI_WIDTH,
+        .flags = CLI_WIDTH | CLI_TRAIN,
     };
     struct model_opts mo = {0};
     struct example_opts eo = {0};

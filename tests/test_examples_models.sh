@@ -4,7 +4,8 @@
 # dealer under veil-run with three StarPU schedulers (lws, eager, dmda), and vgg16 and the
 # transformer also with 3 parties; each run must exit 0 and party 1's last key=value line must
 # say agree=1 (the secure output agrees with the plaintext FIXED executor within the example's
-# tolerance). `mlp train` and `transformer train` run 2 secure SGD steps with 2 and 3 parties:
+# tolerance). `mlp train` (2 and 3 parties), `lenet train`, `transformer train`, `vgg16 train`
+# and `resnet train` (2 parties) run 2 secure SGD steps:
 # party 0's trained parameters must agree with the plaintext FIXED trainer (agree=1) and party 1
 # must have learnt a finite loss for each step. The pipeline options (--microbatches,
 # --lookahead, --serialized) run and agree too; a transformer cannot be micro-batched (refused,
@@ -80,6 +81,8 @@ train 2 mlp mlp
 train 3 mlp mlp
 train 2 lenet lenet5
 train 2 transformer transformer
+train 2 vgg16 vgg16
+train 2 resnet resnet18
 "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --batch 4 \
     --microbatches 2 >"$T/out" 2>&1 || bad "mlp train --microbatches 2 exited $?"
 grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train in 2 micro-batches: no agree=1"
@@ -99,8 +102,8 @@ grep -q "mixes rows along axis 0" "$T/out" || bad "transformer --microbatches 2:
 # Bad usage: a message and exit 2 (checked before any session is opened).
 for args in "mlp --batch 0" "mlp --layers 10" "mlp --imagenet" "vgg16 --width-div x" \
     "vgg16 --runs 99" "resnet --bogus" "resnet extra" "transformer --heads 3" \
-    "transformer --seq 0" "transformer --width-div 2" "vgg16 train" "mlp train --runs 0" \
-    "mlp train train" "resnet infer" "mlp --microbatches 0" "vgg16 --lookahead 65" \
+    "transformer --seq 0" "transformer --width-div 2" "vgg16 train infer" "mlp train --runs 0" \
+    "mlp train train" "resnet train --runs 0" "mlp --microbatches 0" "vgg16 --lookahead 65" \
     "vgg16 preproc --parties 2 --preproc /tmp/x-%d" "mlp --preproc no-pattern" \
     "mlp --parties 2" "mlp preproc --parties 2 --session 12ab --preproc /tmp/x-%d" \
     "mlp train --preproc /tmp/x-%d" "resnet preproc --parties 1 --session \
