@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 4096      /* events per chunk (~220 KiB) */
-#define MAX_CHUNKS 4096 /* at most 16 M events (~0.9 GiB) */
+#define CHUNK 4096      /* events per chunk (72 bytes each: 288 KiB) */
+#define MAX_CHUNKS 4096 /* at most 16 M events (1.1 GiB) */
 #define VEIL_TRACE_MAX_EVENTS ((size_t)CHUNK * MAX_CHUNKS)
 
 int veil_trace_on;

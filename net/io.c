@@ -4,7 +4,10 @@
  * (everything peers send us) and, when ZeroMQ pushed back, the DEALERs for POLLOUT. It stages
  * outgoing tensors in chunks from the buffer pool (round-robin over the acquired sends of each
  * peer, messages of one (peer, tag) strictly in posting order), paces them through the link
- * emulator (the poll timeout is the time to the next release; it never sleeps), matches incoming
+ * emulator (the poll timeout is the time to the next release; under a millisecond, which
+ * zmq_poll cannot express, the thread sleeps in ppoll on the sockets' ZMQ_FDs and the eventfd
+ * with a nanosecond timeout instead of spinning: an emulated wire must not take a core that a
+ * real NIC would leave to the computation), matches incoming
  * chunks to posted receives (copying straight into the handle when it is acquired, else keeping
  * the ZeroMQ message as an early arrival, within a byte cap), sends heartbeats, detects silent
  * peers, and on any error stops the session: ABORT to every peer, every acquired handle released.
@@ -15,11 +18,16 @@
 #include "net/net_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define RECV_BUDGET 256 /* messages read per loop turn before sending gets its turn */
 #define STAGE_BUDGET 64 /* chunks staged per loop turn */
@@ -876,7 +884,9 @@ static int closing_done(struct veil_net *net, double now)
     return 1;
 }
 
-static int poll_timeout_ms(struct veil_net *net, double now)
+/* Seconds until the loop has something to do: the next emulated release, 0 when chunks can be
+ * staged now, at most MAX_POLL_MS (heartbeats and silence). */
+static double poll_wait_s(struct veil_net *net, double now)
 {
     double t = MAX_POLL_MS / 1000.0;
     for (int p = 0; p < net->nprocs; p++) {
@@ -891,9 +901,26 @@ static int poll_timeout_ms(struct veil_net *net, double now)
         if (ps->outq_count < ps->outq_cap && eligible(ps) && veil_net_pool_available(net->pool))
             t = 0;
     }
-    if (t < 0.001)
-        return 0; /* sub-millisecond release: spin rather than oversleep (zmq_poll has ms) */
-    return (int)(t * 1000);
+    return t > 0 ? t : 0;
+}
+
+/* A sub-millisecond wait after a zmq_poll that found nothing ready: ppoll on the ZMQ_FD of every
+ * polled socket (readable once the socket's events may have changed, which zmq_poll has just
+ * read) and on the plain descriptors, for wait_s at most. The caller's next zmq_poll reads
+ * whatever woke it. */
+static void fine_wait(const zmq_pollitem_t *items, int n, double wait_s)
+{
+    struct pollfd fds[4 + VEIL_NET_MAX_PROCS];
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        int fd = items[i].fd;
+        size_t len = sizeof fd;
+        if (items[i].socket && zmq_getsockopt(items[i].socket, ZMQ_FD, &fd, &len) != 0)
+            return; /* no descriptor: return at once, the loop polls again */
+        fds[m++] = (struct pollfd){.fd = fd, .events = POLLIN};
+    }
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(wait_s * 1e9)};
+    (void)ppoll(fds, (nfds_t)m, &ts, NULL);
 }
 
 void *veil_net_io_main(void *arg)
@@ -917,7 +944,10 @@ void *veil_net_io_main(void *arg)
         net->peers[p].last_heard = now;
         send_control(net, p, VEIL_FRAME_HELLO, hello, sizeof hello);
     }
-    int timeout_ms = 0;
+#ifdef __linux__
+    prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the emulated latencies are 100 us */
+#endif
+    double wait_s = 0;
     zmq_pollitem_t items[4 + VEIL_NET_MAX_PROCS];
     for (;;) {
         int n = 0;
@@ -932,11 +962,11 @@ void *veil_net_io_main(void *arg)
                     items[n++] =
                         (zmq_pollitem_t){.socket = net->peers[p].dealer, .events = ZMQ_POLLOUT};
         }
-        int rc = zmq_poll(items, n, timeout_ms);
-        if (rc < 0 && zmq_errno() != EINTR) {
+        int rc = zmq_poll(items, n, wait_s >= 0.001 ? (int)(wait_s * 1000) : 0);
+        if (rc < 0 && zmq_errno() != EINTR)
             fail(net, VEIL_ERR_NET, "poll: %s", zmq_strerror(zmq_errno()));
-            timeout_ms = MAX_POLL_MS;
-        }
+        else if (rc == 0 && wait_s > 0 && wait_s < 0.001)
+            fine_wait(items, n, wait_s);
         if (items[0].revents & ZMQ_POLLIN) {
             uint64_t v;
             ssize_t r = read(net->efd, &v, sizeof v);
@@ -965,7 +995,7 @@ void *veil_net_io_main(void *arg)
             pthread_cond_broadcast(&net->cv);
             pthread_mutex_unlock(&net->mu);
         }
-        timeout_ms = failed(net) ? MAX_POLL_MS : poll_timeout_ms(net, veil_now());
+        wait_s = failed(net) ? MAX_POLL_MS / 1000.0 : poll_wait_s(net, veil_now());
     }
     /* Whatever is still held (e.g. a close with messages nobody received) is dropped. */
     int keep_state = net->state;

@@ -215,6 +215,23 @@ static const char *label(const struct cfg *c)
 
 static struct shared *base; /* the single-device session's results */
 
+/* Party q's revealed outputs out[k] against the plaintext model within the network's tolerance
+ * (the outputs revealed to q only). */
+static void check_plaintext(const struct veil_test_net *t, int q, double (*out)[256],
+                            const char *what)
+{
+    const veil_plan_t *p = t->plan;
+    for (size_t k = 0; k < veil_plan_output_count(p); k++) {
+        const int to = veil_plan_output_to(p, k);
+        if (to != VEIL_ALL_PARTIES && to != q)
+            continue;
+        for (size_t i = 0; i < veil_plan_output_numel(p, k); i++)
+            VT_CHECK(fabs(out[k][i] - t->want[k][i]) <= t->tol,
+                     "%s %s: party %d output %zu[%zu] = %g, plaintext %g", t->name, what, q, k, i,
+                     out[k][i], t->want[k][i]);
+    }
+}
+
 /* Runs one session of t under c and compares each party's outputs with base bit for bit; checks
  * the placement and device count the parties report, and that every device ran exactly the tasks
  * pinned to it (SINGLE: the first device only; the others: every device something). */
@@ -260,15 +277,7 @@ static void check_session(struct veil_test_net *t, struct cfg *c)
             VT_CHECK(sh->calib_stages_agree[q],
                      "%s %s: party %d's placement is not the partition of its measured times",
                      t->name, label(c), q);
-            for (size_t k = 0; k < veil_plan_output_count(p); k++) {
-                const int to = veil_plan_output_to(p, k);
-                if (to != VEIL_ALL_PARTIES && to != q)
-                    continue;
-                for (size_t i = 0; i < veil_plan_output_numel(p, k); i++)
-                    VT_CHECK(fabs(sh->out1[q][k][i] - t->want[k][i]) <= t->tol,
-                             "%s %s: calibrated run: output %zu[%zu] = %g, plaintext %g", t->name,
-                             label(c), k, i, sh->out1[q][k][i], t->want[k][i]);
-            }
+            check_plaintext(t, q, sh->out1[q], "calibrated run 1");
         }
         veil_test_log("%s %s: party %d tasks per device %llu %llu %llu (total %llu), online "
                       "%.1f ms",
@@ -284,17 +293,8 @@ static void check_net(struct veil_test_net *t, int with_three)
     struct cfg single = {.placement = VEIL_PLACEMENT_SINGLE, .devices = 1, .ncpu = 1};
     VT_CHECK(session(&single) == 0, "%s: single-device session failed", t->name);
     memcpy(base, sh, sizeof *sh);
-    const veil_plan_t *p = t->plan;
     for (int q = 0; q < 2; q++) /* the baseline itself is right */
-        for (size_t k = 0; k < veil_plan_output_count(p); k++) {
-            const int to = veil_plan_output_to(p, k);
-            if (to != VEIL_ALL_PARTIES && to != q)
-                continue;
-            for (size_t i = 0; i < veil_plan_output_numel(p, k); i++)
-                VT_CHECK(fabs(base->out[q][k][i] - t->want[k][i]) <= t->tol,
-                         "%s single: output %zu[%zu] = %g, plaintext %g", t->name, k, i,
-                         base->out[q][k][i], t->want[k][i]);
-        }
+        check_plaintext(t, q, base->out[q], "single");
     struct cfg cfgs[] = {
         {.placement = VEIL_PLACEMENT_SINGLE, .devices = 2, .ncpu = 2},
         {.placement = VEIL_PLACEMENT_DP, .devices = 2, .ncpu = 2},
