@@ -246,8 +246,6 @@ static int resolve_placement(veil_party_t *me)
     me->ndev = me->o.devices;
     const char *env = getenv("VEIL_PLACEMENT");
     const char *envd = getenv("VEIL_DEVICES");
-    /* nothing asked: no pinning at all, StarPU's scheduler places every task (as on a machine
-     * whose accelerators Veil's placement does not drive) */
     me->calibrate = me->o.calibrate;
     if (me->calibrate == 0 &&
         (rc = env_int("VEIL_CALIBRATE", 0, 1, "0 or 1", &me->calibrate)) != VEIL_OK)
@@ -257,6 +255,9 @@ static int resolve_placement(veil_party_t *me)
                           me->calibrate);
     if (me->is_dealer)
         me->calibrate = 0; /* it computes nothing */
+    /* nothing asked (no placement, device count or calibration): no pinning at all, StarPU's
+     * scheduler places every task (as on a machine whose accelerators Veil's placement does not
+     * drive) */
     me->pin = me->placement != VEIL_PLACEMENT_AUTO || me->ndev > 0 || (env && *env) ||
               (envd && *envd) || me->calibrate;
     if (me->placement == VEIL_PLACEMENT_AUTO && env && *env &&
@@ -612,12 +613,15 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
     }
     const uint64_t run = me->runs++;
     /* the calibration run records its tasks; the recorder is started for it unless tracing */
-    const int calib = me->calibrate && rc == VEIL_OK && !me->is_dealer;
+    int calib = me->calibrate && rc == VEIL_OK && !me->is_dealer;
     int calib_rec = 0;
     if (calib && !me->trace_path) {
-        if ((rc = veil_trace_start()) != VEIL_OK)
-            rc = veil_error(rc, "%s: calibration: %s", what, veil_last_error());
-        calib_rec = rc == VEIL_OK;
+        calib_rec = veil_trace_start() == VEIL_OK;
+        if (!calib_rec) { /* not fatal: the run goes on with the modelled placement */
+            VEIL_LOG_WARN("calibration skipped, the placement stays modelled: %s",
+                          veil_last_error());
+            me->calibrate = calib = 0;
+        }
     }
     if (me->trace_path || calib_rec)
         veil_trace_run_begin((int)run);
