@@ -57,37 +57,15 @@ static void refused(veil_graph_t *g, int k, const char *says)
     veil_plan_destroy(&p);
 }
 
-/* A 2-layer MLP with a loss: x (8, 6) -> 5 -> relu -> 3, one-hot labels. */
-static veil_graph_t *train_mlp(void)
-{
-    veil_graph_t *g = veil_graph_new("train_mlp");
-    size_t dx[2] = {8, 6}, dw1[2] = {6, 5}, db1[1] = {5}, dw2[2] = {5, 3}, dl[2] = {8, 3};
-    veil_node_t *h = veil_relu(g, NULL,
-                               veil_dense(g, "fc1", veil_input(g, "x", 1, 2, dx),
-                                          veil_param(g, "w1", 0, 2, dw1),
-                                          veil_param(g, "b1", 0, 1, db1)));
-    veil_node_t *y = veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, dw2), NULL);
-    veil_softmax_cross_entropy(g, "loss", y, veil_input(g, "labels", 1, 2, dl));
-    return g;
-}
-
 static void train_step_equal(enum veil_plain_mode mode, double tol)
 {
     static double x[48], labels[24], w1[30], b1[5], w2[15];
-    uint64_t s = 7;
-    for (size_t i = 0; i < 48; i++)
-        x[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 * 2 - 1;
-    for (size_t i = 0; i < 30; i++)
-        w1[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 - 0.5;
-    for (size_t i = 0; i < 15; i++)
-        w2[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 - 0.5;
-    for (size_t i = 0; i < 5; i++)
-        b1[i] = 0.01 * (double)i;
+    veil_test_train_mlp_values(7, x, w1, b1, w2);
     for (size_t r = 0; r < 8; r++)
         labels[r * 3 + r % 3] = 1;
     const struct veil_feed params[] = {{"w1", w1, 30}, {"b1", b1, 5}, {"w2", w2, 15}};
     const struct veil_feed in[] = {{"x", x, 48}, {"labels", labels, 24}};
-    veil_graph_t *g = train_mlp();
+    veil_graph_t *g = veil_test_train_mlp("train_mlp");
     double got[2][30];
     double loss[2];
     for (int k = 1; k <= 2; k++) {

@@ -167,6 +167,31 @@ void veil_test_net_reference(struct veil_test_net *t)
     VT_CHECK(rc == VEIL_OK, "%s: plaintext reference: %s", t->name, veil_last_error());
 }
 
+veil_graph_t *veil_test_train_mlp(const char *name)
+{
+    veil_graph_t *g = veil_graph_new(name);
+    size_t dx[2] = {8, 6}, dw1[2] = {6, 5}, db1[1] = {5}, dw2[2] = {5, 3}, dl[2] = {8, 3};
+    veil_node_t *h = veil_relu(g, NULL,
+                               veil_dense(g, "fc1", veil_input(g, "x", 1, 2, dx),
+                                          veil_param(g, "w1", 0, 2, dw1),
+                                          veil_param(g, "b1", 0, 1, db1)));
+    veil_node_t *y = veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, dw2), NULL);
+    veil_softmax_cross_entropy(g, "loss", y, veil_input(g, "labels", 1, 2, dl));
+    return g;
+}
+
+void veil_test_train_mlp_values(uint64_t s, double *x, double *w1, double *b1, double *w2)
+{
+    for (size_t i = 0; i < 48; i++)
+        x[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 * 2 - 1;
+    for (size_t i = 0; i < 30; i++)
+        w1[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 - 0.5;
+    for (size_t i = 0; i < 15; i++)
+        w2[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 - 0.5;
+    for (size_t i = 0; i < 5; i++)
+        b1[i] = 0.01 * (double)i;
+}
+
 void veil_test_net_free(struct veil_test_net *t)
 {
     veil_plan_destroy(&t->plan);

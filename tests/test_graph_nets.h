@@ -3,7 +3,8 @@
  * test_graph_placement.c): an MLP with argmax; a CNN with conv2d stride 1 and 2, padding, a
  * folded batch norm, relu, max and average pooling, global average pooling, flatten and a
  * residual add; an attention block with transpose, matmul of two secrets, scale, softmax, layer
- * norm, GELU and concat; one dense layer for cost checks. Feeds come from one seeded generator,
+ * norm, GELU and concat; one dense layer for cost checks; and the training MLP graph of the
+ * micro-batch and weight-averaging tests. Feeds come from one seeded generator,
  * drawn in the order the networks are built, and the plaintext FIXED executor gives each
  * network's reference outputs.
  */
@@ -13,6 +14,7 @@
 #include "veil.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define VEIL_TEST_NET_MAXOUT 4
 #define VEIL_TEST_NET_MAXFEED 24
@@ -52,6 +54,13 @@ void veil_test_net_attention(struct veil_test_net *t);
 /** x (3, 5) of party x_owner times w (5, 4) of party 0, revealed to all. */
 veil_plan_t *veil_test_net_linear_plan(int x_owner, int frac_bits);
 void veil_test_net_linear(struct veil_test_net *t);
+/** A graph (not compiled) of a 2-layer MLP with a loss, named name: x (8, 6) of party 1 -> dense
+ * fc1 (w1 (6, 5), b1 (5) of party 0) -> relu -> dense fc2 (w2 (5, 3), no bias) -> softmax
+ * cross-entropy against one-hot "labels" (8, 3) of party 1. */
+veil_graph_t *veil_test_train_mlp(const char *name);
+/** Its values from seed (an LCG): x[48] in [-1, 1), w1[30] and w2[15] in [-0.5, 0.5), b1[5] =
+ * 0.01 i. The labels are the caller's. */
+void veil_test_train_mlp_values(uint64_t seed, double *x, double *w1, double *b1, double *w2);
 
 /** Fills t->want with the plaintext FIXED outputs (at most 256 elements each). */
 void veil_test_net_reference(struct veil_test_net *t);

@@ -12,8 +12,10 @@
  * with calibrate on runs twice: every product has a measured time, the placement after run 0 is
  * the partition of the measured times, and the calibrated run 1 agrees with the plaintext model.
  * Bad input: more devices than workers, an unknown placement name (option and VEIL_PLACEMENT),
- * an unknown device kind (VEIL_DEVICE_KIND), a worker nice value out of range (VEIL_WORKER_NICE). On CUDA devices (check_cuda) the same networks
- * must give the same bits; without a CUDA worker, asking for CUDA devices is refused at open.
+ * an unknown device kind (VEIL_DEVICE_KIND), a worker nice value out of range (VEIL_WORKER_NICE),
+ * a calibration flag that is not 0 or 1 (VEIL_CALIBRATE). On CUDA devices (check_cuda) the same
+ * networks must give the same bits; without a CUDA worker, asking for CUDA devices is refused at
+ * open.
  * The networks are test_graph_nets.c's. */
 #include "config.h"
 #include "base/base_internal.h"
@@ -42,10 +44,8 @@ struct cfg {
     int cuda;                  /* the devices are CUDA workers (else CPU workers) */
     enum veil_tp_force tp;
     uint8_t seed_tag;          /* the material seed's distinguishing byte */
-    const char *env_placement; /* VEIL_PLACEMENT for the children, or NULL */
-    const char *env_kind;      /* VEIL_DEVICE_KIND for the children, or NULL */
-    const char *env_nice;      /* VEIL_WORKER_NICE for the children, or NULL */
-    const char *env_calibrate; /* VEIL_CALIBRATE for the children, or NULL */
+    const char *env_name;      /* a variable set to env_value for the children, or NULL */
+    const char *env_value;
     int expect_open_fail;      /* the open must fail with a message containing fail_says */
     const char *fail_says;
     int calibrate;             /* run 0 calibrates (options.calibrate), then a second run */
@@ -103,14 +103,8 @@ static int child(const struct veil_harness_party *me, void *arg)
     char ncpu[16];
     snprintf(ncpu, sizeof ncpu, "%d", ccfg->ncpu);
     setenv("STARPU_NCPU", ncpu, 1); /* before veil_party_open's starpu_init */
-    if (ccfg->env_placement)
-        setenv("VEIL_PLACEMENT", ccfg->env_placement, 1);
-    if (ccfg->env_kind)
-        setenv("VEIL_DEVICE_KIND", ccfg->env_kind, 1);
-    if (ccfg->env_nice)
-        setenv("VEIL_WORKER_NICE", ccfg->env_nice, 1);
-    if (ccfg->env_calibrate)
-        setenv("VEIL_CALIBRATE", ccfg->env_calibrate, 1);
+    if (ccfg->env_name)
+        setenv(ccfg->env_name, ccfg->env_value, 1);
     /* the dealer's material from a fixed seed (same masks in every session of this seed_tag) */
     char seed[33];
     snprintf(seed, sizeof seed, "%02x5eed00000000000000000000000000", (unsigned)ccfg->seed_tag);
@@ -123,7 +117,8 @@ static int child(const struct veil_harness_party *me, void *arg)
     o.tp_split = ccfg->tp;
     o.calibrate = ccfg->calibrate;
     o.device_kind = ccfg->cuda ? VEIL_DEVICE_CUDA
-                    : ccfg->env_kind ? VEIL_DEVICE_AUTO /* the variable decides */
+                    : ccfg->env_name && !strcmp(ccfg->env_name, "VEIL_DEVICE_KIND")
+                        ? VEIL_DEVICE_AUTO /* the variable decides */
                                      : VEIL_DEVICE_CPU;
     veil_party_t *pt = veil_party_open(cur->plan, &o);
     if (!pt && ccfg->cuda && strstr(veil_last_error(), "no CUDA worker")) {
@@ -519,31 +514,22 @@ static void check_bad(struct veil_test_net *t)
     VT_CHECK(veil_device_kind_parse("CUDA", &kind) == VEIL_OK && kind == VEIL_DEVICE_CUDA &&
                  strcmp(veil_device_kind_name(kind), "cuda") == 0,
              "parse cuda");
-    struct cfg name = {.placement = VEIL_PLACEMENT_AUTO,
-                       .ncpu = 1,
-                       .env_placement = "diagonal",
-                       .expect_open_fail = 1,
-                       .fail_says = "VEIL_PLACEMENT"};
-    VT_CHECK(session(&name) == 0, "VEIL_PLACEMENT=diagonal was not refused as expected");
-    struct cfg kname = {.placement = VEIL_PLACEMENT_SINGLE,
-                        .ncpu = 1,
-                        .env_kind = "tpu",
-                        .expect_open_fail = 1,
-                        .fail_says = "VEIL_DEVICE_KIND"};
-    VT_CHECK(session(&kname) == 0, "VEIL_DEVICE_KIND=tpu was not refused as expected");
-    struct cfg nice = {.placement = VEIL_PLACEMENT_SINGLE,
-                       .ncpu = 1,
-                       .env_nice = "25",
-                       .expect_open_fail = 1,
-                       .fail_says = "VEIL_WORKER_NICE='25'"};
-    VT_CHECK(session(&nice) == 0, "VEIL_WORKER_NICE=25 was not refused as expected");
-    struct cfg calib = {.placement = VEIL_PLACEMENT_PP,
-                        .devices = 2,
-                        .ncpu = 2,
-                        .env_calibrate = "yes",
-                        .expect_open_fail = 1,
-                        .fail_says = "VEIL_CALIBRATE='yes'"};
-    VT_CHECK(session(&calib) == 0, "VEIL_CALIBRATE=yes was not refused as expected");
+    /* bad environment values, each refused at open naming the variable */
+    struct cfg env[] = {
+        {.placement = VEIL_PLACEMENT_AUTO, .ncpu = 1, .env_name = "VEIL_PLACEMENT",
+         .env_value = "diagonal", .fail_says = "VEIL_PLACEMENT"},
+        {.placement = VEIL_PLACEMENT_SINGLE, .ncpu = 1, .env_name = "VEIL_DEVICE_KIND",
+         .env_value = "tpu", .fail_says = "VEIL_DEVICE_KIND"},
+        {.placement = VEIL_PLACEMENT_SINGLE, .ncpu = 1, .env_name = "VEIL_WORKER_NICE",
+         .env_value = "25", .fail_says = "VEIL_WORKER_NICE='25'"},
+        {.placement = VEIL_PLACEMENT_PP, .devices = 2, .ncpu = 2, .env_name = "VEIL_CALIBRATE",
+         .env_value = "yes", .fail_says = "VEIL_CALIBRATE='yes'"},
+    };
+    for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
+        env[i].expect_open_fail = 1;
+        VT_CHECK(session(&env[i]) == 0, "%s=%s was not refused as expected", env[i].env_name,
+                 env[i].env_value);
+    }
 }
 
 int main(void)

@@ -18,51 +18,30 @@
  * what to change: WEIGHTS with microbatches 1, K = 0, an inference plan, an unknown scheme. */
 #include "config.h"
 #include "graph/graph_internal.h"
+#include "test_graph_nets.h"
 #include "test_util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define B 8
+#define B 8 /* veil_test_train_mlp's batch */
 #define NP 3
 
 static const char *pname[NP] = {"w1", "b1", "w2"};
 static const size_t pnumel[NP] = {30, 5, 15};
 static double x[B * 6], labels[B * 3], w1[30], b1[5], w2[15];
 
-/* A 2-layer MLP with a loss: x (8, 6) -> 5 -> relu -> 3, one-hot labels. */
-static veil_graph_t *train_mlp(void)
-{
-    veil_graph_t *g = veil_graph_new("wavg_mlp");
-    size_t dx[2] = {B, 6}, dw1[2] = {6, 5}, db1[1] = {5}, dw2[2] = {5, 3}, dl[2] = {B, 3};
-    veil_node_t *h = veil_relu(g, NULL,
-                               veil_dense(g, "fc1", veil_input(g, "x", 1, 2, dx),
-                                          veil_param(g, "w1", 0, 2, dw1),
-                                          veil_param(g, "b1", 0, 1, db1)));
-    veil_node_t *y = veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, dw2), NULL);
-    veil_softmax_cross_entropy(g, "loss", y, veil_input(g, "labels", 1, 2, dl));
-    return g;
-}
-
 static void data(void)
 {
-    uint64_t s = 11;
-    for (size_t i = 0; i < B * 6; i++)
-        x[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 * 2 - 1;
-    for (size_t i = 0; i < 30; i++)
-        w1[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 - 0.5;
-    for (size_t i = 0; i < 15; i++)
-        w2[i] = (double)((s = s * 6364136223846793005ull + 1) >> 40) / 16777216.0 - 0.5;
-    for (size_t i = 0; i < 5; i++)
-        b1[i] = 0.01 * (double)i;
+    veil_test_train_mlp_values(11, x, w1, b1, w2);
     for (size_t r = 0; r < B; r++)
         labels[r * 3 + (r * 7 + r / 3) % 3] = 1;
 }
 
 static veil_plan_t *compile(int scheme, int every, double momentum)
 {
-    veil_graph_t *g = train_mlp();
+    veil_graph_t *g = veil_test_train_mlp("wavg_mlp");
     struct veil_compile_options o;
     veil_compile_options_defaults(&o);
     o.training = 1;
@@ -190,7 +169,7 @@ static void digests_and_preproc(void)
 
 static void refused(int training, int microbatches, int scheme, int every, const char *says)
 {
-    veil_graph_t *g = train_mlp();
+    veil_graph_t *g = veil_test_train_mlp("wavg_mlp");
     struct veil_compile_options o;
     veil_compile_options_defaults(&o);
     o.training = training;

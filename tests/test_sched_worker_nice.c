@@ -52,10 +52,8 @@ static void check_workers(int want, const char *when)
 int main(void)
 {
     setenv("STARPU_NCPU", "2", 1);
-    setenv("STARPU_WORKERS_NOBIND", "1", 1);
-    setenv("STARPU_SILENT", "1", 1);
     setenv("STARPU_SCHED", "lws", 1);
-    if (starpu_init(NULL) != 0) {
+    if (veil_test_starpu_start() != 0) { /* a failure here, not a skip: the test needs StarPU */
         fprintf(stderr, "starpu_init failed\n");
         return 1;
     }
@@ -74,6 +72,6 @@ int main(void)
                  strstr(veil_last_error(), "19"),
              "nice 20: %s", veil_last_error());
     VT_CHECK(veil_sched_worker_nice(-1) == VEIL_ERR_INVAL, "nice -1 accepted");
-    starpu_shutdown();
+    veil_test_starpu_stop();
     return veil_test_status();
 }
