@@ -1,11 +1,14 @@
 #!/bin/sh
 # Tests examples/lenet_fmnist at a small size on the real Fashion-MNIST files: plaintext training
 # on 640 images writes a weights file; secure inference of 40 test images then runs with 2
-# parties and the dealer under three StarPU schedulers (lws, eager, dmda) and with 3 parties; the
-# secure predictions must agree with the plaintext fixed-point model on every image
+# parties and the dealer under three StarPU schedulers (lws, eager, dmda) and with 3 parties,
+# each process in its own directory holding only its own files (party 0 the weights, party 1
+# nothing: it reads the test set), party 1 writing the revealed classes; `lenet_fmnist check`
+# then compares them with the plaintext fixed-point model: they must agree on every image
 # (agreement=100.000) and the accuracy must equal the fixed-point model's; the same from
 # preprocessing files written ahead (lenet_fmnist preproc) without a dealer, and a run beyond the
-# files fails naming the item. Secure training of two
+# files fails naming the item. A run whose output goes to a file (no terminal, no --quiet) must
+# show progress lines there. Secure training of two
 # steps (loss revealed each step, a checkpoint) must reach the test accuracy of the plaintext
 # fixed-point run with the same initialisation and jointly drawn order, up to 2 of 32 predictions. Bad input: unknown
 # mode or option (exit 2), a weights file for another model, a weights file without a tensor, a
@@ -30,20 +33,39 @@ case "$rc:$last" in
 esac
 [ -s "$w" ] || { echo "FAIL: train wrote no weights file"; exit 1; }
 
-# secure inference: N parties under a scheduler; party 1's last line must show full agreement
+# Each process runs in a directory of its own: p0/ holds the weights (the relative default name
+# infer reads), p1/ and the dealer's nothing; a process that read another's file would fail.
+mkdir -p "$tmp/p0" "$tmp/p1" "$tmp/p2" "$tmp/p3" || exit 1
+cp "$w" "$tmp/p0/lenet5-fmnist.safetensors" || exit 1
+roles='cd "$(dirname "$0")/p$VEIL_PARTY_ID" 2>/dev/null || cd "$(dirname "$0")/p3"; exec "$@"'
+printf '%s\n' "$roles" > "$tmp/in-own-dir.sh"
+
+# check: party 1's revealed classes against the plaintext fixed-point model (a process that holds
+# the weights and the images: the test); full agreement and the same accuracy
+check_preds() { # what preds infer-accuracy
+    cout=$("$ex" check --predictions "$2" --images 40 --batch 20 --weights "$w" 2>&1)
+    crc=$?
+    clast=$(printf '%s\n' "$cout" | tail -n 1)
+    case "$crc:$clast" in
+    "0:model=lenet5-fmnist mode=check images=40 agreement=100.000 accuracy=$3 fixed_accuracy=$3 "*) ;;
+    *) echo "FAIL: $1: check: rc=$crc, secure accuracy $3"; printf '%s\n' "$cout"; fail=1 ;;
+    esac
+}
+
+# secure inference: N parties under a scheduler, each in its own directory
 infer() { # n sched
+    rm -f "$tmp/pred.txt"
     out=$(STARPU_SCHED=$2 "$run" -n "$1" --dealer --timeout 300 -- \
-        "$ex" infer --images 40 --batch 20 --weights "$w" --quiet 2>&1)
+        sh "$tmp/in-own-dir.sh" "$ex" infer --images 40 --batch 20 --predictions "$tmp/pred.txt" \
+        --quiet 2>&1)
     rc=$?
     last=$(printf '%s\n' "$out" | grep '\[p1\] model=' | tail -n 1)
     acc=$(printf '%s' "$last" | sed -n 's/.* accuracy=\([0-9.]*\) .*/\1/p')
     case "$rc:$last" in
-    "0:[p1] model=lenet5-fmnist parties=$1 images=40 batch=20 "*"agreement=100.000 "*) ;;
+    "0:[p1] model=lenet5-fmnist parties=$1 images=40 batch=20 accuracy="*) ;;
     *) echo "FAIL: infer -n $1 $2: rc=$rc"; printf '%s\n' "$out"; fail=1; return ;;
     esac
-    # the fixed-point model's accuracy, from the same run's check line
-    fix=$(printf '%s\n' "$out" | sed -n 's/.*fixed-point model \([0-9.]*\)%.*/\1/p' | tail -n 1)
-    [ "$acc" = "$fix" ] || { echo "FAIL: infer -n $1 $2: accuracy $acc, fixed point $fix"; fail=1; }
+    check_preds "infer -n $1 $2" "$tmp/pred.txt" "$acc"
 }
 infer 2 lws
 infer 2 eager
@@ -59,14 +81,20 @@ case "$rc:$(printf '%s\n' "$out" | tail -n 1)" in
 "0:model=lenet5-fmnist parties=2 images=40 batch=20 runs=2 offline_s="*) ;;
 *) echo "FAIL: preproc: rc=$rc"; printf '%s\n' "$out"; fail=1 ;;
 esac
-out=$("$run" -n 2 --session $sid --timeout 300 -- "$ex" infer --preproc "$tmp/pre-%d" \
-    --images 40 --batch 20 --weights "$w" --quiet 2>&1)
+# (the output goes to a file, without --quiet: progress lines must be in it)
+"$run" -n 2 --session $sid --timeout 300 -- "$ex" infer --preproc "$tmp/pre-%d" \
+    --images 40 --batch 20 --weights "$w" --predictions "$tmp/pred.txt" > "$tmp/log.txt" 2>&1
 rc=$?
+out=$(cat "$tmp/log.txt")
 last=$(printf '%s\n' "$out" | grep '\[p1\] model=' | tail -n 1)
+acc=$(printf '%s' "$last" | sed -n 's/.* accuracy=\([0-9.]*\) .*/\1/p')
 case "$rc:$last" in
-"0:[p1] model=lenet5-fmnist parties=2 images=40 batch=20 "*"agreement=100.000 "*"offline=files "*) ;;
+"0:[p1] model=lenet5-fmnist parties=2 images=40 batch=20 accuracy="*" offline=files "*)
+    check_preds "infer from preprocessing files" "$tmp/pred.txt" "$acc" ;;
 *) echo "FAIL: infer from preprocessing files: rc=$rc"; printf '%s\n' "$out"; fail=1 ;;
 esac
+grep -q '^\[p1\]   40 / 40 images, [0-9.]* images/s' "$tmp/log.txt" ||
+    { echo "FAIL: no progress line in the log file"; printf '%s\n' "$out"; fail=1; }
 # more batches than the files hold: a clear failure, not a hang
 out=$("$run" -n 2 --session $sid --timeout 300 -- "$ex" infer --preproc "$tmp/pre-%d" \
     --images 60 --batch 20 --weights "$w" --quiet 2>&1)
@@ -98,7 +126,8 @@ fi
 for bad in "" "test" "infer --images 0" "infer --batch x" "train --lr 2" "train --bogus 1" \
     "train --resume" "train --secure --checkpoint nopattern" "train --loss-every 2" \
     "preproc --parties 2 --out x-%d" "preproc --parties 1 --session $sid --out x-%d" \
-    "preproc --parties 2 --session $sid --out nopattern" "infer --preproc x --images 20"; do
+    "preproc --parties 2 --session $sid --out nopattern" "infer --preproc x --images 20" \
+    "check" "check --predictions"; do
     # shellcheck disable=SC2086
     "$ex" $bad >/dev/null 2>&1
     rc=$?
