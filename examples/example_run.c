@@ -301,8 +301,12 @@ veil_party_t *example_open(const struct model *m, const struct example_opts *eo,
     }
     veil_party_t *pt = veil_party_open(*plan, &po);
     if (!pt) {
-        fprintf(stderr, "%s: %s\n(run it under the launcher: veil-run -n 2 --dealer -- %s%s ...)\n",
-                m->name, veil_last_error(), m->name, training ? " train" : "");
+        fprintf(stderr, "%s: %s\n", m->name, veil_last_error());
+        /* the hint only where it applies: neither a configuration file nor veil-run's identity */
+        if (!eo->config && !getenv("VEIL_PARTY_ID"))
+            fprintf(stderr, "(start every process with the launcher: veil-run -n 2 --dealer -- "
+                            "%s%s ..., or give each --config FILE)\n", m->name,
+                    training ? " train" : "");
         veil_plan_destroy(plan);
     }
     return pt;
@@ -469,19 +473,22 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
         if (!agree)
             code = 1;
     }
-    const struct veil_run_stats *last = &st[runs - 1];
-    char who[16] = "dealer";
-    if (!dealer)
-        snprintf(who, sizeof who, "%d", id);
-    printf("model=%s parties=%d party=%s batch=%d runs=%d", m->name, nparties, who, batch, runs);
-    if (owner)
-        printf(" max_err=%.3g double_err=%.3g agree=%d", fixed_err, double_err, agree);
-    printf(" online_s=%.3f first_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64
-           " preproc_items=%" PRIu64 " preproc_bytes=%" PRIu64,
-           last->online_s, st[0].online_s, last->bytes_sent, last->rounds, items, dealer_bytes);
-    if (prof.run == runs - 1) /* the last run's profile (tracing on) */
-        example_print_busy_fields(&prof);
-    printf("\n");
+    if (code == 0) { /* no summary of a failed run: its figures would be zeros, not results */
+        const struct veil_run_stats *last = &st[runs - 1];
+        char who[16] = "dealer";
+        if (!dealer)
+            snprintf(who, sizeof who, "%d", id);
+        printf("model=%s parties=%d party=%s batch=%d runs=%d", m->name, nparties, who, batch,
+               runs);
+        if (owner)
+            printf(" max_err=%.3g double_err=%.3g agree=%d", fixed_err, double_err, agree);
+        printf(" online_s=%.3f first_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64
+               " preproc_items=%" PRIu64 " preproc_bytes=%" PRIu64,
+               last->online_s, st[0].online_s, last->bytes_sent, last->rounds, items, dealer_bytes);
+        if (prof.run == runs - 1) /* the last run's profile (tracing on) */
+            example_print_busy_fields(&prof);
+        printf("\n");
+    }
     for (int r = 0; r < MAX_RUNS; r++)
         for (int k = 0; k < 4; k++)
             free(got[r][k]);

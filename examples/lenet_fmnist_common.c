@@ -89,7 +89,7 @@ double now_s(void)
 
 /* ---- weights --------------------------------------------------------------------------------- */
 
-/* Reads every parameter from the weights file into w[i] (param_numel(i) doubles each, allocated). */
+/* Reads every parameter from the weights file into w[i] (param_numel(i) doubles each). */
 int load_weights(const char *path, double **w)
 {
     veil_weights_t *f = veil_weights_open(path);
@@ -102,7 +102,8 @@ int load_weights(const char *path, double **w)
     int rc = veil_weights_check_model(f, MODEL);
     for (int i = 0; i < NPARAMS && rc == VEIL_OK; i++) {
         w[i] = malloc(param_numel(i) * sizeof(double));
-        rc = w[i] ? veil_weights_read_f64(f, lenet_params[i].name, lenet_params[i].ndim, lenet_params[i].dims, w[i])
+        const struct lenet_param *lp = &lenet_params[i];
+        rc = w[i] ? veil_weights_read_f64(f, lp->name, lp->ndim, lp->dims, w[i])
                   : VEIL_ERR_NOMEM;
     }
     if (rc != VEIL_OK)
@@ -122,7 +123,8 @@ void free_weights(double **w)
 void weight_feeds(double **w, struct veil_feed *f)
 {
     for (int i = 0; i < NPARAMS; i++)
-        f[i] = (struct veil_feed){.name = lenet_params[i].name, .values = w[i], .numel = param_numel(i)};
+        f[i] = (struct veil_feed){.name = lenet_params[i].name, .values = w[i],
+                                  .numel = param_numel(i)};
 }
 
 veil_dataset_t *load_set(const char *dir, const char *prefix)
@@ -242,7 +244,8 @@ int init_weights(double **w)
             return 1;
         if (lenet_params[i].ndim == 1)
             continue;
-        size_t fan_in = lenet_params[i].ndim == 4 ? param_numel(i) / lenet_params[i].dims[0] : lenet_params[i].dims[0];
+        const struct lenet_param *lp = &lenet_params[i];
+        size_t fan_in = lp->ndim == 4 ? param_numel(i) / lp->dims[0] : lp->dims[0];
         double a = sqrt(6.0 / (double)fan_in);
         for (size_t k = 0; k < param_numel(i); k++)
             w[i][k] = a * (2.0 * uniform() - 1.0);

@@ -14,7 +14,7 @@
 # mode or option (exit 2), a weights file for another model, a weights file without a tensor, a
 # truncated dataset: each a non-zero exit with a message naming it. About 80 s here.
 set -u
-top="${VEIL_TOP_BUILDDIR:-.}"
+top=$(cd "${VEIL_TOP_BUILDDIR:-.}" && pwd) || exit 1 # absolute: processes run in directories of their own
 ex="$top/examples/lenet_fmnist"
 run="$top/tools/veil-run"
 data=/usr/share/datasets/fashion-mnist
@@ -120,6 +120,59 @@ close=$(awk -v a="${acc:-x}" -v f="${fix:-y}" 'BEGIN { d = a - f; if (d < 0) d =
 if [ "$rc" -ne 0 ] || [ "$close" != 1 ] || [ ! -s "$tmp/secure.safetensors" ] ||
     [ ! -s "$tmp/ck-0" ] || [ ! -s "$tmp/ck-2" ]; then
     echo "FAIL: train --secure: rc=$rc accuracy=$acc fixed=$fix"; printf '%s\n' "$out"; fail=1
+fi
+
+# The README's multi-host walk-through on 127.0.0.1: each process has a directory of its own (its
+# "host") holding only its own files: its key pair from veil-keygen and the configuration
+# veil-config wrote from the host list and the public keys; party 0's also holds the weights.
+# The three processes are started by hand, without veil-run; party 1 writes the revealed
+# classes, which the check (the test, holding weights and images) finds in full agreement.
+keygen="$top/tools/veil-keygen"
+vconf="$top/tools/veil-config"
+hosts="$tmp/hosts"
+mkdir -p "$hosts/p0" "$hosts/p1" "$hosts/dealer" "$hosts/admin" || exit 1
+ports=$(python3 -c 'import socket
+ss = [socket.socket() for _ in range(3)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+# shellcheck disable=SC2086
+set -- $ports
+for who in p0 p1 dealer; do
+    (cd "$hosts/$who" && "$keygen" "$who" >/dev/null 2>&1 && cp "$who.pub" ../admin/) ||
+        { echo "FAIL: veil-keygen $who"; fail=1; }
+done
+printf 'party 0  tcp://127.0.0.1:%s  p0.pub\nparty 1  tcp://127.0.0.1:%s  p1.pub\n' "$1" "$2" \
+    > "$hosts/admin/hosts.txt"
+printf 'dealer   tcp://127.0.0.1:%s  dealer.pub\n' "$3" >> "$hosts/admin/hosts.txt"
+if ! "$vconf" "$hosts/admin/hosts.txt" -o "$hosts/admin" --timeout 20 >"$tmp/vconf.out" 2>&1; then
+    echo "FAIL: veil-config"; cat "$tmp/vconf.out"; fail=1
+fi
+for who in p0 p1 dealer; do cp "$hosts/admin/$who.conf" "$hosts/$who/" || fail=1; done
+cp "$w" "$hosts/p0/lenet5-fmnist.safetensors" || fail=1
+start() { # who extra-args...
+    who=$1; shift
+    # STARPU_HOME: each host has its own (processes sharing one race on StarPU's bus files)
+    cd "$hosts/$who" && STARPU_HOME="$hosts/$who" STARPU_NCPU=1 STARPU_WORKERS_NOBIND=1 \
+        STARPU_SILENT=1 \
+        exec "$ex" infer --config "$who.conf" --images 40 --batch 20 --quiet "$@" \
+        >"$hosts/$who.log" 2>&1
+}
+(start p0) & a=$!
+(start p1 --predictions preds.txt) & b=$!
+(start dealer) & c=$!
+( sleep 240; touch "$hosts/hung"; kill -9 $a $b $c 2>/dev/null ) >/dev/null 2>&1 & watchdog=$!
+wait $a; ra=$?; wait $b; rb=$?; wait $c; rc=$?
+kill $watchdog 2>/dev/null
+last=$(tail -n 1 "$hosts/p1.log")
+acc=$(printf '%s' "$last" | sed -n 's/.* accuracy=\([0-9.]*\) .*/\1/p')
+if [ "$ra $rb $rc" != "0 0 0" ] || [ -e "$hosts/hung" ] || [ -z "$acc" ]; then
+    echo "FAIL: the walk-through session: exit codes $ra $rb $rc"
+    cat "$hosts/p0.log" "$hosts/p1.log" "$hosts/dealer.log"; fail=1
+else
+    check_preds "the walk-through" "$hosts/p1/preds.txt" "$acc"
+fi
+if ls "$hosts/p1" "$hosts/dealer" | grep -q safetensors; then
+    echo "FAIL: a directory other than party 0's holds weights"; fail=1
 fi
 
 # bad input
