@@ -53,12 +53,16 @@ check_preds() { # what preds infer-accuracy
 }
 
 # secure inference: N parties under a scheduler, each in its own directory
-infer() { # n sched
+infer() { # n sched [quiet]: without --quiet, as the quick start runs, output to a log file
     rm -f "$tmp/pred.txt"
-    out=$(STARPU_SCHED=$2 "$run" -n "$1" --dealer --timeout 300 -- \
+    STARPU_SCHED=$2 "$run" -n "$1" --dealer --timeout 300 -- \
         sh "$tmp/in-own-dir.sh" "$ex" infer --images 40 --batch 20 --predictions "$tmp/pred.txt" \
-        --quiet 2>&1)
+        ${3:-} > "$tmp/infer.log" 2>&1
     rc=$?
+    out=$(cat "$tmp/infer.log")
+    if [ -z "${3:-}" ] && ! grep -q '^\[p1\]   40 / 40 images, [0-9.]* images/s' "$tmp/infer.log"; then
+        echo "FAIL: infer -n $1 $2: no progress line in the log file"; fail=1
+    fi
     last=$(printf '%s\n' "$out" | grep '\[p1\] model=' | tail -n 1)
     acc=$(printf '%s' "$last" | sed -n 's/.* accuracy=\([0-9.]*\) .*/\1/p')
     case "$rc:$last" in
@@ -68,9 +72,9 @@ infer() { # n sched
     check_preds "infer -n $1 $2" "$tmp/pred.txt" "$acc"
 }
 infer 2 lws
-infer 2 eager
-infer 2 dmda
-infer 3 lws
+infer 2 eager --quiet
+infer 2 dmda --quiet
+infer 3 lws --quiet
 
 # the offline phase ahead: preprocessing files for the 2 batches, then the session without a
 # dealer (same images, batch and session id); full agreement again, and offline=files
