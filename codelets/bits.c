@@ -2,7 +2,7 @@
  * bits.c — codelets, perf models and submit helpers of the bit-level layout operations: bit
  * extraction, packing bit k of 64 elements into a word and back, and bit-slicing (64x64
  * bit-matrix transpose per block of 64 words), the layout of the comparison circuit. CPU bodies
- * are in cpu/bits.c.
+ * are in cpu/bits.c (bit extraction's in cpu/elementwise.c).
  */
 #include "config.h"
 

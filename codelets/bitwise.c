@@ -1,7 +1,7 @@
 /*
  * bitwise.c — codelets, perf models and submit helpers of the bitwise operations on 64-bit words
  * (binary shares): xor, and, not, and xor/and with a public word mask. CPU bodies are in
- * cpu/bitwise.c.
+ * cpu/elementwise.c, the element math in elementwise_common.h.
  */
 #include "config.h"
 

@@ -1,7 +1,8 @@
 /*
  * ring_arith.c — codelets, perf models and submit helpers of the elementwise ring operations
  * over Z_2^64: add, sub, neg, elementwise product, product by a public scalar, and addition of
- * a public scalar. CPU bodies are in cpu/ring_arith.c.
+ * a public scalar. CPU bodies are in cpu/elementwise.c, the element math in
+ * elementwise_common.h.
  */
 #include "config.h"
 

@@ -1,7 +1,7 @@
 /*
  * shift.c — codelets, perf models and submit helpers of the shifts by a public amount k in
- * [0, 63]: logical left, logical right, arithmetic right. CPU bodies are in cpu/shift.c, the
- * element math in shift_common.h.
+ * [0, 63]: logical left, logical right, arithmetic right. CPU bodies are in cpu/elementwise.c,
+ * the element math in elementwise_common.h.
  */
 #include "config.h"
 

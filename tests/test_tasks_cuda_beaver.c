@@ -1,18 +1,16 @@
-/* Tests the CUDA bodies of the Beaver-family codelets (tasks/beaver_kernels.c) and of the flat
- * relayout codelet (codelets/flatop.c) against their CPU bodies and a plain-loop oracle, bit for
- * bit: the batched GEMM (all transposes, padded leading dimensions, offsets, batch strides
- * including 0, overwrite and accumulate, sc == 0 summing the batch; first on the integer kernel
- * (no cuBLAS handle), then on the limb split after starpu_cublas_init), the block sum (one to
- * VEIL_BLOCK_MAX overlapping parts), the axis swap (p3 == 1 and p3 > 1), the truncation's local
- * step (f = 1, 16, 62, party0 0 and 1, ring edge values) and every flat relayout kind on one and
- * several tiles per side, with and without constants (row sums and folds with few and with many
- * terms per output word: both kernels). Sizes cross warp, block and GEMM tile boundaries. Each
+/* Tests the CUDA bodies of the Beaver-family codelets (tasks/beaver_kernels.c) against their CPU
+ * bodies and a plain-loop oracle, bit for bit: the batched GEMM (all transposes, padded leading
+ * dimensions, offsets, batch strides including 0, overwrite and accumulate, sc == 0 summing the
+ * batch; first on the integer kernel (no cuBLAS handle), then on the limb split after
+ * starpu_cublas_init), the block sum (one to VEIL_BLOCK_MAX overlapping parts), the axis swap
+ * (p3 == 1 and p3 > 1) and the truncation's local step (f = 1, 16, 62, party0 0 and 1, ring edge
+ * values). (The flat relayout codelet of codelets/flatop.c is checked in test_codelets_backend
+ * with every other codelet of codelets/.) Sizes cross warp, block and GEMM tile boundaries. Each
  * task runs on a copy of the codelet restricted to one architecture (where = STARPU_CUDA, then
  * STARPU_CPU). Skips (77) when Veil was built without VEIL_USE_CUDA or StarPU finds no CUDA
  * worker. */
 #include "config.h"
 
-#include "codelets/flatop_internal.h"
 #include "tasks/beaver_internal.h"
 #include "test_util.h"
 
@@ -352,193 +350,6 @@ static void check_trunc_all(void)
                 check_trunc(sizes[s], fs[i], party0, tag++);
 }
 
-/* ---- flat relayout ------------------------------------------------------------------------ */
-
-#define MAXT 8
-
-/* n words registered as tiles of the given lengths (the last takes the rest); ncuts 0: one
- * tile. */
-static int tiles(uint64_t *p, size_t n, const size_t *cuts, int ncuts,
-                 enum starpu_data_access_mode mode, struct starpu_data_descr *d)
-{
-    int nt = 0;
-    size_t off = 0;
-    for (int i = 0; i <= ncuts && off < n && nt < MAXT; i++) {
-        size_t len = i < ncuts && cuts[i] < n - off ? cuts[i] : n - off;
-        d[nt++] = vec(p + off, len, mode);
-        off += len;
-    }
-    return nt;
-}
-
-/* The contract of flatop_internal.h on flat vectors. */
-static void flatop_oracle(const struct veil_flatop_args *a, const uint64_t *in, size_t lin,
-                          uint64_t *out, size_t lout)
-{
-    const uint64_t k = a->k;
-    switch (a->kind) {
-    case VEIL_FLATOP_COPY:
-        memcpy(out, in, lout * 8);
-        break;
-    case VEIL_FLATOP_ROWSUM:
-        for (size_t r = 0; r < lout; r++) {
-            out[r] = 0;
-            for (size_t j = 0; j < k; j++)
-                out[r] += in[r * k + j];
-        }
-        break;
-    case VEIL_FLATOP_BCAST:
-        for (size_t i = 0; i < lout; i++)
-            out[i] = in[i / k];
-        break;
-    case VEIL_FLATOP_REPLICATE:
-        for (size_t i = 0; i < lout; i++)
-            out[i] = in[i % lin] + (a->add_const ? a->c[i / lin] : 0);
-        break;
-    case VEIL_FLATOP_WSUM:
-        for (size_t e = 0; e < lout; e++) {
-            out[e] = a->add_const ? a->c0 : 0;
-            for (size_t i = 0; i < k; i++)
-                out[e] += a->c[i] * in[i * lout + e];
-        }
-        break;
-    case VEIL_FLATOP_TILE:
-        for (size_t i = 0; i < lout; i++)
-            out[i] = in[(i / k) % lin];
-        break;
-    case VEIL_FLATOP_FOLD:
-        memset(out, 0, lout * 8);
-        for (size_t i = 0; i < lin; i++)
-            out[(i / k) % lout] += in[i];
-        break;
-    case VEIL_FLATOP_INTERLEAVE: {
-        uint64_t row = 0;
-        for (size_t p = 0; p < k; p++)
-            row += a->c[p];
-        const size_t rows = lin / row;
-        size_t o = 0, start = 0;
-        for (size_t p = 0; p < k; start += rows * a->c[p], o += a->c[p], p++)
-            for (size_t r = 0; r < rows; r++)
-                for (size_t j = 0, at = r * row + o; j < a->c[p]; j++)
-                    out[at + j] = in[start + r * a->c[p] + j];
-        break;
-    }
-    case VEIL_FLATOP_SLICE:
-        for (size_t r = 0; r < lout / k; r++)
-            for (size_t j = 0; j < k; j++)
-                out[r * k + j] = in[r * a->c[0] + a->c[1] + j];
-        break;
-    default:
-        break;
-    }
-}
-
-/* Runs a on lin input words and lout output words under four tilings: one tile each, several
- * each (cut unevenly, boundaries inside rows and periods), and the two mixes. */
-static void check_flatop(struct veil_flatop_args a, size_t lin, size_t lout, uint64_t tag)
-{
-    static const size_t cut_in[] = {1, 300, 257, 31};
-    const size_t cut_out[] = {lout / 3 + 1, 1, 64, 3}; /* several tiles from 2 words on */
-    uint64_t *in = malloc(lin * 8), *out = malloc(lout * 8), *want = malloc(lout * 8);
-    if (!in || !out || !want) {
-        VT_CHECK(0, "out of memory");
-        goto done;
-    }
-    veil_test_random(tag, in, lin);
-    veil_test_mix_edges(in, NULL, lin);
-    flatop_oracle(&a, in, lin, want, lout);
-    for (int tiling = 0; tiling < 4; tiling++)
-        for (int w = 0; w < 2; w++) {
-            struct starpu_data_descr d[2 * MAXT];
-            memset(out, 0xa5, lout * 8);
-            a.nout = tiles(out, lout, cut_out, tiling & 1 ? 4 : 0, STARPU_W, d);
-            a.nin = tiles(in, lin, cut_in, tiling & 2 ? 4 : 0, STARPU_R, d + a.nout);
-            struct targs t = {.v = {&a}, .size = {sizeof a}, .nv = 1};
-            run(&veil_flatop_cl, arch[w], d, a.nout + a.nin, &t);
-            unregister_all(d, a.nout + a.nin);
-            char what[128];
-            snprintf(what, sizeof what,
-                     "flatop kind %d k=%llu add_const %d %zu -> %zu, %d -> %d "
-                     "tiles (%s)",
-                     a.kind, (unsigned long long)a.k, a.add_const, lin, lout, a.nin, a.nout,
-                     arch_name[w]);
-            veil_test_compare_u64(what, out, want, lout);
-        }
-done:
-    free(in), free(out), free(want);
-}
-
-static void check_flatop_all(void)
-{
-    struct veil_flatop_args a;
-    uint64_t tag = 1;
-    for (int add = 0; add < 2; add++) {
-        memset(&a, 0, sizeof a);
-        a.add_const = add;
-        a.c0 = UINT64_MAX - 6;
-        veil_test_random(500 + (uint64_t)add, a.c, VEIL_FLATOP_MAX_COPIES);
-        a.c[1] = 0, a.c[2] = 1, a.c[3] = UINT64_C(1) << 63, a.c[4] = UINT64_MAX;
-
-        a.kind = VEIL_FLATOP_COPY;
-        check_flatop(a, 1000, 1000, tag++);
-        check_flatop(a, 1, 1, tag++);
-        a.kind = VEIL_FLATOP_ROWSUM;
-        a.k = 33;
-        check_flatop(a, 33 * 40, 40, tag++);
-        a.k = 1;
-        check_flatop(a, 257, 257, tag++);
-        a.k = 1000; /* long rows: one block per output word */
-        check_flatop(a, 1000 * 7, 7, tag++);
-        a.k = 256;
-        check_flatop(a, 256 * 3, 3, tag++);
-        a.kind = VEIL_FLATOP_BCAST;
-        a.k = 7;
-        check_flatop(a, 150, 1050, tag++);
-        a.kind = VEIL_FLATOP_REPLICATE;
-        a.k = 5;
-        check_flatop(a, 301, 5 * 301, tag++);
-        a.k = VEIL_FLATOP_MAX_COPIES;
-        check_flatop(a, 9, 9 * VEIL_FLATOP_MAX_COPIES, tag++);
-        a.kind = VEIL_FLATOP_WSUM;
-        a.k = 4;
-        check_flatop(a, 4 * 263, 263, tag++);
-        a.k = VEIL_FLATOP_MAX_COPIES;
-        check_flatop(a, 5 * VEIL_FLATOP_MAX_COPIES, 5, tag++);
-        a.kind = VEIL_FLATOP_TILE;
-        a.k = 3;
-        check_flatop(a, 50, 2 * 3 * 50, tag++);
-        a.k = 1;
-        check_flatop(a, 64, 64 * 17, tag++);
-        a.kind = VEIL_FLATOP_FOLD;
-        a.k = 3;
-        check_flatop(a, 4 * 3 * 50, 50, tag++);
-        a.k = 1;
-        check_flatop(a, 64 * 17, 64, tag++);
-        check_flatop(a, 3 * 400, 3, tag++); /* many periods: one block per output word */
-        a.k = 5;
-        check_flatop(a, 5 * 2 * 100, 2, tag++);
-        a.kind = VEIL_FLATOP_INTERLEAVE;
-        a.k = 4; /* parts of 2, 0, 5 and 1 words per row, 40 rows */
-        uint64_t saved[4];
-        memcpy(saved, a.c, sizeof saved);
-        a.c[0] = 2, a.c[1] = 0, a.c[2] = 5, a.c[3] = 1;
-        check_flatop(a, 8 * 40, 8 * 40, tag++);
-        a.k = 3; /* a trailing empty part */
-        a.c[0] = 3, a.c[1] = 70, a.c[2] = 0;
-        check_flatop(a, 73 * 9, 73 * 9, tag++);
-        a.k = 1;
-        check_flatop(a, 3 * 100, 3 * 100, tag++);
-        a.kind = VEIL_FLATOP_SLICE;
-        a.k = 5; /* columns [2, 7) of rows of 9 */
-        a.c[0] = 9, a.c[1] = 2;
-        check_flatop(a, 9 * 61, 5 * 61, tag++);
-        a.k = 9; /* whole rows */
-        a.c[0] = 9, a.c[1] = 0;
-        check_flatop(a, 9 * 61, 9 * 61, tag++);
-        memcpy(a.c, saved, sizeof saved);
-    }
-}
-
 int main(void)
 {
     int rc = veil_test_starpu_start();
@@ -558,7 +369,6 @@ int main(void)
     check_block_sum_all();
     check_swap_all();
     check_trunc_all();
-    check_flatop_all();
     veil_test_starpu_stop();
     return veil_test_status();
 }

@@ -1,7 +1,8 @@
 /*
- * cpu/bits.c — CPU bodies of bit extraction, bit packing / unpacking and bit-slicing. Lengths
- * were checked by the submit helpers (pack: out = ceil(n / 64) words; bitslice: equal block
- * counts), so the bodies only read within each buffer's own length.
+ * cpu/bits.c — CPU bodies of bit packing / unpacking and bit-slicing (bit extraction, an
+ * elementwise operation, is in cpu/elementwise.c). Lengths were checked by the submit helpers
+ * (pack: out = ceil(n / 64) words; bitslice: equal block counts), so the bodies only read within
+ * each buffer's own length.
  */
 #include "config.h"
 
@@ -11,18 +12,6 @@
 #include "codelets/codelets_internal.h"
 
 #include <string.h>
-
-void veil_bit_extract_cpu(void *buffers[], void *cl_arg)
-{
-    uint64_t k;
-    starpu_codelet_unpack_args(cl_arg, &k);
-    size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
-    const uint64_t *restrict a = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    uint64_t *restrict out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
-    unsigned s = (unsigned)(k & 63);
-    for (size_t i = 0; i < n; i++)
-        out[i] = (a[i] >> s) & 1;
-}
 
 void veil_bit_pack_cpu(void *buffers[], void *cl_arg)
 {

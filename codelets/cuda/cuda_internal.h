@@ -14,6 +14,8 @@
 #ifndef VEIL_CODELETS_CUDA_INTERNAL_H
 #define VEIL_CODELETS_CUDA_INTERNAL_H
 
+#include "codelets/elementwise_common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,26 +64,10 @@ void veil_flatop_cuda(void *buffers[], void *cl_arg);
 
 #ifdef __CUDACC__
 /* Launchers: enqueue on stream s and return cudaGetLastError() (no synchronisation). Pointers
- * are device pointers. Operation codes of the elementwise launchers: */
-enum veil_cuda_op {
-    VEIL_CUDA_ADD,
-    VEIL_CUDA_SUB,
-    VEIL_CUDA_MUL,
-    VEIL_CUDA_XOR,
-    VEIL_CUDA_AND, /* binary */
-    VEIL_CUDA_NEG,
-    VEIL_CUDA_NOT, /* unary */
-    VEIL_CUDA_MUL_SCALAR,
-    VEIL_CUDA_ADD_SCALAR,
-    VEIL_CUDA_XOR_MASK,
-    VEIL_CUDA_AND_MASK,
-    VEIL_CUDA_SHL,
-    VEIL_CUDA_SHR,
-    VEIL_CUDA_SAR,
-    VEIL_CUDA_BIT_EXTRACT /* with parameter p */
-};
-/** out[i] = a[i] op b[i] (binary ops), op a[i] (unary), a[i] op p (parameter ops), i < n. */
-cudaError_t veil_cuda_elementwise(enum veil_cuda_op op, const uint64_t *a, const uint64_t *b,
+ * are device pointers. */
+/** out[i] = veil_ew_apply(op, a[i], y) with y = b[i] (binary ops), p (parameter ops) or unused
+ * (unary ops), i < n; operation codes and element math in elementwise_common.h. */
+cudaError_t veil_cuda_elementwise(enum veil_ew_op op, const uint64_t *a, const uint64_t *b,
                                   uint64_t p, uint64_t *out, size_t n, cudaStream_t s);
 /** Packs bit k of a[0..n) into ceil(n / 64) words at out (cuda/bits.cu). */
 cudaError_t veil_cuda_bit_pack(const uint64_t *a, size_t n, unsigned k, uint64_t *out,

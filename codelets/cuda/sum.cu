@@ -1,7 +1,8 @@
 /*
  * cuda/sum.cu — CUDA kernels and StarPU CUDA bodies of the k-operand sum, out = in_0 + ... +
- * in_{k-1} (mod 2^64), and XOR-sum, out = in_0 ^ ... ^ in_{k-1}. The k <= VEIL_SUM_MAX_OPERANDS input pointers travel by value in the kernel's
- * parameter block (64 pointers = 512 bytes, well inside the 4 KiB limit).
+ * in_{k-1} (mod 2^64), and XOR-sum, out = in_0 ^ ... ^ in_{k-1}. The k <= VEIL_SUM_MAX_OPERANDS
+ * input pointers travel by value in the kernel's parameter block (64 pointers = 512 bytes, well
+ * inside the 4 KiB limit). The StarPU bodies call the launchers, as in the other .cu files.
  */
 #include "config.h"
 
@@ -62,9 +63,9 @@ static void body(void *buffers[], int xor_op)
     unsigned k = nbuf - 1;
     for (unsigned t = 0; t < k && t < MAX_OPERANDS; t++)
         in[t] = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[t + 1]);
-    VEIL_CUDA_BODY_CHECK(launch(in, k, (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]),
-                                STARPU_VECTOR_GET_NX(buffers[0]), starpu_cuda_get_local_stream(),
-                                xor_op));
+    VEIL_CUDA_BODY_CHECK((xor_op ? veil_cuda_xor_sum : veil_cuda_sum)(
+        in, k, (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]), STARPU_VECTOR_GET_NX(buffers[0]),
+        starpu_cuda_get_local_stream()));
 }
 
 extern "C" void veil_sum_cuda(void *buffers[], void *cl_arg)
