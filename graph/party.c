@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
+#include "base/env.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
 #include "graph/party_internal.h"
@@ -132,14 +133,8 @@ static void counters(veil_party_t *me, struct veil_run_stats *s)
 
 /* Tracing from the options or VEIL_TRACE: checks the path pattern, starts the recorder (one
  * tracing party per process). Before the network opens, so that every message is seen. */
-static int trace_open(veil_party_t *me)
+static int trace_open(veil_party_t *me, const char *path)
 {
-    const char *path = me->o.trace_path;
-    if (!path) {
-        path = getenv("VEIL_TRACE");
-        if (path && !path[0])
-            path = NULL;
-    }
     if (!path)
         return VEIL_OK;
     char probe[4096];
@@ -171,31 +166,10 @@ static void trace_close(veil_party_t *me)
     me->trace_path = NULL;
 }
 
-/* An integer in [lo, hi] from the environment variable name into *out when it is set and not
- * empty (*out untouched otherwise); VEIL_ERR_INVAL naming the variable, the value and what it
- * should be. */
-static int env_int(const char *name, long lo, long hi, const char *what, int *out)
-{
-    const char *env = getenv(name);
-    if (!env || !*env)
-        return VEIL_OK;
-    char *end;
-    long v = strtol(env, &end, 10);
-    if (*end || v < lo || v > hi)
-        return veil_error(VEIL_ERR_INVAL, "veil_party_open: %s='%s' is not %s (%ld to %ld)", name,
-                          env, what, lo, hi);
-    *out = (int)v;
-    return VEIL_OK;
-}
-
 /* The workers' nice value: the option, else VEIL_WORKER_NICE (0 or unset: unchanged). */
-static int set_worker_nice(veil_party_t *me)
+static int set_worker_nice(int nice)
 {
-    int nice = me->o.worker_nice;
-    int rc = nice == 0 ? env_int("VEIL_WORKER_NICE", 0, 19, "a nice value", &nice) : VEIL_OK;
-    if (rc != VEIL_OK)
-        return rc;
-    rc = veil_sched_worker_nice(nice);
+    int rc = veil_sched_worker_nice(nice);
     return rc == VEIL_OK ? VEIL_OK : veil_error(rc, "veil_party_open: %s", veil_last_error());
 }
 
@@ -207,10 +181,9 @@ static enum starpu_worker_archtype kind_type(enum veil_device_kind k)
 
 /* The device kind asked for (option, else VEIL_DEVICE_KIND), AUTO resolved to CUDA when StarPU
  * has CUDA workers; CUDA without one is refused. */
-static int resolve_device_kind(veil_party_t *me)
+static int resolve_device_kind(veil_party_t *me, const char *env)
 {
     me->kind = me->o.device_kind;
-    const char *env = getenv("VEIL_DEVICE_KIND");
     int rc;
     if (me->kind == VEIL_DEVICE_AUTO && env && *env &&
         (rc = veil_device_kind_parse(env, &me->kind)) != VEIL_OK)
@@ -236,20 +209,16 @@ static int resolve_device_kind(veil_party_t *me)
 
 /* The placement and device count asked for (options, else VEIL_PLACEMENT / VEIL_DEVICES),
  * checked against StarPU's workers of the device kind; AUTO is resolved later (place). */
-static int resolve_placement(veil_party_t *me)
+static int resolve_placement(veil_party_t *me, const struct veil_env_party *e)
 {
-    int rc = resolve_device_kind(me);
+    int rc = resolve_device_kind(me, e->device_kind);
     if (rc != VEIL_OK)
         return rc;
     const int nworkers = (int)starpu_worker_get_count_by_type(kind_type(me->kind));
     me->placement = me->o.placement;
-    me->ndev = me->o.devices;
-    const char *env = getenv("VEIL_PLACEMENT");
-    const char *envd = getenv("VEIL_DEVICES");
-    me->calibrate = me->o.calibrate;
-    if (me->calibrate == 0 &&
-        (rc = env_int("VEIL_CALIBRATE", 0, 1, "0 or 1", &me->calibrate)) != VEIL_OK)
-        return rc;
+    me->ndev = e->devices;
+    const char *env = e->placement;
+    me->calibrate = e->calibrate;
     if (me->calibrate < 0 || me->calibrate > 1)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: calibrate is %d (use 0 or 1)",
                           me->calibrate);
@@ -258,9 +227,8 @@ static int resolve_placement(veil_party_t *me)
     /* nothing asked (no placement, device count or calibration): no pinning at all, StarPU's
      * scheduler places every task (as on a machine whose accelerators Veil's placement does not
      * drive) */
-    me->pin = me->placement != VEIL_PLACEMENT_AUTO || me->ndev > 0 || (env && *env) ||
-              (envd && *envd) || me->calibrate;
-    if (me->placement == VEIL_PLACEMENT_AUTO && env && *env &&
+    me->pin = me->placement != VEIL_PLACEMENT_AUTO || me->ndev > 0 || env || me->calibrate;
+    if (me->placement == VEIL_PLACEMENT_AUTO && env &&
         (rc = veil_placement_parse(env, &me->placement)) != VEIL_OK)
         return veil_error(rc, "veil_party_open: VEIL_PLACEMENT: %s", veil_last_error());
     if ((unsigned)me->placement >= VEIL_PLACEMENT_COUNT)
@@ -270,10 +238,6 @@ static int resolve_placement(veil_party_t *me)
     if ((unsigned)me->o.tp_split >= VEIL_TP_FORCE_COUNT)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown tensor-parallel split %d",
                           (int)me->o.tp_split);
-    if (me->ndev == 0 &&
-        (rc = env_int("VEIL_DEVICES", 1, VEIL_PLACE_MAX_DEV, "a device count", &me->ndev)) !=
-            VEIL_OK)
-        return rc;
     if (me->ndev < 0)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: %d devices", me->ndev);
     if (me->ndev == 0)
@@ -436,11 +400,19 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
         goto fail;
     }
     me->starpu_up = 1;
-    if ((rc = set_worker_nice(me)) != VEIL_OK)
+    /* the options that defer to the environment, filled from it (base/env.c) */
+    struct veil_env_party env = {.material_seed = me->o.material_seed,
+                                 .trace_path = me->o.trace_path,
+                                 .worker_nice = me->o.worker_nice,
+                                 .calibrate = me->o.calibrate,
+                                 .devices = me->o.devices};
+    if ((rc = veil_env_party(&env, VEIL_PLACE_MAX_DEV)) != VEIL_OK)
         goto fail;
-    if ((rc = trace_open(me)) != VEIL_OK)
+    if ((rc = set_worker_nice(env.worker_nice)) != VEIL_OK)
         goto fail;
-    if ((rc = resolve_placement(me)) != VEIL_OK)
+    if ((rc = trace_open(me, env.trace_path)) != VEIL_OK)
+        goto fail;
+    if ((rc = resolve_placement(me, &env)) != VEIL_OK)
         goto fail;
     if ((rc = veil_net_open(&cfg, NULL, &me->net)) != VEIL_OK)
         goto fail;
@@ -458,7 +430,7 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
         mo.preproc_path = preproc_path;
         memcpy(mo.plan_digest, p->digest, sizeof mo.plan_digest);
     }
-    const char *ms = me->o.material_seed ? me->o.material_seed : getenv("VEIL_MATERIAL_SEED");
+    const char *ms = env.material_seed;
     if (ms && *ms) {
         if ((rc = parse_seed(ms, mo.material_seed)) != VEIL_OK)
             goto fail;
