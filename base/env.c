@@ -43,6 +43,11 @@ const char *veil_env_get(const char *name)
     return getenv(name);
 }
 
+const char *veil_env_name(size_t i)
+{
+    return i < sizeof known / sizeof known[0] ? known[i] : NULL;
+}
+
 /* The value of name, NULL when unset or empty. */
 static const char *value_of(const char *name)
 {

@@ -21,6 +21,10 @@
  */
 const char *veil_env_get(const char *name);
 
+/** The i-th name of env.c's table (0-based), NULL past the end: README's table and the tests
+ *  check against it. */
+const char *veil_env_name(size_t i);
+
 /** The log level index (0 error .. 3 debug) from VEIL_LOG into *level; untouched when the
  *  variable is unset or names no level. */
 void veil_env_log_level(int *level);
