@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/env.h"
 #include "base/harness.h"
 
 #include <arpa/inet.h>
@@ -94,8 +95,8 @@ static int fill_identities(const struct veil_harness_opts *o, int nprocs,
 }
 
 /* Sets the child's environment. Runs in the child, between fork and fn/exec. */
-static void child_environment(const struct veil_harness_opts *o, const struct veil_harness_party *me,
-                              const char *starpu_home)
+static void child_environment(const struct veil_harness_opts *o, const struct veil_env_harness *env,
+                              const struct veil_harness_party *me, const char *starpu_home)
 {
     char buf[VEIL_HARNESS_MAX_PROCS * 64 + 16];
     int nprocs = o->nparties + (o->dealer ? 1 : 0);
@@ -115,7 +116,7 @@ static void child_environment(const struct veil_harness_opts *o, const struct ve
     snprintf(buf, sizeof buf, "%d", me->listen_fd);
     setenv("VEIL_LISTEN_FD", buf, 1);
     if (!o->keep_starpu_env) {
-        const char *sched = o->sched ? o->sched : getenv("STARPU_SCHED");
+        const char *sched = o->sched ? o->sched : env->starpu_sched;
         setenv("STARPU_SCHED", sched ? sched : "lws", 1);
         char ncpu[16];
         snprintf(ncpu, sizeof ncpu, "%d", o->ncpu > 0 ? o->ncpu : 1);
@@ -126,11 +127,11 @@ static void child_environment(const struct veil_harness_opts *o, const struct ve
         /* As many spinning workers as cores or more (several processes on one host): let the
          * network threads preempt an idle worker at once (sched/worker_priority.c). */
         const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (!getenv("VEIL_WORKER_NICE") && cores > 0 &&
+        if (!env->worker_nice_set && cores > 0 &&
             (long)nprocs * (o->ncpu > 0 ? o->ncpu : 1) >= cores)
             setenv("VEIL_WORKER_NICE", "19", 1);
         /* A second memory node only when a test asks for it. */
-        if (!getenv("STARPU_NOPENCL"))
+        if (!env->starpu_nopencl_set)
             setenv("STARPU_NOPENCL", "0", 1);
     }
     for (const char *const *e = o->extra_env; e && *e; e++) {
@@ -204,125 +205,120 @@ static const char *name_of(const struct veil_harness_party *id, char *buf, size_
     return buf;
 }
 
-/* Forks every process; in each child either calls fn or execs argv. */
-static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, void *arg,
-                   char *const *argv, struct veil_harness_result *results)
-{
-    if (!opts || opts->nparties < 1 || opts->nparties + (opts->dealer ? 1 : 0) >
-                                           VEIL_HARNESS_MAX_PROCS)
-        return veil_error(VEIL_ERR_INVAL, "harness: between 1 and %d processes are supported",
-                          VEIL_HARNESS_MAX_PROCS);
-    const int nprocs = opts->nparties + (opts->dealer ? 1 : 0);
-    const double timeout = opts->timeout_s > 0 ? opts->timeout_s : 120.0;
-    const int forward = opts->forward_output ||
-                        (getenv("VEIL_TEST_VERBOSE") && strcmp(getenv("VEIL_TEST_VERBOSE"), "1") == 0);
+/* One run of the harness: its options, identities, processes and what the parent read from its
+ * own environment for the children. */
+struct run {
+    const struct veil_harness_opts *opts;
+    veil_harness_fn fn;
+    void *arg;
+    char *const *argv;
+    int nprocs;
+    double timeout;
+    int forward;
+    struct veil_env_harness env;
     struct veil_harness_party ids[VEIL_HARNESS_MAX_PROCS];
     struct proc procs[VEIL_HARNESS_MAX_PROCS];
-    memset(procs, 0, sizeof procs);
-    for (int i = 0; i < VEIL_HARNESS_MAX_PROCS; i++) {
-        procs[i].out_fd = -1;
-        ids[i].listen_fd = -1;
-    }
-    int rc = fill_identities(opts, nprocs, ids);
-    if (rc != VEIL_OK)
-        goto fail;
+};
 
+/* In the child i, after fork: own process group (so the harness can kill its threads and
+ * children), output to the pipe fds, identity in the environment; then fn or exec. Never
+ * returns. */
+static void child_main(struct run *r, int i, const int fds[2])
+{
+    setpgid(0, 0);
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    for (int j = 0; j < i; j++)
+        if (r->procs[j].out_fd >= 0)
+            close(r->procs[j].out_fd);
+    for (int j = 0; j < r->nprocs; j++)
+        if (j != i && r->ids[j].listen_fd >= 0)
+            close(r->ids[j].listen_fd);
+    child_environment(r->opts, &r->env, &r->ids[i], r->procs[i].starpu_home);
+    if (r->argv) {
+        execvp(r->argv[0], r->argv);
+        fprintf(stderr, "veil-harness: cannot execute %s: %s\n", r->argv[0], strerror(errno));
+        _exit(127);
+    }
+    int code = r->fn(&r->ids[i], r->arg);
     fflush(stdout);
     fflush(stderr);
-    for (int i = 0; i < nprocs; i++) {
-        struct proc *p = &procs[i];
-        p->out = malloc(OUTPUT_CAP + 1);
-        if (!p->out) {
-            rc = veil_error(VEIL_ERR_NOMEM, "harness: out of memory");
-            goto fail;
-        }
-        p->out[0] = '\0';
-        const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(p->starpu_home, sizeof p->starpu_home, "%.40s/veil-starpu-XXXXXX", tmp);
-        if (!opts->keep_starpu_env && !mkdtemp(p->starpu_home)) {
-            rc = veil_error(VEIL_ERR_IO, "harness: mkdtemp %s: %s", p->starpu_home, strerror(errno));
-            p->starpu_home[0] = '\0';
-            goto fail;
-        }
-        int fds[2];
-        if (pipe2(fds, O_CLOEXEC) != 0) {
-            rc = veil_error(VEIL_ERR_IO, "harness: pipe: %s", strerror(errno));
-            goto fail;
-        }
-        p->started = veil_now();
-        p->pid = fork();
-        if (p->pid < 0) {
-            close(fds[0]);
-            close(fds[1]);
-            rc = veil_error(VEIL_ERR_IO, "harness: fork: %s", strerror(errno));
-            goto fail;
-        }
-        if (p->pid == 0) {
-            /* Child: own process group (so the harness can kill its threads and children),
-             * output to the pipe, identity in the environment. */
-            setpgid(0, 0);
-            dup2(fds[1], STDOUT_FILENO);
-            dup2(fds[1], STDERR_FILENO);
-            close(fds[0]);
-            close(fds[1]);
-            for (int j = 0; j < i; j++)
-                if (procs[j].out_fd >= 0)
-                    close(procs[j].out_fd);
-            for (int j = 0; j < nprocs; j++)
-                if (j != i && ids[j].listen_fd >= 0)
-                    close(ids[j].listen_fd);
-            child_environment(opts, &ids[i], p->starpu_home);
-            if (argv) {
-                execvp(argv[0], argv);
-                fprintf(stderr, "veil-harness: cannot execute %s: %s\n", argv[0], strerror(errno));
-                _exit(127);
-            }
-            int code = fn(&ids[i], arg);
-            fflush(stdout);
-            fflush(stderr);
-            _exit(code & 0xff);
-        }
-        setpgid(p->pid, p->pid); /* also in the parent, to avoid the race with the child */
+    _exit(code & 0xff);
+}
+
+/* Forks process i with its output buffer, private StarPU home and output pipe. */
+static int start_one(struct run *r, int i)
+{
+    struct proc *p = &r->procs[i];
+    p->out = malloc(OUTPUT_CAP + 1);
+    if (!p->out)
+        return veil_error(VEIL_ERR_NOMEM, "harness: out of memory");
+    p->out[0] = '\0';
+    snprintf(p->starpu_home, sizeof p->starpu_home, "%.40s/veil-starpu-XXXXXX", r->env.tmpdir);
+    if (!r->opts->keep_starpu_env && !mkdtemp(p->starpu_home)) {
+        int rc = veil_error(VEIL_ERR_IO, "harness: mkdtemp %s: %s", p->starpu_home,
+                            strerror(errno));
+        p->starpu_home[0] = '\0';
+        return rc;
+    }
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return veil_error(VEIL_ERR_IO, "harness: pipe: %s", strerror(errno));
+    p->started = veil_now();
+    p->pid = fork();
+    if (p->pid < 0) {
+        close(fds[0]);
         close(fds[1]);
-        p->out_fd = fds[0];
+        return veil_error(VEIL_ERR_IO, "harness: fork: %s", strerror(errno));
     }
+    if (p->pid == 0)
+        child_main(r, i, fds);
+    setpgid(p->pid, p->pid); /* also in the parent, to avoid the race with the child */
+    close(fds[1]);
+    p->out_fd = fds[0];
+    return VEIL_OK;
+}
 
-    /* Each child holds its own listening socket now; the parent's copies would keep the ports
-     * bound after a child gives its socket back. */
-    for (int i = 0; i < nprocs; i++) {
-        close(ids[i].listen_fd);
-        ids[i].listen_fd = -1;
+/* Reads what is ready on the children's pipes (waiting at most 50 ms for some). */
+static void read_outputs(struct run *r)
+{
+    struct pollfd pfd[VEIL_HARNESS_MAX_PROCS];
+    int map[VEIL_HARNESS_MAX_PROCS], npfd = 0;
+    for (int i = 0; i < r->nprocs; i++)
+        if (r->procs[i].out_fd >= 0) {
+            pfd[npfd].fd = r->procs[i].out_fd;
+            pfd[npfd].events = POLLIN;
+            map[npfd++] = i;
+        }
+    poll(pfd, (nfds_t)npfd, 50);
+    for (int k = 0; k < npfd; k++) {
+        if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        struct proc *p = &r->procs[map[k]];
+        char buf[65536];
+        ssize_t n = read(p->out_fd, buf, sizeof buf);
+        if (n > 0) {
+            append_output(p, buf, (size_t)n, map[k], r->forward, &r->ids[map[k]]);
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+            close(p->out_fd);
+            p->out_fd = -1;
+        }
     }
+}
 
-    /* Collect output and exits until all have ended or the bound is hit. */
+/* Collects output and exits until all have ended, killing the rest at the time bound or once
+ * the grace after the first failure is over; then drains the pipes. */
+static void collect(struct run *r)
+{
     const double start = veil_now();
     double first_failure = -1;
-    int remaining = nprocs;
+    int remaining = r->nprocs;
     while (remaining > 0) {
-        struct pollfd pfd[VEIL_HARNESS_MAX_PROCS];
-        int map[VEIL_HARNESS_MAX_PROCS], npfd = 0;
-        for (int i = 0; i < nprocs; i++)
-            if (procs[i].out_fd >= 0) {
-                pfd[npfd].fd = procs[i].out_fd;
-                pfd[npfd].events = POLLIN;
-                map[npfd++] = i;
-            }
-        poll(pfd, (nfds_t)npfd, 50);
-        for (int k = 0; k < npfd; k++) {
-            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            struct proc *p = &procs[map[k]];
-            char buf[65536];
-            ssize_t n = read(p->out_fd, buf, sizeof buf);
-            if (n > 0) {
-                append_output(p, buf, (size_t)n, map[k], forward, &ids[map[k]]);
-            } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-                close(p->out_fd);
-                p->out_fd = -1;
-            }
-        }
-        for (int i = 0; i < nprocs; i++) {
-            struct proc *p = &procs[i];
+        read_outputs(r);
+        for (int i = 0; i < r->nprocs; i++) {
+            struct proc *p = &r->procs[i];
             if (p->exited)
                 continue;
             pid_t w = waitpid(p->pid, &p->status, WNOHANG);
@@ -335,87 +331,135 @@ static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, voi
             }
         }
         double now = veil_now();
-        int over_time = now - start > timeout;
-        int over_grace = first_failure >= 0 && opts->grace_s >= 0 &&
-                         now - first_failure > opts->grace_s;
+        int over_time = now - start > r->timeout;
+        int over_grace = first_failure >= 0 && r->opts->grace_s >= 0 &&
+                         now - first_failure > r->opts->grace_s;
         if (remaining > 0 && (over_time || over_grace)) {
-            for (int i = 0; i < nprocs; i++)
-                if (!procs[i].exited) {
+            for (int i = 0; i < r->nprocs; i++)
+                if (!r->procs[i].exited) {
                     if (over_time)
-                        procs[i].timed_out = 1;
+                        r->procs[i].timed_out = 1;
                     else
-                        procs[i].killed_after_failure = 1;
-                    kill_group(&procs[i]);
+                        r->procs[i].killed_after_failure = 1;
+                    kill_group(&r->procs[i]);
                 }
             /* Reap them: SIGKILL cannot be ignored, so this terminates promptly. */
-            for (int i = 0; i < nprocs; i++)
-                if (!procs[i].exited && waitpid(procs[i].pid, &procs[i].status, 0) == procs[i].pid) {
-                    procs[i].exited = 1;
-                    procs[i].ended = veil_now();
+            for (int i = 0; i < r->nprocs; i++) {
+                struct proc *p = &r->procs[i];
+                if (!p->exited && waitpid(p->pid, &p->status, 0) == p->pid) {
+                    p->exited = 1;
+                    p->ended = veil_now();
                     remaining--;
                 }
+            }
         }
     }
     /* Drain what is left in the pipes (the children are gone, reads end at EOF). */
-    for (int i = 0; i < nprocs; i++) {
-        struct proc *p = &procs[i];
+    for (int i = 0; i < r->nprocs; i++) {
+        struct proc *p = &r->procs[i];
         char buf[65536];
         ssize_t n;
         while (p->out_fd >= 0 && (n = read(p->out_fd, buf, sizeof buf)) > 0)
-            append_output(p, buf, (size_t)n, i, forward, &ids[i]);
-        if (forward && p->line_start < p->out_len) /* unterminated last line */
-            append_output(p, "\n", 1, i, forward, &ids[i]);
+            append_output(p, buf, (size_t)n, i, r->forward, &r->ids[i]);
+        if (r->forward && p->line_start < p->out_len) /* unterminated last line */
+            append_output(p, "\n", 1, i, r->forward, &r->ids[i]);
     }
+}
 
-    /* Verdict: the first process (in time) that failed names the failure. */
-    rc = VEIL_OK;
+/* The verdict: the first process (in time) that failed names the failure. */
+static int verdict(const struct run *r)
+{
     int culprit = -1;
-    for (int i = 0; i < nprocs; i++) {
-        const struct proc *p = &procs[i];
+    for (int i = 0; i < r->nprocs; i++) {
+        const struct proc *p = &r->procs[i];
         int bad = p->timed_out || exit_code_of(p) != 0;
         if (bad && !p->killed_after_failure &&
-            (culprit < 0 || p->ended < procs[culprit].ended))
+            (culprit < 0 || p->ended < r->procs[culprit].ended))
             culprit = i;
     }
-    if (culprit >= 0) {
-        const struct proc *p = &procs[culprit];
-        char who[32];
-        name_of(&ids[culprit], who, sizeof who);
-        if (p->timed_out)
-            rc = veil_error(VEIL_ERR_TIMEOUT, "harness: %s still running after %.1f s; killed",
-                            who, timeout);
-        else if (WIFSIGNALED(p->status))
-            rc = veil_error(VEIL_ERR_CHILD, "harness: %s killed by signal %d (%s)", who,
-                            WTERMSIG(p->status), strsignal(WTERMSIG(p->status)));
-        else
-            rc = veil_error(VEIL_ERR_CHILD, "harness: %s exited with status %d", who,
-                            exit_code_of(p));
-    }
-    if (results)
-        for (int i = 0; i < nprocs; i++) {
-            results[i].exit_code = exit_code_of(&procs[i]);
-            results[i].timed_out = procs[i].timed_out;
-            results[i].killed_after_failure = procs[i].killed_after_failure;
-            results[i].seconds = procs[i].ended - procs[i].started;
-            results[i].output = procs[i].out;
-            procs[i].out = NULL;
-        }
-fail:
-    for (int i = 0; i < nprocs; i++)
-        if (ids[i].listen_fd >= 0)
-            close(ids[i].listen_fd);
-    for (int i = 0; i < nprocs; i++) {
-        struct proc *p = &procs[i];
-        if (p->pid > 0 && !p->exited) { /* only on the failure path of the fork loop */
+    if (culprit < 0)
+        return VEIL_OK;
+    const struct proc *p = &r->procs[culprit];
+    char who[32];
+    name_of(&r->ids[culprit], who, sizeof who);
+    if (p->timed_out)
+        return veil_error(VEIL_ERR_TIMEOUT, "harness: %s still running after %.1f s; killed", who,
+                          r->timeout);
+    if (WIFSIGNALED(p->status))
+        return veil_error(VEIL_ERR_CHILD, "harness: %s killed by signal %d (%s)", who,
+                          WTERMSIG(p->status), strsignal(WTERMSIG(p->status)));
+    return veil_error(VEIL_ERR_CHILD, "harness: %s exited with status %d", who, exit_code_of(p));
+}
+
+/* Closes what is still open, kills what still runs (only on the failure path of the fork
+ * loop), frees the outputs not handed over and removes the private StarPU homes. */
+static void cleanup(struct run *r)
+{
+    for (int i = 0; i < r->nprocs; i++)
+        if (r->ids[i].listen_fd >= 0)
+            close(r->ids[i].listen_fd);
+    for (int i = 0; i < r->nprocs; i++) {
+        struct proc *p = &r->procs[i];
+        if (p->pid > 0 && !p->exited) {
             kill_group(p);
             waitpid(p->pid, NULL, 0);
         }
         if (p->out_fd >= 0)
             close(p->out_fd);
         free(p->out);
-        if (p->starpu_home[0] && !opts->keep_starpu_env)
+        if (p->starpu_home[0] && !r->opts->keep_starpu_env)
             nftw(p->starpu_home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     }
+}
+
+/* Forks every process; in each child either calls fn or execs argv. */
+static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, void *arg,
+                   char *const *argv, struct veil_harness_result *results)
+{
+    if (!opts || opts->nparties < 1 || opts->nparties + (opts->dealer ? 1 : 0) >
+                                           VEIL_HARNESS_MAX_PROCS)
+        return veil_error(VEIL_ERR_INVAL, "harness: between 1 and %d processes are supported",
+                          VEIL_HARNESS_MAX_PROCS);
+    struct run *r = calloc(1, sizeof *r);
+    if (!r)
+        return veil_error(VEIL_ERR_NOMEM, "harness: out of memory");
+    r->opts = opts;
+    r->fn = fn;
+    r->arg = arg;
+    r->argv = argv;
+    r->nprocs = opts->nparties + (opts->dealer ? 1 : 0);
+    r->timeout = opts->timeout_s > 0 ? opts->timeout_s : 120.0;
+    veil_env_harness(&r->env);
+    r->forward = opts->forward_output || r->env.verbose;
+    for (int i = 0; i < VEIL_HARNESS_MAX_PROCS; i++) {
+        r->procs[i].out_fd = -1;
+        r->ids[i].listen_fd = -1;
+    }
+    int rc = fill_identities(opts, r->nprocs, r->ids);
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; rc == VEIL_OK && i < r->nprocs; i++)
+        rc = start_one(r, i);
+    if (rc == VEIL_OK) {
+        /* Each child holds its own listening socket now; the parent's copies would keep the
+         * ports bound after a child gives its socket back. */
+        for (int i = 0; i < r->nprocs; i++) {
+            close(r->ids[i].listen_fd);
+            r->ids[i].listen_fd = -1;
+        }
+        collect(r);
+        rc = verdict(r);
+        for (int i = 0; results && i < r->nprocs; i++) {
+            results[i].exit_code = exit_code_of(&r->procs[i]);
+            results[i].timed_out = r->procs[i].timed_out;
+            results[i].killed_after_failure = r->procs[i].killed_after_failure;
+            results[i].seconds = r->procs[i].ended - r->procs[i].started;
+            results[i].output = r->procs[i].out;
+            r->procs[i].out = NULL;
+        }
+    }
+    cleanup(r);
+    free(r);
     return rc;
 }
 
@@ -441,60 +485,4 @@ void veil_harness_results_free(struct veil_harness_result *results, int n)
         free(results[i].output);
         results[i].output = NULL;
     }
-}
-
-static int env_int(const char *name, int lo, int hi, int *out)
-{
-    const char *v = getenv(name);
-    char *end;
-    if (!v)
-        return veil_error(VEIL_ERR_INVAL, "%s is not set (start parties with veil-run)", name);
-    long x = strtol(v, &end, 10);
-    if (*v == '\0' || *end != '\0' || x < lo || x > hi)
-        return veil_error(VEIL_ERR_INVAL, "%s=%s: expected an integer in [%d, %d]", name, v, lo,
-                          hi);
-    *out = (int)x;
-    return VEIL_OK;
-}
-
-int veil_harness_party_from_env(struct veil_harness_party *me)
-{
-    memset(me, 0, sizeof *me);
-    int rc;
-    if ((rc = env_int("VEIL_NPARTIES", 1, VEIL_HARNESS_MAX_PROCS - 1, &me->nparties)) != VEIL_OK ||
-        (rc = env_int("VEIL_DEALER", 0, 1, &me->has_dealer)) != VEIL_OK ||
-        (rc = env_int("VEIL_PARTY_ID", 0, me->nparties - 1 + me->has_dealer, &me->id)) != VEIL_OK)
-        return rc;
-    me->is_dealer = me->has_dealer && me->id == me->nparties;
-    me->listen_fd = -1;
-    const char *lfd = getenv("VEIL_LISTEN_FD");
-    if (lfd && *lfd) {
-        char *end;
-        long v = strtol(lfd, &end, 10);
-        if (*end != '\0' || v < -1 || v > 65535)
-            return veil_error(VEIL_ERR_INVAL, "VEIL_LISTEN_FD=%s: expected a file descriptor", lfd);
-        me->listen_fd = (int)v;
-    }
-    const char *s = getenv("VEIL_SESSION");
-    if (!s || strlen(s) != 32 || strspn(s, "0123456789abcdef") != 32)
-        return veil_error(VEIL_ERR_INVAL, "VEIL_SESSION must be 32 lowercase hex digits");
-    memcpy(me->session, s, 33);
-    const char *e = getenv("VEIL_ENDPOINTS");
-    int nprocs = me->nparties + me->has_dealer;
-    for (int i = 0; i < nprocs; i++) {
-        if (!e || !*e)
-            return veil_error(VEIL_ERR_INVAL, "VEIL_ENDPOINTS lists fewer than %d endpoints",
-                              nprocs);
-        size_t len = strcspn(e, ",");
-        if (len == 0 || len >= sizeof me->endpoints[i])
-            return veil_error(VEIL_ERR_INVAL, "VEIL_ENDPOINTS: endpoint %d is empty or too long", i);
-        memcpy(me->endpoints[i], e, len);
-        me->endpoints[i][len] = '\0';
-        e += len;
-        if (*e == ',')
-            e++;
-    }
-    if (e && *e)
-        return veil_error(VEIL_ERR_INVAL, "VEIL_ENDPOINTS lists more than %d endpoints", nprocs);
-    return VEIL_OK;
 }

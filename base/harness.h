@@ -79,7 +79,8 @@ int veil_harness_exec(const struct veil_harness_opts *opts, char *const *argv,
 /** Releases the outputs held by n results. */
 void veil_harness_results_free(struct veil_harness_result *results, int n);
 
-/** Reads this process's identity from the VEIL_* environment; VEIL_ERR_INVAL if absent/bad. */
+/** Reads this process's identity from the VEIL_* environment; VEIL_ERR_INVAL if absent/bad.
+ *  Implemented in base/env.c, the library's one reader of the environment. */
 int veil_harness_party_from_env(struct veil_harness_party *me);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * log.c — Veil's logger: one line per message on stderr, with level, optional party prefix and
- * a timestamp relative to the first message. The level comes from veil_log_set_level or $VEIL_LOG.
+ * a timestamp relative to the first message. The level comes from veil_log_set_level or $VEIL_LOG
+ * (read once, through base/env.c).
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/env.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -14,13 +16,9 @@ static char prefix[32];
 
 static void level_from_env(void)
 {
-    const char *e = getenv("VEIL_LOG");
-    if (!e)
-        return;
-    static const char *names[] = {"error", "warn", "info", "debug"};
-    for (int i = 0; i < VEIL_LOG_LEVEL_COUNT; i++)
-        if (strcmp(e, names[i]) == 0)
-            current_level = (enum veil_log_level)i;
+    int level = (int)current_level;
+    veil_env_log_level(&level);
+    current_level = (enum veil_log_level)level;
 }
 
 void veil_log_set_level(enum veil_log_level level)

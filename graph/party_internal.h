@@ -1,7 +1,8 @@
 /*
  * party_internal.h — one process's side of a secure session (struct veil_party), shared by
- * party.c (open, close, veil_run and the walk every run or step goes through), train.c (training
- * steps, parameter and loss reveals) and checkpoint.c (save and load). Never installed.
+ * party.c (open, close), party_place.c (devices and placement), party_run.c (veil_run and the
+ * walk every run or step goes through), train.c (training steps, parameter and loss reveals)
+ * and checkpoint.c (save and load). Never installed.
  */
 #ifndef VEIL_GRAPH_PARTY_INTERNAL_H
 #define VEIL_GRAPH_PARTY_INTERNAL_H
@@ -56,6 +57,23 @@ int veil_party_usable(veil_party_t *me, const char *what);
 int veil_party_walk(veil_party_t *me, const char *what, size_t end,
                     const struct veil_feed *feeds, size_t nfeeds, double *const *outputs,
                     int loss_to, double *probs);
+
+/**
+ * The device kind, placement, device count and calibration asked for: the options, where they
+ * defer to the environment e's values (base/env.c), checked against StarPU's workers. AUTO
+ * placement is resolved later (veil_party_place). VEIL_ERR_INVAL / VEIL_ERR_UNSUPPORTED naming
+ * what to change.
+ */
+struct veil_env_party;
+int veil_party_resolve_placement(veil_party_t *me, const struct veil_env_party *e);
+
+/** Resolves AUTO by the cost model (with the calibrated node times once measured), logs the
+ *  choice and fills the executor's per-node placement. */
+int veil_party_place(veil_party_t *me);
+
+/** After the calibration run (run index run over nodes [0, end)): the measured node times
+ *  replace the model's and the party places again. */
+int veil_party_apply_calibration(veil_party_t *me, int run, size_t end);
 
 /** Decodes a public tensor (after a barrier) into numel doubles. */
 int veil_party_decode(veil_party_t *me, struct veil_pub *r, double *out);

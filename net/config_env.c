@@ -1,14 +1,16 @@
 /*
  * config_env.c — builds a party's net configuration from the VEIL_* environment set by the
- * harness and the veil-run launcher (key directory, link emulation, timeout, plaintext switch).
+ * harness and the veil-run launcher (key directory, link emulation, timeout, plaintext switch):
+ * base/env.c reads the variables, this file reads the key files they name and fills the
+ * configuration.
  */
 #include "config.h"
 #include "net/config_env.h"
 #include "base/base_internal.h"
+#include "base/env.h"
 #include "base/harness.h"
 #include "net/net_internal.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +30,13 @@ int veil_net_config_from_env(struct veil_net_config *cfg)
     if (nprocs > VEIL_NET_MAX_PROCS)
         return veil_error(VEIL_ERR_INVAL, "VEIL_NPARTIES: %d processes, at most %d", nprocs,
                           VEIL_NET_MAX_PROCS);
-    const char *plain = getenv("VEIL_INSECURE_PLAINTEXT");
-    int insecure = 0;
-    if (plain && *plain) {
-        if (strcmp(plain, "1") != 0 && strcmp(plain, "0") != 0)
-            return veil_error(VEIL_ERR_INVAL, "VEIL_INSECURE_PLAINTEXT='%s': use 1 or 0", plain);
-        insecure = plain[0] == '1';
-    }
-    const char *dir = getenv(VEIL_ENV_KEY_DIR);
+    struct veil_env_net env;
+    if ((rc = veil_env_net(&env)) != VEIL_OK)
+        return rc;
+    const int insecure = env.insecure;
+    const char *dir = env.key_dir;
     if (!insecure) {
-        if (!dir || !*dir)
+        if (!dir)
             return veil_error(VEIL_ERR_INVAL, "VEIL_KEY_DIR is not set: start the parties with "
                               "veil-run, or set VEIL_INSECURE_PLAINTEXT=1 (debugging only)");
         char path[4096];
@@ -60,20 +59,10 @@ int veil_net_config_from_env(struct veil_net_config *cfg)
     if (rc)
         goto done;
     cfg->insecure_plaintext = insecure;
-    const char *link = getenv("VEIL_LINK");
-    if (link && *link && (rc = veil_link_parse(link, &cfg->link)) != VEIL_OK)
+    if (env.link && (rc = veil_link_parse(env.link, &cfg->link)) != VEIL_OK)
         goto done;
-    const char *to = getenv("VEIL_NET_TIMEOUT");
-    if (to && *to) {
-        char *end = NULL;
-        errno = 0;
-        double t = strtod(to, &end);
-        if (errno || end == to || *end || !(t > 0) || t > 1e6) {
-            rc = veil_error(VEIL_ERR_INVAL, "VEIL_NET_TIMEOUT='%s': a number of seconds > 0", to);
-            goto done;
-        }
-        cfg->timeout_s = t;
-    }
+    if (env.timeout_s > 0)
+        cfg->timeout_s = env.timeout_s;
 done:
     veil_wipe(sec, sizeof sec);
     if (rc)

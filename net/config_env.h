@@ -7,9 +7,6 @@
 
 #include "net/net_config.h"
 
-/** Directory of the session's key files, set by veil-run for every process. */
-#define VEIL_ENV_KEY_DIR "VEIL_KEY_DIR"
-
 /**
  * Fills cfg from the environment: identity, endpoints, session and listening socket from the
  * harness variables (veil_harness_party_from_env), then
@@ -20,7 +17,8 @@
  *   VEIL_LINK                 link emulation "LATENCY,BANDWIDTH" (veil_link_parse)
  *   VEIL_NET_TIMEOUT          peer silence timeout in seconds (> 0)
  * Returns VEIL_OK, or VEIL_ERR_INVAL / VEIL_ERR_IO / VEIL_ERR_AUTH naming the variable or file
- * at fault. The plan digest is left zero (the caller sets it). Not thread-safe (getenv).
+ * at fault. The plan digest is left zero (the caller sets it). Reads the variables through
+ * base/env.c (veil_env_net); not thread-safe against a concurrent setenv.
  */
 int veil_net_config_from_env(struct veil_net_config *cfg);
 

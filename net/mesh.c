@@ -22,6 +22,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/env.h"
 #include "base/harness.h"
 #include "net/net_internal.h"
 
@@ -44,29 +45,17 @@ const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32])
     return buf;
 }
 
-static size_t env_size(const char *name, size_t dflt)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        x <<= 10;
-    else if (*end == 'm' || *end == 'M')
-        x <<= 20;
-    return x ? (size_t)x : dflt;
-}
-
 void veil_net_options_defaults(struct veil_net_options *o)
 {
-    o->connect_timeout_s = 30;
-    o->chunk_bytes = env_size("VEIL_NET_CHUNK", (size_t)512 << 10); /* bench/README-net-starpu.md */
-    o->pool_bytes = env_size("VEIL_NET_POOL", (size_t)16 << 20);
-    o->early_cap_bytes = env_size("VEIL_NET_EARLY_CAP", (size_t)1 << 30);
-    const char *t = getenv("VEIL_NET_CONNECT_TIMEOUT");
-    if (t && atof(t) > 0)
-        o->connect_timeout_s = atof(t);
+    struct veil_env_net_tuning t = {.chunk_bytes = (size_t)512 << 10, /* bench/README-net-starpu.md */
+                                    .pool_bytes = (size_t)16 << 20,
+                                    .early_cap_bytes = (size_t)1 << 30,
+                                    .connect_timeout_s = 30};
+    veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT */
+    o->connect_timeout_s = t.connect_timeout_s;
+    o->chunk_bytes = t.chunk_bytes;
+    o->pool_bytes = t.pool_bytes;
+    o->early_cap_bytes = t.early_cap_bytes;
 }
 
 static int hexval(char c)

@@ -86,12 +86,21 @@ static void remove_keys(const char *dir, int nprocs)
         fprintf(stderr, "veil-run: cannot remove key directory %s: %s\n", dir, strerror(errno));
 }
 
-int main(int argc, char **argv)
-{
-    int n = 0, dealer = 0, insecure = 0, ncpu = 0, i;
-    double timeout = 600;
-    const char *link = NULL, *session = NULL;
+/* The command line. */
+struct args {
+    int n, dealer, insecure, ncpu;
+    double timeout;
+    const char *link, *session;
     char sess[33];
+    int prog; /* argv index of the program */
+};
+
+/* Parses the options into r; -1 to go on, else the exit status (help, usage error). */
+static int parse_args(int argc, char **argv, struct args *r)
+{
+    int i;
+    memset(r, 0, sizeof *r);
+    r->timeout = 600;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -107,11 +116,11 @@ int main(int argc, char **argv)
             long v = strtol(argv[i], &end, 10);
             if (end == argv[i] || *end || v < 1 || v > VEIL_NET_MAX_PARTIES)
                 return usage_error("-n '%s': the number of parties is 1..16", argv[i]);
-            n = (int)v;
+            r->n = (int)v;
         } else if (!strcmp(a, "--dealer")) {
-            dealer = 1;
+            r->dealer = 1;
         } else if (!strcmp(a, "--insecure-plaintext")) {
-            insecure = 1;
+            r->insecure = 1;
         } else if (!strcmp(a, "--session")) {
             if (++i >= argc)
                 return usage_error("%s needs 32 hex digits", a);
@@ -120,12 +129,12 @@ int main(int argc, char **argv)
                 const char c = argv[i][k];
                 if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
                     break;
-                sess[k] = (char)(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+                r->sess[k] = (char)(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
             }
             if (k != 32 || argv[i][k])
                 return usage_error("--session '%s': give exactly 32 hex digits", argv[i]);
-            sess[32] = '\0';
-            session = sess;
+            r->sess[32] = '\0';
+            r->session = r->sess;
         } else if (!strcmp(a, "--link")) {
             if (++i >= argc)
                 return usage_error("%s needs LATENCY,BANDWIDTH", a);
@@ -134,7 +143,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "veil-run: --link '%s': %s\n", argv[i], veil_last_error());
                 return usage_error("%s", "--link: give LATENCY,BANDWIDTH such as 1ms,1Gbit");
             }
-            link = argv[i];
+            r->link = argv[i];
         } else if (!strcmp(a, "--ncpu")) {
             if (++i >= argc)
                 return usage_error("%s needs a number of CPU workers", a);
@@ -142,28 +151,27 @@ int main(int argc, char **argv)
             long v = strtol(argv[i], &end, 10);
             if (end == argv[i] || *end || v < 1 || v > 64)
                 return usage_error("--ncpu '%s': CPU workers per process, 1..64", argv[i]);
-            ncpu = (int)v;
+            r->ncpu = (int)v;
         } else if (!strcmp(a, "--timeout")) {
             if (++i >= argc)
                 return usage_error("%s needs a number of seconds", a);
-            if (parse_double(argv[i], &timeout) || !(timeout > 0) || timeout > 1e7)
+            if (parse_double(argv[i], &r->timeout) || !(r->timeout > 0) || r->timeout > 1e7)
                 return usage_error("--timeout '%s': a number of seconds > 0", argv[i]);
         } else {
             return usage_error("unknown option '%s' (the program goes after '--')", a);
         }
     }
-    if (n == 0)
+    if (r->n == 0)
         return usage_error("%s", "-n N is required");
     if (i >= argc)
         return usage_error("%s", "no program given: veil-run -n N -- PROGRAM [ARGS...]");
-    int nprocs = n + dealer;
+    r->prog = i;
+    return -1;
+}
 
-    char dir[] = "/tmp/veil-run-keys-XXXXXX"; /* mkdtemp: mode 0700 */
-    if (!mkdtemp(dir)) {
-        fprintf(stderr, "veil-run: cannot create a key directory: %s\n", strerror(errno));
-        return 1;
-    }
-    int status = 1;
+/* A fresh CURVE key pair for each of nprocs processes in dir; 0, or 1 with a message. */
+static int write_keys(const char *dir, int nprocs)
+{
     for (int p = 0; p < nprocs; p++) {
         char pub[VEIL_Z85_KEY_CHARS + 1], sec[VEIL_Z85_KEY_CHARS + 1], path[4200];
         snprintf(path, sizeof path, "%s/p%d.key", dir, p);
@@ -173,20 +181,27 @@ int main(int argc, char **argv)
         veil_wipe(sec, sizeof sec);
         if (rc != VEIL_OK) {
             fprintf(stderr, "veil-run: key pair %d: %s\n", p, veil_last_error());
-            goto done;
+            return 1;
         }
     }
+    return 0;
+}
 
-    char env_dir[sizeof dir + 32], env_link[300];
+/* Runs the parties (and the dealer) of r with the keys in dir; the exit status. */
+static int run_parties(const struct args *r, const char *dir, char **argv)
+{
+    const int nprocs = r->n + r->dealer;
+    int status = 1;
+    char env_dir[4200], env_link[300];
     const char *env[6];
     int ne = 0;
     snprintf(env_dir, sizeof env_dir, "VEIL_KEY_DIR=%s", dir);
     env[ne++] = env_dir;
-    if (link) {
-        snprintf(env_link, sizeof env_link, "VEIL_LINK=%s", link);
+    if (r->link) {
+        snprintf(env_link, sizeof env_link, "VEIL_LINK=%s", r->link);
         env[ne++] = env_link;
     }
-    if (insecure)
+    if (r->insecure)
         env[ne++] = "VEIL_INSECURE_PLAINTEXT=1";
     /* the processes' output reaches a terminal through us: long runs may show progress */
     if (isatty(STDERR_FILENO))
@@ -195,17 +210,17 @@ int main(int argc, char **argv)
 
     struct veil_harness_opts opts;
     memset(&opts, 0, sizeof opts);
-    opts.nparties = n;
-    opts.dealer = dealer;
-    opts.ncpu = ncpu;
-    opts.timeout_s = timeout;
+    opts.nparties = r->n;
+    opts.dealer = r->dealer;
+    opts.ncpu = r->ncpu;
+    opts.timeout_s = r->timeout;
     opts.grace_s = 5;
     opts.forward_output = 1;
     opts.extra_env = env;
-    opts.session = session;
+    opts.session = r->session;
     struct veil_harness_result res[VEIL_HARNESS_MAX_PROCS];
     memset(res, 0, sizeof res);
-    int rc = veil_harness_exec(&opts, argv + i, res);
+    int rc = veil_harness_exec(&opts, argv + r->prog, res);
     if (rc == VEIL_OK) {
         status = 0;
     } else {
@@ -229,7 +244,24 @@ int main(int argc, char **argv)
             status = 1;
     }
     veil_harness_results_free(res, nprocs);
-done:
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct args r;
+    int status = parse_args(argc, argv, &r);
+    if (status >= 0)
+        return status;
+    const int nprocs = r.n + r.dealer;
+    char dir[] = "/tmp/veil-run-keys-XXXXXX"; /* mkdtemp: mode 0700 */
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "veil-run: cannot create a key directory: %s\n", strerror(errno));
+        return 1;
+    }
+    status = write_keys(dir, nprocs);
+    if (status == 0)
+        status = run_parties(&r, dir, argv);
     remove_keys(dir, nprocs);
     return status;
 }

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "codelets/gemm_internal.h"
 #include "base/base_internal.h"
+#include "base/env.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -301,7 +302,7 @@ static const struct kernel *find_kernel(const char *name)
 
 static void read_env(void)
 {
-    const char *s = getenv("VEIL_GEMM_KERNEL");
+    const char *s = veil_env_get("VEIL_GEMM_KERNEL");
     if (s && *s && strcmp(s, "auto") != 0) {
         env_kernel = find_kernel(s);
         if (!env_kernel)
