@@ -26,6 +26,8 @@
  *   MATMUL     y = trunc(a . b)
  *   SOFTMAX    veil_mpc_softmax_lastdim / veil_ref_softmax_lastdim (tasks/nonlinear_ref.h)
  *   GELU       veil_mpc_gelu / veil_ref_gelu
+ *   EXP        veil_mpc_exp / veil_ref_exp (tasks/nonlinear.h: accurate over [-64, 0]); its
+ *              gradient is MUL(dy, y): dx = trunc(dy * y), y the forward's output
  *   ARGMAX     one-hot of the first maximum (veil_mpc_max_lastdim's argmax), then
  *              y = sum_j onehot_j * enc(j) (local): the index as a fixed-point real
  *   LAYERNORM  over the last dimension d, per row: mean = trunc(sum(x) * enc(1/d));
@@ -146,6 +148,7 @@
     X(SOFTMAX, softmax)                                                                           \
     X(GELU, gelu)                                                                                 \
     X(ARGMAX, argmax)                                                                             \
+    X(EXP, exp)                                                                                   \
     X(SOFTMAX_XENT, softmax_xent)                                                                 \
     X(MATMUL_NT, matmul_nt)                                                                       \
     X(MATMUL_TN, matmul_tn)                                                                       \
