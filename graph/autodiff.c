@@ -33,22 +33,28 @@ struct contrib {
     int next;
 };
 
-struct ad {
+struct veil_ad {
     veil_plan_t *p;
     size_t cap;               /* allocated entries of p->nodes */
     int *head;                /* nforward list heads into c (-1: none) */
     struct contrib *c;
     size_t nc, ccap;
+    const char *needs;        /* nforward flags: on a path from a parameter to the loss */
 };
 
-/*
- * Appends a node of op named after node `base` with suffix; operands in[0..nin), shape
- * (ndim, dims), attributes from attrs (NULL: zero), fwd and grad_of as given. Returns its index,
- * or -1 with the error recorded. p->nodes may move: callers keep indices, not pointers.
- */
-static int emit(struct ad *a, enum veil_op op, int base, const char *suffix, int nin,
-                const int *in, int ndim, const size_t *dims, const struct veil_node_attrs *attrs,
-                int fwd, int grad_of)
+veil_plan_t *veil_ad_plan(struct veil_ad *a)
+{
+    return a->p;
+}
+
+int veil_ad_needs(const struct veil_ad *a, int j)
+{
+    return j >= 0 && a->needs[j];
+}
+
+int veil_ad_emit(struct veil_ad *a, enum veil_op op, int base, const char *suffix, int nin,
+                 const int *in, int ndim, const size_t *dims,
+                 const struct veil_node_attrs *attrs, int fwd, int grad_of)
 {
     veil_plan_t *p = a->p;
     if (p->count == a->cap) {
@@ -62,42 +68,33 @@ static int emit(struct ad *a, enum veil_op op, int base, const char *suffix, int
         a->cap = cap;
     }
     struct veil_node n;
-    memset(&n, 0, sizeof n);
+    veil_plan_node_init(&n);
     n.op = op;
     n.index = (int)p->count;
     veil_plan_unique_name(p, p->nodes[base].name, suffix, n.name);
     veil_node_set_shape(&n, ndim, dims);
     n.nin = nin;
-    for (int j = 0; j < VEIL_NODE_MAX_IN; j++)
-        n.in[j] = j < nin ? in[j] : -1;
-    n.owner = -1;
+    for (int j = 0; j < nin; j++)
+        n.in[j] = in[j];
     if (attrs)
         n.a = *attrs;
     n.fwd = fwd;
-    n.output = -1;
-    n.reveal_to = VEIL_ALL_PARTIES;
-    n.folded_into = -1;
-    n.fold_bn = -1;
-    n.last_use = -1;
     n.grad_of = grad_of;
-    n.replica_of = -1;
     p->nodes[p->count++] = n;
     return n.index;
 }
 
-/* Same shape as node i. */
-static int emit_like(struct ad *a, enum veil_op op, int base, const char *suffix, int nin,
-                     const int *in, int like, const struct veil_node_attrs *attrs, int fwd,
-                     int grad_of)
+int veil_ad_emit_like(struct veil_ad *a, enum veil_op op, int base, const char *suffix, int nin,
+                      const int *in, int like, const struct veil_node_attrs *attrs, int fwd,
+                      int grad_of)
 {
     size_t dims[VEIL_MAX_DIMS];
     int ndim = a->p->nodes[like].ndim;
     memcpy(dims, a->p->nodes[like].dims, sizeof dims);
-    return emit(a, op, base, suffix, nin, in, ndim, dims, attrs, fwd, grad_of);
+    return veil_ad_emit(a, op, base, suffix, nin, in, ndim, dims, attrs, fwd, grad_of);
 }
 
-/* Records grad as one contribution to the gradient of node target. */
-static int add_contrib(struct ad *a, int target, int grad)
+int veil_ad_contrib(struct veil_ad *a, int target, int grad)
 {
     if (grad < 0)
         return VEIL_ERR_NOMEM; /* emit failed; its error is recorded */
@@ -117,7 +114,7 @@ static int add_contrib(struct ad *a, int target, int grad)
 }
 
 /* The complete gradient of node i: its one contribution, or the ADD chain of all of them. */
-static int finalize(struct ad *a, int i)
+static int finalize(struct veil_ad *a, int i)
 {
     int e = a->head[i];
     if (e < 0) {
@@ -134,7 +131,7 @@ static int finalize(struct ad *a, int i)
         else
             snprintf(suffix, sizeof suffix, ".grad");
         int in[2] = {acc, a->c[e].grad};
-        acc = emit_like(a, VEIL_OP_ADD, i, suffix, 2, in, i, NULL, -1, i);
+        acc = veil_ad_emit_like(a, VEIL_OP_ADD, i, suffix, 2, in, i, NULL, -1, i);
         if (acc < 0)
             return -1;
     }
@@ -144,145 +141,174 @@ static int finalize(struct ad *a, int i)
 static int unsupported(const veil_plan_t *p, int i)
 {
     const struct veil_node *n = &p->nodes[i];
-    const char *hint = n->op == VEIL_OP_GELU        ? " (use relu)"
-                       : n->op == VEIL_OP_BATCHNORM ? " (batch norm is folded for inference "
-                                                      "only: train without it)"
-                                                    : "";
+    const char *hint = veil_op_desc(n->op)->no_grad_hint;
     return veil_error(VEIL_ERR_UNSUPPORTED, "veil_compile: training: %s '%s' lies between a "
                       "parameter and the loss but has no gradient in Veil; remove it from the "
-                      "trained path%s", veil_op_name(n->op), n->name, hint);
+                      "trained path%s", veil_op_name(n->op), n->name, hint ? hint : "");
 }
 
-/* Emits the backward nodes of forward node i (on the path, its gradient gy complete) and records
- * their contributions to i's operands that need one. */
-static int backward_node(struct ad *a, const char *needs, int i, int gy)
+/* ---- the gradient rules of the op table (contract: veil_grad_fn in graph_internal.h) ------- */
+
+/* Node i's operands and which of them need a gradient. */
+struct operands {
+    struct veil_node n; /* a copy: emitting may move the node array */
+    int x, y, z;        /* in[0..2], -1 when absent */
+    int nx, ny, nz;     /* each needs a gradient */
+};
+
+static struct operands operands_of(const struct veil_ad *a, int i)
 {
-    veil_plan_t *p = a->p;
-    struct veil_node n = p->nodes[i]; /* a copy: emit may move the array */
-    int x = n.in[0], y = n.nin > 1 ? n.in[1] : -1, z = n.nin > 2 ? n.in[2] : -1;
-    int nx = x >= 0 && needs[x], ny = y >= 0 && needs[y], nz = z >= 0 && needs[z];
+    struct operands o;
+    o.n = a->p->nodes[i];
+    o.x = o.n.in[0];
+    o.y = o.n.nin > 1 ? o.n.in[1] : -1;
+    o.z = o.n.nin > 2 ? o.n.in[2] : -1;
+    o.nx = veil_ad_needs(a, o.x);
+    o.ny = veil_ad_needs(a, o.y);
+    o.nz = veil_ad_needs(a, o.z);
+    return o;
+}
+
+int veil_grad_dense(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
     int rc = VEIL_OK;
-    switch (n.op) {
-    case VEIL_OP_DENSE: {
-        if (nx) {
-            int in[2] = {gy, y};
-            rc = add_contrib(a, x, emit_like(a, VEIL_OP_MATMUL_NT, i, ".dx", 2, in, x, NULL, -1,
-                                             x));
-        }
-        if (rc == VEIL_OK && ny) {
-            int in[2] = {x, gy};
-            rc = add_contrib(a, y, emit_like(a, VEIL_OP_MATMUL_TN, i, ".dw", 2, in, y, NULL, -1,
-                                             y));
-        }
-        if (rc == VEIL_OK && nz) {
-            int in[1] = {gy};
-            rc = add_contrib(a, z, emit_like(a, VEIL_OP_SUM_ROWS, i, ".db", 1, in, z, NULL, -1,
-                                             z));
-        }
-        return rc;
+    if (o.nx) {
+        int in[2] = {gy, o.y};
+        rc = veil_ad_contrib(a, o.x, veil_ad_emit_like(a, VEIL_OP_MATMUL_NT, i, ".dx", 2, in, o.x,
+                                                       NULL, -1, o.x));
     }
-    case VEIL_OP_CONV2D: {
-        if (nx) {
-            int in[2] = {y, gy};
-            rc = add_contrib(a, x, emit_like(a, VEIL_OP_CONV_GRAD_INPUT, i, ".dx", 2, in, x, &n.a,
-                                             i, x));
-        }
-        if (rc == VEIL_OK && ny) {
-            int in[2] = {x, gy};
-            rc = add_contrib(a, y, emit_like(a, VEIL_OP_CONV_GRAD_WEIGHT, i, ".dw", 2, in, y,
-                                             &n.a, i, y));
-        }
-        if (rc == VEIL_OK && nz) {
-            int in[1] = {gy};
-            rc = add_contrib(a, z, emit_like(a, VEIL_OP_SUM_CHANNELS, i, ".db", 1, in, z, NULL, -1,
-                                             z));
-        }
-        return rc;
+    if (rc == VEIL_OK && o.ny) {
+        int in[2] = {o.x, gy};
+        rc = veil_ad_contrib(a, o.y, veil_ad_emit_like(a, VEIL_OP_MATMUL_TN, i, ".dw", 2, in, o.y,
+                                                       NULL, -1, o.y));
     }
-    case VEIL_OP_RELU:
-    case VEIL_OP_MAXPOOL:
-    case VEIL_OP_AVGPOOL:
-    case VEIL_OP_GAVGPOOL:
-    case VEIL_OP_SOFTMAX: {
-        if (!nx)
-            return VEIL_OK;
-        enum veil_op op = n.op == VEIL_OP_RELU      ? VEIL_OP_RELU_GRAD
-                          : n.op == VEIL_OP_MAXPOOL ? VEIL_OP_MAXPOOL_GRAD
-                          : n.op == VEIL_OP_AVGPOOL ? VEIL_OP_AVGPOOL_GRAD
-                          : n.op == VEIL_OP_GAVGPOOL ? VEIL_OP_GAVGPOOL_GRAD
-                                                     : VEIL_OP_SOFTMAX_GRAD;
+    if (rc == VEIL_OK && o.nz) {
         int in[1] = {gy};
-        return add_contrib(a, x, emit_like(a, op, i, ".dx", 1, in, x, &n.a, i, x));
+        rc = veil_ad_contrib(a, o.z, veil_ad_emit_like(a, VEIL_OP_SUM_ROWS, i, ".db", 1, in, o.z,
+                                                       NULL, -1, o.z));
     }
-    case VEIL_OP_RESHAPE:
-    case VEIL_OP_TRANSPOSE:
-    case VEIL_OP_SCALE: {
-        if (!nx)
-            return VEIL_OK;
+    return rc;
+}
+
+int veil_grad_conv2d(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
+    int rc = VEIL_OK;
+    if (o.nx) {
+        int in[2] = {o.y, gy};
+        rc = veil_ad_contrib(a, o.x, veil_ad_emit_like(a, VEIL_OP_CONV_GRAD_INPUT, i, ".dx", 2, in,
+                                                       o.x, &o.n.a, i, o.x));
+    }
+    if (rc == VEIL_OK && o.ny) {
+        int in[2] = {o.x, gy};
+        rc = veil_ad_contrib(a, o.y, veil_ad_emit_like(a, VEIL_OP_CONV_GRAD_WEIGHT, i, ".dw", 2,
+                                                       in, o.y, &o.n.a, i, o.y));
+    }
+    if (rc == VEIL_OK && o.nz) {
         int in[1] = {gy};
-        return add_contrib(a, x, emit_like(a, n.op, i, ".dx", 1, in, x, &n.a, -1, x));
+        rc = veil_ad_contrib(a, o.z, veil_ad_emit_like(a, VEIL_OP_SUM_CHANNELS, i, ".db", 1, in,
+                                                       o.z, NULL, -1, o.z));
     }
-    case VEIL_OP_ADD:
-        if (nx)
-            rc = add_contrib(a, x, gy);
-        if (rc == VEIL_OK && ny)
-            rc = add_contrib(a, y, gy);
-        return rc;
-    case VEIL_OP_CONCAT: {
-        struct veil_node_attrs at;
-        memset(&at, 0, sizeof at);
-        at.axis = n.a.axis;
-        int in[1] = {gy};
-        if (nx) {
-            at.start = 0;
-            rc = add_contrib(a, x, emit_like(a, VEIL_OP_SLICE, i, ".da", 1, in, x, &at, -1, x));
-        }
-        if (rc == VEIL_OK && ny) {
-            at.start = p->nodes[x].dims[n.a.axis];
-            rc = add_contrib(a, y, emit_like(a, VEIL_OP_SLICE, i, ".db", 1, in, y, &at, -1, y));
-        }
-        return rc;
+    return rc;
+}
+
+int veil_grad_saved(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
+    if (!o.nx)
+        return VEIL_OK;
+    int in[1] = {gy};
+    return veil_ad_contrib(a, o.x, veil_ad_emit_like(a, veil_op_desc(o.n.op)->grad_op, i, ".dx", 1,
+                                                     in, o.x, &o.n.a, i, o.x));
+}
+
+int veil_grad_self(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
+    if (!o.nx)
+        return VEIL_OK;
+    int in[1] = {gy};
+    return veil_ad_contrib(a, o.x, veil_ad_emit_like(a, o.n.op, i, ".dx", 1, in, o.x, &o.n.a, -1,
+                                                     o.x));
+}
+
+int veil_grad_add(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
+    int rc = VEIL_OK;
+    if (o.nx)
+        rc = veil_ad_contrib(a, o.x, gy);
+    if (rc == VEIL_OK && o.ny)
+        rc = veil_ad_contrib(a, o.y, gy);
+    return rc;
+}
+
+int veil_grad_concat(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
+    int rc = VEIL_OK;
+    struct veil_node_attrs at;
+    memset(&at, 0, sizeof at);
+    at.axis = o.n.a.axis;
+    int in[1] = {gy};
+    if (o.nx) {
+        at.start = 0;
+        rc = veil_ad_contrib(a, o.x, veil_ad_emit_like(a, VEIL_OP_SLICE, i, ".da", 1, in, o.x, &at,
+                                                       -1, o.x));
     }
-    case VEIL_OP_LAYERNORM: {
-        int in[1] = {gy};
-        if (nx)
-            rc = add_contrib(a, x, emit_like(a, VEIL_OP_LAYERNORM_GRAD, i, ".dx", 1, in, x, &n.a,
-                                             i, x));
-        if (rc == VEIL_OK && ny)
-            rc = add_contrib(a, y, emit_like(a, VEIL_OP_LAYERNORM_GRAD_GAMMA, i, ".dgamma", 1, in,
-                                             y, &n.a, i, y));
-        if (rc == VEIL_OK && nz) {
-            /* SUM_ROWS is 2-D: view dy as (rows, d) first when the input is not. */
-            int rows = gy;
-            if (n.ndim != 2) {
-                size_t d = n.dims[n.ndim - 1];
-                size_t dims[2] = {n.numel / d, d};
-                rows = emit(a, VEIL_OP_RESHAPE, i, ".dbeta_rows", 1, in, 2, dims, NULL, -1, i);
-                if (rows < 0)
-                    return VEIL_ERR_NOMEM;
-            }
-            int in2[1] = {rows};
-            rc = add_contrib(a, z, emit_like(a, VEIL_OP_SUM_ROWS, i, ".dbeta", 1, in2, z, NULL,
-                                             -1, z));
-        }
-        return rc;
+    if (rc == VEIL_OK && o.ny) {
+        at.start = a->p->nodes[o.x].dims[o.n.a.axis];
+        rc = veil_ad_contrib(a, o.y, veil_ad_emit_like(a, VEIL_OP_SLICE, i, ".db", 1, in, o.y, &at,
+                                                       -1, o.y));
     }
-    case VEIL_OP_MATMUL: {
-        if (nx) {
-            int in[2] = {gy, y};
-            rc = add_contrib(a, x, emit_like(a, VEIL_OP_MATMUL_NT, i, ".da", 2, in, x, NULL, -1,
-                                             x));
+    return rc;
+}
+
+int veil_grad_layernorm(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
+    const struct veil_node *n = &o.n;
+    int rc = VEIL_OK;
+    int in[1] = {gy};
+    if (o.nx)
+        rc = veil_ad_contrib(a, o.x, veil_ad_emit_like(a, VEIL_OP_LAYERNORM_GRAD, i, ".dx", 1, in,
+                                                       o.x, &n->a, i, o.x));
+    if (rc == VEIL_OK && o.ny)
+        rc = veil_ad_contrib(a, o.y, veil_ad_emit_like(a, VEIL_OP_LAYERNORM_GRAD_GAMMA, i,
+                                                       ".dgamma", 1, in, o.y, &n->a, i, o.y));
+    if (rc == VEIL_OK && o.nz) {
+        /* SUM_ROWS is 2-D: view dy as (rows, d) first when the input is not. */
+        int rows = gy;
+        if (n->ndim != 2) {
+            size_t d = n->dims[n->ndim - 1];
+            size_t dims[2] = {n->numel / d, d};
+            rows = veil_ad_emit(a, VEIL_OP_RESHAPE, i, ".dbeta_rows", 1, in, 2, dims, NULL, -1, i);
+            if (rows < 0)
+                return VEIL_ERR_NOMEM;
         }
-        if (rc == VEIL_OK && ny) {
-            int in[2] = {x, gy};
-            rc = add_contrib(a, y, emit_like(a, VEIL_OP_MATMUL_TN, i, ".db", 2, in, y, NULL, -1,
-                                             y));
-        }
-        return rc;
+        int in2[1] = {rows};
+        rc = veil_ad_contrib(a, o.z, veil_ad_emit_like(a, VEIL_OP_SUM_ROWS, i, ".dbeta", 1, in2,
+                                                       o.z, NULL, -1, o.z));
     }
-    default:
-        return unsupported(p, i);
+    return rc;
+}
+
+int veil_grad_matmul(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
+    int rc = VEIL_OK;
+    if (o.nx) {
+        int in[2] = {gy, o.y};
+        rc = veil_ad_contrib(a, o.x, veil_ad_emit_like(a, VEIL_OP_MATMUL_NT, i, ".da", 2, in, o.x,
+                                                       NULL, -1, o.x));
     }
+    if (rc == VEIL_OK && o.ny) {
+        int in[2] = {o.x, gy};
+        rc = veil_ad_contrib(a, o.y, veil_ad_emit_like(a, VEIL_OP_MATMUL_TN, i, ".db", 2, in, o.y,
+                                                       NULL, -1, o.y));
+    }
+    return rc;
 }
 
 /* Checks the loss: one of them, labels not influenced by a parameter, a batch whose 1/B the
@@ -328,7 +354,7 @@ static int check_loss(const veil_plan_t *p, const char *from_param)
 int veil_plan_build_backward(veil_plan_t *p)
 {
     size_t nf = p->nforward;
-    struct ad a;
+    struct veil_ad a;
     memset(&a, 0, sizeof a);
     a.p = p;
     a.cap = p->count;
@@ -336,6 +362,7 @@ int veil_plan_build_backward(veil_plan_t *p)
     char *from_param = calloc(nf ? nf : 1, 1);
     char *needs = calloc(nf ? nf : 1, 1);
     a.head = malloc((nf ? nf : 1) * sizeof *a.head);
+    a.needs = needs;
     if (!from_param || !needs || !a.head) {
         veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory building the backward pass");
         goto done;
@@ -368,8 +395,9 @@ int veil_plan_build_backward(veil_plan_t *p)
         enum veil_op op = p->nodes[i].op;
         if (op == VEIL_OP_SOFTMAX_XENT) {
             int logits = p->nodes[i].in[0];
-            rc = add_contrib(&a, logits, emit_like(&a, VEIL_OP_XENT_GRAD, i, ".dlogits", 0, NULL,
-                                                   logits, NULL, i, logits));
+            rc = veil_ad_contrib(&a, logits, veil_ad_emit_like(&a, VEIL_OP_XENT_GRAD, i,
+                                                               ".dlogits", 0, NULL, logits, NULL,
+                                                               i, logits));
             if (rc != VEIL_OK)
                 goto done;
             continue;
@@ -389,13 +417,14 @@ int veil_plan_build_backward(veil_plan_t *p)
             if (p->opts.dp_average == VEIL_DP_AVERAGE_WEIGHTS)
                 at.grad_mul = p->opts.microbatches;
             int in[2] = {i, g};
-            if (emit_like(&a, VEIL_OP_SGD_UPDATE, i, ".update", 2, in, i, &at, -1, -1) < 0) {
+            if (veil_ad_emit_like(&a, VEIL_OP_SGD_UPDATE, i, ".update", 2, in, i, &at, -1, -1) < 0) {
                 rc = VEIL_ERR_NOMEM;
                 goto done;
             }
             continue;
         }
-        rc = backward_node(&a, needs, i, g);
+        veil_grad_fn grad = veil_op_desc(op)->grad;
+        rc = grad ? grad(&a, i, g) : unsupported(p, i);
         if (rc != VEIL_OK)
             goto done;
     }

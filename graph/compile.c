@@ -194,7 +194,7 @@ static void compute_liveness(veil_plan_t *p)
             p->nodes[n->fwd].saved = 1;
             p->nodes[n->fwd].last_use = (int)i;
             /* XENT_GRAD reads the loss's labels, LAYERNORM_GRAD the layer norm's gamma */
-            if (n->op == VEIL_OP_XENT_GRAD || n->op == VEIL_OP_LAYERNORM_GRAD)
+            if (veil_op_is(n->op, VEIL_OPF_READS_FWD_IN1))
                 p->nodes[p->nodes[n->fwd].in[1]].last_use = (int)i;
         }
     }
@@ -210,10 +210,7 @@ static void compute_priorities(veil_plan_t *p)
         p->nodes[k].priority = 0.0;
     for (size_t k = p->count; k-- > 0;) {
         struct veil_node *n = &p->nodes[k];
-        double own = (n->op == VEIL_OP_RESHAPE || n->op == VEIL_OP_ADD ||
-                      n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST)
-                         ? 0.0
-                         : 1.0;
+        double own = veil_op_is(n->op, VEIL_OPF_PATH_FREE) ? 0.0 : 1.0;
         n->priority += own;
         for (int j = -1; j < n->nin; j++) {
             int s = j < 0 ? n->fwd : n->in[j];
@@ -281,30 +278,6 @@ static int compute_digest(veil_plan_t *p)
     ok = ok && EVP_DigestFinal_ex(ctx, p->digest, &len) == 1 && len == 32;
     EVP_MD_CTX_free(ctx);
     return ok ? VEIL_OK : veil_error(VEIL_ERR_CRYPTO, "veil_compile: SHA-256 of the plan failed");
-}
-
-/* Rebuilds the leaf and output index lists after the node array changed. */
-int veil_plan_index(veil_plan_t *p)
-{
-    free(p->leaves);
-    free(p->outputs);
-    p->leaves = calloc(p->count ? p->count : 1, sizeof *p->leaves);
-    p->outputs = calloc(p->count ? p->count : 1, sizeof *p->outputs);
-    if (!p->leaves || !p->outputs)
-        return veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory");
-    p->nleaves = 0;
-    p->noutputs = 0;
-    for (size_t i = 0; i < p->count; i++) {
-        const struct veil_node *n = &p->nodes[i];
-        if (n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM)
-            p->leaves[p->nleaves++] = (int)i;
-        if (n->output >= 0)
-            p->noutputs++;
-    }
-    for (size_t i = 0; i < p->count; i++)
-        if (p->nodes[i].output >= 0)
-            p->outputs[p->nodes[i].output] = (int)i;
-    return VEIL_OK;
 }
 
 veil_plan_t *veil_compile(const veil_graph_t *g, const struct veil_compile_options *opts)
@@ -468,37 +441,6 @@ int veil_plan_leaf_is_param(const veil_plan_t *p, size_t i)
 {
     const struct veil_node *n = leaf_node(p, i);
     return n ? n->op == VEIL_OP_PARAM : 0;
-}
-
-/* A name for a node made by the compiler: "<base><suffix>", or, when that is too long or taken,
- * base shortened and "~k" appended so that it fits and is unique. */
-void veil_plan_unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out)
-{
-    int n = snprintf(out, VEIL_NODE_NAME_MAX, "%s%s", base, suffix);
-    if (n >= 0 && n < VEIL_NODE_NAME_MAX && veil_plan_find(p, out) < 0)
-        return;
-    /* Suffixes are short literals, so base keeps most of the room. */
-    for (int k = 2;; k++) {
-        char tail[32];
-        snprintf(tail, sizeof tail, "~%d", k);
-        size_t lb = strlen(base), ls = strlen(suffix), lt = strlen(tail);
-        size_t room = VEIL_NODE_NAME_MAX - 1 - ls - lt;
-        if (lb > room)
-            lb = room;
-        memcpy(out, base, lb);
-        memcpy(out + lb, suffix, ls);
-        memcpy(out + lb + ls, tail, lt + 1);
-        if (veil_plan_find(p, out) < 0)
-            return;
-    }
-}
-
-int veil_plan_find(const veil_plan_t *p, const char *name)
-{
-    for (size_t i = 0; p && name && i < p->count; i++)
-        if (strcmp(p->nodes[i].name, name) == 0)
-            return (int)i;
-    return -1;
 }
 
 void veil_plan_print(const veil_plan_t *p, void *file)

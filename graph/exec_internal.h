@@ -52,13 +52,10 @@ struct veil_exec {
     size_t nlinear;
 };
 
-/** The trace region (enum veil_region) of op's tasks and messages; VEIL_REGION_LINEAR is the
- * products (dense, conv2d, matmul and their backward forms), the nodes lookahead.c bounds. */
-int veil_exec_region_of(enum veil_op op);
-
 /* ---- lookahead.c: the bound of the inter-linear pipeline ------------------------------------ */
 
-/** Before lowering n: with lookahead L >= 0 and n a linear node, waits until the linear node
+/** Before lowering n: with lookahead L >= 0 and n a linear node (its op's region
+ * VEIL_REGION_LINEAR in the op table), waits until the linear node
  * L + 1 places earlier in the walk has finished. VEIL_OK or a StarPU error. */
 int veil_lookahead_before(struct veil_exec *x, const struct veil_node *n);
 /** After lowering n: with L >= 0 and n linear, submits the marker that finishes with n. */
@@ -66,13 +63,32 @@ int veil_lookahead_after(struct veil_exec *x, const struct veil_node *n);
 /** At the end of a walk (also after an error): waits for and frees every marker left. */
 int veil_lookahead_drain(struct veil_exec *x);
 
-/** One op's lowering; VEIL_OK or an error with a message naming the node. */
-typedef int (*veil_lower_fn)(struct veil_exec *x, const struct veil_node *n);
-
-/** The lowering of op (forward ops in lower_forward.c, backward ones in lower_backward.c), or
- * NULL when the op has none (leaves are handled by run.c). */
-veil_lower_fn veil_lower_forward(enum veil_op op);
-veil_lower_fn veil_lower_backward(enum veil_op op);
+/* The lowerings of the op table's rows (graph/ops.c; contract: veil_lower_fn in
+ * graph_internal.h). lower_forward.c: */
+int veil_lower_dense(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_matmul(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_relu(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_pool(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_gavgpool(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_scale(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_reshape(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_add(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_concat(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_transpose(struct veil_exec *x, const struct veil_node *n);
+/* lower_backward.c: */
+int veil_lower_matmul_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_conv_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_sum(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_slice(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_relu_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_pool_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_gavgpool_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_layernorm_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_layernorm_grad_gamma(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_softmax_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_xent_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_sgd_update(struct veil_exec *x, const struct veil_node *n);
 
 /* ---- run.c --------------------------------------------------------------------------------- */
 

@@ -37,58 +37,13 @@ static int other_reader(const veil_plan_t *p, int i, int except)
     return -1;
 }
 
-static int shift(int idx, int pos)
-{
-    return idx >= pos ? idx + 1 : idx;
-}
-
-/* Inserts node nn at position pos, moving nodes [pos, count) up one and renumbering every
- * reference to them, so that an order that was topological stays so when nn only reads nodes
- * before pos. */
-static int insert_node(veil_plan_t *p, int pos, const struct veil_node *nn)
-{
-    struct veil_node *nodes = realloc(p->nodes, (p->count + 1) * sizeof *nodes);
-    if (!nodes)
-        return veil_error(VEIL_ERR_NOMEM, "veil_compile: out of memory");
-    p->nodes = nodes;
-    memmove(&nodes[pos + 1], &nodes[pos], (p->count - (size_t)pos) * sizeof *nodes);
-    nodes[pos] = *nn;
-    p->count++;
-    for (size_t k = 0; k < p->count; k++) {
-        struct veil_node *n = &nodes[k];
-        n->index = (int)k;
-        if ((int)k == pos)
-            continue;
-        for (int j = 0; j < n->nin; j++)
-            if (n->in[j] >= 0)
-                n->in[j] = shift(n->in[j], pos);
-        if (n->fwd >= 0)
-            n->fwd = shift(n->fwd, pos);
-        if (n->folded_into >= 0)
-            n->folded_into = shift(n->folded_into, pos);
-        if (n->fold_bn >= 0)
-            n->fold_bn = shift(n->fold_bn, pos);
-        if (n->grad_of >= 0)
-            n->grad_of = shift(n->grad_of, pos);
-        if (n->last_use >= 0)
-            n->last_use = shift(n->last_use, pos);
-    }
-    if (p->loss >= 0)
-        p->loss = shift(p->loss, pos);
-    if ((size_t)pos < p->nforward)
-        p->nforward++;
-    return VEIL_OK;
-}
-
 /* "an input", "a parameter", ... for messages. */
 static const char *what_is(const struct veil_node *n)
 {
-    switch (n->op) {
-    case VEIL_OP_INPUT: return "an input";
-    case VEIL_OP_PARAM: return "a parameter";
-    case VEIL_OP_CONST: return "a constant";
-    default: return "a computed tensor";
-    }
+    return n->op == VEIL_OP_INPUT   ? "an input"
+           : n->op == VEIL_OP_PARAM ? "a parameter"
+           : n->op == VEIL_OP_CONST ? "a constant"
+                                    : "a computed tensor";
 }
 
 static const char *const bn_what[4] = {"gamma", "beta", "mean", "var"};
@@ -220,24 +175,14 @@ int veil_plan_fold_batchnorm(veil_plan_t *p)
         } else if (p->nodes[x].nin < 3 || p->nodes[x].in[2] < 0) {
             const struct veil_node *w = &p->nodes[p->nodes[x].in[1]];
             struct veil_node b;
-            memset(&b, 0, sizeof b);
+            veil_plan_node_init(&b);
             b.op = VEIL_OP_PARAM;
             veil_plan_unique_name(p, p->nodes[bn].name, ".folded_bias", b.name);
             size_t c = p->nodes[x].dims[1];
             veil_node_set_shape(&b, 1, &c);
-            for (int j = 0; j < VEIL_NODE_MAX_IN; j++)
-                b.in[j] = -1;
             b.owner = w->owner;
-            b.fwd = -1;
-            b.output = -1;
-            b.reveal_to = VEIL_ALL_PARTIES;
-            b.folded_into = -1;
-            b.fold_bn = -1;
-            b.last_use = -1;
-            b.grad_of = -1;
-            b.replica_of = -1;
             b.synthetic = 1;
-            rc = insert_node(p, x, &b);
+            rc = veil_plan_insert(p, x, &b);
             if (rc != VEIL_OK)
                 return rc;
             /* The producer moved up one, so did the batch norm; the bias sits at x. */

@@ -15,17 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[] = {
-#define X(op, name) name,
-    VEIL_OP_TABLE(X)
-#undef X
-};
-
-const char *veil_op_name(enum veil_op op)
-{
-    return (unsigned)op < VEIL_OP_COUNT ? op_names[op] : "?";
-}
-
 veil_graph_t *veil_graph_new(const char *name)
 {
     veil_graph_t *g = calloc(1, sizeof *g);

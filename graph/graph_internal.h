@@ -26,6 +26,8 @@
  *   MATMUL     y = trunc(a . b)
  *   SOFTMAX    veil_mpc_softmax_lastdim / veil_ref_softmax_lastdim (tasks/nonlinear_ref.h)
  *   GELU       veil_mpc_gelu / veil_ref_gelu
+ *   EXP        veil_mpc_exp / veil_ref_exp (tasks/nonlinear.h: accurate over [-64, 0]); its
+ *              gradient is MUL(dy, y): dx = trunc(dy * y), y the forward's output
  *   ARGMAX     one-hot of the first maximum (veil_mpc_max_lastdim's argmax), then
  *              y = sum_j onehot_j * enc(j) (local): the index as a fixed-point real
  *   LAYERNORM  over the last dimension d, per row: mean = trunc(sum(x) * enc(1/d));
@@ -118,55 +120,62 @@
 /* Owners and reveal targets are checked against this at build time, against N at run time. */
 #define VEIL_GRAPH_MAX_PARTIES 63
 
-/* X-macro: op, name. Forward ops first (users build them), then backward ops (autodiff). */
+/* THE OP TABLE. X-macro: op, id. One row per op gives the enum value VEIL_OP_<op> and names the
+ * op's descriptor, `veil_opd_<id>` (struct veil_op_desc below): its name, flags, cost and the
+ * functions of every stage. Forward ops first (users build them), then backward ops (autodiff);
+ * no code depends on the order (ask the descriptor's flags). Adding an op: a row here, its
+ * descriptor and functions in one file (graph/op_elementwise.c shows one: MUL and EXP), and its
+ * builder in include/veil/graph.h. The descriptors of the ops whose stages live in the
+ * executors' files are in graph/ops.c. */
 #define VEIL_OP_TABLE(X)                                                                          \
-    X(INPUT, "input")                                                                             \
-    X(PARAM, "param")                                                                             \
-    X(CONST, "constant")                                                                          \
-    X(DENSE, "dense")                                                                             \
-    X(CONV2D, "conv2d")                                                                           \
-    X(RELU, "relu")                                                                               \
-    X(MAXPOOL, "maxpool2d")                                                                       \
-    X(AVGPOOL, "avgpool2d")                                                                       \
-    X(GAVGPOOL, "global_avgpool")                                                                 \
-    X(RESHAPE, "reshape")                                                                         \
-    X(ADD, "add")                                                                                 \
-    X(CONCAT, "concat")                                                                           \
-    X(BATCHNORM, "batchnorm")                                                                     \
-    X(LAYERNORM, "layernorm")                                                                     \
-    X(MATMUL, "matmul")                                                                           \
-    X(TRANSPOSE, "transpose")                                                                     \
-    X(SCALE, "scale")                                                                             \
-    X(SOFTMAX, "softmax")                                                                         \
-    X(GELU, "gelu")                                                                               \
-    X(ARGMAX, "argmax")                                                                           \
-    X(SOFTMAX_XENT, "softmax_cross_entropy")                                                      \
-    X(MATMUL_NT, "matmul_nt")                                                                     \
-    X(MATMUL_TN, "matmul_tn")                                                                     \
-    X(SUM_ROWS, "sum_rows")                                                                       \
-    X(SUM_CHANNELS, "sum_channels")                                                               \
-    X(CONV_GRAD_INPUT, "conv2d_grad_input")                                                       \
-    X(CONV_GRAD_WEIGHT, "conv2d_grad_weight")                                                     \
-    X(RELU_GRAD, "relu_grad")                                                                     \
-    X(MAXPOOL_GRAD, "maxpool2d_grad")                                                             \
-    X(AVGPOOL_GRAD, "avgpool2d_grad")                                                             \
-    X(GAVGPOOL_GRAD, "global_avgpool_grad")                                                       \
-    X(LAYERNORM_GRAD, "layernorm_grad")                                                           \
-    X(LAYERNORM_GRAD_GAMMA, "layernorm_grad_gamma")                                               \
-    X(SOFTMAX_GRAD, "softmax_grad")                                                               \
-    X(XENT_GRAD, "softmax_cross_entropy_grad")                                                    \
-    X(SLICE, "slice")                                                                             \
-    X(MUL, "mul")                                                                                 \
-    X(SGD_UPDATE, "sgd_update")
+    X(INPUT, input)                                                                               \
+    X(PARAM, param)                                                                               \
+    X(CONST, constant)                                                                            \
+    X(DENSE, dense)                                                                               \
+    X(CONV2D, conv2d)                                                                             \
+    X(RELU, relu)                                                                                 \
+    X(MAXPOOL, maxpool)                                                                           \
+    X(AVGPOOL, avgpool)                                                                           \
+    X(GAVGPOOL, gavgpool)                                                                         \
+    X(RESHAPE, reshape)                                                                           \
+    X(ADD, add)                                                                                   \
+    X(CONCAT, concat)                                                                             \
+    X(BATCHNORM, batchnorm)                                                                       \
+    X(LAYERNORM, layernorm)                                                                       \
+    X(MATMUL, matmul)                                                                             \
+    X(TRANSPOSE, transpose)                                                                       \
+    X(SCALE, scale)                                                                               \
+    X(SOFTMAX, softmax)                                                                           \
+    X(GELU, gelu)                                                                                 \
+    X(ARGMAX, argmax)                                                                             \
+    X(EXP, exp)                                                                                   \
+    X(SOFTMAX_XENT, softmax_xent)                                                                 \
+    X(MATMUL_NT, matmul_nt)                                                                       \
+    X(MATMUL_TN, matmul_tn)                                                                       \
+    X(SUM_ROWS, sum_rows)                                                                         \
+    X(SUM_CHANNELS, sum_channels)                                                                 \
+    X(CONV_GRAD_INPUT, conv_grad_input)                                                           \
+    X(CONV_GRAD_WEIGHT, conv_grad_weight)                                                         \
+    X(RELU_GRAD, relu_grad)                                                                       \
+    X(MAXPOOL_GRAD, maxpool_grad)                                                                 \
+    X(AVGPOOL_GRAD, avgpool_grad)                                                                 \
+    X(GAVGPOOL_GRAD, gavgpool_grad)                                                               \
+    X(LAYERNORM_GRAD, layernorm_grad)                                                             \
+    X(LAYERNORM_GRAD_GAMMA, layernorm_grad_gamma)                                                 \
+    X(SOFTMAX_GRAD, softmax_grad)                                                                 \
+    X(XENT_GRAD, xent_grad)                                                                       \
+    X(SLICE, slice)                                                                               \
+    X(MUL, mul)                                                                                   \
+    X(SGD_UPDATE, sgd_update)
 
 enum veil_op {
-#define X(op, name) VEIL_OP_##op,
+#define X(op, id) VEIL_OP_##op,
     VEIL_OP_TABLE(X)
 #undef X
         VEIL_OP_COUNT
 };
 
-/** The op's name, as in the table. */
+/** The op's name, as its descriptor gives it ("?" out of range). */
 const char *veil_op_name(enum veil_op op);
 
 /* Attributes; which are meaningful depends on the op. */
@@ -241,6 +250,76 @@ struct veil_plan {
     uint8_t digest[32];
 };
 
+/* ---- the op descriptors (rows of VEIL_OP_TABLE) ------------------------------------------- */
+
+struct veil_plain_exec; /* plain_internal.h */
+struct veil_exec;       /* exec_internal.h */
+struct veil_ad;         /* autodiff.c: the backward pass being built */
+
+/** One op's plaintext evaluation (plain_internal.h): reads operands' arrays, allocates and fills
+ * node n's array (and its aux when n->saved). VEIL_OK, VEIL_ERR_NOMEM, or an error naming n. */
+typedef int (*veil_plain_fn)(struct veil_plain_exec *e, const struct veil_node *n);
+/** One op's secure lowering (exec_internal.h); VEIL_OK or an error with a message naming n. */
+typedef int (*veil_lower_fn)(struct veil_exec *x, const struct veil_node *n);
+/** One forward op's gradient rule (autodiff.c): node i of the plan being differentiated, its
+ * complete gradient gy; emits the backward nodes (veil_ad_emit*) and records their
+ * contributions to the operands that need one (veil_ad_contrib, veil_ad_needs). */
+typedef int (*veil_grad_fn)(struct veil_ad *a, int i, int gy);
+
+enum veil_op_flag {
+    VEIL_OPF_LEAF = 1 << 0,        /* INPUT, PARAM, CONST: bound or shared, never evaluated */
+    VEIL_OPF_BACKWARD = 1 << 1,    /* a backward op (emitted by autodiff; SLICE also by micro-batching) */
+    VEIL_OPF_ELEMENTWISE = 1 << 2, /* y[k] depends on x[k] alone (same shape, any layout) */
+    VEIL_OPF_PATH_FREE = 1 << 3,   /* counts 0 on the critical path of compile.c's priorities
+                                      (no communication: reshape, add, leaves) */
+    VEIL_OPF_MIXES_ROWS = 1 << 4,  /* mixes rows along axis 0: micro-batches cannot split it */
+    VEIL_OPF_WEIGHTED = 1 << 5,    /* operands 1.. are weights and bias, not batch data */
+    VEIL_OPF_COMBINES = 1 << 6,    /* its operands must all be batch data or none (add, concat) */
+    VEIL_OPF_LOSS = 1 << 7,        /* the training loss (softmax cross-entropy) */
+    VEIL_OPF_READS_FWD_IN1 = 1 << 8, /* backward op that also reads in[1] of its fwd node (the
+                                        loss's labels, the layer norm's gamma): liveness */
+};
+
+/** The product an op's cost model counts (placement.c): none, a matrix product (m, k) . (k, c)
+ * of in[0] and in[1], or a convolution of in[0] by the weight in[1]. */
+enum veil_op_product { VEIL_PRODUCT_NONE, VEIL_PRODUCT_MATMUL, VEIL_PRODUCT_CONV };
+
+struct veil_op_desc {
+    const char *name;      /* in messages and plan listings */
+    unsigned flags;        /* enum veil_op_flag */
+    int region;            /* enum veil_region of its tasks and messages (trace, lookahead) */
+    unsigned matrix_in;    /* bit j: the secure run reads operand j as one handle (a matrix) */
+    double passes;         /* cost: elementwise passes its protocols make over its elements
+                              (comparisons: 64; polynomial or iterative nonlinearities: 128) */
+    enum veil_op_product product; /* cost: its local GEMMs */
+    veil_plain_fn plain;   /* plaintext evaluation (both modes); NULL: none (leaves) */
+    veil_lower_fn lower;   /* secure lowering; NULL: none (leaves are run.c's) */
+    veil_grad_fn grad;     /* forward ops: the gradient rule; NULL: not differentiable */
+    enum veil_op grad_op;  /* for veil_grad_saved: the backward op it emits */
+    const char *no_grad_hint; /* appended to the "has no gradient" message, or NULL */
+};
+
+#define X(op, id) extern const struct veil_op_desc veil_opd_##id;
+VEIL_OP_TABLE(X)
+#undef X
+
+/** The descriptor of every op, indexed by enum veil_op (graph/ops.c), and that of a value out
+ * of the enum's range: named "?", no flags, no functions (executors refuse it by name). */
+extern const struct veil_op_desc *const veil_op_descs[VEIL_OP_COUNT];
+extern const struct veil_op_desc veil_opd_unknown;
+
+/** op's descriptor. */
+static inline const struct veil_op_desc *veil_op_desc(enum veil_op op)
+{
+    return (unsigned)op < VEIL_OP_COUNT ? veil_op_descs[op] : &veil_opd_unknown;
+}
+
+/** Whether op's descriptor has every flag of f. */
+static inline int veil_op_is(enum veil_op op, unsigned f)
+{
+    return (veil_op_desc(op)->flags & f) == f;
+}
+
 /* ---- graph.c ----------------------------------------------------------------------------- */
 
 /**
@@ -259,15 +338,26 @@ void veil_node_set_shape(struct veil_node *n, int ndim, const size_t *dims);
 /** Formats a shape as "[2,3,4]" into buf (returns buf). */
 const char *veil_shape_str(int ndim, const size_t *dims, char *buf, size_t len);
 
-/* ---- compile.c ----------------------------------------------------------------------------- */
+/* ---- plan_edit.c: helpers of the compiler's passes ------------------------------------------ */
 
 /** Index of the node called name in p, or -1. */
 int veil_plan_find(const veil_plan_t *p, const char *name);
 /** A name for a node the compiler makes: "<base><suffix>" into out (VEIL_NODE_NAME_MAX bytes),
  * base shortened and "~k" appended when that is too long or already taken in p. */
 void veil_plan_unique_name(const veil_plan_t *p, const char *base, const char *suffix, char *out);
+/** A node's defaults: zero, with every index field (operands, owner, fwd, output, folded_into,
+ * fold_bn, last_use, grad_of, replica_of) -1 and reveal_to VEIL_ALL_PARTIES. */
+void veil_plan_node_init(struct veil_node *n);
+/** Inserts node nn at position pos, moving nodes [pos, count) up one and renumbering every
+ * reference to them (operands, fwd, folded_into, fold_bn, grad_of, last_use, the loss,
+ * nforward), so that an order that was topological stays so when nn only reads nodes before
+ * pos. VEIL_ERR_NOMEM. */
+int veil_plan_insert(veil_plan_t *p, int pos, const struct veil_node *nn);
 /** Rebuilds p->leaves and p->outputs from the node array (after nodes were added). */
 int veil_plan_index(veil_plan_t *p);
+
+/* ---- compile.c ----------------------------------------------------------------------------- */
+
 /** The name a leaf is fed by: its own, or for a parameter replica that of its replica 0. */
 const char *veil_plan_feed_name(const veil_plan_t *p, const struct veil_node *n);
 /** Whether training step `step` (counted from 1) ends with the replicas' weight averaging:
@@ -305,6 +395,38 @@ veil_graph_t *veil_graph_split_microbatches(const veil_graph_t *g, int k, int re
 int veil_plan_fold_batchnorm(veil_plan_t *p);
 
 /* ---- autodiff.c --------------------------------------------------------------------------- */
+
+/* The gradient rules' tools (contract of veil_grad_fn above). Indices, not pointers: emitting
+ * may move the plan's node array. */
+/** The plan being differentiated. */
+veil_plan_t *veil_ad_plan(struct veil_ad *a);
+/** Whether node j (j < 0: an absent operand, never) is on a path from a parameter to the loss,
+ * that is, needs a gradient. */
+int veil_ad_needs(const struct veil_ad *a, int j);
+/** Appends a node of op named after node `base` with suffix (".dx", ...); operands
+ * in[0..nin), shape (ndim, dims), attributes from attrs (NULL: zero), fwd and grad_of as given.
+ * Returns its index, or -1 with the error recorded. */
+int veil_ad_emit(struct veil_ad *a, enum veil_op op, int base, const char *suffix, int nin,
+                 const int *in, int ndim, const size_t *dims,
+                 const struct veil_node_attrs *attrs, int fwd, int grad_of);
+/** As veil_ad_emit with the shape of node like. */
+int veil_ad_emit_like(struct veil_ad *a, enum veil_op op, int base, const char *suffix, int nin,
+                      const int *in, int like, const struct veil_node_attrs *attrs, int fwd,
+                      int grad_of);
+/** Records node grad (an index from veil_ad_emit*, or -1 after a failed emit: then
+ * VEIL_ERR_NOMEM) as one contribution to the gradient of node target. */
+int veil_ad_contrib(struct veil_ad *a, int target, int grad);
+/* The rules of the table's forward ops (graph_internal.h's BACKWARD OPS give what they emit):
+ * saved: one node of the descriptor's grad_op reading dy and the forward node's saved state
+ * (relu, pooling, softmax); self: the same op applied to dy (reshape, transpose, scale). */
+int veil_grad_dense(struct veil_ad *a, int i, int gy);
+int veil_grad_conv2d(struct veil_ad *a, int i, int gy);
+int veil_grad_saved(struct veil_ad *a, int i, int gy);
+int veil_grad_self(struct veil_ad *a, int i, int gy);
+int veil_grad_add(struct veil_ad *a, int i, int gy);
+int veil_grad_concat(struct veil_ad *a, int i, int gy);
+int veil_grad_layernorm(struct veil_ad *a, int i, int gy);
+int veil_grad_matmul(struct veil_ad *a, int i, int gy);
 
 /**
  * Training: appends to p the backward nodes of every node on a path from a parameter to the

@@ -7,26 +7,22 @@
  * the (m - L - 1)-th has finished: at most L linear layers beyond the one computing are
  * submitted, with their opens, masks and results (MPC-Pipe's schedule is L = 1; L = 0 opens each
  * weight at need). The wait is on a marker: a task that does nothing (STARPU_NOWHERE) and reads
- * every tile of the layer's output, so it completes when the layer's last task does. L < 0: no
- * bound (the default; memory is then bounded by the executor's garbage budget alone).
+ * every tile of the layer's output, so it completes when the layer's last task does
+ * (codelets/marker.c). L < 0: no bound (the default; memory is then bounded by the executor's
+ * garbage budget alone). Which nodes are linear is the op table's word (region
+ * VEIL_REGION_LINEAR).
  */
 #include "config.h"
 
 #include "base/base_internal.h"
+#include "codelets/codelets_internal.h"
 #include "graph/exec_internal.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-static struct starpu_codelet marker_cl = {
-    .where = STARPU_NOWHERE,
-    .nbuffers = STARPU_VARIABLE_NBUFFERS,
-    .name = "veil_lookahead_marker",
-};
+#include <stdio.h>
 
 static int active(const struct veil_exec *x, const struct veil_node *n)
 {
-    return x->p->opts.lookahead >= 0 && veil_exec_region_of(n->op) == VEIL_REGION_LINEAR &&
+    return x->p->opts.lookahead >= 0 && veil_op_desc(n->op)->region == VEIL_REGION_LINEAR &&
            veil_mpc_computes(x->m);
 }
 
@@ -59,22 +55,12 @@ int veil_lookahead_after(struct veil_exec *x, const struct veil_node *n)
     const struct veil_sec *y = &x->val[n->index];
     if (y->ntiles <= 0)
         return VEIL_OK;
-    struct starpu_data_descr *d = calloc((size_t)y->ntiles, sizeof *d);
-    if (!d)
-        return veil_error(VEIL_ERR_NOMEM, "lookahead: out of memory");
-    for (int t = 0; t < y->ntiles; t++)
-        d[t] = (struct starpu_data_descr){.handle = y->h[t], .mode = STARPU_R};
-    struct starpu_task *t =
-        starpu_task_build(&marker_cl, STARPU_DATA_MODE_ARRAY, d, y->ntiles, 0);
-    free(d);
-    if (!t)
-        return veil_error(VEIL_ERR_STARPU, "lookahead: cannot build the marker of '%s'", n->name);
-    t->detach = 0; /* waited for by veil_lookahead_before or veil_lookahead_drain */
-    t->priority = veil_mpc_priority(x->m);
-    if (starpu_task_submit(t) != 0) {
-        starpu_task_destroy(t);
-        return veil_error(VEIL_ERR_STARPU, "lookahead: cannot submit the marker of '%s'",
-                          n->name);
+    struct starpu_task *t = NULL;
+    int rc = veil_task_marker(y->h, y->ntiles, veil_mpc_priority(x->m), &t);
+    if (rc != VEIL_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", veil_last_error());
+        return veil_error(rc, "lookahead: the marker of '%s': %s", n->name, why);
     }
     x->markers[k] = t;
     return VEIL_OK;

@@ -44,7 +44,7 @@ static struct veil_sec shape_of(const struct veil_node *n, size_t tile)
 /* ---- products ------------------------------------------------------------------------------ */
 
 /* MATMUL_NT y = trunc(a . b^T), MATMUL_TN y = trunc(a^T . b): one trunc per entry. */
-static int lb_matmul(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_matmul_grad(struct veil_exec *x, const struct veil_node *n)
 {
     struct veil_sec ta, tb, *y = VAL(x, n->index);
     const struct veil_sec *sa, *sb;
@@ -74,7 +74,7 @@ static struct veil_conv_geom conv_geom(const struct veil_exec *x, const struct v
 
 /* CONV_GRAD_INPUT dx = trunc(col2im(W^T . dY)), CONV_GRAD_WEIGHT dW = trunc(sum_b dY_b .
  * im2col(x_b)^T): the protocols are exact in the ring, one truncation per element after. */
-static int lb_conv(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_conv_grad(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_conv_geom g = conv_geom(x, &x->p->nodes[n->fwd]);
     struct veil_sec ta, tb, *y = VAL(x, n->index);
@@ -93,16 +93,10 @@ static int lb_conv(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
-/* MUL y = trunc(a * b). */
-static int lb_mul(struct veil_exec *x, const struct veil_node *n)
-{
-    return veil_exec_mul_trunc(x, VAL(x, n->in[0]), VAL(x, n->in[1]), VAL(x, n->index));
-}
-
 /* ---- sums and rearrangements ---------------------------------------------------------------- */
 
 /* SUM_ROWS (r, c) -> (c), SUM_CHANNELS (B, C, H, W) -> (C): exact local sums. */
-static int lb_sum(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_sum(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *in = &x->p->nodes[n->in[0]];
     const size_t k = n->op == VEIL_OP_SUM_ROWS ? 1 : in->dims[2] * in->dims[3];
@@ -110,7 +104,7 @@ static int lb_sum(struct veil_exec *x, const struct veil_node *n)
 }
 
 /* SLICE: the part [start, start + dims[axis]) of in[0] along axis (a concat's gradient). */
-static int lb_slice(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_slice(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *in = &x->p->nodes[n->in[0]];
     const int ax = n->a.axis;
@@ -138,7 +132,7 @@ static int lb_slice(struct veil_exec *x, const struct veil_node *n)
 /* ---- relu and pooling ----------------------------------------------------------------------- */
 
 /* RELU_GRAD dx = dy * mask: the mask is 0/1 (not encoded), so no truncation. */
-static int lb_relu(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_relu_grad(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_sec *mask = &x->aux[n->fwd][0];
     if (mask->numel != n->numel)
@@ -154,7 +148,7 @@ static int lb_relu(struct veil_exec *x, const struct veil_node *n)
 }
 
 /* MAXPOOL_GRAD (route * dy scattered, exact) and AVGPOOL_GRAD (trunc(dy * q) scattered). */
-static int lb_pool(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_pool_grad(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *pn = &x->p->nodes[n->fwd];
     struct veil_pool_geom g = {n->dims[0], n->dims[1],      n->dims[2],
@@ -174,7 +168,7 @@ static int lb_pool(struct veil_exec *x, const struct veil_node *n)
 }
 
 /* GAVGPOOL_GRAD dx[b, c, :, :] = trunc(dy[b, c] * enc(1/(H W))), broadcast over the pixels. */
-static int lb_gavgpool(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_gavgpool_grad(struct veil_exec *x, const struct veil_node *n)
 {
     const size_t hw = n->dims[2] * n->dims[3];
     const struct veil_sec like = shape_of(n, x->tile);
@@ -193,7 +187,7 @@ static int lb_gavgpool(struct veil_exec *x, const struct veil_node *n)
  * m2 = trunc(trunc(sum(g * xhat)) * enc(1/d)); u = g - m1 - trunc(xhat * m2); dx = trunc(r * u).
  * Everything is laid out like the saved xhat.
  */
-static int lb_layernorm(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_layernorm_grad(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *ln = &x->p->nodes[n->fwd];
     const struct veil_sec *xhat = &x->aux[n->fwd][0], *r = &x->aux[n->fwd][1];
@@ -242,7 +236,7 @@ static int lb_layernorm(struct veil_exec *x, const struct veil_node *n)
 }
 
 /* LAYERNORM_GRAD_GAMMA dgamma_j = trunc(sum over rows of dy * xhat): one truncation. */
-static int lb_layernorm_gamma(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_layernorm_grad_gamma(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_sec *xhat = &x->aux[n->fwd][0];
     if (xhat->numel != x->p->nodes[n->fwd].numel)
@@ -264,7 +258,7 @@ static int lb_layernorm_gamma(struct veil_exec *x, const struct veil_node *n)
 }
 
 /* SOFTMAX_GRAD t = trunc(dy * s); q = rowsum(t); dx = trunc(s * (dy - bcast(q))). */
-static int lb_softmax(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_softmax_grad(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_sec *s = &x->aux[n->fwd][0];
     const size_t k = n->dims[n->ndim - 1], rdims[1] = {n->numel / k};
@@ -291,7 +285,7 @@ static int lb_softmax(struct veil_exec *x, const struct veil_node *n)
 }
 
 /* XENT_GRAD dlogits = trunc((s - labels) * enc(1/B)), s the loss's saved softmax. */
-static int lb_xent(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_xent_grad(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *loss = &x->p->nodes[n->fwd];
     const struct veil_sec *s = &x->aux[n->fwd][0];
@@ -319,7 +313,7 @@ static int lb_xent(struct veil_exec *x, const struct veil_node *n)
  * released: the backward ops reading w were all lowered before, autodiff.c) and v is kept in
  * x->velocity, both with the parameter's layout.
  */
-static int lb_sgd(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_sgd_update(struct veil_exec *x, const struct veil_node *n)
 {
     const int pi = n->in[0];
     struct veil_sec *w = VAL(x, pi), *v = &x->velocity[pi];
@@ -365,44 +359,6 @@ static int lb_sgd(struct veil_exec *x, const struct veil_node *n)
     }
     release_all(x, t, NT);
     return rc;
-}
-
-veil_lower_fn veil_lower_backward(enum veil_op op)
-{
-    switch (op) {
-    case VEIL_OP_MATMUL_NT:
-    case VEIL_OP_MATMUL_TN:
-        return lb_matmul;
-    case VEIL_OP_SUM_ROWS:
-    case VEIL_OP_SUM_CHANNELS:
-        return lb_sum;
-    case VEIL_OP_CONV_GRAD_INPUT:
-    case VEIL_OP_CONV_GRAD_WEIGHT:
-        return lb_conv;
-    case VEIL_OP_RELU_GRAD:
-        return lb_relu;
-    case VEIL_OP_MAXPOOL_GRAD:
-    case VEIL_OP_AVGPOOL_GRAD:
-        return lb_pool;
-    case VEIL_OP_GAVGPOOL_GRAD:
-        return lb_gavgpool;
-    case VEIL_OP_LAYERNORM_GRAD:
-        return lb_layernorm;
-    case VEIL_OP_LAYERNORM_GRAD_GAMMA:
-        return lb_layernorm_gamma;
-    case VEIL_OP_SOFTMAX_GRAD:
-        return lb_softmax;
-    case VEIL_OP_XENT_GRAD:
-        return lb_xent;
-    case VEIL_OP_SLICE:
-        return lb_slice;
-    case VEIL_OP_MUL:
-        return lb_mul;
-    case VEIL_OP_SGD_UPDATE:
-        return lb_sgd;
-    default:
-        return NULL;
-    }
 }
 
 int veil_exec_average_replicas(struct veil_exec *x)

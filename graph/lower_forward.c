@@ -51,7 +51,7 @@ static int matmul_trunc(struct veil_exec *x, const struct veil_sec *a, const str
     return rc;
 }
 
-static int lw_dense(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_dense(struct veil_exec *x, const struct veil_node *n)
 {
     int rc;
     struct veil_mpc_wstat *ws = wstat_of(x, n->in[1], &rc);
@@ -63,12 +63,12 @@ static int lw_dense(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
-static int lw_matmul(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_matmul(struct veil_exec *x, const struct veil_node *n)
 {
     return matmul_trunc(x, VAL(x, n->in[0]), VAL(x, n->in[1]), NULL, VAL(x, n->index));
 }
 
-static int lw_conv2d(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *xn = &x->p->nodes[n->in[0]], *wn = &x->p->nodes[n->in[1]];
     struct veil_conv_geom g = {xn->dims[0], xn->dims[1],         xn->dims[2],
@@ -96,13 +96,13 @@ static int lw_conv2d(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
-static int lw_relu(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_relu(struct veil_exec *x, const struct veil_node *n)
 {
     return veil_mpc_relu(x->m, VAL(x, n->in[0]), VAL(x, n->index),
                          n->saved ? &x->aux[n->index][0] : NULL);
 }
 
-static int lw_pool(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_pool(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *xn = &x->p->nodes[n->in[0]];
     struct veil_pool_geom g = {xn->dims[0], xn->dims[1],    xn->dims[2],
@@ -114,7 +114,7 @@ static int lw_pool(struct veil_exec *x, const struct veil_node *n)
     return rc == VEIL_OK ? veil_exec_retile(x, y) : rc;
 }
 
-static int lw_gavgpool(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_gavgpool(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *xn = &x->p->nodes[n->in[0]];
     const size_t hw = xn->dims[2] * xn->dims[3];
@@ -126,7 +126,7 @@ static int lw_gavgpool(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
-static int lw_scale(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_scale(struct veil_exec *x, const struct veil_node *n)
 {
     return veil_exec_scale(x, VAL(x, n->in[0]), n->a.c, VAL(x, n->index));
 }
@@ -134,7 +134,7 @@ static int lw_scale(struct veil_exec *x, const struct veil_node *n)
 /* RESHAPE and a folded BATCHNORM (its producer already carries the folded weights): the same
  * words with another shape. When this node is the operand's last reader (and the operand is not
  * a parameter), the tensor moves instead of being copied. */
-static int lw_reshape(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_reshape(struct veil_exec *x, const struct veil_node *n)
 {
     if (n->op == VEIL_OP_BATCHNORM && n->folded_into < 0)
         return veil_error(VEIL_ERR_UNSUPPORTED,
@@ -154,7 +154,7 @@ static int lw_reshape(struct veil_exec *x, const struct veil_node *n)
     return veil_exec_copy(x, in, n->ndim, n->dims, in->tile, y);
 }
 
-static int lw_add(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_add(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_sec *a = VAL(x, n->in[0]), *b = VAL(x, n->in[1]);
     struct veil_sec tb;
@@ -170,7 +170,7 @@ static int lw_add(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
-static int lw_concat(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_concat(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *an = &x->p->nodes[n->in[0]], *bn = &x->p->nodes[n->in[1]];
     size_t inner = 1;
@@ -191,7 +191,7 @@ static int lw_concat(struct veil_exec *x, const struct veil_node *n)
     return veil_nl_flat(x->m, a, outs, 1, ins, 2);
 }
 
-static int lw_transpose(struct veil_exec *x, const struct veil_node *n)
+int veil_lower_transpose(struct veil_exec *x, const struct veil_node *n)
 {
     const size_t r = n->dims[1], c = n->dims[0]; /* the input is (r, c) */
     struct veil_sec tmp, *y = VAL(x, n->index);
@@ -205,48 +205,4 @@ static int lw_transpose(struct veil_exec *x, const struct veil_node *n)
     }
     veil_mpc_release(x->m, &tmp);
     return rc == VEIL_OK ? veil_exec_retile(x, y) : rc;
-}
-
-veil_lower_fn veil_lower_forward(enum veil_op op)
-{
-    switch (op) {
-    case VEIL_OP_DENSE:
-        return lw_dense;
-    case VEIL_OP_CONV2D:
-        return lw_conv2d;
-    case VEIL_OP_RELU:
-        return lw_relu;
-    case VEIL_OP_MAXPOOL:
-        return lw_pool;
-    case VEIL_OP_AVGPOOL:
-        return lw_pool;
-    case VEIL_OP_GAVGPOOL:
-        return lw_gavgpool;
-    case VEIL_OP_RESHAPE:
-        return lw_reshape;
-    case VEIL_OP_BATCHNORM:
-        return lw_reshape;
-    case VEIL_OP_ADD:
-        return lw_add;
-    case VEIL_OP_CONCAT:
-        return lw_concat;
-    case VEIL_OP_LAYERNORM:
-        return veil_lower_layernorm;
-    case VEIL_OP_MATMUL:
-        return lw_matmul;
-    case VEIL_OP_TRANSPOSE:
-        return lw_transpose;
-    case VEIL_OP_SCALE:
-        return lw_scale;
-    case VEIL_OP_SOFTMAX:
-        return veil_lower_softmax;
-    case VEIL_OP_GELU:
-        return veil_lower_gelu;
-    case VEIL_OP_ARGMAX:
-        return veil_lower_argmax;
-    case VEIL_OP_SOFTMAX_XENT:
-        return veil_lower_softmax_xent;
-    default:
-        return NULL;
-    }
 }

@@ -96,32 +96,26 @@ static int classify(struct split *s)
         s->replicated[i] = (char)(rep && !any);
         if (!any || n->op == VEIL_OP_INPUT)
             continue;
-        switch (n->op) {
-        case VEIL_OP_MATMUL:
-        case VEIL_OP_TRANSPOSE:
+        const unsigned fl = veil_op_desc(n->op)->flags;
+        if (fl & VEIL_OPF_MIXES_ROWS)
             return refuse(s, n, "mixes rows along axis 0, the batch axis (attention's axis 0 is "
                                 "a sequence)");
-        case VEIL_OP_SOFTMAX_XENT:
+        if (fl & VEIL_OPF_LOSS) {
             if (!s->batched[n->in[0]] || g->nodes[n->in[1]]->op != VEIL_OP_INPUT)
                 return refuse(s, n, "needs logits computed from the inputs and labels that are an "
                                     "input");
             continue; /* computed once, over the concatenated logits */
-        case VEIL_OP_DENSE:
-        case VEIL_OP_CONV2D:
+        }
+        if (fl & VEIL_OPF_WEIGHTED)
             for (int o = 1; o < n->nin; o++)
                 if (s->batched[n->in[o]])
                     return refuse(s, n, "has a weight or bias computed from the inputs");
-            break;
-        case VEIL_OP_ADD:
-        case VEIL_OP_CONCAT:
+        if (fl & VEIL_OPF_COMBINES) {
             if (!all)
                 return refuse(s, n, "combines an operand computed from the inputs with one that is "
                                     "not");
             if (n->op == VEIL_OP_CONCAT && n->a.axis == 0)
                 return refuse(s, n, "concatenates along axis 0, the batch axis");
-            break;
-        default:
-            break;
         }
         if (n->ndim < 1 || n->dims[0] != s->batch)
             return refuse(s, n, "does not keep the batch along axis 0");
@@ -217,71 +211,80 @@ static struct veil_node *full_of(struct split *s, size_t i)
     return s->full[i] = c;
 }
 
+/* The copy of leaf i in the new graph (a replicated parameter: its replicas). */
+static int copy_leaf(struct split *s, size_t i)
+{
+    const struct veil_node *n = s->g->nodes[i];
+    if (n->op == VEIL_OP_INPUT) {
+        s->one[i] = veil_input(s->out, n->name, n->owner, n->ndim, n->dims);
+    } else if (n->op == VEIL_OP_CONST) {
+        s->one[i] = veil_constant(s->out, n->name, n->ndim, n->dims, n->cvalues);
+    } else if (!s->replicated[i]) {
+        s->one[i] = veil_param(s->out, n->name, n->owner, n->ndim, n->dims);
+    } else {
+        for (int j = 0; j < s->k; j++) {
+            char name[VEIL_NODE_NAME_MAX];
+            if (replica_name(s, n, j, name) != VEIL_OK)
+                return VEIL_ERR_UNSUPPORTED;
+            struct veil_node *r = veil_param(s->out, name, n->owner, n->ndim, n->dims);
+            if (r)
+                r->replica = j;
+            *at(s->reps, s, i, j) = r;
+        }
+        s->one[i] = *at(s->reps, s, i, 0);
+    }
+    return VEIL_OK;
+}
+
+/* The copies of computed node i: the loss once over all the rows, replicas, one copy of an
+ * unbatched node, or one per micro-batch. */
+static int copy_computed(struct split *s, size_t i)
+{
+    const struct veil_node *n = s->g->nodes[i];
+    veil_node_t *in[VEIL_NODE_MAX_IN];
+    if (n->op == VEIL_OP_SOFTMAX_XENT && s->batched[i]) { /* once, over all the rows */
+        in[0] = full_of(s, (size_t)n->in[0]);
+        in[1] = s->one[n->in[1]];
+        s->one[i] = emit(s, n, n->name, n->op, 2, in, n->dims[0]);
+        return VEIL_OK;
+    }
+    if (s->replicated[i]) {
+        for (int j = 0; j < s->k; j++) {
+            char name[VEIL_NODE_NAME_MAX];
+            if (replica_name(s, n, j, name) != VEIL_OK)
+                return VEIL_ERR_UNSUPPORTED;
+            for (int o = 0; o < n->nin; o++)
+                in[o] = operand(s, n->in[o], j);
+            *at(s->reps, s, i, j) = emit(s, n, name, n->op, n->nin, in, n->ndim ? n->dims[0] : 0);
+        }
+        s->one[i] = *at(s->reps, s, i, 0);
+        return VEIL_OK;
+    }
+    if (!s->batched[i]) {
+        for (int o = 0; o < n->nin; o++)
+            in[o] = operand(s, n->in[o], -1);
+        s->one[i] = emit(s, n, n->name, n->op, n->nin, in, n->ndim ? n->dims[0] : 0);
+        return VEIL_OK;
+    }
+    for (int j = 0; j < s->k; j++) {
+        char name[VEIL_NODE_NAME_MAX];
+        if (suffixed(s, n, "mb", j, name) != VEIL_OK)
+            return VEIL_ERR_UNSUPPORTED;
+        for (int o = 0; o < n->nin; o++)
+            in[o] = operand(s, n->in[o], j);
+        *at(s->copies, s, i, j) = emit(s, n, name, n->op, n->nin, in, s->rows);
+    }
+    return VEIL_OK;
+}
+
 static int build(struct split *s)
 {
     const veil_graph_t *g = s->g;
     for (size_t i = 0; i < g->count; i++) {
         const struct veil_node *n = g->nodes[i];
-        veil_node_t *in[VEIL_NODE_MAX_IN];
-        switch (n->op) {
-        case VEIL_OP_INPUT:
-            s->one[i] = veil_input(s->out, n->name, n->owner, n->ndim, n->dims);
-            break;
-        case VEIL_OP_PARAM:
-            if (!s->replicated[i]) {
-                s->one[i] = veil_param(s->out, n->name, n->owner, n->ndim, n->dims);
-                break;
-            }
-            for (int j = 0; j < s->k; j++) {
-                char name[VEIL_NODE_NAME_MAX];
-                if (replica_name(s, n, j, name) != VEIL_OK)
-                    return VEIL_ERR_UNSUPPORTED;
-                struct veil_node *r = veil_param(s->out, name, n->owner, n->ndim, n->dims);
-                if (r)
-                    r->replica = j;
-                *at(s->reps, s, i, j) = r;
-            }
-            s->one[i] = *at(s->reps, s, i, 0);
-            break;
-        case VEIL_OP_CONST:
-            s->one[i] = veil_constant(s->out, n->name, n->ndim, n->dims, n->cvalues);
-            break;
-        default:
-            if (n->op == VEIL_OP_SOFTMAX_XENT && s->batched[i]) { /* once, over all the rows */
-                in[0] = full_of(s, (size_t)n->in[0]);
-                in[1] = s->one[n->in[1]];
-                s->one[i] = emit(s, n, n->name, n->op, 2, in, n->dims[0]);
-                break;
-            }
-            if (s->replicated[i]) {
-                for (int j = 0; j < s->k; j++) {
-                    char name[VEIL_NODE_NAME_MAX];
-                    if (replica_name(s, n, j, name) != VEIL_OK)
-                        return VEIL_ERR_UNSUPPORTED;
-                    for (int o = 0; o < n->nin; o++)
-                        in[o] = operand(s, n->in[o], j);
-                    *at(s->reps, s, i, j) =
-                        emit(s, n, name, n->op, n->nin, in, n->ndim ? n->dims[0] : 0);
-                }
-                s->one[i] = *at(s->reps, s, i, 0);
-                break;
-            }
-            if (!s->batched[i]) {
-                for (int o = 0; o < n->nin; o++)
-                    in[o] = operand(s, n->in[o], -1);
-                s->one[i] = emit(s, n, n->name, n->op, n->nin, in, n->ndim ? n->dims[0] : 0);
-                break;
-            }
-            for (int j = 0; j < s->k; j++) {
-                char name[VEIL_NODE_NAME_MAX];
-                if (suffixed(s, n, "mb", j, name) != VEIL_OK)
-                    return VEIL_ERR_UNSUPPORTED;
-                for (int o = 0; o < n->nin; o++)
-                    in[o] = operand(s, n->in[o], j);
-                *at(s->copies, s, i, j) = emit(s, n, name, n->op, n->nin, in, s->rows);
-            }
-            break;
-        }
+        int rc = veil_op_is(n->op, VEIL_OPF_LEAF) ? copy_leaf(s, i) : copy_computed(s, i);
+        if (rc != VEIL_OK)
+            return rc;
         if (s->out->status != VEIL_OK)
             return veil_error(s->out->status, "veil_compile: microbatches %d: %s", s->k,
                               s->out->error);

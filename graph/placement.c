@@ -79,35 +79,16 @@ static int product_dims(const veil_plan_t *p, const struct veil_node *n, size_t 
     if (!a || !b)
         return 0;
     *pixels = 1;
-    switch (n->op) {
-    case VEIL_OP_DENSE:
-    case VEIL_OP_MATMUL:
+    switch (veil_op_desc(n->op)->product) {
+    case VEIL_PRODUCT_MATMUL:
         *m = a->dims[0], *k = a->dims[1], *c = b->dims[1];
         return 1;
-    case VEIL_OP_CONV2D:
+    case VEIL_PRODUCT_CONV:
         *m = a->dims[0], *k = b->dims[1] * b->dims[2] * b->dims[3], *c = b->dims[0];
         *pixels = n->dims[2] * n->dims[3];
         return 1;
     default:
         return 0;
-    }
-}
-
-/* Elementwise passes a node's protocols make over its elements: comparisons (ReLU, pooling,
- * argmax) and the polynomial/iterative nonlinearities cost tens of passes. */
-static double passes(enum veil_op op)
-{
-    switch (op) {
-    case VEIL_OP_RELU:
-    case VEIL_OP_MAXPOOL:
-    case VEIL_OP_ARGMAX:
-        return 64;
-    case VEIL_OP_SOFTMAX:
-    case VEIL_OP_GELU:
-    case VEIL_OP_LAYERNORM:
-        return 128;
-    default:
-        return 2;
     }
 }
 
@@ -117,15 +98,15 @@ static double node_time(const veil_plan_t *p, const struct veil_node *n, enum ve
                         int ndev, int group, size_t tile, enum veil_tp_force force, int split[3])
 {
     split[0] = split[1] = split[2] = 1;
-    if (n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST)
+    if (veil_op_is(n->op, VEIL_OPF_LEAF))
         return 0;
     const size_t ntiles = (n->numel + tile - 1) / tile;
     const int spread =
         mode == VEIL_PLACEMENT_DP || mode == VEIL_PLACEMENT_TP || mode == VEIL_PLACEMENT_HYBRID;
     const size_t lanes = ntiles < (size_t)ndev ? (ntiles ? ntiles : 1) : (size_t)ndev;
     const double par = spread ? (double)lanes : 1;
-    double t = (double)n->numel * passes(n->op) * VEIL_PLACE_ELEM_S / par +
-               (double)ntiles * passes(n->op) * VEIL_PLACE_TASK_S / par;
+    double t = (double)n->numel * veil_op_desc(n->op)->passes * VEIL_PLACE_ELEM_S / par +
+               (double)ntiles * veil_op_desc(n->op)->passes * VEIL_PLACE_TASK_S / par;
     size_t m, k, c, px;
     if (!product_dims(p, n, &m, &k, &c, &px))
         return t;
@@ -197,7 +178,7 @@ double veil_placement_pipeline(const veil_plan_t *p, size_t end, int ndev, size_
         goto done;
     for (size_t i = 0; i < end; i++) {
         const struct veil_node *n = &p->nodes[i];
-        if (n->op == VEIL_OP_INPUT || n->op == VEIL_OP_PARAM || n->op == VEIL_OP_CONST)
+        if (veil_op_is(n->op, VEIL_OPF_LEAF))
             continue;
         lc[nl].fwd = cost(p, i, VEIL_PLACEMENT_SINGLE, 1, 1, tile, 0, node_s, split);
         node_of[nl++] = i;
@@ -214,7 +195,7 @@ double veil_placement_pipeline(const veil_plan_t *p, size_t end, int ndev, size_
     /* leaves go with the next computing node */
     for (size_t i = end; i-- > 0;) {
         const enum veil_op op = p->nodes[i].op;
-        if ((op == VEIL_OP_INPUT || op == VEIL_OP_PARAM || op == VEIL_OP_CONST) && i + 1 < end)
+        if (veil_op_is(op, VEIL_OPF_LEAF) && i + 1 < end)
             stage[i] = stage[i + 1];
     }
     t = pp.time;

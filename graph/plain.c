@@ -153,8 +153,7 @@ static int eval(struct veil_plain_exec *e, size_t i)
                               veil_op_name(n->op), n->name,
                               (size_t)j < e->p->count ? e->p->nodes[j].name : "?");
     }
-    veil_plain_fn fn = n->op < VEIL_OP_MATMUL_NT ? veil_plain_forward(n->op)
-                                                  : veil_plain_backward(n->op);
+    veil_plain_fn fn = veil_op_desc(n->op)->plain;
     if (!fn)
         return veil_error(VEIL_ERR_UNSUPPORTED, "plain run: node '%s' (op %s) has no plaintext "
                           "evaluation in this build", n->name, veil_op_name(n->op));

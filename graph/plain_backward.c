@@ -38,7 +38,7 @@ static void trunc_all(struct veil_plain_exec *e, const struct veil_node *n)
 /* ---- matrix products and sums ---------------------------------------------------------------- */
 
 /* MATMUL_NT: (m, k) . (n, k)^T; MATMUL_TN: (k, m)^T . (k, n); one truncation per entry. */
-static int bw_matmul(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_matmul_grad(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *a = &e->p->nodes[n->in[0]], *b = &e->p->nodes[n->in[1]];
     const int tn = n->op == VEIL_OP_MATMUL_TN;
@@ -58,7 +58,7 @@ static int bw_matmul(struct veil_plain_exec *e, const struct veil_node *n)
 }
 
 /* SUM_ROWS (r, c) -> (c) and SUM_CHANNELS (B, C, H, W) -> (C): exact sums. */
-static int bw_sum(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_sum(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]];
     const size_t c = n->numel, outer = x->dims[0];
@@ -97,7 +97,7 @@ static struct veil_plain_conv_geom conv_geom(const veil_plan_t *p, const struct 
 /* CONV_GRAD_INPUT: dx_b = col2im(W^T . dY_b) exactly for every image, then one truncation;
  * CONV_GRAD_WEIGHT: dW = sum_b dY_b . im2col(x_b)^T exactly, then one truncation. Both a band of
  * output rows at a time (the forward's im2col bands). */
-static int bw_conv(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_conv_grad(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *c = &e->p->nodes[n->fwd];
     const int gi = n->op == VEIL_OP_CONV_GRAD_INPUT;
@@ -141,7 +141,7 @@ static int bw_conv(struct veil_plain_exec *e, const struct veil_node *n)
 /* ---- relu and pooling ------------------------------------------------------------------------ */
 
 /* dy * mask, the mask an integer 0/1: no truncation. */
-static int bw_relu(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_relu_grad(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const int i = n->index, dy = n->in[0], r = n->fwd;
     int rc = veil_plain_alloc(e, n);
@@ -159,7 +159,7 @@ static int bw_relu(struct veil_plain_exec *e, const struct veil_node *n)
 /* MAXPOOL_GRAD: dx[window tap] += dy * route (0/1, exact); AVGPOOL_GRAD: t = trunc(dy *
  * round(2^f / k^2)) (DOUBLE dy / k^2) added to every tap of the window. Overlapping windows add;
  * pixels outside every window get 0. */
-static int bw_pool(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_pool_grad(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *pn = &e->p->nodes[n->fwd];
     const size_t planes = pn->dims[0] * pn->dims[1], oh = pn->dims[2], ow = pn->dims[3];
@@ -190,7 +190,7 @@ static int bw_pool(struct veil_plain_exec *e, const struct veil_node *n)
 }
 
 /* dx (B, C, H, W) = broadcast of trunc(dy * enc(1 / (H W))) (the forward's constant). */
-static int bw_gavgpool(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_gavgpool_grad(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const size_t hw = n->dims[2] * n->dims[3], planes = n->dims[0] * n->dims[1];
     const int i = n->index, dy = n->in[0];
@@ -211,10 +211,10 @@ static int bw_gavgpool(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-/* ---- slice, mul ------------------------------------------------------------------------------ */
+/* ---- slice ---------------------------------------------------------------------------------- */
 
 /* The part [start, start + dims[axis]) of in[0] along axis (8-byte elements, either mode). */
-static int bw_slice(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_slice(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]];
     const int ax = n->a.axis;
@@ -239,22 +239,6 @@ static int bw_slice(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-/* trunc(a * b) elementwise (a Beaver product in the secure run). */
-static int bw_mul(struct veil_plain_exec *e, const struct veil_node *n)
-{
-    const int i = n->index, a = n->in[0], b = n->in[1];
-    int rc = veil_plain_alloc(e, n);
-    if (rc != VEIL_OK)
-        return rc;
-    for (size_t k = 0; k < n->numel; k++) {
-        if (IS_FIXED(e))
-            e->w[i][k] = veil_plain_trunc(e, e->w[a][k] * e->w[b][k], e->f);
-        else
-            e->d[i][k] = e->d[a][k] * e->d[b][k];
-    }
-    return VEIL_OK;
-}
-
 /* ---- SGD update ------------------------------------------------------------------------------ */
 
 /* The gradient copy of PARAM p (allocated once, numel entries). */
@@ -276,7 +260,7 @@ static void *grad_slot(struct veil_plain_exec *e, int p, size_t numel)
  * coefficient is 0), then w' = w - trunc(v * enc(lr)). Velocity starts at 0 (first use). The
  * node holds no value (plain_internal.h); the applied gradient is copied for the trainer.
  */
-static int sgd_update(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_sgd_update(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const int p = n->in[0], g = n->in[1];
     const size_t count = n->numel ? n->numel : 1;
@@ -351,46 +335,4 @@ int veil_plain_exec_average_replicas(struct veil_plain_exec *e)
         }
     }
     return VEIL_OK;
-}
-
-veil_plain_fn veil_plain_backward(enum veil_op op)
-{
-    switch (op) {
-    case VEIL_OP_MATMUL_NT:
-        return bw_matmul;
-    case VEIL_OP_MATMUL_TN:
-        return bw_matmul;
-    case VEIL_OP_SUM_ROWS:
-        return bw_sum;
-    case VEIL_OP_SUM_CHANNELS:
-        return bw_sum;
-    case VEIL_OP_CONV_GRAD_INPUT:
-        return bw_conv;
-    case VEIL_OP_CONV_GRAD_WEIGHT:
-        return bw_conv;
-    case VEIL_OP_RELU_GRAD:
-        return bw_relu;
-    case VEIL_OP_MAXPOOL_GRAD:
-        return bw_pool;
-    case VEIL_OP_AVGPOOL_GRAD:
-        return bw_pool;
-    case VEIL_OP_GAVGPOOL_GRAD:
-        return bw_gavgpool;
-    case VEIL_OP_LAYERNORM_GRAD:
-        return veil_plain_layernorm_grad;
-    case VEIL_OP_LAYERNORM_GRAD_GAMMA:
-        return veil_plain_layernorm_grad_gamma;
-    case VEIL_OP_SOFTMAX_GRAD:
-        return veil_plain_softmax_grad;
-    case VEIL_OP_XENT_GRAD:
-        return veil_plain_xent_grad;
-    case VEIL_OP_SLICE:
-        return bw_slice;
-    case VEIL_OP_MUL:
-        return bw_mul;
-    case VEIL_OP_SGD_UPDATE:
-        return sgd_update;
-    default:
-        return NULL;
-    }
 }

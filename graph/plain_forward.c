@@ -126,7 +126,7 @@ static void product(struct veil_plain_exec *e, const struct veil_node *n, size_t
     }
 }
 
-static int fw_dense(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_dense(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]], *w = &e->p->nodes[n->in[1]];
     const size_t b = x->dims[0], in = x->dims[1], out = w->dims[1];
@@ -147,7 +147,7 @@ static int fw_dense(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-static int fw_matmul(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_matmul(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *a = &e->p->nodes[n->in[0]];
     int rc = veil_plain_alloc(e, n);
@@ -211,7 +211,7 @@ DEFINE_IM2COL(veil_plain_im2col_d, double)
 DEFINE_COL2IM(veil_plain_col2im_w, uint64_t)
 DEFINE_COL2IM(veil_plain_col2im_d, double)
 
-static int fw_conv2d(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_conv2d(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]], *w = &e->p->nodes[n->in[1]];
     struct veil_plain_conv_geom g = {x->dims[1], x->dims[2], x->dims[3],
@@ -261,7 +261,7 @@ static int fw_conv2d(struct veil_plain_exec *e, const struct veil_node *n)
 
 /* ---- elementwise and pooling ---------------------------------------------------------------- */
 
-static int fw_relu(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_relu(struct veil_plain_exec *e, const struct veil_node *n)
 {
     int rc = veil_plain_alloc(e, n);
     if (rc == VEIL_OK && n->saved)
@@ -345,7 +345,7 @@ static void avgpool(const struct pool_geom *g, struct veil_plain_exec *e, int xi
             }
 }
 
-static int fw_pool(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_pool(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]];
     const struct pool_geom g = {x->dims[0] * x->dims[1], x->dims[2], x->dims[3], n->dims[2],
@@ -365,7 +365,7 @@ static int fw_pool(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-static int fw_gavgpool(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_gavgpool(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]];
     const size_t hw = x->dims[2] * x->dims[3];
@@ -389,7 +389,7 @@ static int fw_gavgpool(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-static int fw_scale(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_scale(struct veil_plain_exec *e, const struct veil_node *n)
 {
     int rc = veil_plain_alloc(e, n);
     if (rc != VEIL_OK)
@@ -411,7 +411,7 @@ static int fw_scale(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-static int fw_add(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_add(struct veil_plain_exec *e, const struct veil_node *n)
 {
     int rc = veil_plain_alloc(e, n);
     if (rc != VEIL_OK)
@@ -429,7 +429,7 @@ static int fw_add(struct veil_plain_exec *e, const struct veil_node *n)
 /* ---- rearrangements (exact in both modes: 8-byte elements copied bytewise) ------------------ */
 
 /* RESHAPE, and a folded BATCHNORM, which reads as its producer (already folded at bind time). */
-static int fw_copy(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_copy(struct veil_plain_exec *e, const struct veil_node *n)
 {
     if (n->op == VEIL_OP_BATCHNORM && n->folded_into < 0)
         return veil_error(VEIL_ERR_UNSUPPORTED, "plain run: batchnorm '%s' was not folded into a "
@@ -441,7 +441,7 @@ static int fw_copy(struct veil_plain_exec *e, const struct veil_node *n)
     return rc;
 }
 
-static int fw_concat(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_concat(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *a = &e->p->nodes[n->in[0]], *b = &e->p->nodes[n->in[1]];
     size_t outer = 1, inner = 1;
@@ -462,7 +462,7 @@ static int fw_concat(struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
-static int fw_transpose(struct veil_plain_exec *e, const struct veil_node *n)
+int veil_plain_transpose(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const size_t r = n->dims[1], c = n->dims[0]; /* input is (r, c) */
     int rc = veil_plain_alloc(e, n);
@@ -474,29 +474,4 @@ static int fw_transpose(struct veil_plain_exec *e, const struct veil_node *n)
         for (size_t j = 0; j < c; j++)
             memcpy(y + (j * r + i) * 8, x + (i * c + j) * 8, 8);
     return VEIL_OK;
-}
-
-veil_plain_fn veil_plain_forward(enum veil_op op)
-{
-    switch (op) {
-    case VEIL_OP_DENSE: return fw_dense;
-    case VEIL_OP_CONV2D: return fw_conv2d;
-    case VEIL_OP_RELU: return fw_relu;
-    case VEIL_OP_MAXPOOL: return fw_pool;
-    case VEIL_OP_AVGPOOL: return fw_pool;
-    case VEIL_OP_GAVGPOOL: return fw_gavgpool;
-    case VEIL_OP_RESHAPE: return fw_copy;
-    case VEIL_OP_ADD: return fw_add;
-    case VEIL_OP_CONCAT: return fw_concat;
-    case VEIL_OP_BATCHNORM: return fw_copy;
-    case VEIL_OP_LAYERNORM: return veil_plain_layernorm;
-    case VEIL_OP_MATMUL: return fw_matmul;
-    case VEIL_OP_TRANSPOSE: return fw_transpose;
-    case VEIL_OP_SCALE: return fw_scale;
-    case VEIL_OP_SOFTMAX: return veil_plain_softmax;
-    case VEIL_OP_GELU: return veil_plain_gelu;
-    case VEIL_OP_ARGMAX: return veil_plain_argmax;
-    case VEIL_OP_SOFTMAX_XENT: return veil_plain_softmax_xent;
-    default: return NULL;
-    }
 }

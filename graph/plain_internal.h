@@ -38,14 +38,8 @@ struct veil_plain_exec {
     uint64_t **gw;                           /* (FIXED) */
 };
 
-/** One op's plaintext evaluation: reads operands' arrays, allocates and fills node n's array
- * (and its aux when n->saved). VEIL_OK, VEIL_ERR_NOMEM, or an error naming the node. */
-typedef int (*veil_plain_fn)(struct veil_plain_exec *e, const struct veil_node *n);
-
-/** The evaluation of op (forward ops: plain_forward.c; backward ops and SGD_UPDATE:
- * plain_backward.c), or NULL when there is none (leaves are bound, not evaluated). */
-veil_plain_fn veil_plain_forward(enum veil_op op);
-veil_plain_fn veil_plain_backward(enum veil_op op);
+/* Each op's evaluation is its descriptor's `plain` (graph_internal.h, graph/ops.c); leaves are
+ * bound, not evaluated. */
 
 /** Allocates e's tables for p in mode (all arrays NULL). */
 int veil_plain_exec_init(struct veil_plain_exec *e, const veil_plan_t *p, enum veil_plain_mode mode);

@@ -77,6 +77,28 @@ void veil_plain_col2im_w(const struct veil_plain_conv_geom *g, const uint64_t *c
 void veil_plain_col2im_d(const struct veil_plain_conv_geom *g, const double *cols, size_t r0,
                          size_t r1, double *x);
 
+/* The evaluations of the op table's rows (graph/ops.c; contract: veil_plain_fn).
+ * plain_forward.c: */
+int veil_plain_dense(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_matmul(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_conv2d(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_relu(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_pool(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_gavgpool(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_scale(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_add(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_copy(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_concat(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_transpose(struct veil_plain_exec *e, const struct veil_node *n);
+/* plain_backward.c: */
+int veil_plain_matmul_grad(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_sum(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_conv_grad(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_relu_grad(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_pool_grad(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_gavgpool_grad(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_slice(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_sgd_update(struct veil_plain_exec *e, const struct veil_node *n);
 /* plain_forward_nn.c: forward evaluations (contract: veil_plain_fn). */
 int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_softmax(struct veil_plain_exec *e, const struct veil_node *n);

@@ -72,32 +72,12 @@ void veil_exec_fini(struct veil_exec *x)
     memset(x, 0, sizeof *x);
 }
 
-/* Whether op reads operand slot j as a matrix (one handle). */
-static int reads_as_matrix(enum veil_op op, int j)
-{
-    switch (op) {
-    case VEIL_OP_DENSE:
-    case VEIL_OP_CONV2D:
-        return j < 2;
-    case VEIL_OP_MATMUL:
-    case VEIL_OP_MATMUL_NT:
-    case VEIL_OP_MATMUL_TN:
-    case VEIL_OP_CONV_GRAD_INPUT:
-    case VEIL_OP_CONV_GRAD_WEIGHT:
-        return j < 2;
-    case VEIL_OP_TRANSPOSE:
-        return j == 0;
-    default:
-        return 0;
-    }
-}
-
 size_t veil_exec_leaf_tile(const struct veil_exec *x, int leaf)
 {
     const veil_plan_t *p = x->p;
     for (size_t i = (size_t)leaf + 1; i < p->count; i++)
         for (int j = 0; j < p->nodes[i].nin; j++)
-            if (p->nodes[i].in[j] == leaf && reads_as_matrix(p->nodes[i].op, j))
+            if (p->nodes[i].in[j] == leaf && (veil_op_desc(p->nodes[i].op)->matrix_in >> j & 1u))
                 return SIZE_MAX;
     return x->tile;
 }
@@ -161,7 +141,7 @@ static void release_after(struct veil_exec *x, size_t i)
     const veil_plan_t *p = x->p;
     const struct veil_node *n = &p->nodes[i];
     /* XENT_GRAD and LAYERNORM_GRAD also read their forward node's in[1] (compile.c) */
-    const int extra = n->fwd >= 0 && (n->op == VEIL_OP_XENT_GRAD || n->op == VEIL_OP_LAYERNORM_GRAD)
+    const int extra = n->fwd >= 0 && veil_op_is(n->op, VEIL_OPF_READS_FWD_IN1)
                           ? p->nodes[n->fwd].in[1]
                           : -1;
     for (int k = 0; k <= n->nin + 1; k++) {
@@ -173,57 +153,13 @@ static void release_after(struct veil_exec *x, size_t i)
         release_node(x, i); /* read by nobody (an output is revealed already) */
 }
 
-/* The trace region of a node: the layer kinds MPC-Pipe's breakdowns use, plus a few more. */
-int veil_exec_region_of(enum veil_op op)
-{
-    switch (op) {
-    case VEIL_OP_INPUT:
-    case VEIL_OP_PARAM:
-    case VEIL_OP_CONST:
-        return VEIL_REGION_INPUT;
-    case VEIL_OP_DENSE:
-    case VEIL_OP_CONV2D:
-    case VEIL_OP_MATMUL:
-    case VEIL_OP_MATMUL_NT:
-    case VEIL_OP_MATMUL_TN:
-    case VEIL_OP_CONV_GRAD_INPUT:
-    case VEIL_OP_CONV_GRAD_WEIGHT:
-        return VEIL_REGION_LINEAR;
-    case VEIL_OP_RELU:
-    case VEIL_OP_RELU_GRAD:
-    case VEIL_OP_GELU:
-        return VEIL_REGION_RELU;
-    case VEIL_OP_MAXPOOL:
-    case VEIL_OP_AVGPOOL:
-    case VEIL_OP_GAVGPOOL:
-    case VEIL_OP_MAXPOOL_GRAD:
-    case VEIL_OP_AVGPOOL_GRAD:
-    case VEIL_OP_GAVGPOOL_GRAD:
-        return VEIL_REGION_POOLING;
-    case VEIL_OP_SOFTMAX:
-    case VEIL_OP_SOFTMAX_XENT:
-    case VEIL_OP_SOFTMAX_GRAD:
-    case VEIL_OP_XENT_GRAD:
-        return VEIL_REGION_SOFTMAX;
-    case VEIL_OP_BATCHNORM:
-    case VEIL_OP_LAYERNORM:
-    case VEIL_OP_LAYERNORM_GRAD:
-    case VEIL_OP_LAYERNORM_GRAD_GAMMA:
-        return VEIL_REGION_NORM;
-    case VEIL_OP_ARGMAX:
-        return VEIL_REGION_ARGMAX;
-    default:
-        return VEIL_REGION_OTHER;
-    }
-}
-
 static int walk(struct veil_exec *x, size_t end, double *const *values, struct veil_pub *revealed)
 {
     const veil_plan_t *p = x->p;
     for (size_t i = 0; i < end; i++) {
         const struct veil_node *n = &p->nodes[i];
         veil_mpc_set_priority(x->m, (int)lround(n->priority));
-        veil_trace_set_region(veil_exec_region_of(n->op)); /* tasks and messages of this node */
+        veil_trace_set_region(veil_op_desc(n->op)->region); /* tasks and messages of this node */
         veil_trace_set_node((int)i);
         veil_mpc_set_placement(x->m, x->place ? &x->place[i] : NULL);
         int rc = VEIL_OK;
@@ -236,9 +172,7 @@ static int walk(struct veil_exec *x, size_t end, double *const *values, struct v
         } else if (n->op == VEIL_OP_CONST) {
             rc = constant(x, n);
         } else {
-            veil_lower_fn fn = (size_t)n->op < (size_t)VEIL_OP_MATMUL_NT
-                                   ? veil_lower_forward(n->op)
-                                   : veil_lower_backward(n->op);
+            veil_lower_fn fn = veil_op_desc(n->op)->lower;
             if (!fn)
                 return veil_error(VEIL_ERR_UNSUPPORTED,
                                   "secure run: node '%s' (op %s) has no "

@@ -119,6 +119,16 @@ veil_node_t *veil_scale(veil_graph_t *g, const char *name, veil_node_t *x, doubl
 /** Softmax over the last dimension. */
 veil_node_t *veil_softmax(veil_graph_t *g, const char *name, veil_node_t *x);
 veil_node_t *veil_gelu(veil_graph_t *g, const char *name, veil_node_t *x);
+/**
+ * y = exp(x), elementwise, same shape; trainable (dx = dy * y). The secure run evaluates it with
+ * squarings of a quadratic (tasks/nonlinear.h, veil_mpc_exp; 14 rounds, 112 (N-1) bytes per
+ * element at f = 16): accurate for x in [-64, 0] (absolute error under 1e-4 at f = 16); within
+ * 2e-5 of exp(x), that is about 0, for x in [-112, -64); for x > 0 the relative error grows like
+ * x^3 / 24576 (2% at x = 8); below about -112 and from x = 16.6 the result is wrong (nothing
+ * checks secret values: keep inputs in range, e.g. subtract a maximum first). Needs frac_bits
+ * <= 20. NULL on bad input (x NULL or from another graph), the error recorded on g.
+ */
+veil_node_t *veil_exp(veil_graph_t *g, const char *name, veil_node_t *x);
 /** (..., k) -> (...): the index of the (first) maximum over the last dimension, as a real. */
 veil_node_t *veil_argmax(veil_graph_t *g, const char *name, veil_node_t *x);
 /**
@@ -592,7 +602,7 @@ int veil_party_last_stats(const veil_party_t *me, struct veil_run_stats *out);
 
 /** Trace regions: the kind of plan node being lowered when a task or message was submitted. */
 enum veil_region {
-    VEIL_REGION_OTHER,   /* reshape, add, concat, scale, transpose, slice, mul, sgd update */
+    VEIL_REGION_OTHER,   /* reshape, add, concat, scale, transpose, slice, mul, exp, sgd update */
     VEIL_REGION_INPUT,   /* sharing inputs and parameters, constants */
     VEIL_REGION_LINEAR,  /* dense, conv2d, matmul and their backward products */
     VEIL_REGION_RELU,    /* relu, relu_grad, gelu */
