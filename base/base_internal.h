@@ -1,6 +1,7 @@
 /*
  * base_internal.h — cross-file helpers of libveil that are not public: error recording, the
- * logger, assertions on internal invariants, aligned allocation and wiping. Never installed.
+ * logger, assertions on internal invariants, aligned allocation and wiping, hex decoding. Never
+ * installed.
  */
 #ifndef VEIL_BASE_INTERNAL_H
 #define VEIL_BASE_INTERNAL_H
@@ -8,6 +9,8 @@
 #include "veil.h"
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -47,5 +50,13 @@ void veil_aligned_free(void *p);
 void veil_wipe(void *p, size_t n);
 /** Monotonic clock in seconds. */
 double veil_now(void);
+
+/** hex.c: the value of hex digit c (0-9, a-f, A-F), or -1 when c is not one. */
+int veil_hex_digit(int c);
+/** hex.c: decodes the 2n hex digits at hex into n bytes at out, stopping at the first character
+ *  that is not a hex digit (a NUL included, so a shorter string is never read past its end).
+ *  Returns how many characters were hex digits: 2n when all were; bytes before the bad one are
+ *  written. */
+size_t veil_hex_decode(const char *hex, uint8_t *out, size_t n);
 
 #endif

@@ -73,30 +73,15 @@ static int expect(struct cursor *c, char ch)
     return VEIL_OK;
 }
 
-static int hexval(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 static int read_hex4(struct cursor *c, unsigned *out)
 {
     if (c->end - c->p < 4)
         return perr(c, "\\u escape cut short");
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        int h = hexval(c->p[i]);
-        if (h < 0)
-            return perr(c, "bad hex digit in a \\u escape");
-        v = v << 4 | (unsigned)h;
-    }
+    uint8_t b[2];
+    if (veil_hex_decode(c->p, b, 2) != 4)
+        return perr(c, "bad hex digit in a \\u escape");
     c->p += 4;
-    *out = v;
+    *out = (unsigned)b[0] << 8 | b[1];
     return VEIL_OK;
 }
 

@@ -34,19 +34,9 @@ void veil_party_options_defaults(struct veil_party_options *o)
 /* The material seed: exactly 32 hex digits (the value is never echoed: it is key material). */
 static int parse_seed(const char *hex, uint8_t out[16])
 {
-    for (int i = 0; i < 32; i++) {
-        int hi = hex[i], v = 0;
-        if (hi >= '0' && hi <= '9')
-            v = hi - '0';
-        else if (hi >= 'a' && hi <= 'f')
-            v = hi - 'a' + 10;
-        else if (hi >= 'A' && hi <= 'F')
-            v = hi - 'A' + 10;
-        else
-            return veil_error(VEIL_ERR_INVAL, "veil_party_open: the material seed "
-                              "(material_seed or VEIL_MATERIAL_SEED) must be 32 hex digits");
-        out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | v : v << 4);
-    }
+    if (veil_hex_decode(hex, out, 16) != 32)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: the material seed "
+                          "(material_seed or VEIL_MATERIAL_SEED) must be 32 hex digits");
     if (hex[32] != '\0')
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: the material seed must be exactly 32 "
                           "hex digits");

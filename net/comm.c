@@ -1,10 +1,11 @@
 /*
- * comm.c — detached sends and receives bound to StarPU data handles, and the quiescence
- * barrier. Like StarPU-MPI: a request is queued for the I/O thread, then the handle is acquired
- * asynchronously on main RAM (read mode to send, write mode to receive) so StarPU's sequential
- * consistency orders it after earlier tasks and before later ones; the acquire callback — which
- * StarPU may run in this thread, a worker or a driver — only queues the request and wakes the
- * I/O thread through an eventfd, and the I/O thread releases the handle when done.
+ * comm.c — detached sends and receives bound to StarPU data handles, the quiescence barrier, and
+ * who is in the session (net/comm.h). Like StarPU-MPI: a request is queued for the I/O thread,
+ * then the handle is acquired asynchronously on main RAM (read mode to send, write mode to
+ * receive) so StarPU's sequential consistency orders it after earlier tasks and before later
+ * ones; the acquire callback — which StarPU may run in this thread, a worker or a driver — only
+ * queues the request and wakes the I/O thread through an eventfd, and the I/O thread releases
+ * the handle when done.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -155,4 +156,21 @@ int veil_net_wait_all(veil_net_t *net)
             break;
     }
     return veil_net_status(net);
+}
+
+/* ---- who is in the session (net/comm.h) ----------------------------------------------------- */
+
+int veil_net_nparties(const veil_net_t *net)
+{
+    return net->cfg.nparties;
+}
+
+int veil_net_has_dealer(const veil_net_t *net)
+{
+    return net->cfg.has_dealer;
+}
+
+const uint8_t *veil_net_session_id(const veil_net_t *net)
+{
+    return net->cfg.session;
 }

@@ -96,17 +96,6 @@ static int parse_seconds(const char *s, double *out)
     return 0;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* "tcp://HOST:PORT" with a host name, an IPv4 address or a bracketed IPv6 address. */
 static int endpoint_valid(const char *e)
 {
@@ -122,7 +111,7 @@ static int endpoint_valid(const char *e)
         if (hlen < 3 || host[hlen - 1] != ']')
             return 0;
         for (size_t i = 1; i + 1 < hlen; i++)
-            if (hex_value(host[i]) < 0 && host[i] != ':' && host[i] != '.')
+            if (veil_hex_digit(host[i]) < 0 && host[i] != ':' && host[i] != '.')
                 return 0;
     } else {
         for (size_t i = 0; i < hlen; i++) {
@@ -185,15 +174,12 @@ static int parse_line(const char *name, int line, char **tok, int ntok, const ch
                            "session id has %zu characters; write exactly 32 hex digits (the same "
                            "on every party, e.g. from 'openssl rand -hex 16')",
                            strlen(tok[1]));
-        for (int i = 0; i < VEIL_SESSION_BYTES; i++) {
-            int hi = hex_value(tok[1][2 * i]), lo = hex_value(tok[1][2 * i + 1]);
-            if (hi < 0 || lo < 0)
-                return fail_at(name, line,
-                               "session id has a character that is not a hex digit at position "
-                               "%d; use only 0-9 and a-f",
-                               hi < 0 ? 2 * i + 1 : 2 * i + 2);
-            cfg->session[i] = (uint8_t)(hi << 4 | lo);
-        }
+        size_t ok = veil_hex_decode(tok[1], cfg->session, VEIL_SESSION_BYTES);
+        if (ok != 2 * VEIL_SESSION_BYTES)
+            return fail_at(name, line,
+                           "session id has a character that is not a hex digit at position "
+                           "%d; use only 0-9 and a-f",
+                           (int)ok + 1);
     } else if (strcmp(d, "parties") == 0) {
         if ((rc = want_args(name, line, ntok, 1, "parties <N>")) ||
             (rc = once(name, line, &seen->parties, d)))

@@ -1,9 +1,9 @@
 /*
  * mesh.c — the session's lifecycle and its ZeroMQ mesh: validating the configuration, creating
  * the sockets (one ROUTER bound on this process's endpoint that receives everything; one DEALER
- * connected to every peer's ROUTER that sends everything to it), CurveZMQ and the ZAP handler
- * that admits only the configured public keys and maps each to its party id, starting the I/O
- * thread, waiting for the handshake, and the orderly close.
+ * connected to every peer's ROUTER that sends everything to it), CurveZMQ and the ZAP socket
+ * (whose handler, peers.c, admits only the configured public keys and maps each to its party
+ * id), starting the I/O thread, waiting for the handshake, and the orderly close.
  *
  * Socket options, chosen deliberately:
  * - ROUTER: CURVE server with our secret key; ZAP domain "veil"; ZMQ_MAXMSGSIZE = the largest
@@ -36,15 +36,6 @@
 
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 
-const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32])
-{
-    if (net->cfg.has_dealer && id == net->cfg.nparties)
-        snprintf(buf, 32, "dealer (id %d)", id);
-    else
-        snprintf(buf, 32, "party %d", id);
-    return buf;
-}
-
 void veil_net_options_defaults(struct veil_net_options *o)
 {
     struct veil_env_net_tuning t = {.chunk_bytes = (size_t)512 << 10, /* bench/README-net-starpu.md */
@@ -56,17 +47,6 @@ void veil_net_options_defaults(struct veil_net_options *o)
     o->chunk_bytes = t.chunk_bytes;
     o->pool_bytes = t.pool_bytes;
     o->early_cap_bytes = t.early_cap_bytes;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 int veil_net_config_from_harness(const struct veil_harness_party *me,
@@ -86,12 +66,8 @@ int veil_net_config_from_harness(const struct veil_harness_party *me,
                           VEIL_NET_MAX_PROCS);
     if (strlen(me->session) != 2 * VEIL_SESSION_BYTES)
         return veil_error(VEIL_ERR_INVAL, "net: harness session id is not 32 hex digits");
-    for (int i = 0; i < VEIL_SESSION_BYTES; i++) {
-        int hi = hexval(me->session[2 * i]), lo = hexval(me->session[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return veil_error(VEIL_ERR_INVAL, "net: harness session id is not hex");
-        cfg->session[i] = (uint8_t)(hi << 4 | lo);
-    }
+    if (veil_hex_decode(me->session, cfg->session, VEIL_SESSION_BYTES) != 2 * VEIL_SESSION_BYTES)
+        return veil_error(VEIL_ERR_INVAL, "net: harness session id is not hex");
     for (int p = 0; p < nprocs; p++) {
         snprintf(cfg->peers[p].endpoint, sizeof cfg->peers[p].endpoint, "%s", me->endpoints[p]);
         if (public_keys)
@@ -231,121 +207,6 @@ void veil_net_mesh_destroy(struct veil_net *net, int linger_ms)
         while (zmq_ctx_term(net->ctx) != 0 && zmq_errno() == EINTR)
             ;
         net->ctx = NULL;
-    }
-}
-
-/* ---- ZAP (RFC 27): admit only configured keys; user id = party id -----------------------------
- */
-
-static void zap_log_refused(struct veil_net *net, const uint8_t *key, const char *address)
-{
-    char z85[VEIL_Z85_KEY_CHARS + 1];
-    if (!zmq_z85_encode(z85, key, 32))
-        snprintf(z85, sizeof z85, "(unencodable)");
-    for (int i = 0; i < net->nrefused; i++)
-        if (strcmp(net->refused[i], z85) == 0)
-            return; /* once per key: the peer retries every 100 ms */
-    if (net->nrefused < 8)
-        snprintf(net->refused[net->nrefused++], sizeof net->refused[0], "%s", z85);
-    VEIL_LOG_WARN("net: refused connection from unknown key %s (address %s)", z85, address);
-}
-
-int veil_net_zap_serve(struct veil_net *net)
-{
-    for (;;) {
-        zmq_msg_t part[8];
-        int n = 0, more = 1;
-        while (more) {
-            zmq_msg_t m;
-            zmq_msg_init(&m);
-            if (zmq_msg_recv(&m, net->zap, ZMQ_DONTWAIT) < 0) {
-                zmq_msg_close(&m);
-                if (n == 0 && zmq_errno() == EAGAIN)
-                    return VEIL_OK;
-                for (int i = 0; i < n; i++)
-                    zmq_msg_close(&part[i]);
-                return veil_error(VEIL_ERR_NET, "net: ZAP receive: %s", zmq_strerror(zmq_errno()));
-            }
-            more = zmq_msg_more(&m);
-            if (n < 8)
-                part[n++] = m;
-            else
-                zmq_msg_close(&m);
-        }
-        /* version, request id, domain, address, identity, mechanism, credentials... */
-        const char *status = "400", *text = "unknown key";
-        char user[16] = "";
-        char address[64] = "?";
-        if (n >= 6) {
-            size_t al = zmq_msg_size(&part[3]);
-            if (al >= sizeof address)
-                al = sizeof address - 1;
-            memcpy(address, zmq_msg_data(&part[3]), al);
-            address[al] = 0;
-        }
-        if (n >= 7 && zmq_msg_size(&part[5]) == 5 &&
-            memcmp(zmq_msg_data(&part[5]), "CURVE", 5) == 0 && zmq_msg_size(&part[6]) == 32) {
-            const uint8_t *key = zmq_msg_data(&part[6]);
-            int who = -1;
-            for (int p = 0; p < net->nprocs; p++)
-                if (p != net->self && memcmp(net->keys[p], key, 32) == 0)
-                    who = p;
-            if (who >= 0) {
-                status = "200";
-                text = "OK";
-                snprintf(user, sizeof user, "%d", who);
-            } else {
-                zap_log_refused(net, key, address);
-            }
-        } else {
-            VEIL_LOG_WARN("net: refused a ZAP request that is not CURVE (address %s)", address);
-        }
-        const void *rep[6] = {"1.0", NULL, status, text, user, ""};
-        size_t len[6] = {3, 0, 3, strlen(text), strlen(user), 0};
-        if (n >= 2) {
-            rep[1] = zmq_msg_data(&part[1]);
-            len[1] = zmq_msg_size(&part[1]);
-        }
-        int rc = VEIL_OK;
-        for (int i = 0; i < 6 && rc == VEIL_OK; i++)
-            if (zmq_send(net->zap, rep[i] ? rep[i] : "", len[i], i < 5 ? ZMQ_SNDMORE : 0) < 0)
-                rc = veil_error(VEIL_ERR_NET, "net: ZAP reply: %s", zmq_strerror(zmq_errno()));
-        for (int i = 0; i < n; i++)
-            zmq_msg_close(&part[i]);
-        if (rc != VEIL_OK)
-            return rc;
-    }
-}
-
-void veil_net_monitor_serve(struct veil_net *net)
-{
-    for (;;) {
-        uint8_t ev[6];
-        char addr[128];
-        int n = zmq_recv(net->monitor, ev, sizeof ev, ZMQ_DONTWAIT);
-        if (n < 0)
-            return;
-        int more = 0;
-        size_t ml = sizeof more;
-        zmq_getsockopt(net->monitor, ZMQ_RCVMORE, &more, &ml);
-        int al = more ? zmq_recv(net->monitor, addr, sizeof addr - 1, 0) : 0;
-        addr[al > 0 ? (al < (int)sizeof addr ? al : (int)sizeof addr - 1) : 0] = 0;
-        if (n < 6)
-            continue;
-        uint16_t event;
-        uint32_t value;
-        memcpy(&event, ev, 2);
-        memcpy(&value, ev + 2, 4);
-        net->nhandshake_failures++;
-        if (net->nhandshake_failures <= 10)
-            VEIL_LOG_WARN("net: handshake failed on %s (%s, code %u): not a Veil peer, garbage, "
-                          "or a wrong key%s",
-                          addr,
-                          event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH       ? "authentication"
-                          : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "protocol error"
-                                                                         : "no detail",
-                          value,
-                          net->nhandshake_failures == 10 ? " (further ones not logged)" : "");
     }
 }
 
@@ -549,7 +410,8 @@ int veil_net_close(veil_net_t **pnet)
                      (unsigned long long)leaked);
         veil_net_mesh_destroy(net, 0);
         return rc != VEIL_OK ? rc
-                             : veil_error(VEIL_ERR_STATE, "net: closed with %llu requests "
+                             : veil_error(VEIL_ERR_STATE,
+                                          "net: closed with %llu requests "
                                           "still waiting for their data",
                                           (unsigned long long)leaked);
     }

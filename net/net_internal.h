@@ -1,13 +1,14 @@
 /*
  * net_internal.h — the session object shared by net/'s files and the internal API bound to
  * StarPU handles (isend / irecv), never installed. Threads: application threads post requests
- * (comm.c); StarPU calls the acquire callbacks from any thread; ONE I/O thread (io.c) owns every
- * ZeroMQ socket and does all sending, receiving, matching, pacing and failure detection. Fields
- * are grouped by who may touch them.
+ * (comm.c); StarPU calls the acquire callbacks from any thread; ONE I/O thread (io.c, io_recv.c,
+ * io_send.c) owns every ZeroMQ socket and does all sending, receiving, matching, pacing and
+ * failure detection. Fields are grouped by who may touch them.
  */
 #ifndef VEIL_NET_INTERNAL_H
 #define VEIL_NET_INTERNAL_H
 
+#include "net/comm.h"
 #include "net/net_config.h"
 #include "veil/net.h"
 
@@ -86,8 +87,8 @@ struct veil_net_inchunk {
 struct veil_net_inmsg {
     uint64_t tag;
     uint64_t total;
-    uint64_t got;    /* bytes received so far */
-    uint64_t copied; /* bytes copied into the bound receive */
+    uint64_t got;           /* bytes received so far */
+    uint64_t copied;        /* bytes copied into the bound receive */
     double t_first, t_last; /* trace: first and last chunk arrived (only while tracing) */
     struct veil_net_req *req;
     struct veil_net_inchunk *first, *last; /* received, not yet copied */
@@ -168,8 +169,8 @@ struct veil_net {
     int state;
     int status;
     char errmsg[512];
-    int stop;   /* close asked the I/O thread to finish */
-    int abort_req;        /* veil_net_abort asked the I/O thread to stop the session */
+    int stop;      /* close asked the I/O thread to finish */
+    int abort_req; /* veil_net_abort asked the I/O thread to stop the session */
     int abort_status;
     char abort_msg[384];
     int exited; /* the I/O thread has finished */
@@ -187,7 +188,7 @@ struct veil_net {
     int nhandshake_failures;
 };
 
-/* ---- internal API bound to StarPU handles (comm.c) ------------------------------------------- */
+/* ---- internal API (mesh.c); isend / irecv / abort are net/comm.h, the seam tasks/ uses ------- */
 
 /**
  * Opens a session described by cfg (copied). opts NULL: veil_net_options_defaults. Same
@@ -195,34 +196,6 @@ struct veil_net {
  */
 int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_options *opts,
                   veil_net_t **out);
-
-/**
- * Detached send of handle h (vector, variable or contiguous matrix in main RAM) to peer with
- * tag. Returns at once; the send starts when the tasks writing h before this call are done and
- * holds h in read mode until the bytes are staged, so later writers wait. Messages with the same
- * (peer, tag) arrive in posting order. Errors: VEIL_ERR_INVAL (bad peer, handle),
- * VEIL_ERR_UNSUPPORTED (non-contiguous layout), or the session's error once it failed.
- * Any thread except a StarPU task or callback.
- */
-int veil_net_isend(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag);
-
-/**
- * Detached receive into h from peer with tag: h is held in write mode until the message has
- * landed, so tasks submitted later that read h wait in the DAG. A message that arrives first is
- * kept (early arrival) and delivered when this is posted. A message whose size differs from
- * h's fails the session with VEIL_ERR_PROTO. Same errors and threads as veil_net_isend.
- */
-int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag);
-
-/**
- * Stops the session from the application's side, as an error of its own does: every peer gets an
- * ABORT with this process's reason (printf-style) and stops with an error naming it, and every
- * later call returns status. For a process whose work failed before it told its peers anything
- * (a bad feed): they would otherwise see a clean goodbye. Returns at once (the I/O thread sends
- * the aborts); no effect once the session failed. Any thread except a StarPU task or callback.
- */
-void veil_net_abort(veil_net_t *net, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /**
  * Fills cfg from the harness identity (ids, endpoints, session) plus CURVE keys: public_keys
@@ -239,14 +212,14 @@ int veil_net_config_from_harness(const struct veil_harness_party *me,
 int veil_net_mesh_create(struct veil_net *net);
 /** mesh.c: closes every socket and the context; linger_ms for the dealers. */
 void veil_net_mesh_destroy(struct veil_net *net, int linger_ms);
-/** mesh.c: answers pending ZAP requests (I/O thread). */
+/** peers.c: answers pending ZAP requests (I/O thread). */
 int veil_net_zap_serve(struct veil_net *net);
-/** mesh.c: logs the ROUTER's handshake failures (I/O thread). */
+/** peers.c: logs the ROUTER's handshake failures (I/O thread). */
 void veil_net_monitor_serve(struct veil_net *net);
-/** mesh.c: "party 2" or "dealer 3". */
+/** peers.c: "party 2" or "dealer (id 3)". */
 const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32]);
 
-/** io.c: the I/O thread's body. */
+/** io.c: the I/O thread's body (the loop; io_recv.c and io_send.c are its halves). */
 void *veil_net_io_main(void *arg);
 /** io.c: wakes the I/O thread (any thread; async-signal-safe write to the eventfd). */
 void veil_net_wake(struct veil_net *net);

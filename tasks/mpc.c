@@ -118,8 +118,8 @@ veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
         goto fail;
     m->net = net;
     m->self = veil_net_self(net);
-    m->nparties = net->cfg.nparties;
-    m->has_dealer = net->cfg.has_dealer;
+    m->nparties = veil_net_nparties(net);
+    m->has_dealer = veil_net_has_dealer(net);
     const int dealer_role = m->self == m->nparties;
     if (dealer_role != (m->opt.role == VEIL_MPC_DEALER)) {
         rc = veil_error(VEIL_ERR_INVAL, "mpc: process %d of %d parties must have role %s", m->self,
@@ -135,7 +135,8 @@ veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
         rc = veil_error(VEIL_ERR_INVAL, "mpc: a dealer process serves only DEALER material");
         goto fail;
     }
-    rc = veil_preproc_layout_init(&m->layout, m->nparties, m->opt.frac_bits, net->cfg.session);
+    rc = veil_preproc_layout_init(&m->layout, m->nparties, m->opt.frac_bits,
+                                  veil_net_session_id(net));
     if (rc != VEIL_OK)
         goto fail;
     if (m->opt.material == VEIL_MPC_MAT_TRUSTED_FIRST_PARTY) {

@@ -54,7 +54,7 @@
 #ifndef VEIL_TASKS_MPC_H
 #define VEIL_TASKS_MPC_H
 
-#include "net/net_internal.h"
+#include "net/comm.h"
 #include "tasks/preproc.h"
 #include "veil.h"
 

@@ -149,8 +149,17 @@ enum {
     VEIL_PRE_CONV_PW,
     VEIL_PRE_CONV_WID /* CONV_WS only */
 };
-/* Parameter index of a MATMUL_WS item's weight id (after m, k, n). */
-enum { VEIL_PRE_MATMUL_WID = 3 };
+/* Parameter indices of a MATMUL item (A is m x k, B is k x n, C m x n); MATMUL_WS adds the weight
+ * id. */
+enum {
+    VEIL_PRE_MATMUL_M = 0,
+    VEIL_PRE_MATMUL_K = 1,
+    VEIL_PRE_MATMUL_N = 2,
+    VEIL_PRE_MATMUL_WID = 3 /* MATMUL_WS only */
+};
+/* Parameter indices of the elementwise kinds: BEAVER, SQUARE, BIT and CMPMASK have their element
+ * count only, AND its count of 64-bit words, TRUNC its element count then the shift in bits. */
+enum { VEIL_PRE_N = 0, VEIL_PRE_TRUNC_BITS = 1 };
 
 /** The session-wide layout; identical at the dealer and every party. */
 struct veil_preproc_layout {
@@ -245,6 +254,11 @@ const char *veil_preproc_kind_name(int kind);
  */
 int veil_preproc_item_describe(const struct veil_preproc_item *item,
                                struct veil_preproc_desc *desc);
+
+/** A CONV item's output height and width from its params p (already in range, as describe
+ *  checks): VEIL_OK, or VEIL_ERR_SHAPE when the padding or the kernel does not fit. Shared by
+ *  preproc_item.c (describe) and preproc_gen.c (the dealer's im2col). */
+int veil_preproc_conv_out(const uint64_t *p, uint64_t *oh, uint64_t *ow);
 
 /** Words of the dealer's correction for item (0 when the item is invalid). */
 size_t veil_preproc_correction_words(const struct veil_preproc_item *item);

@@ -9,6 +9,7 @@
 
 #include "base/base_internal.h"
 #include "base/harness.h"
+#include "net/net_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

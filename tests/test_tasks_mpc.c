@@ -9,6 +9,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
+#include "net/net_internal.h"
 #include "tasks/mpc.h"
 #include "test_util.h"
 

@@ -127,7 +127,7 @@ static int parse_args(int argc, char **argv, struct args *r)
             size_t k = 0;
             for (; argv[i][k] && k < 32; k++) {
                 const char c = argv[i][k];
-                if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+                if (veil_hex_digit(c) < 0)
                     break;
                 r->sess[k] = (char)(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
             }

@@ -1,0 +1,90 @@
+/*
+ * io_internal.h — what the I/O thread's three files share, never installed: io.c (the loop, the
+ * requests other threads post, timers, failure), io_recv.c (matching what peers send to posted
+ * receives) and io_send.c (staging, pacing and sending). Everything here runs on the I/O thread
+ * only, except where a comment says otherwise.
+ */
+#ifndef VEIL_NET_IO_INTERNAL_H
+#define VEIL_NET_IO_INTERNAL_H
+
+#include "net/net_internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Whether the session failed (the state is written only by the I/O thread). */
+static inline int veil_net_io_failed(const struct veil_net *net)
+{
+    return net->state == VEIL_NET_FAILED;
+}
+
+static inline void veil_net_req_unlink(struct veil_net_req **head, struct veil_net_req **tail,
+                                       struct veil_net_req *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        *head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        *tail = r->prev;
+    r->next = r->prev = NULL;
+}
+
+static inline void veil_net_req_append(struct veil_net_req **head, struct veil_net_req **tail,
+                                       struct veil_net_req *r)
+{
+    r->next = NULL;
+    r->prev = *tail;
+    if (*tail)
+        (*tail)->next = r;
+    else
+        *head = r;
+    *tail = r;
+}
+
+static inline void veil_net_inmsg_unlink(struct veil_net_peer_state *ps, struct veil_net_inmsg *m)
+{
+    if (m->prev)
+        m->prev->next = m->next;
+    else
+        ps->in = m->next;
+    if (m->next)
+        m->next->prev = m->prev;
+    else
+        ps->in_tail = m->prev;
+}
+
+/* ---- io.c ----------------------------------------------------------------------------------- */
+/** Stops the session with status and a printf-style message (first error wins), sends ABORT to
+ *  every peer, releases every acquired handle. Returns status. */
+int veil_net_io_fail(struct veil_net *net, int status, const char *fmt, ...) VEIL_PRINTF(3, 4);
+/** Gives r's handle back to StarPU and frees r (the posting thread waits on the count). */
+void veil_net_req_done(struct veil_net *net, struct veil_net_req *r);
+/** This process's hello, as sent to every peer and compared with theirs. */
+void veil_net_io_hello(const struct veil_net *net, struct veil_hello *out);
+
+/* ---- io_recv.c ------------------------------------------------------------------------------ */
+/** Reads what the ROUTER holds (a bounded number of messages) and handles every frame. */
+int veil_net_io_recv(struct veil_net *net, double now);
+/** Copies what arrived of m into its bound, acquired receive; completes it when all is there. */
+void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m);
+/** Binds incoming message m from peer p to receive r (sizes must agree, else the session fails). */
+int veil_net_io_bind(struct veil_net *net, int p, struct veil_net_inmsg *m, struct veil_net_req *r);
+
+/* ---- io_send.c ------------------------------------------------------------------------------ */
+/** Sends a control frame to peer p past the pacing queue; -1 when ZeroMQ pushed back (the frame
+ *  is then not sent). */
+int veil_net_send_control(struct veil_net *net, int p, int type, const void *payload, size_t len);
+/** Same-tag order: the slot holding the last unfinished send with tag, or NULL. */
+struct veil_net_tagslot *veil_net_tag_find(struct veil_net_peer_state *ps, uint64_t tag);
+/** Records r as the last unfinished send with tag; -1 when out of memory. */
+int veil_net_tag_put(struct veil_net_peer_state *ps, uint64_t tag, struct veil_net_req *r);
+/** The send of this peer whose next chunk may be staged now, or NULL. */
+struct veil_net_req *veil_net_io_eligible(struct veil_net_peer_state *ps);
+/** Stages chunks round-robin over the peers (bounded per turn) and hands released frames to
+ *  ZeroMQ; -1 when the session failed. */
+int veil_net_io_pump(struct veil_net *net, double now);
+
+#endif

@@ -1,0 +1,249 @@
+/*
+ * io_send.c — the I/O thread's sending half: staging outgoing tensors in chunks from the buffer
+ * pool (round-robin over the acquired sends of each peer; the messages of one (peer, tag)
+ * strictly in posting order through a tag map), pacing them through the link emulator, and
+ * handing released frames to the DEALERs; control frames (hello, heartbeat, goodbye, abort)
+ * bypass the queue. When ZeroMQ pushes back, the peer is marked and the loop (io.c) polls for
+ * POLLOUT.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "base/trace.h"
+#include "net/io_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STAGE_BUDGET 64 /* chunks staged per loop turn */
+
+static void make_header(const struct veil_net *net, int type, uint64_t tag, uint64_t offset,
+                        uint64_t total, uint32_t length, uint8_t out[VEIL_FRAME_HEADER_BYTES])
+{
+    struct veil_frame_header h = {
+        .version = VEIL_FRAME_VERSION,
+        .type = (uint16_t)type,
+        .sender = (uint32_t)net->self,
+        .tag = tag,
+        .offset = offset,
+        .total = total,
+        .length = length,
+    };
+    memcpy(h.session, net->cfg.session, VEIL_SESSION_BYTES);
+    veil_frame_encode(&h, out);
+}
+
+/* Control frames bypass the pacing queue. When ZeroMQ pushes back the frame is not sent and -1
+ * is returned: a heartbeat or a goodbye is then owed and retried once the socket takes frames
+ * again (timers, closing_done); an abort is best effort. */
+int veil_net_send_control(struct veil_net *net, int p, int type, const void *payload, size_t len)
+{
+    uint8_t hdr[VEIL_FRAME_HEADER_BYTES];
+    make_header(net, type, 0, 0, len, (uint32_t)len, hdr);
+    void *d = net->peers[p].dealer;
+    if (zmq_send(d, hdr, sizeof hdr, ZMQ_DONTWAIT | (len ? ZMQ_SNDMORE : 0)) < 0)
+        return -1;
+    if (len && zmq_send(d, payload, len, ZMQ_DONTWAIT) < 0)
+        return -1; /* not reached: the parts of a message are queued together */
+    veil_net_count_sent(net, p, VEIL_FRAME_HEADER_BYTES + len, 0, 0);
+    return 0;
+}
+
+/* ---- data frames --------------------------------------------------------------------------------
+ */
+
+static int emulating(const struct veil_net *net)
+{
+    return net->cfg.link.latency_s > 0 || net->cfg.link.bandwidth_Bps > 0;
+}
+
+/* ---- same-tag ordering: tag -> last unfinished send (linear probing, backward-shift delete) -- */
+
+static size_t tag_hash(uint64_t tag, size_t cap)
+{
+    return (size_t)((tag * 0x9e3779b97f4a7c15u) >> 17) & (cap - 1);
+}
+
+struct veil_net_tagslot *veil_net_tag_find(struct veil_net_peer_state *ps, uint64_t tag)
+{
+    if (!ps->tagmap_cap)
+        return NULL;
+    for (size_t i = tag_hash(tag, ps->tagmap_cap);; i = (i + 1) & (ps->tagmap_cap - 1)) {
+        if (!ps->tagmap[i].last)
+            return NULL;
+        if (ps->tagmap[i].tag == tag)
+            return &ps->tagmap[i];
+    }
+}
+
+int veil_net_tag_put(struct veil_net_peer_state *ps, uint64_t tag, struct veil_net_req *r)
+{
+    if (2 * (ps->tagmap_used + 1) > ps->tagmap_cap) { /* grow: amortised, not per message */
+        size_t cap = ps->tagmap_cap ? 2 * ps->tagmap_cap : 64;
+        struct veil_net_tagslot *old = ps->tagmap, *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        size_t oldcap = ps->tagmap_cap;
+        ps->tagmap = t;
+        ps->tagmap_cap = cap;
+        ps->tagmap_used = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].last)
+                veil_net_tag_put(ps, old[i].tag, old[i].last);
+        free(old);
+    }
+    size_t i = tag_hash(tag, ps->tagmap_cap);
+    while (ps->tagmap[i].last)
+        i = (i + 1) & (ps->tagmap_cap - 1);
+    ps->tagmap[i].tag = tag;
+    ps->tagmap[i].last = r;
+    ps->tagmap_used++;
+    return 0;
+}
+
+static void tag_del(struct veil_net_peer_state *ps, struct veil_net_tagslot *slot)
+{
+    size_t mask = ps->tagmap_cap - 1, i = (size_t)(slot - ps->tagmap), j = i;
+    ps->tagmap[i].last = NULL;
+    ps->tagmap_used--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!ps->tagmap[j].last)
+            return;
+        size_t home = tag_hash(ps->tagmap[j].tag, ps->tagmap_cap);
+        /* move j back to i unless its home lies cyclically in (i, j] */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            ps->tagmap[i] = ps->tagmap[j];
+            ps->tagmap[j].last = NULL;
+            i = j;
+        }
+    }
+}
+
+static void send_finished(struct veil_net *net, struct veil_net_peer_state *ps,
+                          struct veil_net_req *r)
+{
+    veil_net_req_unlink(&ps->sends, &ps->sends_tail, r);
+    if (r->same_next) {
+        r->same_next->head = 1;
+    } else {
+        struct veil_net_tagslot *slot = veil_net_tag_find(ps, r->tag);
+        VEIL_ASSERT(slot && slot->last == r);
+        tag_del(ps, slot);
+    }
+    veil_net_req_done(net, r);
+}
+
+/* Stages the next chunk of r into the peer's queue; 0 when the pool is empty. */
+static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, double now)
+{
+    struct veil_net_peer_state *ps = &net->peers[p];
+    size_t len = r->size - r->off;
+    if (len > net->opt.chunk_bytes)
+        len = net->opt.chunk_bytes;
+    void *buf = NULL;
+    if (len) {
+        buf = veil_net_pool_get(net->pool);
+        if (!buf)
+            return 0;
+    }
+    if (r->off == 0 && veil_trace_active())
+        r->t_first = veil_trace_now(); /* before the copy: staging is the message's work */
+    if (len)
+        memcpy(buf, r->ptr + r->off, len);
+    struct veil_net_outframe *f = &ps->outq[(ps->outq_head + ps->outq_count) % ps->outq_cap];
+    make_header(net, VEIL_FRAME_DATA, r->tag, r->off, r->size, (uint32_t)len, f->hdr);
+    f->buf = buf;
+    f->len = (uint32_t)len;
+    f->total = r->size;
+    f->tag = r->tag;
+    f->t_first = r->t_first;
+    f->region = r->region;
+    r->off += len;
+    f->ends_msg = r->off == r->size;
+    f->at = emulating(net)
+                ? veil_link_emulator_release_time(&ps->emu, len + VEIL_FRAME_HEADER_BYTES, now)
+                : 0;
+    ps->outq_count++;
+    net->outq_total++;
+    if (f->ends_msg) {
+        send_finished(net, ps, r);
+    } else if (r != ps->sends_tail) { /* round robin among this peer's sends */
+        veil_net_req_unlink(&ps->sends, &ps->sends_tail, r);
+        veil_net_req_append(&ps->sends, &ps->sends_tail, r);
+    }
+    return 1;
+}
+
+static int flush_outq(struct veil_net *net, int p, double now)
+{
+    struct veil_net_peer_state *ps = &net->peers[p];
+    while (ps->outq_count > 0) {
+        struct veil_net_outframe *f = &ps->outq[ps->outq_head];
+        if (f->at > now)
+            break;
+        if (zmq_send(ps->dealer, f->hdr, sizeof f->hdr, ZMQ_DONTWAIT | (f->len ? ZMQ_SNDMORE : 0)) <
+            0) {
+            if (zmq_errno() == EAGAIN) {
+                ps->out_blocked = 1;
+                return VEIL_OK;
+            }
+            return veil_net_io_fail(net, VEIL_ERR_NET, "send: %s", zmq_strerror(zmq_errno()));
+        }
+        if (f->len) {
+            zmq_msg_t m;
+            zmq_msg_init_data(&m, f->buf, f->len, veil_net_pool_zmq_free, net->pool);
+            f->buf = NULL;
+            if (zmq_msg_send(&m, ps->dealer, ZMQ_DONTWAIT) < 0) {
+                int e = zmq_errno();
+                zmq_msg_close(&m);
+                return veil_net_io_fail(net, VEIL_ERR_NET, "send payload: %s", zmq_strerror(e));
+            }
+        }
+        veil_net_count_sent(net, p, VEIL_FRAME_HEADER_BYTES + f->len, f->total, f->ends_msg);
+        if (f->ends_msg && veil_trace_active())
+            veil_trace_message(VEIL_TRACE_SEND, p, f->tag, f->total, f->region, f->t_first,
+                               veil_trace_now());
+        ps->outq_head = (ps->outq_head + 1) % ps->outq_cap;
+        ps->outq_count--;
+        net->outq_total--;
+    }
+    return VEIL_OK;
+}
+
+struct veil_net_req *veil_net_io_eligible(struct veil_net_peer_state *ps)
+{
+    for (struct veil_net_req *r = ps->sends; r; r = r->next)
+        if (r->acquired && r->head)
+            return r;
+    return NULL;
+}
+
+int veil_net_io_pump(struct veil_net *net, double now)
+{
+    int budget = STAGE_BUDGET, starved = 0;
+    while (budget > 0 && !starved) {
+        int progress = 0;
+        for (int p = 0; p < net->nprocs && !starved; p++) {
+            struct veil_net_peer_state *ps = &net->peers[p];
+            if (p == net->self || ps->outq_count >= ps->outq_cap)
+                continue;
+            struct veil_net_req *r = veil_net_io_eligible(ps);
+            if (!r)
+                continue;
+            if (!stage_chunk(net, p, r, now))
+                starved = 1;
+            else {
+                progress = 1;
+                budget--;
+            }
+        }
+        if (!progress)
+            break;
+    }
+    for (int p = 0; p < net->nprocs && !veil_net_io_failed(net); p++)
+        if (p != net->self && !net->peers[p].out_blocked)
+            if (flush_outq(net, p, now))
+                return -1;
+    return 0;
+}
