@@ -1,7 +1,8 @@
 /*
- * graph_internal.h — the node and plan structures shared by the DSL builders (graph.c,
- * op_*.c), the compiler (compile.c, autodiff.c), the plaintext executor (plain*.c) and the
- * secure executor (run*.c, lower*.c). Never installed.
+ * graph_internal.h — the node and plan structures and the op table (THE OP TABLE below: one row
+ * per op, naming its descriptor) shared by the DSL builders (graph.c, op_*.c), the compiler
+ * (compile.c and its passes fold.c, autodiff.c, microbatch.c, with plan_edit.c's helpers), the
+ * plaintext executor (plain*.c) and the secure executor (run*.c, lower*.c). Never installed.
  *
  * A graph is an array of nodes in creation order, which is a topological order (a builder can
  * only use nodes that exist). A plan copies the graph's nodes into its own array (the graph may
