@@ -287,6 +287,8 @@ enum veil_op_product { VEIL_PRODUCT_NONE, VEIL_PRODUCT_MATMUL, VEIL_PRODUCT_CONV
 
 struct veil_op_desc {
     const char *name;      /* in messages and plan listings */
+    int nin_min, nin_max;  /* arity: operands in[0..nin) with nin in [nin_min, nin_max] (dense
+                              and conv2d: 2 or 3, the bias optional) */
     unsigned flags;        /* enum veil_op_flag */
     int region;            /* enum veil_region of its tasks and messages (trace, lookahead) */
     unsigned matrix_in;    /* bit j: the secure run reads operand j as one handle (a matrix) */
