@@ -56,6 +56,7 @@ int veil_ad_emit(struct veil_ad *a, enum veil_op op, int base, const char *suffi
                  const int *in, int ndim, const size_t *dims,
                  const struct veil_node_attrs *attrs, int fwd, int grad_of)
 {
+    VEIL_ASSERT(nin >= veil_op_desc(op)->nin_min && nin <= veil_op_desc(op)->nin_max);
     veil_plan_t *p = a->p;
     if (p->count == a->cap) {
         size_t cap = 2 * a->cap + 16;

@@ -3,7 +3,8 @@
  * StarPU, network, protocol context, statistics), run.c (the walk over the plan: leaves shared,
  * nodes lowered in order, outputs revealed, temporaries released after their last use),
  * lower_forward.c / lower_nn.c (one lowering per forward op), lower_util.c (layout helpers the
- * lowerings share) and lower_backward.c (backward ops and the SGD update). Never installed.
+ * lowerings share) and lower_backward.c (backward ops and the SGD update); the op table
+ * (graph/ops.c) names each op's lowering. Never installed.
  *
  * LOWERING. A lowering turns one plan node into protocol calls of tasks/ (SPMD: every party, the
  * dealer and a recorder call it with the same shapes; it submits and returns, never waits). It
@@ -249,7 +250,7 @@ int veil_exec_average_replicas(struct veil_exec *x);
 int veil_exec_reveal_true_prob(struct veil_exec *x, const struct veil_node *n, int to,
                                struct veil_pub *out);
 
-/* ---- lower_nn.c: nonlinear forward lowerings (used by lower_forward.c's table) --------------- */
+/* ---- lower_nn.c: nonlinear forward lowerings (rows of the op table, graph/ops.c) ------------ */
 int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_softmax(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_gelu(struct veil_exec *x, const struct veil_node *n);

@@ -149,6 +149,8 @@ static int name_ok(const char *name)
 struct veil_node *veil_graph_add_node(veil_graph_t *g, enum veil_op op, const char *name, int nin,
                                       veil_node_t *const *in)
 {
+    /* builders pass their op's operand count: a mismatch is a bug here, not user input */
+    VEIL_ASSERT(nin >= veil_op_desc(op)->nin_min && nin <= veil_op_desc(op)->nin_max);
     if (!g)
         return NULL;
     for (int i = 0; i < nin; i++) {

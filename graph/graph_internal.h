@@ -1,7 +1,8 @@
 /*
- * graph_internal.h — the node and plan structures shared by the DSL builders (graph.c,
- * op_*.c), the compiler (compile.c, autodiff.c), the plaintext executor (plain*.c) and the
- * secure executor (run*.c, lower*.c). Never installed.
+ * graph_internal.h — the node and plan structures and the op table (THE OP TABLE below: one row
+ * per op, naming its descriptor) shared by the DSL builders (graph.c, op_*.c), the compiler
+ * (compile.c and its passes fold.c, autodiff.c, microbatch.c, with plan_edit.c's helpers), the
+ * plaintext executor (plain*.c) and the secure executor (run*.c, lower*.c). Never installed.
  *
  * A graph is an array of nodes in creation order, which is a topological order (a builder can
  * only use nodes that exist). A plan copies the graph's nodes into its own array (the graph may
@@ -286,6 +287,8 @@ enum veil_op_product { VEIL_PRODUCT_NONE, VEIL_PRODUCT_MATMUL, VEIL_PRODUCT_CONV
 
 struct veil_op_desc {
     const char *name;      /* in messages and plan listings */
+    int nin_min, nin_max;  /* arity: operands in[0..nin) with nin in [nin_min, nin_max] (dense
+                              and conv2d: 2 or 3, the bias optional) */
     unsigned flags;        /* enum veil_op_flag */
     int region;            /* enum veil_region of its tasks and messages (trace, lookahead) */
     unsigned matrix_in;    /* bit j: the secure run reads operand j as one handle (a matrix) */

@@ -1,7 +1,8 @@
 /*
- * lower_backward.c — secure lowerings of the backward ops and the SGD update (semantics and the
- * BACKWARD FIXED-POINT SEQUENCES in graph_internal.h, the lowering contract in exec_internal.h).
- * Each mirrors the plaintext FIXED executor (plain_backward.c, plain_backward_nn.c) step for
+ * lower_backward.c — secure lowerings of the backward ops and the SGD update, each a row's `lower`
+ * in the op table (graph/ops.c; MUL's is in op_elementwise.c), the replicas' weight averaging and
+ * the opt-in loss reveal (semantics and the BACKWARD FIXED-POINT SEQUENCES in graph_internal.h,
+ * the lowering contract in exec_internal.h). Each mirrors the plaintext FIXED executor (plain_backward.c, plain_backward_nn.c) step for
  * step: products of two secrets are exact Beaver products followed by one veil_mpc_trunc,
  * products by the forward's 0/1 masks and routes are Beaver products without truncation,
  * products by public reals go through veil_exec_scale, and sums, broadcasts and scatters are

@@ -1,6 +1,6 @@
 /*
- * lower_forward.c — secure lowerings of the linear, pooling and rearranging forward ops and the
- * forward op table (contract in exec_internal.h). Each follows graph_internal.h's FIXED-POINT
+ * lower_forward.c — secure lowerings of the linear, pooling and rearranging forward ops, each a
+ * row's `lower` in the op table (graph/ops.c; contract in exec_internal.h). Each follows graph_internal.h's FIXED-POINT
  * SEQUENCES step for step, so the secure run equals the plaintext FIXED executor up to the
  * secure truncation's 0/1 ulp per truncation: products are exact Beaver products
  * (tasks/beaver.h, tasks/wstat.h when weights are stationary), then one truncation

@@ -42,6 +42,8 @@ static int lower_mul(struct veil_exec *x, const struct veil_node *n)
 
 const struct veil_op_desc veil_opd_mul = {
     .name = "mul",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_BACKWARD | VEIL_OPF_ELEMENTWISE,
     .region = VEIL_REGION_OTHER,
     .passes = 2,
@@ -106,6 +108,8 @@ static int grad_exp(struct veil_ad *a, int i, int gy)
 /* Cost: 7 rounds of a square and a truncation, about two elementwise passes each. */
 const struct veil_op_desc veil_opd_exp = {
     .name = "exp",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_ELEMENTWISE,
     .region = VEIL_REGION_OTHER,
     .passes = 16,

@@ -18,18 +18,24 @@
 
 const struct veil_op_desc veil_opd_input = {
     .name = "input",
+    .nin_min = 0,
+    .nin_max = 0,
     .flags = VEIL_OPF_LEAF | VEIL_OPF_PATH_FREE,
     .region = VEIL_REGION_INPUT,
     .passes = 2,
 };
 const struct veil_op_desc veil_opd_param = {
     .name = "param",
+    .nin_min = 0,
+    .nin_max = 0,
     .flags = VEIL_OPF_LEAF | VEIL_OPF_PATH_FREE,
     .region = VEIL_REGION_INPUT,
     .passes = 2,
 };
 const struct veil_op_desc veil_opd_constant = {
     .name = "constant",
+    .nin_min = 0,
+    .nin_max = 0,
     .flags = VEIL_OPF_LEAF | VEIL_OPF_PATH_FREE,
     .region = VEIL_REGION_INPUT,
     .passes = 2,
@@ -39,6 +45,8 @@ const struct veil_op_desc veil_opd_constant = {
 
 const struct veil_op_desc veil_opd_dense = {
     .name = "dense",
+    .nin_min = 2,
+    .nin_max = 3,
     .flags = VEIL_OPF_WEIGHTED,
     .region = VEIL_REGION_LINEAR,
     .matrix_in = 0x3,
@@ -50,6 +58,8 @@ const struct veil_op_desc veil_opd_dense = {
 };
 const struct veil_op_desc veil_opd_conv2d = {
     .name = "conv2d",
+    .nin_min = 2,
+    .nin_max = 3,
     .flags = VEIL_OPF_WEIGHTED,
     .region = VEIL_REGION_LINEAR,
     .matrix_in = 0x3,
@@ -61,6 +71,8 @@ const struct veil_op_desc veil_opd_conv2d = {
 };
 const struct veil_op_desc veil_opd_relu = {
     .name = "relu",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_ELEMENTWISE,
     .region = VEIL_REGION_RELU,
     .passes = 64,
@@ -71,6 +83,8 @@ const struct veil_op_desc veil_opd_relu = {
 };
 const struct veil_op_desc veil_opd_maxpool = {
     .name = "maxpool2d",
+    .nin_min = 1,
+    .nin_max = 1,
     .region = VEIL_REGION_POOLING,
     .passes = 64,
     .plain = veil_plain_pool,
@@ -80,6 +94,8 @@ const struct veil_op_desc veil_opd_maxpool = {
 };
 const struct veil_op_desc veil_opd_avgpool = {
     .name = "avgpool2d",
+    .nin_min = 1,
+    .nin_max = 1,
     .region = VEIL_REGION_POOLING,
     .passes = 2,
     .plain = veil_plain_pool,
@@ -89,6 +105,8 @@ const struct veil_op_desc veil_opd_avgpool = {
 };
 const struct veil_op_desc veil_opd_gavgpool = {
     .name = "global_avgpool",
+    .nin_min = 1,
+    .nin_max = 1,
     .region = VEIL_REGION_POOLING,
     .passes = 2,
     .plain = veil_plain_gavgpool,
@@ -98,6 +116,8 @@ const struct veil_op_desc veil_opd_gavgpool = {
 };
 const struct veil_op_desc veil_opd_reshape = {
     .name = "reshape",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_PATH_FREE,
     .region = VEIL_REGION_OTHER,
     .passes = 2,
@@ -107,6 +127,8 @@ const struct veil_op_desc veil_opd_reshape = {
 };
 const struct veil_op_desc veil_opd_add = {
     .name = "add",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_ELEMENTWISE | VEIL_OPF_PATH_FREE | VEIL_OPF_COMBINES,
     .region = VEIL_REGION_OTHER,
     .passes = 2,
@@ -116,6 +138,8 @@ const struct veil_op_desc veil_opd_add = {
 };
 const struct veil_op_desc veil_opd_concat = {
     .name = "concat",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_COMBINES,
     .region = VEIL_REGION_OTHER,
     .passes = 2,
@@ -126,6 +150,8 @@ const struct veil_op_desc veil_opd_concat = {
 /* Folded into its producer at compile time: at run time an identity of it. */
 const struct veil_op_desc veil_opd_batchnorm = {
     .name = "batchnorm",
+    .nin_min = 5,
+    .nin_max = 5,
     .region = VEIL_REGION_NORM,
     .passes = 2,
     .plain = veil_plain_copy,
@@ -134,6 +160,8 @@ const struct veil_op_desc veil_opd_batchnorm = {
 };
 const struct veil_op_desc veil_opd_layernorm = {
     .name = "layernorm",
+    .nin_min = 3,
+    .nin_max = 3,
     .region = VEIL_REGION_NORM,
     .passes = 128,
     .plain = veil_plain_layernorm,
@@ -142,6 +170,8 @@ const struct veil_op_desc veil_opd_layernorm = {
 };
 const struct veil_op_desc veil_opd_matmul = {
     .name = "matmul",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_MIXES_ROWS,
     .region = VEIL_REGION_LINEAR,
     .matrix_in = 0x3,
@@ -153,6 +183,8 @@ const struct veil_op_desc veil_opd_matmul = {
 };
 const struct veil_op_desc veil_opd_transpose = {
     .name = "transpose",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_MIXES_ROWS,
     .region = VEIL_REGION_OTHER,
     .matrix_in = 0x1,
@@ -163,6 +195,8 @@ const struct veil_op_desc veil_opd_transpose = {
 };
 const struct veil_op_desc veil_opd_scale = {
     .name = "scale",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_ELEMENTWISE,
     .region = VEIL_REGION_OTHER,
     .passes = 2,
@@ -172,6 +206,8 @@ const struct veil_op_desc veil_opd_scale = {
 };
 const struct veil_op_desc veil_opd_softmax = {
     .name = "softmax",
+    .nin_min = 1,
+    .nin_max = 1,
     .region = VEIL_REGION_SOFTMAX,
     .passes = 128,
     .plain = veil_plain_softmax,
@@ -181,6 +217,8 @@ const struct veil_op_desc veil_opd_softmax = {
 };
 const struct veil_op_desc veil_opd_gelu = {
     .name = "gelu",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_ELEMENTWISE,
     .region = VEIL_REGION_RELU,
     .passes = 128,
@@ -190,6 +228,8 @@ const struct veil_op_desc veil_opd_gelu = {
 };
 const struct veil_op_desc veil_opd_argmax = {
     .name = "argmax",
+    .nin_min = 1,
+    .nin_max = 1,
     .region = VEIL_REGION_ARGMAX,
     .passes = 64,
     .plain = veil_plain_argmax,
@@ -198,6 +238,8 @@ const struct veil_op_desc veil_opd_argmax = {
 /* Its gradient is autodiff's starting point (XENT_GRAD), not a rule. */
 const struct veil_op_desc veil_opd_softmax_xent = {
     .name = "softmax_cross_entropy",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_LOSS,
     .region = VEIL_REGION_SOFTMAX,
     .passes = 2,
@@ -209,6 +251,8 @@ const struct veil_op_desc veil_opd_softmax_xent = {
 
 const struct veil_op_desc veil_opd_matmul_nt = {
     .name = "matmul_nt",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_LINEAR,
     .matrix_in = 0x3,
@@ -218,6 +262,8 @@ const struct veil_op_desc veil_opd_matmul_nt = {
 };
 const struct veil_op_desc veil_opd_matmul_tn = {
     .name = "matmul_tn",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_LINEAR,
     .matrix_in = 0x3,
@@ -227,6 +273,8 @@ const struct veil_op_desc veil_opd_matmul_tn = {
 };
 const struct veil_op_desc veil_opd_sum_rows = {
     .name = "sum_rows",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_OTHER,
     .passes = 2,
@@ -235,6 +283,8 @@ const struct veil_op_desc veil_opd_sum_rows = {
 };
 const struct veil_op_desc veil_opd_sum_channels = {
     .name = "sum_channels",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_OTHER,
     .passes = 2,
@@ -243,6 +293,8 @@ const struct veil_op_desc veil_opd_sum_channels = {
 };
 const struct veil_op_desc veil_opd_conv_grad_input = {
     .name = "conv2d_grad_input",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_LINEAR,
     .matrix_in = 0x3,
@@ -252,6 +304,8 @@ const struct veil_op_desc veil_opd_conv_grad_input = {
 };
 const struct veil_op_desc veil_opd_conv_grad_weight = {
     .name = "conv2d_grad_weight",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_LINEAR,
     .matrix_in = 0x3,
@@ -261,6 +315,8 @@ const struct veil_op_desc veil_opd_conv_grad_weight = {
 };
 const struct veil_op_desc veil_opd_relu_grad = {
     .name = "relu_grad",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_RELU,
     .passes = 2,
@@ -269,6 +325,8 @@ const struct veil_op_desc veil_opd_relu_grad = {
 };
 const struct veil_op_desc veil_opd_maxpool_grad = {
     .name = "maxpool2d_grad",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_POOLING,
     .passes = 2,
@@ -277,6 +335,8 @@ const struct veil_op_desc veil_opd_maxpool_grad = {
 };
 const struct veil_op_desc veil_opd_avgpool_grad = {
     .name = "avgpool2d_grad",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_POOLING,
     .passes = 2,
@@ -285,6 +345,8 @@ const struct veil_op_desc veil_opd_avgpool_grad = {
 };
 const struct veil_op_desc veil_opd_gavgpool_grad = {
     .name = "global_avgpool_grad",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_POOLING,
     .passes = 2,
@@ -293,6 +355,8 @@ const struct veil_op_desc veil_opd_gavgpool_grad = {
 };
 const struct veil_op_desc veil_opd_layernorm_grad = {
     .name = "layernorm_grad",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD | VEIL_OPF_READS_FWD_IN1,
     .region = VEIL_REGION_NORM,
     .passes = 2,
@@ -301,6 +365,8 @@ const struct veil_op_desc veil_opd_layernorm_grad = {
 };
 const struct veil_op_desc veil_opd_layernorm_grad_gamma = {
     .name = "layernorm_grad_gamma",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_NORM,
     .passes = 2,
@@ -309,6 +375,8 @@ const struct veil_op_desc veil_opd_layernorm_grad_gamma = {
 };
 const struct veil_op_desc veil_opd_softmax_grad = {
     .name = "softmax_grad",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_SOFTMAX,
     .passes = 2,
@@ -317,6 +385,8 @@ const struct veil_op_desc veil_opd_softmax_grad = {
 };
 const struct veil_op_desc veil_opd_xent_grad = {
     .name = "softmax_cross_entropy_grad",
+    .nin_min = 0,
+    .nin_max = 0,
     .flags = VEIL_OPF_BACKWARD | VEIL_OPF_READS_FWD_IN1,
     .region = VEIL_REGION_SOFTMAX,
     .passes = 2,
@@ -325,6 +395,8 @@ const struct veil_op_desc veil_opd_xent_grad = {
 };
 const struct veil_op_desc veil_opd_slice = {
     .name = "slice",
+    .nin_min = 1,
+    .nin_max = 1,
     .flags = VEIL_OPF_BACKWARD,
     .region = VEIL_REGION_OTHER,
     .passes = 2,
@@ -333,6 +405,8 @@ const struct veil_op_desc veil_opd_slice = {
 };
 const struct veil_op_desc veil_opd_sgd_update = {
     .name = "sgd_update",
+    .nin_min = 2,
+    .nin_max = 2,
     .flags = VEIL_OPF_BACKWARD | VEIL_OPF_ELEMENTWISE,
     .region = VEIL_REGION_OTHER,
     .passes = 2,

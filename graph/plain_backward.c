@@ -1,8 +1,9 @@
 /*
  * plain_backward.c — plaintext evaluation of the backward ops that are products, sums or
  * rearrangements (matmul_nt/tn, sum_rows/channels, the conv2d input and weight gradients, the
- * relu/pool gradients, slice, mul) and of the SGD update, and the backward op table; the
- * normalisation, softmax and loss gradients are in plain_backward_nn.c. DOUBLE mode is the real
+ * relu/pool gradients, slice) and of the SGD update (each a row's `plain` in the op table,
+ * graph/ops.c; MUL's is in op_elementwise.c); the normalisation, softmax and loss gradients are
+ * in plain_backward_nn.c. DOUBLE mode is the real
  * derivative; FIXED mode performs graph_internal.h's BACKWARD FIXED-POINT SEQUENCES with floor
  * truncation, the ring operations the secure lowering mirrors step for step. Products go through
  * the forward file's helpers (ring GEMM, im2col/col2im bands, veil_plain_dgemm).

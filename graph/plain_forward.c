@@ -1,7 +1,7 @@
 /*
  * plain_forward.c — plaintext evaluation of the forward ops that are products or rearrangements
  * (dense, conv2d, matmul, scale, pooling, relu, reshape, add, concat, transpose, folded batch
- * norm) and the forward op table. DOUBLE mode is IEEE arithmetic; FIXED mode performs the ring
+ * norm), each a row's `plain` in the op table (graph/ops.c). DOUBLE mode is IEEE arithmetic; FIXED mode performs the ring
  * operations of graph_internal.h's FIXED-POINT SEQUENCES, with floor truncation by f after each
  * product, so that the secure run differs only by its truncation's 0/1 ulp. Products of matrices
  * go through the ring GEMM (codelets/gemm_internal.h: exact, the naive loop's bits) in FIXED mode

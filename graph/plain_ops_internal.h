@@ -1,6 +1,6 @@
 /*
  * plain_ops_internal.h — helpers shared by the plaintext executor's op files (plain_forward.c:
- * linear and rearranging ops, the op table; plain_forward_nn.c: normalisation, softmax, GELU,
+ * linear and rearranging ops; plain_forward_nn.c: normalisation, softmax, GELU,
  * argmax, the loss; plain_backward.c and plain_backward_nn.c: their gradients): value allocation
  * per mode, the floor truncation, the encoding of public constants, the double GEMM and the
  * im2col/col2im bands, and the nonlinear evaluations. Never installed.

@@ -120,11 +120,11 @@ static void check_training(const veil_plan_t *p, size_t nforward, const char *wh
     for (size_t i = 0; i < p->count; i++) {
         const struct veil_node *n = &p->nodes[i];
         if (i < p->nforward) {
-            VT_CHECK(n->op < VEIL_OP_MATMUL_NT && n->grad_of < 0 && n->fwd < 0,
+            VT_CHECK(!veil_op_is(n->op, VEIL_OPF_BACKWARD) && n->grad_of < 0 && n->fwd < 0,
                      "%s: forward node '%s' looks backward", what, n->name);
             continue;
         }
-        VT_CHECK(n->op >= VEIL_OP_MATMUL_NT || n->op == VEIL_OP_RESHAPE ||
+        VT_CHECK(veil_op_is(n->op, VEIL_OPF_BACKWARD) || n->op == VEIL_OP_RESHAPE ||
                      n->op == VEIL_OP_TRANSPOSE || n->op == VEIL_OP_ADD || n->op == VEIL_OP_SCALE,
                  "%s: backward node '%s' has op %s", what, n->name, veil_op_name(n->op));
         if (n->op == VEIL_OP_SGD_UPDATE)

@@ -1,5 +1,5 @@
 /* Tests the op table (graph_internal.h's VEIL_OP_TABLE, graph/ops.c, graph/op_elementwise.c):
- * every op has a descriptor with a unique name; leaves and only leaves carry the leaf flag and
+ * every op has a descriptor with a unique name and an arity within VEIL_NODE_MAX_IN; leaves and only leaves carry the leaf flag and
  * no stage function; every other op has both a plaintext evaluation and a secure lowering (the
  * two executors run the same ops); a gradient rule belongs to a forward op and one that emits the
  * descriptor's grad_op names a backward op; the cost fields are sane (passes > 0, a product only
@@ -38,6 +38,9 @@ int main(void)
             VT_CHECK(veil_op_is(d->grad_op, VEIL_OPF_BACKWARD) && (int)d->grad_op != op,
                      "%s: its saved-state rule emits a backward op (%s)", d->name,
                      veil_op_name(d->grad_op));
+        VT_CHECK(d->nin_min >= 0 && d->nin_min <= d->nin_max && d->nin_max <= VEIL_NODE_MAX_IN &&
+                     (!leaf || d->nin_max == 0),
+                 "%s: arity %d..%d", d->name, d->nin_min, d->nin_max);
         VT_CHECK(d->passes > 0, "%s: passes %g > 0", d->name, d->passes);
         VT_CHECK(d->region >= 0 && d->region < VEIL_REGION_COUNT, "%s: region %d", d->name,
                  d->region);
