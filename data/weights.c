@@ -127,7 +127,8 @@ static int parse_metadata(struct veil_json_cursor *c, veil_weights_t *w)
     while (!done) {
         char *k = NULL, *v = NULL;
         const char *at = c->p;
-        if ((rc = veil_json_string(c, &k)) || (rc = veil_json_expect(c, ':')) || (rc = veil_json_string(c, &v))) {
+        if ((rc = veil_json_string(c, &k)) || (rc = veil_json_expect(c, ':')) ||
+            (rc = veil_json_string(c, &v))) {
             free(k);
             goto fail;
         }
