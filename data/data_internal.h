@@ -52,4 +52,9 @@ static inline uint64_t veil_get_le64(const uint8_t *p)
 /** SHA-256 of n bytes into out; VEIL_ERR_CRYPTO naming what (the file kind) if OpenSSL fails. */
 int veil_data_sha256(const uint8_t *b, size_t n, uint8_t out[32], const char *what);
 
+/** weights.c: each dtype's name in the header ("F64", ...) and its size in bytes, by enum
+ *  veil_dtype; shared with the writer (weights_write.c). */
+extern const char *const veil_weights_dtype_names[];
+extern const size_t veil_weights_dtype_sizes[];
+
 #endif

@@ -1,11 +1,14 @@
 /*
  * weights.c — plaintext model weights in a safetensors-style file (format in
- * include/veil/data.h): a strict reader for exactly the JSON subset the format uses, shape and
- * model-name checks with messages that say what differs, and an atomic writer.
+ * include/veil/data.h): the reader (the header's JSON through the strict tokenizer of json.c,
+ * every tensor's dtype, shape and byte range checked, duplicates and overlaps refused), lookups,
+ * and shape and model-name checks with messages that say what differs. The writer is
+ * weights_write.c.
  */
 #include "config.h"
 #include "data/data_internal.h"
 #include "base/base_internal.h"
+#include "data/json_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,234 +36,30 @@ struct veil_weights {
     char *model;
 };
 
-static const char *const dtype_names[VEIL_DTYPE_COUNT] = { "F64", "F32", "I64", "U64" };
-static const size_t dtype_sizes[VEIL_DTYPE_COUNT] = { 8, 4, 8, 8 };
+const char *const veil_weights_dtype_names[VEIL_DTYPE_COUNT] = { "F64", "F32", "I64", "U64" };
+const size_t veil_weights_dtype_sizes[VEIL_DTYPE_COUNT] = { 8, 4, 8, 8 };
 
-/* ---- the JSON subset ------------------------------------------------------------------------ */
-
-struct cursor {
-    const char *p, *end, *start;
-    const char *file;
-};
-
-static int perr(struct cursor *c, const char *fmt, ...) VEIL_PRINTF(2, 3);
-
-static int perr(struct cursor *c, const char *fmt, ...)
+static int parse_tensor(struct veil_json_cursor *c, struct tensor *t)
 {
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return veil_error(VEIL_ERR_FORMAT, "weights file %s: header byte %zu: %s", c->file,
-                      (size_t)(c->p - c->start), msg);
-}
-
-static void skip_ws(struct cursor *c)
-{
-    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-        c->p++;
-}
-
-static int expect(struct cursor *c, char ch)
-{
-    skip_ws(c);
-    if (c->p >= c->end)
-        return perr(c, "expected '%c', the header ends", ch);
-    if (*c->p != ch)
-        return perr(c, "expected '%c', found '%c'", ch, *c->p);
-    c->p++;
-    return VEIL_OK;
-}
-
-static int read_hex4(struct cursor *c, unsigned *out)
-{
-    if (c->end - c->p < 4)
-        return perr(c, "\\u escape cut short");
-    uint8_t b[2];
-    if (veil_hex_decode(c->p, b, 2) != 4)
-        return perr(c, "bad hex digit in a \\u escape");
-    c->p += 4;
-    *out = (unsigned)b[0] << 8 | b[1];
-    return VEIL_OK;
-}
-
-/* Parses a string into a new NUL-terminated buffer (at most as long as the source text). */
-static int parse_string(struct cursor *c, char **out)
-{
-    *out = NULL;
-    int rc = expect(c, '"');
-    if (rc)
-        return rc;
-    const char *s = c->p;
-    while (s < c->end && *s != '"')
-        s += (*s == '\\' && s + 1 < c->end) ? 2 : 1;
-    if (s >= c->end)
-        return perr(c, "unterminated string");
-    char *b = malloc((size_t)(s - c->p) + 1), *o = b;
-    if (!b)
-        return veil_error(VEIL_ERR_NOMEM, "weights file %s: out of memory", c->file);
-    while (*c->p != '"') {
-        unsigned char ch = (unsigned char)*c->p++;
-        if (ch < 0x20) {
-            c->p--;
-            rc = perr(c, "control character 0x%02x in a string", ch);
-            goto fail;
-        }
-        if (ch != '\\') {
-            *o++ = (char)ch;
-            continue;
-        }
-        ch = (unsigned char)*c->p++;
-        switch (ch) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '/': *o++ = '/'; break;
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
-        case 'u': {
-            unsigned u, lo;
-            if ((rc = read_hex4(c, &u)))
-                goto fail;
-            if (u >= 0xdc00 && u < 0xe000) {
-                rc = perr(c, "lone low surrogate in a \\u escape");
-                goto fail;
-            }
-            if (u >= 0xd800 && u < 0xdc00) {
-                if (c->end - c->p < 6 || c->p[0] != '\\' || c->p[1] != 'u') {
-                    rc = perr(c, "high surrogate without its low half");
-                    goto fail;
-                }
-                c->p += 2;
-                if ((rc = read_hex4(c, &lo)))
-                    goto fail;
-                if (lo < 0xdc00 || lo >= 0xe000) {
-                    rc = perr(c, "high surrogate without its low half");
-                    goto fail;
-                }
-                u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-            }
-            if (u == 0) {
-                rc = perr(c, "\\u0000 is not allowed in a name");
-                goto fail;
-            }
-            /* 6 escape characters yield at most 3 bytes, 12 at most 4: fits the buffer. */
-            if (u < 0x80) {
-                *o++ = (char)u;
-            } else if (u < 0x800) {
-                *o++ = (char)(0xc0 | u >> 6);
-                *o++ = (char)(0x80 | (u & 0x3f));
-            } else if (u < 0x10000) {
-                *o++ = (char)(0xe0 | u >> 12);
-                *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
-                *o++ = (char)(0x80 | (u & 0x3f));
-            } else {
-                *o++ = (char)(0xf0 | u >> 18);
-                *o++ = (char)(0x80 | ((u >> 12) & 0x3f));
-                *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
-                *o++ = (char)(0x80 | (u & 0x3f));
-            }
-            break;
-        }
-        default:
-            c->p--;
-            rc = perr(c, "unknown escape '\\%c'", ch);
-            goto fail;
-        }
-    }
-    c->p++; /* closing quote */
-    *o = '\0';
-    *out = b;
-    return VEIL_OK;
-fail:
-    free(b);
-    return rc;
-}
-
-static int parse_uint(struct cursor *c, uint64_t *out)
-{
-    skip_ws(c);
-    if (c->p >= c->end || *c->p < '0' || *c->p > '9')
-        return perr(c, "expected a non-negative integer");
-    if (*c->p == '0' && c->p + 1 < c->end && c->p[1] >= '0' && c->p[1] <= '9')
-        return perr(c, "integer with a leading zero");
-    uint64_t v = 0;
-    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-        unsigned dg = (unsigned)(*c->p - '0');
-        if (v > (UINT64_MAX - dg) / 10)
-            return perr(c, "integer too large");
-        v = v * 10 + dg;
-        c->p++;
-    }
-    if (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))
-        return perr(c, "only integers are allowed here");
-    *out = v;
-    return VEIL_OK;
-}
-
-/* [n0, n1, ...] with at most max entries. */
-static int parse_uint_array(struct cursor *c, uint64_t *v, int max, int *count)
-{
-    int rc = expect(c, '[');
-    if (rc)
-        return rc;
-    *count = 0;
-    skip_ws(c);
-    if (c->p < c->end && *c->p == ']') {
-        c->p++;
-        return VEIL_OK;
-    }
-    for (;;) {
-        if (*count == max)
-            return perr(c, "more than %d entries in an array", max);
-        if ((rc = parse_uint(c, &v[(*count)++])))
-            return rc;
-        skip_ws(c);
-        if (c->p < c->end && *c->p == ',') {
-            c->p++;
-            continue;
-        }
-        return expect(c, ']');
-    }
-}
-
-/* After a member: ',' (returns 0, more follow) or '}' (returns 1). */
-static int next_member(struct cursor *c, int *done)
-{
-    skip_ws(c);
-    if (c->p < c->end && *c->p == ',') {
-        c->p++;
-        *done = 0;
-        return VEIL_OK;
-    }
-    *done = 1;
-    return expect(c, '}');
-}
-
-static int parse_tensor(struct cursor *c, struct tensor *t)
-{
-    int rc = expect(c, '{'), done = 0, have_dtype = 0, have_shape = 0, have_off = 0;
+    int rc = veil_json_expect(c, '{'), done = 0, have_dtype = 0, have_shape = 0, have_off = 0;
     if (rc)
         return rc;
     while (!done) {
         char *key = NULL;
         const char *at = c->p;
-        if ((rc = parse_string(c, &key)) || (rc = expect(c, ':'))) {
+        if ((rc = veil_json_string(c, &key)) || (rc = veil_json_expect(c, ':'))) {
             free(key);
             return rc;
         }
         if (strcmp(key, "dtype") == 0 && !have_dtype) {
             char *v = NULL;
-            if ((rc = parse_string(c, &v)))
+            if ((rc = veil_json_string(c, &v)))
                 goto key_fail;
             int k = 0;
-            while (k < VEIL_DTYPE_COUNT && strcmp(v, dtype_names[k]) != 0)
+            while (k < VEIL_DTYPE_COUNT && strcmp(v, veil_weights_dtype_names[k]) != 0)
                 k++;
             if (k == VEIL_DTYPE_COUNT) {
-                rc = perr(c, "tensor '%s': unknown dtype '%.32s' (F64, F32, I64 or U64)",
+                rc = veil_json_error(c, "tensor '%s': unknown dtype '%.32s' (F64, F32, I64 or U64)",
                           t->name, v);
                 free(v);
                 goto key_fail;
@@ -270,11 +69,11 @@ static int parse_tensor(struct cursor *c, struct tensor *t)
             have_dtype = 1;
         } else if (strcmp(key, "shape") == 0 && !have_shape) {
             uint64_t d[VEIL_WEIGHTS_MAX_DIMS];
-            if ((rc = parse_uint_array(c, d, VEIL_WEIGHTS_MAX_DIMS, &t->ndim)))
+            if ((rc = veil_json_uint_array(c, d, VEIL_WEIGHTS_MAX_DIMS, &t->ndim)))
                 goto key_fail;
             for (int i = 0; i < t->ndim; i++) {
                 if (d[i] > SIZE_MAX) {
-                    rc = perr(c, "tensor '%s': dimension too large", t->name);
+                    rc = veil_json_error(c, "tensor '%s': dimension too large", t->name);
                     goto key_fail;
                 }
                 t->dims[i] = (size_t)d[i];
@@ -283,10 +82,10 @@ static int parse_tensor(struct cursor *c, struct tensor *t)
         } else if (strcmp(key, "data_offsets") == 0 && !have_off) {
             uint64_t o[2];
             int cnt = 0;
-            if ((rc = parse_uint_array(c, o, 2, &cnt)))
+            if ((rc = veil_json_uint_array(c, o, 2, &cnt)))
                 goto key_fail;
             if (cnt != 2) {
-                rc = perr(c, "tensor '%s': data_offsets needs [begin, end]", t->name);
+                rc = veil_json_error(c, "tensor '%s': data_offsets needs [begin, end]", t->name);
                 goto key_fail;
             }
             t->begin = o[0];
@@ -294,13 +93,13 @@ static int parse_tensor(struct cursor *c, struct tensor *t)
             have_off = 1;
         } else {
             c->p = at;
-            rc = perr(c, "tensor '%s': %s field '%.32s'", t->name,
+            rc = veil_json_error(c, "tensor '%s': %s field '%.32s'", t->name,
                       (!strcmp(key, "dtype") || !strcmp(key, "shape") ||
                        !strcmp(key, "data_offsets")) ? "duplicate" : "unknown", key);
             goto key_fail;
         }
         free(key);
-        if ((rc = next_member(c, &done)))
+        if ((rc = veil_json_next_member(c, &done)))
             return rc;
         continue;
 key_fail:
@@ -308,19 +107,19 @@ key_fail:
         return rc;
     }
     if (!have_dtype || !have_shape || !have_off)
-        return perr(c, "tensor '%s' lacks %s", t->name,
+        return veil_json_error(c, "tensor '%s' lacks %s", t->name,
                     !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
     return VEIL_OK;
 }
 
-static int parse_metadata(struct cursor *c, veil_weights_t *w)
+static int parse_metadata(struct veil_json_cursor *c, veil_weights_t *w)
 {
-    int rc = expect(c, '{'), done = 0;
+    int rc = veil_json_expect(c, '{'), done = 0;
     if (rc)
         return rc;
     char *keys[64];
     int nkeys = 0;
-    skip_ws(c);
+    veil_json_skip_ws(c);
     if (c->p < c->end && *c->p == '}') {
         c->p++;
         return VEIL_OK;
@@ -328,21 +127,22 @@ static int parse_metadata(struct cursor *c, veil_weights_t *w)
     while (!done) {
         char *k = NULL, *v = NULL;
         const char *at = c->p;
-        if ((rc = parse_string(c, &k)) || (rc = expect(c, ':')) || (rc = parse_string(c, &v))) {
+        if ((rc = veil_json_string(c, &k)) || (rc = veil_json_expect(c, ':')) ||
+            (rc = veil_json_string(c, &v))) {
             free(k);
             goto fail;
         }
         for (int i = 0; i < nkeys; i++) {
             if (strcmp(keys[i], k) == 0) {
                 c->p = at;
-                rc = perr(c, "duplicate metadata key '%.32s'", k);
+                rc = veil_json_error(c, "duplicate metadata key '%.32s'", k);
                 free(k);
                 free(v);
                 goto fail;
             }
         }
         if (nkeys == 64) {
-            rc = perr(c, "more than 64 metadata keys");
+            rc = veil_json_error(c, "more than 64 metadata keys");
             free(k);
             free(v);
             goto fail;
@@ -352,7 +152,7 @@ static int parse_metadata(struct cursor *c, veil_weights_t *w)
             w->model = v;
         else
             free(v);
-        if ((rc = next_member(c, &done)))
+        if ((rc = veil_json_next_member(c, &done)))
             goto fail;
     }
 fail:
@@ -376,12 +176,12 @@ static int cmp_begin(const void *a, const void *b)
 
 static int parse_header(veil_weights_t *w, const char *h, size_t hl)
 {
-    struct cursor c = { h, h + hl, h, w->path };
-    int rc = expect(&c, '{'), done = 0, have_meta = 0;
+    struct veil_json_cursor c = { h, h + hl, h, w->path };
+    int rc = veil_json_expect(&c, '{'), done = 0, have_meta = 0;
     size_t cap = 0;
     if (rc)
         return rc;
-    skip_ws(&c);
+    veil_json_skip_ws(&c);
     if (c.p < c.end && *c.p == '}') {
         c.p++;
         done = 1;
@@ -389,7 +189,7 @@ static int parse_header(veil_weights_t *w, const char *h, size_t hl)
     while (!done) {
         char *key = NULL;
         const char *at = c.p;
-        if ((rc = parse_string(&c, &key)) || (rc = expect(&c, ':'))) {
+        if ((rc = veil_json_string(&c, &key)) || (rc = veil_json_expect(&c, ':'))) {
             free(key);
             return rc;
         }
@@ -397,7 +197,7 @@ static int parse_header(veil_weights_t *w, const char *h, size_t hl)
             free(key);
             if (have_meta) {
                 c.p = at;
-                return perr(&c, "duplicate __metadata__");
+                return veil_json_error(&c, "duplicate __metadata__");
             }
             have_meta = 1;
             if ((rc = parse_metadata(&c, w)))
@@ -405,7 +205,7 @@ static int parse_header(veil_weights_t *w, const char *h, size_t hl)
         } else {
             if (w->n == MAX_TENSORS) {
                 free(key);
-                return perr(&c, "more than %d tensors", MAX_TENSORS);
+                return veil_json_error(&c, "more than %d tensors", MAX_TENSORS);
             }
             if (w->n == cap) {
                 size_t nc = cap ? cap * 2 : 16;
@@ -421,16 +221,16 @@ static int parse_header(veil_weights_t *w, const char *h, size_t hl)
             memset(t, 0, sizeof(*t));
             t->name = key;
             if (key[0] == '\0')
-                return perr(&c, "empty tensor name");
+                return veil_json_error(&c, "empty tensor name");
             if ((rc = parse_tensor(&c, t)))
                 return rc;
         }
-        if ((rc = next_member(&c, &done)))
+        if ((rc = veil_json_next_member(&c, &done)))
             return rc;
     }
-    skip_ws(&c);
+    veil_json_skip_ws(&c);
     if (c.p != c.end)
-        return perr(&c, "trailing bytes after the header's JSON object");
+        return veil_json_error(&c, "trailing bytes after the header's JSON object");
     return VEIL_OK;
 }
 
@@ -440,7 +240,7 @@ static int check_tensors(veil_weights_t *w)
     size_t data_len = w->len - w->data_off;
     for (size_t i = 0; i < w->n; i++) {
         struct tensor *t = &w->t[i];
-        uint64_t bytes = dtype_sizes[t->dtype];
+        uint64_t bytes = veil_weights_dtype_sizes[t->dtype];
         for (int d = 0; d < t->ndim; d++) {
             if (t->dims[d] != 0 && bytes > UINT64_MAX / t->dims[d])
                 return veil_error(VEIL_ERR_FORMAT, "weights file %s: tensor '%s': shape too large",
@@ -647,7 +447,7 @@ int veil_weights_read_f64(const veil_weights_t *w, const char *name, int ndim,
                           w->path, name, have, want);
     }
     const uint8_t *p = w->buf + w->data_off + t->begin;
-    size_t n = (size_t)((t->end - t->begin) / dtype_sizes[t->dtype]);
+    size_t n = (size_t)((t->end - t->begin) / veil_weights_dtype_sizes[t->dtype]);
     for (size_t i = 0; i < n; i++) {
         switch (t->dtype) {
         case VEIL_DTYPE_F64: {
@@ -672,161 +472,4 @@ int veil_weights_read_f64(const veil_weights_t *w, const char *name, int ndim,
         }
     }
     return VEIL_OK;
-}
-
-/* ---- writer --------------------------------------------------------------------------------- */
-
-struct sbuf {
-    char *b;
-    size_t n, cap;
-    int err;
-};
-
-static void sb_put(struct sbuf *s, const char *text, size_t len)
-{
-    if (s->err)
-        return;
-    if (s->n + len + 1 > s->cap) {
-        size_t nc = (s->cap ? s->cap : 256);
-        while (nc < s->n + len + 1)
-            nc *= 2;
-        char *nb = realloc(s->b, nc);
-        if (!nb) {
-            s->err = 1;
-            return;
-        }
-        s->b = nb;
-        s->cap = nc;
-    }
-    memcpy(s->b + s->n, text, len);
-    s->n += len;
-}
-
-static void sb_printf(struct sbuf *s, const char *fmt, ...) VEIL_PRINTF(2, 3);
-
-static void sb_printf(struct sbuf *s, const char *fmt, ...)
-{
-    char tmp[128];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    sb_put(s, tmp, k < 0 ? 0 : (size_t)k < sizeof(tmp) ? (size_t)k : sizeof(tmp) - 1);
-}
-
-static void sb_string(struct sbuf *s, const char *str)
-{
-    sb_put(s, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            char e[2] = { '\\', (char)*p };
-            sb_put(s, e, 2);
-        } else if (*p < 0x20) {
-            sb_printf(s, "\\u%04x", *p);
-        } else {
-            sb_put(s, (const char *)p, 1);
-        }
-    }
-    sb_put(s, "\"", 1);
-}
-
-int veil_weights_write(const char *path, const char *model, const struct veil_weights_tensor *t,
-                       size_t n)
-{
-    if (!path || (n && !t))
-        return veil_error(VEIL_ERR_INVAL, "weights write: NULL argument");
-    struct sbuf h = { 0 };
-    uint8_t *out = NULL;
-    uint64_t off = 0;
-    int rc;
-    sb_put(&h, "{", 1);
-    for (size_t i = 0; i < n; i++) {
-        if (!t[i].name || !t[i].name[0] || !strcmp(t[i].name, "__metadata__") ||
-            t[i].dtype < 0 || t[i].dtype >= VEIL_DTYPE_COUNT || t[i].ndim < 0 ||
-            t[i].ndim > VEIL_WEIGHTS_MAX_DIMS) {
-            rc = veil_error(VEIL_ERR_INVAL, "weights write %s: tensor %zu has a bad name, dtype "
-                            "or rank", path, i);
-            goto fail;
-        }
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(t[i].name, t[j].name) == 0) {
-                rc = veil_error(VEIL_ERR_INVAL, "weights write %s: tensor '%s' given twice", path,
-                                t[i].name);
-                goto fail;
-            }
-        }
-        uint64_t bytes = dtype_sizes[t[i].dtype];
-        for (int d = 0; d < t[i].ndim; d++) {
-            if (t[i].dims[d] && bytes > (VEIL_DATA_MAX_FILE >> 1) / t[i].dims[d]) {
-                rc = veil_error(VEIL_ERR_RANGE, "weights write %s: tensor '%s' is too large",
-                                path, t[i].name);
-                goto fail;
-            }
-            bytes *= t[i].dims[d];
-        }
-        if (bytes && !t[i].data) {
-            rc = veil_error(VEIL_ERR_INVAL, "weights write %s: tensor '%s' has no data", path,
-                            t[i].name);
-            goto fail;
-        }
-        sb_put(&h, i ? "," : "", i ? 1 : 0);
-        sb_string(&h, t[i].name);
-        sb_printf(&h, ":{\"dtype\":\"%s\",\"shape\":[", dtype_names[t[i].dtype]);
-        for (int d = 0; d < t[i].ndim; d++)
-            sb_printf(&h, "%s%zu", d ? "," : "", t[i].dims[d]);
-        sb_printf(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
-                  (unsigned long long)(off + bytes));
-        off += bytes;
-        if (off > VEIL_DATA_MAX_FILE) {
-            rc = veil_error(VEIL_ERR_RANGE, "weights write %s: more than %zu bytes", path,
-                            (size_t)VEIL_DATA_MAX_FILE);
-            goto fail;
-        }
-    }
-    if (model) {
-        sb_put(&h, n ? "," : "", n ? 1 : 0);
-        sb_put(&h, "\"__metadata__\":{\"model\":", 24);
-        sb_string(&h, model);
-        sb_put(&h, "}", 1);
-    }
-    sb_put(&h, "}", 1);
-    while (!h.err && h.n % 8)
-        sb_put(&h, " ", 1); /* the data area starts 8-byte aligned */
-    if (h.err) {
-        rc = veil_error(VEIL_ERR_NOMEM, "weights write %s: out of memory", path);
-        goto fail;
-    }
-    size_t total = 8 + h.n + (size_t)off;
-    out = malloc(total);
-    if (!out) {
-        rc = veil_error(VEIL_ERR_NOMEM, "weights write %s: out of memory", path);
-        goto fail;
-    }
-    for (int i = 0; i < 8; i++)
-        out[i] = (uint8_t)((uint64_t)h.n >> (8 * i));
-    memcpy(out + 8, h.b, h.n);
-    uint8_t *p = out + 8 + h.n;
-    for (size_t i = 0; i < n; i++) {
-        size_t esz = dtype_sizes[t[i].dtype], numel = 1;
-        for (int d = 0; d < t[i].ndim; d++)
-            numel *= t[i].dims[d];
-        const uint8_t *src = t[i].data;
-        for (size_t e = 0; e < numel; e++, p += esz) {
-            uint64_t u = 0;
-            if (esz == 8) {
-                memcpy(&u, src + 8 * e, 8);
-            } else {
-                uint32_t v;
-                memcpy(&v, src + 4 * e, 4);
-                u = v;
-            }
-            for (size_t b = 0; b < esz; b++)
-                p[b] = (uint8_t)(u >> (8 * b));
-        }
-    }
-    rc = veil_data_write_atomic(path, out, total, 0644);
-fail:
-    free(h.b);
-    free(out);
-    return rc;
 }

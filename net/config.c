@@ -157,6 +157,82 @@ static int want_args(const char *name, int line, int ntok, int want, const char 
     return VEIL_OK;
 }
 
+/* "session <32 hex digits>". */
+static int parse_session(const char *name, int line, char **tok, int ntok,
+                         struct veil_net_config *cfg, struct seen *seen)
+{
+    int rc;
+    if ((rc = want_args(name, line, ntok, 1, "session <32 hex digits>")) ||
+        (rc = once(name, line, &seen->session, tok[0])))
+        return rc;
+    if (strlen(tok[1]) != 2 * VEIL_SESSION_BYTES)
+        return fail_at(name, line,
+                       "session id has %zu characters; write exactly 32 hex digits (the same "
+                       "on every party, e.g. from 'openssl rand -hex 16')",
+                       strlen(tok[1]));
+    size_t ok = veil_hex_decode(tok[1], cfg->session, VEIL_SESSION_BYTES);
+    if (ok != 2 * VEIL_SESSION_BYTES)
+        return fail_at(name, line,
+                       "session id has a character that is not a hex digit at position "
+                       "%d; use only 0-9 and a-f",
+                       (int)ok + 1);
+    return VEIL_OK;
+}
+
+/* "party <id> tcp://HOST:PORT <public-key>". */
+static int parse_party(const char *name, int line, char **tok, int ntok,
+                       struct veil_net_config *cfg, struct seen *seen)
+{
+    long v;
+    int rc;
+    if ((rc = want_args(name, line, ntok, 3, "party <id> tcp://HOST:PORT <public-key>")))
+        return rc;
+    if (parse_uint(tok[1], VEIL_NET_MAX_PARTIES - 1, &v) != 0)
+        return fail_at(name, line,
+                       "party id '%.32s' is not a number from 0 to %d; ids are "
+                       "0..N-1 for 'parties N'",
+                       tok[1], VEIL_NET_MAX_PARTIES - 1);
+    if (seen->party[v])
+        return fail_at(name, line,
+                       "party %ld is defined twice (first at line %d); keep one "
+                       "line per party",
+                       v, seen->party[v]);
+    seen->party[v] = line;
+    if (!endpoint_valid(tok[2]))
+        return fail_at(name, line,
+                       "endpoint '%.64s' of party %ld is not tcp://HOST:PORT; "
+                       "write e.g. tcp://10.0.0.2:5555 or tcp://[::1]:5555",
+                       tok[2], v);
+    if ((rc = check_key(name, line, "party", tok[3])))
+        return rc;
+    snprintf(cfg->peers[v].endpoint, sizeof cfg->peers[v].endpoint, "%s", tok[2]);
+    memcpy(cfg->peers[v].public_key, tok[3], VEIL_Z85_KEY_CHARS + 1);
+    return VEIL_OK;
+}
+
+/* "dealer tcp://HOST:PORT <public-key>". */
+static int parse_dealer(const char *name, int line, char **tok, int ntok,
+                        struct veil_net_config *cfg, struct seen *seen)
+{
+    int rc;
+    if ((rc = want_args(name, line, ntok, 2, "dealer tcp://HOST:PORT <public-key>")) ||
+        (rc = once(name, line, &seen->dealer, tok[0])))
+        return rc;
+    if (!endpoint_valid(tok[1]))
+        return fail_at(name, line,
+                       "dealer endpoint '%.64s' is not tcp://HOST:PORT; write "
+                       "e.g. tcp://10.0.0.9:5555",
+                       tok[1]);
+    if ((rc = check_key(name, line, "dealer", tok[2])))
+        return rc;
+    cfg->has_dealer = 1;
+    /* Stored at index nparties once that is known (see finish). */
+    snprintf(cfg->peers[VEIL_NET_MAX_PARTIES].endpoint, sizeof cfg->peers[0].endpoint, "%s",
+             tok[1]);
+    memcpy(cfg->peers[VEIL_NET_MAX_PARTIES].public_key, tok[2], VEIL_Z85_KEY_CHARS + 1);
+    return VEIL_OK;
+}
+
 /* Parses one directive line (tokens already split, comments removed). */
 static int parse_line(const char *name, int line, char **tok, int ntok, const char *rest,
                       struct veil_net_config *cfg, struct seen *seen)
@@ -166,20 +242,7 @@ static int parse_line(const char *name, int line, char **tok, int ntok, const ch
     int rc;
 
     if (strcmp(d, "session") == 0) {
-        if ((rc = want_args(name, line, ntok, 1, "session <32 hex digits>")) ||
-            (rc = once(name, line, &seen->session, d)))
-            return rc;
-        if (strlen(tok[1]) != 2 * VEIL_SESSION_BYTES)
-            return fail_at(name, line,
-                           "session id has %zu characters; write exactly 32 hex digits (the same "
-                           "on every party, e.g. from 'openssl rand -hex 16')",
-                           strlen(tok[1]));
-        size_t ok = veil_hex_decode(tok[1], cfg->session, VEIL_SESSION_BYTES);
-        if (ok != 2 * VEIL_SESSION_BYTES)
-            return fail_at(name, line,
-                           "session id has a character that is not a hex digit at position "
-                           "%d; use only 0-9 and a-f",
-                           (int)ok + 1);
+        return parse_session(name, line, tok, ntok, cfg, seen);
     } else if (strcmp(d, "parties") == 0) {
         if ((rc = want_args(name, line, ntok, 1, "parties <N>")) ||
             (rc = once(name, line, &seen->parties, d)))
@@ -191,44 +254,9 @@ static int parse_line(const char *name, int line, char **tok, int ntok, const ch
                            tok[1], VEIL_NET_MAX_PARTIES);
         cfg->nparties = (int)v;
     } else if (strcmp(d, "party") == 0) {
-        if ((rc = want_args(name, line, ntok, 3, "party <id> tcp://HOST:PORT <public-key>")))
-            return rc;
-        if (parse_uint(tok[1], VEIL_NET_MAX_PARTIES - 1, &v) != 0)
-            return fail_at(name, line,
-                           "party id '%.32s' is not a number from 0 to %d; ids are "
-                           "0..N-1 for 'parties N'",
-                           tok[1], VEIL_NET_MAX_PARTIES - 1);
-        if (seen->party[v])
-            return fail_at(name, line,
-                           "party %ld is defined twice (first at line %d); keep one "
-                           "line per party",
-                           v, seen->party[v]);
-        seen->party[v] = line;
-        if (!endpoint_valid(tok[2]))
-            return fail_at(name, line,
-                           "endpoint '%.64s' of party %ld is not tcp://HOST:PORT; "
-                           "write e.g. tcp://10.0.0.2:5555 or tcp://[::1]:5555",
-                           tok[2], v);
-        if ((rc = check_key(name, line, "party", tok[3])))
-            return rc;
-        snprintf(cfg->peers[v].endpoint, sizeof cfg->peers[v].endpoint, "%s", tok[2]);
-        memcpy(cfg->peers[v].public_key, tok[3], VEIL_Z85_KEY_CHARS + 1);
+        return parse_party(name, line, tok, ntok, cfg, seen);
     } else if (strcmp(d, "dealer") == 0) {
-        if ((rc = want_args(name, line, ntok, 2, "dealer tcp://HOST:PORT <public-key>")) ||
-            (rc = once(name, line, &seen->dealer, d)))
-            return rc;
-        if (!endpoint_valid(tok[1]))
-            return fail_at(name, line,
-                           "dealer endpoint '%.64s' is not tcp://HOST:PORT; write "
-                           "e.g. tcp://10.0.0.9:5555",
-                           tok[1]);
-        if ((rc = check_key(name, line, "dealer", tok[2])))
-            return rc;
-        cfg->has_dealer = 1;
-        /* Stored at index nparties once that is known (see finish). */
-        snprintf(cfg->peers[VEIL_NET_MAX_PARTIES].endpoint, sizeof cfg->peers[0].endpoint, "%s",
-                 tok[1]);
-        memcpy(cfg->peers[VEIL_NET_MAX_PARTIES].public_key, tok[2], VEIL_Z85_KEY_CHARS + 1);
+        return parse_dealer(name, line, tok, ntok, cfg, seen);
     } else if (strcmp(d, "self") == 0) {
         if ((rc = want_args(name, line, ntok, 1, "self <id>")) ||
             (rc = once(name, line, &seen->self, d)))

@@ -253,14 +253,11 @@ int veil_preproc_conv_out(const uint64_t *p, uint64_t *oh, uint64_t *ow)
     return VEIL_OK;
 }
 
-int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil_preproc_desc *desc)
+/* Every parameter in range: unused ones 0, sizes >= 1 (a conv's padding may be 0), none above
+ * VEIL_PREPROC_MAX_ITEM_WORDS; a weight id may be any value. The kind is valid. */
+static int check_params(const struct veil_preproc_item *item)
 {
     char buf[256];
-    if (!item || !desc)
-        return veil_error(VEIL_ERR_INVAL, "preproc: NULL item or description");
-    memset(desc, 0, sizeof *desc);
-    if (!kind_valid((int)item->kind))
-        return veil_error(VEIL_ERR_INVAL, "preproc: unknown item kind %d", (int)item->kind);
     int np = kind_nparams[item->kind];
     const int is_conv = item->kind == VEIL_PREPROC_CONV || item->kind == VEIL_PREPROC_CONV_WS;
     /* a weight id is any 64-bit value: not a size */
@@ -281,6 +278,20 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
             return veil_error(VEIL_ERR_RANGE, "preproc: item %s: parameter %d is too large",
                               veil_preproc_item_format(item, buf, sizeof buf), j);
     }
+    return VEIL_OK;
+}
+
+int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil_preproc_desc *desc)
+{
+    char buf[256];
+    if (!item || !desc)
+        return veil_error(VEIL_ERR_INVAL, "preproc: NULL item or description");
+    memset(desc, 0, sizeof *desc);
+    if (!kind_valid((int)item->kind))
+        return veil_error(VEIL_ERR_INVAL, "preproc: unknown item kind %d", (int)item->kind);
+    int rc = check_params(item);
+    if (rc != VEIL_OK)
+        return rc;
     const uint64_t *p = item->p;
     uint64_t x, y, z, t, u;
     const enum veil_share_kind A = VEIL_SHARE_ARITH, B = VEIL_SHARE_BINARY;
@@ -306,7 +317,7 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
         for (int j = VEIL_PRE_CONV_C; j <= VEIL_PRE_CONV_PW; j++)
             if (p[j] > UINT32_MAX) /* the im2col geometry is 32-bit */
                 goto too_big;
-        int rc = veil_preproc_conv_out(p, &oh, &ow);
+        rc = veil_preproc_conv_out(p, &oh, &ow);
         if (rc != VEIL_OK)
             return rc;
         if (!mul_ok(p[VEIL_PRE_CONV_BATCH], p[VEIL_PRE_CONV_C], &x) ||

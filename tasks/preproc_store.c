@@ -1,13 +1,12 @@
 /*
- * preproc_store.c — the per-party preprocessing file (format v1 in preproc.h): a writer that
- * builds it in a temporary file and publishes it atomically (fsync, rename, fsync of the
- * directory), and a reader that verifies the whole file on open and then hands out items in plan
- * order, refusing anything that is not exactly what the caller expects. Every length and offset
- * read from the file is bounds-checked before use.
+ * preproc_store.c — the writer of the per-party preprocessing file (format v1 in preproc.h): it
+ * builds the file in a temporary file, hashing as it goes, and publishes it atomically (fsync,
+ * rename, fsync of the directory). The reader, which verifies the whole file on open and hands
+ * out items in plan order, is preproc_read.c; what both share is preproc_file.h.
  */
 #include "config.h"
 #include "base/base_internal.h"
-#include "tasks/preproc.h"
+#include "tasks/preproc_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,13 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "VEILPRE" /* 8 bytes with its NUL */
-#define FORMAT_VERSION 1
 #define HEADER_BYTES VEIL_PREPROC_FILE_HEADER_BYTES
 #define ENTRY_BYTES VEIL_PREPROC_FILE_ENTRY_BYTES
 #define DIGEST_BYTES VEIL_PREPROC_DIGEST_BYTES
-/* Bytes hashed / copied per step when streaming the file. */
-#define IO_CHUNK ((size_t)1 << 20)
 
 struct veil_preproc_writer {
     char *path, *tmp;
@@ -33,104 +28,31 @@ struct veil_preproc_writer {
     size_t nitems, next;
 };
 
-struct veil_preproc_reader {
-    char *path;
-    int fd;
-    struct veil_preproc_item *items;
-    uint64_t *offset; /* word offset of each item in the data */
-    size_t nitems, next;
-    uint64_t data_start; /* byte offset of the data */
-};
-
-/* ------------------------------------------------------------------------------------------ */
-/* Encoding                                                                                    */
-
-static void put_u32(uint8_t *b, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *b)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | b[i];
-    return v;
-}
-
-static uint64_t get_u64(const uint8_t *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | b[i];
-    return v;
-}
-
-/* Words to or from little-endian, in place. */
-static void words_le(uint64_t *w, size_t n)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    for (size_t i = 0; i < n; i++)
-        w[i] = __builtin_bswap64(w[i]);
-#else
-    (void)w;
-    (void)n;
-#endif
-}
-
 static void encode_header(uint8_t *h, const struct veil_preproc_layout *layout, int party,
                           const uint8_t *plan_digest, uint64_t nitems)
 {
     memset(h, 0, HEADER_BYTES);
-    memcpy(h, MAGIC, 8);
-    put_u32(h + 8, FORMAT_VERSION);
-    put_u32(h + 12, (uint32_t)party);
-    put_u32(h + 16, (uint32_t)layout->nparties);
-    put_u32(h + 20, (uint32_t)layout->frac_bits);
-    put_u32(h + 24, (uint32_t)layout->designated);
+    memcpy(h, VEIL_PREPROC_FILE_MAGIC, 8);
+    veil_pf_put_u32(h + 8, VEIL_PREPROC_FILE_VERSION);
+    veil_pf_put_u32(h + 12, (uint32_t)party);
+    veil_pf_put_u32(h + 16, (uint32_t)layout->nparties);
+    veil_pf_put_u32(h + 20, (uint32_t)layout->frac_bits);
+    veil_pf_put_u32(h + 24, (uint32_t)layout->designated);
     memcpy(h + 32, layout->session_id, VEIL_PREPROC_SID_BYTES);
     memcpy(h + 48, plan_digest, DIGEST_BYTES);
-    put_u64(h + 80, nitems);
+    veil_pf_put_u64(h + 80, nitems);
 }
 
 static void encode_entry(uint8_t *e, const struct veil_preproc_item *it, uint64_t offset,
                          uint64_t words)
 {
     memset(e, 0, ENTRY_BYTES);
-    put_u32(e, (uint32_t)it->kind);
-    put_u64(e + 8, it->index);
+    veil_pf_put_u32(e, (uint32_t)it->kind);
+    veil_pf_put_u64(e + 8, it->index);
     for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++)
-        put_u64(e + 16 + 8 * j, it->p[j]);
-    put_u64(e + 112, offset);
-    put_u64(e + 120, words);
-}
-
-static int same_item(const struct veil_preproc_item *a, const struct veil_preproc_item *b)
-{
-    if (a->kind != b->kind || a->index != b->index)
-        return 0;
-    for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++)
-        if (a->p[j] != b->p[j])
-            return 0;
-    return 1;
-}
-
-static char *dup_str(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    char *r = malloc(a + b + 1);
-    if (r) {
-        memcpy(r, s, a);
-        memcpy(r + a, suffix, b + 1);
-    }
-    return r;
+        veil_pf_put_u64(e + 16 + 8 * j, it->p[j]);
+    veil_pf_put_u64(e + 112, offset);
+    veil_pf_put_u64(e + 120, words);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -185,8 +107,8 @@ int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout 
     veil_preproc_writer_t *w = calloc(1, sizeof *w);
     if (!w)
         return veil_error(VEIL_ERR_NOMEM, "preproc store: out of memory");
-    w->path = dup_str(path, "");
-    w->tmp = dup_str(path, ".tmp.XXXXXX");
+    w->path = veil_pf_dup_str(path, "");
+    w->tmp = veil_pf_dup_str(path, ".tmp.XXXXXX");
     w->items = malloc((nitems ? nitems : 1) * sizeof *items);
     w->md = EVP_MD_CTX_new();
     if (!w->path || !w->tmp || !w->items || !w->md) {
@@ -245,7 +167,7 @@ int veil_preproc_writer_put(veil_preproc_writer_t *w, const struct veil_preproc_
                           "got %s",
                           w->nitems, veil_preproc_item_format(&share->item, got, sizeof got));
     const struct veil_preproc_item *it = &w->items[w->next];
-    if (!same_item(it, &share->item) || share->nwords != veil_preproc_share_words(it))
+    if (!veil_pf_same_item(it, &share->item) || share->nwords != veil_preproc_share_words(it))
         return veil_error(VEIL_ERR_MISMATCH,
                           "preproc store: item %zu of %s should be %s, got %s "
                           "(%zu words)",
@@ -257,7 +179,7 @@ int veil_preproc_writer_put(veil_preproc_writer_t *w, const struct veil_preproc_
     for (size_t done = 0; rc == VEIL_OK && done < share->nwords; done += 512) {
         size_t n = share->nwords - done < 512 ? share->nwords - done : 512;
         memcpy(tmp, share->words + done, n * 8);
-        words_le(tmp, n);
+        veil_pf_words_le(tmp, n);
         rc = wr(w, tmp, n * 8);
     }
     veil_wipe(tmp, sizeof tmp);
@@ -272,7 +194,7 @@ int veil_preproc_writer_put(veil_preproc_writer_t *w, const struct veil_preproc_
 /* fsync the directory holding path so that the rename is durable. */
 static int sync_dir(const char *path)
 {
-    char *dir = dup_str(path, "");
+    char *dir = veil_pf_dup_str(path, "");
     if (!dir)
         return veil_error(VEIL_ERR_NOMEM, "preproc store: out of memory");
     char *slash = strrchr(dir, '/');
@@ -331,320 +253,4 @@ int veil_preproc_writer_commit(veil_preproc_writer_t **wp)
 fail:
     veil_preproc_writer_abort(wp);
     return rc;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Reader                                                                                      */
-
-/* Reads exactly n bytes at off; VEIL_ERR_FORMAT when the file is shorter, VEIL_ERR_IO. */
-static int read_at(const veil_preproc_reader_t *r, void *buf, size_t n, uint64_t off)
-{
-    uint8_t *b = buf;
-    while (n) {
-        ssize_t got = pread(r->fd, b, n, (off_t)off);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return veil_error(VEIL_ERR_IO, "preproc load: reading %s: %s", r->path,
-                              strerror(errno));
-        if (got == 0)
-            return veil_error(VEIL_ERR_FORMAT,
-                              "preproc load: %s ends at byte %llu, before the "
-                              "data it describes (truncated or changed while open)",
-                              r->path, (unsigned long long)off);
-        b += got;
-        n -= (size_t)got;
-        off += (uint64_t)got;
-    }
-    return VEIL_OK;
-}
-
-void veil_preproc_reader_close(veil_preproc_reader_t **rp)
-{
-    if (!rp || !*rp)
-        return;
-    veil_preproc_reader_t *r = *rp;
-    if (r->fd >= 0)
-        close(r->fd);
-    free(r->items);
-    free(r->offset);
-    free(r->path);
-    free(r);
-    *rp = NULL;
-}
-
-/* SHA-256 of bytes [0, n) against the digest stored at n. */
-static int check_digest(veil_preproc_reader_t *r, uint64_t n)
-{
-    uint8_t want[DIGEST_BYTES], got[DIGEST_BYTES];
-    unsigned int len = 0;
-    uint8_t *buf = malloc(IO_CHUNK);
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    int rc = VEIL_OK;
-    if (!buf || !md) {
-        rc = veil_error(VEIL_ERR_NOMEM, "preproc load: out of memory");
-        goto done;
-    }
-    if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-        rc = veil_error(VEIL_ERR_CRYPTO, "preproc load: SHA-256 init failed");
-        goto done;
-    }
-    for (uint64_t off = 0; off < n;) {
-        size_t step = n - off < IO_CHUNK ? (size_t)(n - off) : IO_CHUNK;
-        rc = read_at(r, buf, step, off);
-        if (rc != VEIL_OK)
-            goto done;
-        if (EVP_DigestUpdate(md, buf, step) != 1) {
-            rc = veil_error(VEIL_ERR_CRYPTO, "preproc load: SHA-256 update failed");
-            goto done;
-        }
-        off += step;
-    }
-    if (EVP_DigestFinal_ex(md, got, &len) != 1 || len != DIGEST_BYTES) {
-        rc = veil_error(VEIL_ERR_CRYPTO, "preproc load: SHA-256 final failed");
-        goto done;
-    }
-    rc = read_at(r, want, DIGEST_BYTES, n);
-    if (rc == VEIL_OK && memcmp(want, got, DIGEST_BYTES) != 0)
-        rc = veil_error(VEIL_ERR_FORMAT,
-                        "preproc load: %s: SHA-256 digest mismatch: the file "
-                        "is corrupted or truncated",
-                        r->path);
-done:
-    if (buf) {
-        veil_wipe(buf, IO_CHUNK);
-        free(buf);
-    }
-    EVP_MD_CTX_free(md);
-    return rc;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-    static const char d[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = d[b[i] >> 4];
-        out[2 * i + 1] = d[b[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-/* Header fields against the caller's expectation. */
-static int check_header(const veil_preproc_reader_t *r, const uint8_t *h,
-                        const struct veil_preproc_layout *layout, int party,
-                        const uint8_t *plan_digest)
-{
-    char a[2 * DIGEST_BYTES + 1], b[2 * DIGEST_BYTES + 1];
-    const struct {
-        const char *what;
-        uint32_t found;
-        int want;
-    } f[] = {
-        {"party", get_u32(h + 12), party},
-        {"party count", get_u32(h + 16), layout->nparties},
-        {"fractional bits", get_u32(h + 20), layout->frac_bits},
-        {"designated party", get_u32(h + 24), layout->designated},
-    };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (f[i].found != (uint32_t)f[i].want)
-            return veil_error(VEIL_ERR_MISMATCH, "preproc load: %s is for %s %u, expected %d",
-                              r->path, f[i].what, f[i].found, f[i].want);
-    if (memcmp(h + 32, layout->session_id, VEIL_PREPROC_SID_BYTES) != 0) {
-        hex(h + 32, VEIL_PREPROC_SID_BYTES, a);
-        hex(layout->session_id, VEIL_PREPROC_SID_BYTES, b);
-        return veil_error(VEIL_ERR_MISMATCH,
-                          "preproc load: %s is for session %s, expected "
-                          "session %s",
-                          r->path, a, b);
-    }
-    if (memcmp(h + 48, plan_digest, DIGEST_BYTES) != 0) {
-        hex(h + 48, DIGEST_BYTES, a);
-        hex(plan_digest, DIGEST_BYTES, b);
-        return veil_error(VEIL_ERR_MISMATCH, "preproc load: %s is for plan %s, expected plan %s",
-                          r->path, a, b);
-    }
-    return VEIL_OK;
-}
-
-/* Parses and checks the item table; file_size tells what the table may claim. */
-static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_size)
-{
-    uint8_t e[ENTRY_BYTES];
-    char buf[256];
-    struct veil_preproc_desc d;
-    uint64_t max_items = (file_size - HEADER_BYTES - DIGEST_BYTES) / ENTRY_BYTES;
-    if (count > max_items)
-        return veil_error(VEIL_ERR_FORMAT,
-                          "preproc load: %s claims %llu items but its %llu "
-                          "bytes hold at most %llu",
-                          r->path, (unsigned long long)count, (unsigned long long)file_size,
-                          (unsigned long long)max_items);
-    r->items = calloc(count ? count : 1, sizeof *r->items);
-    r->offset = calloc(count ? count : 1, sizeof *r->offset);
-    if (!r->items || !r->offset)
-        return veil_error(VEIL_ERR_NOMEM, "preproc load: out of memory for %llu items",
-                          (unsigned long long)count);
-    r->data_start = HEADER_BYTES + count * ENTRY_BYTES;
-    uint64_t data_words = (file_size - DIGEST_BYTES - r->data_start) / 8, total = 0;
-    for (uint64_t i = 0; i < count; i++) {
-        int rc = read_at(r, e, ENTRY_BYTES, HEADER_BYTES + i * ENTRY_BYTES);
-        if (rc != VEIL_OK)
-            return rc;
-        struct veil_preproc_item *it = &r->items[i];
-        uint32_t kind = get_u32(e);
-        it->kind =
-            kind < VEIL_PREPROC_KIND_COUNT ? (enum veil_preproc_kind)kind : VEIL_PREPROC_KIND_COUNT;
-        it->index = get_u64(e + 8);
-        for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++)
-            it->p[j] = get_u64(e + 16 + 8 * j);
-        uint64_t off = get_u64(e + 112), words = get_u64(e + 120);
-        if (get_u32(e + 4) != 0)
-            return veil_error(VEIL_ERR_FORMAT,
-                              "preproc load: %s: table entry %llu: reserved "
-                              "field is not 0",
-                              r->path, (unsigned long long)i);
-        if (veil_preproc_item_describe(it, &d) != VEIL_OK) {
-            snprintf(buf, sizeof buf, "%s", veil_last_error());
-            return veil_error(VEIL_ERR_FORMAT,
-                              "preproc load: %s: table entry %llu (kind %u) is "
-                              "not a valid item (%s)",
-                              r->path, (unsigned long long)i, kind, buf);
-        }
-        if (off != total || words != d.share_words || words > data_words - total)
-            return veil_error(VEIL_ERR_FORMAT,
-                              "preproc load: %s: table entry %llu (%s) claims "
-                              "%llu words at %llu; expected %zu words at %llu, in data of %llu "
-                              "words",
-                              r->path, (unsigned long long)i,
-                              veil_preproc_item_format(it, buf, sizeof buf),
-                              (unsigned long long)words, (unsigned long long)off, d.share_words,
-                              (unsigned long long)total, (unsigned long long)data_words);
-        r->offset[i] = off;
-        total += words;
-    }
-    if (file_size != r->data_start + total * 8 + DIGEST_BYTES)
-        return veil_error(VEIL_ERR_FORMAT,
-                          "preproc load: %s is %llu bytes; its table implies "
-                          "%llu",
-                          r->path, (unsigned long long)file_size,
-                          (unsigned long long)(r->data_start + total * 8 + DIGEST_BYTES));
-    r->nitems = (size_t)count;
-    return VEIL_OK;
-}
-
-int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout *layout, int party,
-                             const uint8_t plan_digest[VEIL_PREPROC_DIGEST_BYTES],
-                             veil_preproc_reader_t **out)
-{
-    uint8_t h[HEADER_BYTES];
-    struct stat st;
-    if (!out)
-        return veil_error(VEIL_ERR_INVAL, "preproc load: NULL output");
-    *out = NULL;
-    int rc = veil_preproc_layout_check(layout);
-    if (rc != VEIL_OK)
-        return rc;
-    if (!path || !plan_digest || party < 0 || party >= layout->nparties)
-        return veil_error(VEIL_ERR_INVAL,
-                          "preproc load: need a path, a plan digest and a party "
-                          "in [0, %d) (got %d)",
-                          layout->nparties, party);
-    veil_preproc_reader_t *r = calloc(1, sizeof *r);
-    if (!r)
-        return veil_error(VEIL_ERR_NOMEM, "preproc load: out of memory");
-    r->fd = -1;
-    r->path = dup_str(path, "");
-    if (!r->path) {
-        rc = veil_error(VEIL_ERR_NOMEM, "preproc load: out of memory");
-        goto fail;
-    }
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0 || fstat(r->fd, &st) != 0) {
-        rc = veil_error(VEIL_ERR_IO, "preproc load: cannot open %s: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s is not a regular file", path);
-        goto fail;
-    }
-    uint64_t size = (uint64_t)st.st_size;
-    if (size < HEADER_BYTES + DIGEST_BYTES) {
-        rc = veil_error(VEIL_ERR_FORMAT,
-                        "preproc load: %s is %llu bytes, shorter than the "
-                        "%d-byte header and digest (truncated or not a preprocessing file)",
-                        path, (unsigned long long)size, HEADER_BYTES + DIGEST_BYTES);
-        goto fail;
-    }
-    rc = read_at(r, h, HEADER_BYTES, 0);
-    if (rc != VEIL_OK)
-        goto fail;
-    if (memcmp(h, MAGIC, 8) != 0) {
-        rc = veil_error(VEIL_ERR_FORMAT,
-                        "preproc load: %s is not a Veil preprocessing file "
-                        "(no VEILPRE magic)",
-                        path);
-        goto fail;
-    }
-    if (get_u32(h + 8) != FORMAT_VERSION) {
-        rc = veil_error(VEIL_ERR_FORMAT,
-                        "preproc load: %s has format version %u; this build "
-                        "reads version %d",
-                        path, get_u32(h + 8), FORMAT_VERSION);
-        goto fail;
-    }
-    rc = check_digest(r, size - DIGEST_BYTES);
-    if (rc != VEIL_OK)
-        goto fail;
-    if (get_u32(h + 28) != 0) {
-        rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s: reserved header field is not 0", path);
-        goto fail;
-    }
-    rc = check_header(r, h, layout, party, plan_digest);
-    if (rc != VEIL_OK)
-        goto fail;
-    rc = load_table(r, get_u64(h + 80), size);
-    if (rc != VEIL_OK)
-        goto fail;
-    *out = r;
-    return VEIL_OK;
-fail:
-    veil_preproc_reader_close(&r);
-    return rc;
-}
-
-int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
-                      struct veil_preproc_share *out)
-{
-    char want[256], got[256];
-    if (!r || !expected || !out)
-        return veil_error(VEIL_ERR_INVAL, "preproc load: NULL argument");
-    veil_preproc_share_clear(out);
-    if (r->next >= r->nitems)
-        return veil_error(VEIL_ERR_MISMATCH,
-                          "preproc load: expected %s but %s holds only %zu "
-                          "items, all consumed (preprocessing exhausted)",
-                          veil_preproc_item_format(expected, want, sizeof want), r->path,
-                          r->nitems);
-    const struct veil_preproc_item *it = &r->items[r->next];
-    if (!same_item(it, expected))
-        return veil_error(VEIL_ERR_MISMATCH, "preproc load: item %zu of %s: expected %s, found %s",
-                          r->next, r->path, veil_preproc_item_format(expected, want, sizeof want),
-                          veil_preproc_item_format(it, got, sizeof got));
-    int rc = veil_preproc_share_init(out, it);
-    if (rc != VEIL_OK)
-        return rc;
-    rc = read_at(r, out->words, out->nwords * sizeof(uint64_t),
-                 r->data_start + r->offset[r->next] * 8);
-    if (rc != VEIL_OK) {
-        veil_preproc_share_clear(out);
-        return rc;
-    }
-    words_le(out->words, out->nwords);
-    r->next++;
-    return VEIL_OK;
-}
-
-size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r)
-{
-    return r ? r->nitems - r->next : 0;
 }
