@@ -49,6 +49,12 @@ static inline VEIL_HD int veil_ew_has_param(enum veil_ew_op op)
     return op >= VEIL_EW_MUL_SCALAR;
 }
 
+/** Nonzero when op is a shift or bit extraction (its parameter is an amount in [0, 63]). */
+static inline VEIL_HD int veil_ew_shift(enum veil_ew_op op)
+{
+    return op >= VEIL_EW_SHL;
+}
+
 /** One element of op: x op y (mod 2^64). Shift amounts are taken mod 64, as the bodies did. */
 static inline VEIL_HD uint64_t veil_ew_apply(enum veil_ew_op op, uint64_t x, uint64_t y)
 {
