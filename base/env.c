@@ -29,7 +29,7 @@ static const char *const known[] = {
     "VEIL_NET_POOL", "VEIL_NET_EARLY_CAP", "VEIL_NET_CONNECT_TIMEOUT",
     /* codelets/cpu/gemm.c */
     "VEIL_GEMM_KERNEL",
-    /* the party session (graph/party.c): fallbacks of veil_party_options */
+    /* the party session (graph/secure/party.c): fallbacks of veil_party_options */
     "VEIL_MATERIAL_SEED", "VEIL_TRACE", "VEIL_WORKER_NICE", "VEIL_CALIBRATE", "VEIL_DEVICES",
     "VEIL_DEVICE_KIND", "VEIL_PLACEMENT",
 };

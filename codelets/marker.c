@@ -2,7 +2,7 @@
  * marker.c — the marker codelet and its submit helper: a task that does nothing
  * (STARPU_NOWHERE: no body, never scheduled on a worker) and reads a set of handles, so that it
  * completes exactly when the last task writing any of them has. The executor's lookahead bound
- * (graph/lookahead.c) waits on one per linear layer. No perf model: a task that runs nowhere has
+ * (graph/secure/lookahead.c) waits on one per linear layer. No perf model: a task that runs nowhere has
  * no time to model.
  */
 #include "config.h"

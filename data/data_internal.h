@@ -1,6 +1,6 @@
 /*
  * data_internal.h — helpers shared by the files that write and read Veil's binary files (data/,
- * graph/checkpoint.c): whole-file reading (optionally through zlib), atomic writing (temporary
+ * graph/secure/checkpoint.c): whole-file reading (optionally through zlib), atomic writing (temporary
  * file, fsync, rename), little-endian integers and the SHA-256 that protects a file's content.
  */
 #ifndef VEIL_DATA_INTERNAL_H

@@ -9,9 +9,9 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 #include "graph/graph_internal.h"
-#include "graph/plain_ops_internal.h"
+#include "graph/plain/plain_ops_internal.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_ref.h"
 

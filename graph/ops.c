@@ -10,9 +10,9 @@
  */
 #include "config.h"
 
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 #include "graph/graph_internal.h"
-#include "graph/plain_ops_internal.h"
+#include "graph/plain/plain_ops_internal.h"
 
 /* ---- leaves: bound (plaintext) or shared (run.c), never evaluated ---------------------------- */
 

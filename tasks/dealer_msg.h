@@ -1,7 +1,7 @@
 /*
  * dealer_msg.h — the session-level messages between the parties and the dealer that sit above
  * the protocols: the designated party's (N-1) acknowledgement of each run, which paces the
- * dealer (graph/party_run.c's FLOW CONTROL). They go through the protocol context like every
+ * dealer (graph/secure/party_run.c's FLOW CONTROL). They go through the protocol context like every
  * other message, so the session layer reaches the network only through tasks/. Never installed.
  */
 #ifndef VEIL_TASKS_DEALER_MSG_H

@@ -8,7 +8,7 @@
  * also through veil_compile when this build folds. */
 #include "config.h"
 
-#include "graph/plain_internal.h"
+#include "graph/plain/plain_internal.h"
 #include "test_graph_plain_util.h"
 #include "test_util.h"
 

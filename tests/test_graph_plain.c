@@ -9,7 +9,7 @@
  * on ties), layer norm and softmax, and frac_bits other than 16. */
 #include "config.h"
 
-#include "graph/plain_internal.h"
+#include "graph/plain/plain_internal.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_ref.h"
 #include "test_graph_plain_util.h"

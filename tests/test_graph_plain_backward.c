@@ -12,7 +12,7 @@
  * missing parameter or label feed, a parameter fed to a step, a gradient before any step). */
 #include "config.h"
 
-#include "graph/plain_internal.h"
+#include "graph/plain/plain_internal.h"
 #include "tasks/nonlinear_ref.h"
 #include "test_graph_plain_util.h"
 #include "test_util.h"

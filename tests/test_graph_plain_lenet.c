@@ -8,7 +8,7 @@
  * stay, and re-binding new inputs to the same executor gives a fresh run's results. */
 #include "config.h"
 
-#include "graph/plain_internal.h"
+#include "graph/plain/plain_internal.h"
 #include "test_graph_plain_util.h"
 #include "test_util.h"
 

@@ -38,7 +38,7 @@
  * labels runs a step without them (it names 'labels', the peers stop naming the lost peer). */
 #include "config.h"
 #include "base/trace.h"
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
 #include "test_util.h"

@@ -16,7 +16,7 @@
 
 #include "base/base_internal.h"
 #include "data/data_internal.h"
-#include "graph/party_internal.h"
+#include "graph/secure/party_internal.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 
 #include "base/base_internal.h"
 #include "base/trace.h"
-#include "graph/party_internal.h"
+#include "graph/secure/party_internal.h"
 #include "tasks/dealer_msg.h"
 
 #include <starpu.h>

@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/plain_ops_internal.h"
+#include "graph/plain/plain_ops_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

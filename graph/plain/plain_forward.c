@@ -11,7 +11,7 @@
 
 #include "base/base_internal.h"
 #include "codelets/gemm_internal.h"
-#include "graph/plain_ops_internal.h"
+#include "graph/plain/plain_ops_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 #include "tasks/nonlinear_internal.h"
 #include "tasks/trunc.h"
 

@@ -14,7 +14,7 @@
 #include "base/env.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
-#include "graph/party_internal.h"
+#include "graph/secure/party_internal.h"
 #include "sched/sched_internal.h"
 #include "net/config_env.h"
 

@@ -19,7 +19,7 @@
 #ifndef VEIL_GRAPH_PLAIN_OPS_INTERNAL_H
 #define VEIL_GRAPH_PLAIN_OPS_INTERNAL_H
 
-#include "graph/plain_internal.h"
+#include "graph/plain/plain_internal.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -2,14 +2,14 @@
  * party_place.c — where a party's tasks run: the device kind and the placement asked for (the
  * options, else the environment through base/env.c), checked against StarPU's workers; AUTO
  * resolved by the cost model (with the node times of a calibration run once measured), and the
- * executor's per-node placement filled (graph/placement.c computes it).
+ * executor's per-node placement filled (graph/secure/placement.c computes it).
  */
 #include "config.h"
 
 #include "base/base_internal.h"
 #include "base/env.h"
 #include "codelets/codelets_internal.h"
-#include "graph/party_internal.h"
+#include "graph/secure/party_internal.h"
 
 #include <starpu.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #ifndef VEIL_GRAPH_PARTY_INTERNAL_H
 #define VEIL_GRAPH_PARTY_INTERNAL_H
 
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 #include "net/net_internal.h"
 
 struct veil_party {

@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/plain_ops_internal.h"
+#include "graph/plain/plain_ops_internal.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_ref.h"
 

@@ -11,7 +11,7 @@
 #include "base/base_internal.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

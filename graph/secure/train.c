@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/party_internal.h"
+#include "graph/secure/party_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 #include "tasks/beaver.h"
 #include "tasks/beaver_internal.h"
 #include "tasks/compare.h"

@@ -16,7 +16,7 @@
 #include "base/base_internal.h"
 #include "codelets/codelets_internal.h"
 #include "base/trace.h"
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 #include "sched/sched_internal.h"
 
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/exec_internal.h"
+#include "graph/secure/exec_internal.h"
 #include "tasks/preproc.h"
 
 #include <stdio.h>

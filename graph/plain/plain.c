@@ -8,7 +8,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
-#include "graph/plain_internal.h"
+#include "graph/plain/plain_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
