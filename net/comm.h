@@ -2,8 +2,8 @@
  * comm.h — the seam net/ exports to tasks/ (and graph/'s session): detached sends and receives
  * bound to StarPU data handles, stopping a session from the application's side, and who is in
  * the session, on a session opened with include/veil/net.h. It names no ZeroMQ type and nothing
- * of the session's insides (net/net_internal.h, which only net/'s own files and its tests
- * include). Never installed.
+ * of the session's insides (net/net_internal.h: net/'s own files, the code that opens a session
+ * with options, and tests). Never installed.
  */
 #ifndef VEIL_NET_COMM_H
 #define VEIL_NET_COMM_H

@@ -3,9 +3,9 @@
  * the eventfd (requests posted / handles acquired / pool refilled), the ZAP socket, the ROUTER
  * (everything peers send us) and, when ZeroMQ pushed back, the DEALERs for POLLOUT. This file
  * holds the loop, the requests other threads post, the timers (handshake deadline, heartbeats,
- * silent peers, the orderly close) and failure: on any error the session stops, ABORT to every
- * peer, every acquired handle released. Receiving is io_recv.c, sending and pacing io_send.c.
- * The poll timeout is the time to the next emulated release; under a millisecond, which
+ * silent peers, the orderly close). Receiving is io_recv.c, sending and pacing io_send.c, and
+ * failure (on any error the session stops: ABORT to every peer, every acquired handle released)
+ * io_core.c. The poll timeout is the time to the next emulated release; under a millisecond, which
  * zmq_poll cannot express, the thread sleeps in ppoll on the sockets' ZMQ_FDs and the eventfd
  * with a nanosecond timeout instead of spinning: an emulated wire must not take a core that a
  * real NIC would leave to the computation. The loop calls the authentication handlers (ZAP,
@@ -36,94 +36,6 @@ void veil_net_wake(struct veil_net *net)
     uint64_t one = 1;
     ssize_t r = write(net->efd, &one, sizeof one);
     (void)r; /* EAGAIN only when the counter is saturated: the thread is woken anyway */
-}
-
-/* Gives the handle back to StarPU and retires the request. */
-void veil_net_req_done(struct veil_net *net, struct veil_net_req *r)
-{
-    if (!r->acquire_failed)
-        starpu_data_release_on_node(r->handle, STARPU_MAIN_RAM);
-    free(r);
-    pthread_mutex_lock(&net->mu);
-    net->pending--;
-    net->io_busy = net->outq_total > 0; /* a send's last frames may still be staged */
-    pthread_cond_broadcast(&net->cv);
-    pthread_mutex_unlock(&net->mu);
-}
-
-static void inmsg_free(struct veil_net *net, struct veil_net_inmsg *m)
-{
-    while (m->first) {
-        struct veil_net_inchunk *c = m->first;
-        m->first = c->next;
-        net->early_bytes -= zmq_msg_size(&c->msg);
-        zmq_msg_close(&c->msg);
-        free(c);
-    }
-    free(m);
-}
-
-/* Drops everything the I/O thread holds: acquired handles are released (so StarPU tasks never
- * wait on a dead session), requests still waiting for their acquire are released when it comes. */
-static void drop_all(struct veil_net *net)
-{
-    for (int p = 0; p < net->nprocs; p++) {
-        struct veil_net_peer_state *ps = &net->peers[p];
-        struct veil_net_req **lists[2][2] = {{&ps->sends, &ps->sends_tail},
-                                             {&ps->recvs, &ps->recvs_tail}};
-        for (int l = 0; l < 2; l++) {
-            while (*lists[l][0]) {
-                struct veil_net_req *r = *lists[l][0];
-                veil_net_req_unlink(lists[l][0], lists[l][1], r);
-                r->listed = 0;
-                r->msg = NULL;
-                if (r->acquired)
-                    veil_net_req_done(net, r);
-            }
-        }
-        free(ps->tagmap);
-        ps->tagmap = NULL;
-        ps->tagmap_cap = ps->tagmap_used = 0;
-        while (ps->in) {
-            struct veil_net_inmsg *m = ps->in;
-            veil_net_inmsg_unlink(ps, m);
-            inmsg_free(net, m);
-        }
-        while (ps->outq_count > 0) {
-            veil_net_pool_put(net->pool, ps->outq[ps->outq_head].buf);
-            ps->outq_head = (ps->outq_head + 1) % ps->outq_cap;
-            ps->outq_count--;
-        }
-    }
-    net->outq_total = 0;
-}
-
-/* Stops the session with status and a message (first error wins), tells every peer why. */
-int veil_net_io_fail(struct veil_net *net, int status, const char *fmt, ...)
-{
-    if (veil_net_io_failed(net))
-        return status;
-    char msg[sizeof net->errmsg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    VEIL_LOG_ERR("net: %s", msg);
-    for (int p = 0; p < net->nprocs; p++)
-        if (p != net->self && !net->peers[p].bye)
-            veil_net_send_control(net, p, VEIL_FRAME_ABORT, msg, strlen(msg));
-    /* The state first: a waiter woken by a release below must already see the failure. */
-    pthread_mutex_lock(&net->mu);
-    net->state = VEIL_NET_FAILED;
-    net->status = status;
-    memcpy(net->errmsg, msg, sizeof msg);
-    pthread_mutex_unlock(&net->mu);
-    drop_all(net);
-    pthread_mutex_lock(&net->mu);
-    net->io_busy = 0;
-    pthread_cond_broadcast(&net->cv);
-    pthread_mutex_unlock(&net->mu);
-    return status;
 }
 
 /* ---- requests from other threads --------------------------------------------------------- */
@@ -356,18 +268,6 @@ static void fine_wait(const zmq_pollitem_t *items, int n, double wait_s)
     (void)ppoll(fds, (nfds_t)m, &ts, NULL);
 }
 
-void veil_net_io_hello(const struct veil_net *net, struct veil_hello *out)
-{
-    *out = (struct veil_hello){
-        .protocol_version = VEIL_NET_PROTOCOL_VERSION,
-        .party = (uint32_t)net->self,
-        .nparties = (uint32_t)net->cfg.nparties,
-        .has_dealer = (uint32_t)(net->cfg.has_dealer ? 1 : 0),
-    };
-    memcpy(out->session, net->cfg.session, VEIL_SESSION_BYTES);
-    memcpy(out->plan_digest, net->cfg.plan_digest, VEIL_PLAN_DIGEST_BYTES);
-}
-
 void *veil_net_io_main(void *arg)
 {
     struct veil_net *net = arg;
@@ -438,7 +338,7 @@ void *veil_net_io_main(void *arg)
     }
     /* Whatever is still held (e.g. a close with messages nobody received) is dropped. */
     int keep_state = net->state;
-    drop_all(net);
+    veil_net_io_drop_all(net);
     (void)keep_state;
     pthread_mutex_lock(&net->mu);
     net->exited = 1;

@@ -1,8 +1,9 @@
 /*
- * io_internal.h — what the I/O thread's three files share, never installed: io.c (the loop, the
- * requests other threads post, timers, failure), io_recv.c (matching what peers send to posted
- * receives) and io_send.c (staging, pacing and sending). Everything here runs on the I/O thread
- * only, except where a comment says otherwise.
+ * io_internal.h — what the I/O thread's files share, never installed: io.c (the loop, the
+ * requests other threads post, timers), io_recv.c (matching what peers send to posted receives),
+ * io_send.c (staging, pacing and sending) and io_core.c (retiring requests, control frames,
+ * failure), which the other three call and which calls none of them. Everything here runs on the
+ * I/O thread only, except where a comment says otherwise.
  */
 #ifndef VEIL_NET_IO_INTERNAL_H
 #define VEIL_NET_IO_INTERNAL_H
@@ -11,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /** Whether the session failed (the state is written only by the I/O thread). */
 static inline int veil_net_io_failed(const struct veil_net *net)
@@ -56,14 +58,39 @@ static inline void veil_net_inmsg_unlink(struct veil_net_peer_state *ps, struct 
         ps->in_tail = m->prev;
 }
 
-/* ---- io.c ----------------------------------------------------------------------------------- */
+/** The frame header of a message from this process in this session. */
+static inline void veil_net_io_header(const struct veil_net *net, int type, uint64_t tag,
+                                      uint64_t offset, uint64_t total, uint32_t length,
+                                      uint8_t out[VEIL_FRAME_HEADER_BYTES])
+{
+    struct veil_frame_header h = {
+        .version = VEIL_FRAME_VERSION,
+        .type = (uint16_t)type,
+        .sender = (uint32_t)net->self,
+        .tag = tag,
+        .offset = offset,
+        .total = total,
+        .length = length,
+    };
+    memcpy(h.session, net->cfg.session, VEIL_SESSION_BYTES);
+    veil_frame_encode(&h, out);
+}
+
+/* ---- io_core.c ------------------------------------------------------------------------------ */
 /** Stops the session with status and a printf-style message (first error wins), sends ABORT to
  *  every peer, releases every acquired handle. Returns status. */
 int veil_net_io_fail(struct veil_net *net, int status, const char *fmt, ...) VEIL_PRINTF(3, 4);
+/** Drops everything the I/O thread holds: acquired handles released, early arrivals and staged
+ *  frames freed (on failure, and when the thread exits). */
+void veil_net_io_drop_all(struct veil_net *net);
 /** Gives r's handle back to StarPU and frees r (the posting thread waits on the count). */
 void veil_net_req_done(struct veil_net *net, struct veil_net_req *r);
 /** This process's hello, as sent to every peer and compared with theirs. */
 void veil_net_io_hello(const struct veil_net *net, struct veil_hello *out);
+
+/** Sends a control frame to peer p past the pacing queue; -1 when ZeroMQ pushed back (the frame
+ *  is then not sent). */
+int veil_net_send_control(struct veil_net *net, int p, int type, const void *payload, size_t len);
 
 /* ---- io_recv.c ------------------------------------------------------------------------------ */
 /** Reads what the ROUTER holds (a bounded number of messages) and handles every frame. */
@@ -74,9 +101,6 @@ void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m);
 int veil_net_io_bind(struct veil_net *net, int p, struct veil_net_inmsg *m, struct veil_net_req *r);
 
 /* ---- io_send.c ------------------------------------------------------------------------------ */
-/** Sends a control frame to peer p past the pacing queue; -1 when ZeroMQ pushed back (the frame
- *  is then not sent). */
-int veil_net_send_control(struct veil_net *net, int p, int type, const void *payload, size_t len);
 /** Same-tag order: the slot holding the last unfinished send with tag, or NULL. */
 struct veil_net_tagslot *veil_net_tag_find(struct veil_net_peer_state *ps, uint64_t tag);
 /** Records r as the last unfinished send with tag; -1 when out of memory. */

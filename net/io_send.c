@@ -17,38 +17,6 @@
 
 #define STAGE_BUDGET 64 /* chunks staged per loop turn */
 
-static void make_header(const struct veil_net *net, int type, uint64_t tag, uint64_t offset,
-                        uint64_t total, uint32_t length, uint8_t out[VEIL_FRAME_HEADER_BYTES])
-{
-    struct veil_frame_header h = {
-        .version = VEIL_FRAME_VERSION,
-        .type = (uint16_t)type,
-        .sender = (uint32_t)net->self,
-        .tag = tag,
-        .offset = offset,
-        .total = total,
-        .length = length,
-    };
-    memcpy(h.session, net->cfg.session, VEIL_SESSION_BYTES);
-    veil_frame_encode(&h, out);
-}
-
-/* Control frames bypass the pacing queue. When ZeroMQ pushes back the frame is not sent and -1
- * is returned: a heartbeat or a goodbye is then owed and retried once the socket takes frames
- * again (timers, closing_done); an abort is best effort. */
-int veil_net_send_control(struct veil_net *net, int p, int type, const void *payload, size_t len)
-{
-    uint8_t hdr[VEIL_FRAME_HEADER_BYTES];
-    make_header(net, type, 0, 0, len, (uint32_t)len, hdr);
-    void *d = net->peers[p].dealer;
-    if (zmq_send(d, hdr, sizeof hdr, ZMQ_DONTWAIT | (len ? ZMQ_SNDMORE : 0)) < 0)
-        return -1;
-    if (len && zmq_send(d, payload, len, ZMQ_DONTWAIT) < 0)
-        return -1; /* not reached: the parts of a message are queued together */
-    veil_net_count_sent(net, p, VEIL_FRAME_HEADER_BYTES + len, 0, 0);
-    return 0;
-}
-
 /* ---- data frames --------------------------------------------------------------------------------
  */
 
@@ -152,7 +120,7 @@ static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, doub
     if (len)
         memcpy(buf, r->ptr + r->off, len);
     struct veil_net_outframe *f = &ps->outq[(ps->outq_head + ps->outq_count) % ps->outq_cap];
-    make_header(net, VEIL_FRAME_DATA, r->tag, r->off, r->size, (uint32_t)len, f->hdr);
+    veil_net_io_header(net, VEIL_FRAME_DATA, r->tag, r->off, r->size, (uint32_t)len, f->hdr);
     f->buf = buf;
     f->len = (uint32_t)len;
     f->total = r->size;

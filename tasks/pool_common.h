@@ -1,10 +1,10 @@
 /*
- * pool_common.h — the by-value argument blocks of pool.c's local codelets and their element
- * math (tournament pair differences, the product operands, the winners and the one-hot update,
- * window gathers, sums and the backward scatter-add), written once for the CPU bodies (pool.c)
- * and the CUDA kernels (tasks/cuda/pool.cu). Each function computes one output element from its
- * row and column, so the CPU tests of the protocols exercise exactly the arithmetic the GPU
- * runs. Plain C, no StarPU.
+ * pool_common.h — the by-value argument blocks of the pooling protocols' local codelets and
+ * their element math (tournament pair differences, the product operands, the winners and the
+ * one-hot update, window gathers, sums and the backward scatter-add), written once for the CPU
+ * bodies (pool_codelets.c) and the CUDA kernels (tasks/cuda/pool.cu). Each function computes one
+ * output element from its row and column, so the CPU tests of the protocols exercise exactly the
+ * arithmetic the GPU runs. Plain C, no StarPU.
  */
 #ifndef VEIL_TASKS_POOL_COMMON_H
 #define VEIL_TASKS_POOL_COMMON_H

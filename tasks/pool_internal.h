@@ -1,9 +1,9 @@
 /*
  * pool_internal.h — the pooling protocols' local codelets (pool_codelets.c), reachable beyond
  * it so that pool.c can submit them and the tests can run each body on one architecture
- * (tests/test_tasks_cuda_pool.c). Their argument blocks (a plain
- * copy of struct veil_pool_tour_arg or veil_pool_win_arg, as veil_cmp_submit packs it) and
- * element math are in pool_common.h.
+ * (tests/test_tasks_cuda_pool.c). Their argument blocks (a plain copy of struct
+ * veil_pool_tour_arg or veil_pool_win_arg, as veil_cmp_submit packs it) and element math are in
+ * pool_common.h.
  */
 #ifndef VEIL_TASKS_POOL_INTERNAL_H
 #define VEIL_TASKS_POOL_INTERNAL_H

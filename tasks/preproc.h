@@ -209,7 +209,7 @@ struct veil_preproc_share {
     size_t part_numel[VEIL_PREPROC_MAX_PARTS];
 };
 
-/* ---- layout, items, sizes (preproc_gen.c) */
+/* ---- layout, items, sizes (preproc_item.c) */
 
 /**
  * Sets a layout for a dealer session: nparties, designated = nparties - 1, frac_bits and the
@@ -288,7 +288,7 @@ const char *veil_preproc_item_format(const struct veil_preproc_item *item, char 
 int veil_preproc_items_digest(const struct veil_preproc_item *items, size_t nitems,
                               uint8_t digest[VEIL_PREPROC_DIGEST_BYTES]);
 
-/* ---- generation (preproc_gen.c) */
+/* ---- generation (preproc_gen.c; the share buffers, veil_preproc_share_*, preproc_item.c) */
 
 /**
  * Dealer side: computes item's correction for the designated party from every party's seed
@@ -362,7 +362,7 @@ int veil_preproc_share_init(struct veil_preproc_share *out, const struct veil_pr
 /** Wipes and frees the share's words and zeroes the struct; NULL-safe. */
 void veil_preproc_share_clear(struct veil_preproc_share *s);
 
-/* ---- storage (preproc_store.c)
+/* ---- storage (writer preproc_store.c, reader preproc_read.c)
  *
  * FILE FORMAT v1 (one file per party; all integers little-endian):
  *   header, 88 bytes:

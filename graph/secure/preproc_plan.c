@@ -6,7 +6,7 @@
  * it walks the plan R times over one executor state, exactly as a session's runs do (parameters
  * shared at the first run; with weight-stationary preprocessing, the weight masks once), and the
  * files are bound to the session id, the party count and the plan digest, which the parties'
- * readers check (tasks/preproc_store.c). Whoever runs this learns every party's material: it is
+ * readers check (tasks/preproc_read.c). Whoever runs this learns every party's material: it is
  * the dealer's role, played ahead of time.
  */
 #include "config.h"

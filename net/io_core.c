@@ -1,0 +1,130 @@
+/*
+ * io_core.c — what the I/O thread's files (io.c, io_recv.c, io_send.c) all lean on, so that
+ * calls between them point one way (the loop -> receiving / sending -> this file): retiring a
+ * request, control frames (hello, heartbeat, goodbye, abort) that bypass the pacing queue, and
+ * failing the session: ABORT to every peer, every acquired handle released, the waiters woken.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "net/io_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Gives the handle back to StarPU and retires the request. */
+void veil_net_req_done(struct veil_net *net, struct veil_net_req *r)
+{
+    if (!r->acquire_failed)
+        starpu_data_release_on_node(r->handle, STARPU_MAIN_RAM);
+    free(r);
+    pthread_mutex_lock(&net->mu);
+    net->pending--;
+    net->io_busy = net->outq_total > 0; /* a send's last frames may still be staged */
+    pthread_cond_broadcast(&net->cv);
+    pthread_mutex_unlock(&net->mu);
+}
+
+static void inmsg_free(struct veil_net *net, struct veil_net_inmsg *m)
+{
+    while (m->first) {
+        struct veil_net_inchunk *c = m->first;
+        m->first = c->next;
+        net->early_bytes -= zmq_msg_size(&c->msg);
+        zmq_msg_close(&c->msg);
+        free(c);
+    }
+    free(m);
+}
+
+/* Drops everything the I/O thread holds: acquired handles are released (so StarPU tasks never
+ * wait on a dead session), requests still waiting for their acquire are released when it comes. */
+void veil_net_io_drop_all(struct veil_net *net)
+{
+    for (int p = 0; p < net->nprocs; p++) {
+        struct veil_net_peer_state *ps = &net->peers[p];
+        struct veil_net_req **lists[2][2] = {{&ps->sends, &ps->sends_tail},
+                                             {&ps->recvs, &ps->recvs_tail}};
+        for (int l = 0; l < 2; l++) {
+            while (*lists[l][0]) {
+                struct veil_net_req *r = *lists[l][0];
+                veil_net_req_unlink(lists[l][0], lists[l][1], r);
+                r->listed = 0;
+                r->msg = NULL;
+                if (r->acquired)
+                    veil_net_req_done(net, r);
+            }
+        }
+        free(ps->tagmap);
+        ps->tagmap = NULL;
+        ps->tagmap_cap = ps->tagmap_used = 0;
+        while (ps->in) {
+            struct veil_net_inmsg *m = ps->in;
+            veil_net_inmsg_unlink(ps, m);
+            inmsg_free(net, m);
+        }
+        while (ps->outq_count > 0) {
+            veil_net_pool_put(net->pool, ps->outq[ps->outq_head].buf);
+            ps->outq_head = (ps->outq_head + 1) % ps->outq_cap;
+            ps->outq_count--;
+        }
+    }
+    net->outq_total = 0;
+}
+
+/* Stops the session with status and a message (first error wins), tells every peer why. */
+int veil_net_io_fail(struct veil_net *net, int status, const char *fmt, ...)
+{
+    if (veil_net_io_failed(net))
+        return status;
+    char msg[sizeof net->errmsg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    VEIL_LOG_ERR("net: %s", msg);
+    for (int p = 0; p < net->nprocs; p++)
+        if (p != net->self && !net->peers[p].bye)
+            veil_net_send_control(net, p, VEIL_FRAME_ABORT, msg, strlen(msg));
+    /* The state first: a waiter woken by a release below must already see the failure. */
+    pthread_mutex_lock(&net->mu);
+    net->state = VEIL_NET_FAILED;
+    net->status = status;
+    memcpy(net->errmsg, msg, sizeof msg);
+    pthread_mutex_unlock(&net->mu);
+    veil_net_io_drop_all(net);
+    pthread_mutex_lock(&net->mu);
+    net->io_busy = 0;
+    pthread_cond_broadcast(&net->cv);
+    pthread_mutex_unlock(&net->mu);
+    return status;
+}
+
+/* Control frames bypass the pacing queue. When ZeroMQ pushes back the frame is not sent and -1
+ * is returned: a heartbeat or a goodbye is then owed and retried once the socket takes frames
+ * again (timers, closing_done); an abort is best effort. */
+int veil_net_send_control(struct veil_net *net, int p, int type, const void *payload, size_t len)
+{
+    uint8_t hdr[VEIL_FRAME_HEADER_BYTES];
+    veil_net_io_header(net, type, 0, 0, len, (uint32_t)len, hdr);
+    void *d = net->peers[p].dealer;
+    if (zmq_send(d, hdr, sizeof hdr, ZMQ_DONTWAIT | (len ? ZMQ_SNDMORE : 0)) < 0)
+        return -1;
+    if (len && zmq_send(d, payload, len, ZMQ_DONTWAIT) < 0)
+        return -1; /* not reached: the parts of a message are queued together */
+    veil_net_count_sent(net, p, VEIL_FRAME_HEADER_BYTES + len, 0, 0);
+    return 0;
+}
+
+void veil_net_io_hello(const struct veil_net *net, struct veil_hello *out)
+{
+    *out = (struct veil_hello){
+        .protocol_version = VEIL_NET_PROTOCOL_VERSION,
+        .party = (uint32_t)net->self,
+        .nparties = (uint32_t)net->cfg.nparties,
+        .has_dealer = (uint32_t)(net->cfg.has_dealer ? 1 : 0),
+    };
+    memcpy(out->session, net->cfg.session, VEIL_SESSION_BYTES);
+    memcpy(out->plan_digest, net->cfg.plan_digest, VEIL_PLAN_DIGEST_BYTES);
+}
