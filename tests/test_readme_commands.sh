@@ -88,20 +88,32 @@ walk() { # command
     return "$rc"
 }
 
-# veil-keygen NAME: the documented command writes NAME.key (mode 0600) and NAME.pub; the other
-# hosts' pairs the comment above it asks for (p1, dealer) are made the same way for veil-config
-keygen() { # command
-    walk "$1" || return 1
-    for who in p1 dealer; do walk "build/tools/veil-keygen $who" || return 1; done
+# veil-keygen NAME: the documented command, in a directory of its own, must write NAME.key (mode
+# 0600) and NAME.pub; they join $tmp/walk, with the pairs the walk-through's other hosts make the
+# same way (p0, p1, dealer: whichever the docs' lines did not) for veil-config
+keygen() { # line command
+    name=${2##* }
+    mkdir -p "$tmp/keygen-$1" "$tmp/walk" && cd "$tmp/keygen-$1" || return 1
+    sh -c "$(printf '%s\n' "$2" | sed "s|build/|$top/|g")" >out.log 2>&1 </dev/null
+    rc=$?
+    cd "$tmp" || return 1
+    [ "$rc" -eq 0 ] && [ -s "$tmp/keygen-$1/$name.pub" ] &&
+        [ "$(stat -c %a "$tmp/keygen-$1/$name.key")" = 600 ] ||
+        {
+            echo "  exit $rc, or no $name.pub and $name.key (mode 0600):"
+            cat "$tmp/keygen-$1/out.log"
+            return 1
+        }
+    cp "$tmp/keygen-$1/$name.key" "$tmp/keygen-$1/$name.pub" "$tmp/walk/" || return 1
     for who in p0 p1 dealer; do
-        [ -s "$tmp/walk/$who.pub" ] && [ "$(stat -c %a "$tmp/walk/$who.key")" = 600 ] ||
-            { echo "  $who.pub or $who.key (mode 0600) missing"; return 1; }
+        [ -f "$tmp/walk/$who.pub" ] || walk "build/tools/veil-keygen $who" || return 1
     done
 }
 
 # cat > FILE <<'TAG': writes the here-document's body, read from the doc, into $tmp/walk/FILE
 heredoc() { # file line command
-    tag=$(printf '%s\n' "$3" | sed -n "s/.*<<-\{0,1\} *[\"']\{0,1\}\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p")
+    tag=$(printf '%s\n' "$3" |
+        sed -n "s/.*<<-\{0,1\} *[\"']\{0,1\}\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p")
     out=$(printf '%s\n' "$3" | sed -n 's/^cat > *\([^ <]*\) *<<.*/\1/p')
     [ -n "$tag" ] && [ -n "$out" ] || { echo "  cannot read this here-document"; return 1; }
     mkdir -p "$tmp/walk" || return 1
@@ -119,10 +131,12 @@ vconfig() { # command
     done
 }
 
-# a test the table names must exist and be one of make check's
+# a test the table names (a script, or a C test by its program name) must exist and be one of
+# make check's TESTS in some Makemodule.am
 named() { # test
-    [ -f "$src/$1" ] && grep -q "^TESTS += $1\$" "$src/tests/Makemodule.am" ||
-        { echo "  the table names $1, which is not in tests/Makemodule.am's TESTS"; return 1; }
+    { [ -f "$src/$1" ] || [ -f "$src/$1.c" ]; } && cat "$src"/*/Makemodule.am |
+        grep -q "^TESTS += $1\$" ||
+        { echo "  the table names $1, which is not in any Makemodule.am's TESTS"; return 1; }
 }
 
 # ---- the table: every documented command and who executes it -----------------------------------
@@ -155,7 +169,7 @@ cover() { # file line command
     # README: parties on several hosts (the sessions: tests/test_examples_lenet.sh's walk-through)
     "build/tools/veil-keygen "[a-z]*)
         echo "run (in a temporary directory)"
-        keygen "$3" ;;
+        keygen "$2" "$3" ;;
     "cat > hosts.txt <<'HOSTS'")
         echo "run (the host list, from the doc)"
         heredoc "$1" "$2" "$3" ;;
@@ -167,6 +181,17 @@ cover() { # file line command
         "build/examples/lenet_fmnist infer --config dealer.conf")
         echo "test: tests/test_examples_lenet.sh (the walk-through on 127.0.0.1, --images 40)"
         named tests/test_examples_lenet.sh ;;
+    # README: bring your own model (ONNX)
+    "python3 -c 'import torch; torch.onnx.export(model, torch.zeros(2, 3), \"fc.onnx\", opset_version=13)'")
+        echo "not run: needs PyTorch and the reader's model (tests/test_onnx_secure writes its" \
+            "Gemm model itself)" ;;
+    "veil-onnx strip fc.onnx -o fc.public.onnx" | \
+        "veil-run -n 2 --dealer -- veil-onnx run --secure fc.onnx --public fc.public.onnx --model-owner 0 --data-owner 1 x.npy -o y.npy")
+        echo "test: tests/test_onnx_secure (strip, then run --secure with the stripped model)"
+        named tests/test_onnx_secure ;;
+    "veil-onnx run fc.onnx --fixed x.npy -o y.npy")
+        echo "test: tests/test_onnx_conformance (every model through veil-onnx run --fixed)"
+        named tests/test_onnx_conformance ;;
     # docs/gpu.md
     "sudo scripts/build-starpu-cuda.sh /opt/starpu-cuda")
         echo "not run: needs root, the network and a CUDA toolkit, and builds StarPU for 15 minutes" ;;
