@@ -138,6 +138,21 @@ int veil_trace_path(const char *path, int id, char *out, size_t n);
  */
 int veil_trace_summarize(int run, double t0, double t1, struct veil_run_profile *out);
 
+/** An interval [a, b] of the trace's clock (microseconds). */
+struct veil_trace_span {
+    double a, b;
+};
+/**
+ * The figures of struct veil_busy from intervals already clipped to a window of wall
+ * microseconds: the unions C of the task spans c[0..nc) and N of the message spans m[0..nm)
+ * (any order, may overlap; both arrays are sorted and merged in place), the times, percentages,
+ * overlap_share and stretch (definitions in include/veil/graph.h). Leaves tasks, messages and
+ * bytes alone. What veil_trace_summarize computes for each window; tests check it on hand-made
+ * spans.
+ */
+void veil_trace_busy_figures(struct veil_trace_span *c, size_t nc, struct veil_trace_span *m,
+                             size_t nm, double wall, struct veil_busy *out);
+
 /** The region's name ("linear", "relu", ...), "other" out of range. */
 const char *veil_trace_region_name(int region);
 

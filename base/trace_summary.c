@@ -13,10 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct iv {
-    double a, b;
-};
-
 /* A run's event as the summary needs it. */
 struct item {
     double a, b;
@@ -27,12 +23,12 @@ struct item {
 
 static int by_start(const void *x, const void *y)
 {
-    const struct iv *p = x, *q = y;
+    const struct veil_trace_span *p = x, *q = y;
     return (p->a > q->a) - (p->a < q->a);
 }
 
 /* Sorts v and merges overlapping intervals in place; returns the number left. */
-static size_t merge(struct iv *v, size_t n)
+static size_t merge(struct veil_trace_span *v, size_t n)
 {
     if (n == 0)
         return 0;
@@ -49,7 +45,7 @@ static size_t merge(struct iv *v, size_t n)
     return k + 1;
 }
 
-static double length(const struct iv *v, size_t n)
+static double length(const struct veil_trace_span *v, size_t n)
 {
     double s = 0;
     for (size_t i = 0; i < n; i++)
@@ -58,7 +54,8 @@ static double length(const struct iv *v, size_t n)
 }
 
 /* |X n Y| for two merged (sorted, disjoint) lists. */
-static double intersection(const struct iv *x, size_t nx, const struct iv *y, size_t ny)
+static double intersection(const struct veil_trace_span *x, size_t nx,
+                           const struct veil_trace_span *y, size_t ny)
 {
     double s = 0;
     size_t i = 0, j = 0;
@@ -76,8 +73,8 @@ static double intersection(const struct iv *x, size_t nx, const struct iv *y, si
 }
 
 /* Busy figures of the items matching region (-1: all) within [w0, w1] (microseconds). */
-static void busy(const struct item *it, size_t n, int region, double w0, double w1, struct iv *c,
-                 struct iv *m, struct veil_busy *out)
+static void busy(const struct item *it, size_t n, int region, double w0, double w1,
+                 struct veil_trace_span *c, struct veil_trace_span *m, struct veil_busy *out)
 {
     memset(out, 0, sizeof *out);
     size_t nc = 0, nm = 0;
@@ -94,18 +91,24 @@ static void busy(const struct item *it, size_t n, int region, double w0, double 
         if (b <= a)
             continue;
         if (it[i].net)
-            m[nm++] = (struct iv){a, b};
+            m[nm++] = (struct veil_trace_span){a, b};
         else
-            c[nc++] = (struct iv){a, b};
+            c[nc++] = (struct veil_trace_span){a, b};
     }
+    veil_trace_busy_figures(c, nc, m, nm, w1 > w0 ? w1 - w0 : 0, out);
+}
+
+void veil_trace_busy_figures(struct veil_trace_span *c, size_t nc, struct veil_trace_span *m,
+                             size_t nm, double wall, struct veil_busy *out)
+{
     nc = merge(c, nc);
     nm = merge(m, nm);
-    const double wall = w1 > w0 ? w1 - w0 : 0;
     const double tc = length(c, nc), tm = length(m, nm), to = intersection(c, nc, m, nm);
     out->wall_s = wall * 1e-6;
     out->compute_s = tc * 1e-6;
     out->network_s = tm * 1e-6;
     out->overlap_s = to * 1e-6;
+    out->compute_pct = out->network_pct = out->overlap_pct = out->idle_pct = 0;
     if (wall > 0) {
         out->compute_pct = 100.0 * tc / wall;
         out->network_pct = 100.0 * tm / wall;
@@ -115,7 +118,8 @@ static void busy(const struct item *it, size_t n, int region, double w0, double 
             out->idle_pct = 0; /* rounding only: the union lies within the window */
     }
     const double longer = tc > tm ? tc : tm;
-    out->efficiency = longer > 0 ? wall / longer : 0;
+    out->overlap_share = longer > 0 ? to / longer : 0;
+    out->stretch = longer > 0 ? wall / longer : 0;
 }
 
 int veil_trace_summarize(int run, double t0, double t1, struct veil_run_profile *out)
@@ -129,7 +133,8 @@ int veil_trace_summarize(int run, double t0, double t1, struct veil_run_profile 
         n += e && e->run == run && e->kind != VEIL_TRACE_RUN;
     }
     struct item *it = malloc((n ? n : 1) * sizeof *it);
-    struct iv *c = malloc((n ? n : 1) * sizeof *c), *m = malloc((n ? n : 1) * sizeof *m);
+    struct veil_trace_span *c = malloc((n ? n : 1) * sizeof *c),
+                           *m = malloc((n ? n : 1) * sizeof *m);
     if (!it || !c || !m) {
         free(it);
         free(c);
@@ -170,10 +175,10 @@ int veil_trace_summarize(int run, double t0, double t1, struct veil_run_profile 
 
 static void print_line(FILE *f, const char *name, const struct veil_busy *b)
 {
-    fprintf(f, "%-8s %10.3f %8.1f %8.1f %8.1f %8.1f %6.2f %7llu %6llu %12llu\n", name,
+    fprintf(f, "%-8s %10.3f %8.1f %8.1f %8.1f %8.1f %6.3f %7.2f %7llu %6llu %12llu\n", name,
             b->wall_s * 1e3, b->compute_pct, b->network_pct, b->overlap_pct, b->idle_pct,
-            b->efficiency, (unsigned long long)b->tasks, (unsigned long long)b->messages,
-            (unsigned long long)b->bytes);
+            b->overlap_share, b->stretch, (unsigned long long)b->tasks,
+            (unsigned long long)b->messages, (unsigned long long)b->bytes);
 }
 
 void veil_run_profile_print(const struct veil_run_profile *p, void *file)
@@ -183,8 +188,8 @@ void veil_run_profile_print(const struct veil_run_profile *p, void *file)
         return;
     char label[24];
     snprintf(label, sizeof label, "run %d", p->run);
-    fprintf(f, "%-8s %10s %8s %8s %8s %8s %6s %7s %6s %12s\n", label, "wall_ms", "comp%", "net%",
-            "ovl%", "idle%", "eff", "tasks", "msgs", "bytes");
+    fprintf(f, "%-8s %10s %8s %8s %8s %8s %6s %7s %7s %6s %12s\n", label, "wall_ms", "comp%",
+            "net%", "ovl%", "idle%", "share", "stretch", "tasks", "msgs", "bytes");
     print_line(f, "all", &p->total);
     for (int r = 0; r < VEIL_REGION_COUNT; r++)
         if (p->region[r].tasks + p->region[r].messages > 0)

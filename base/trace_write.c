@@ -104,9 +104,9 @@ static void busy_args(FILE *f, const struct veil_busy *b)
 {
     fprintf(f,
             ",\"wall_ms\":%.3f,\"compute_pct\":%.2f,\"network_pct\":%.2f,\"overlap_pct\":%.2f,"
-            "\"idle_pct\":%.2f,\"efficiency\":%.3f",
+            "\"idle_pct\":%.2f,\"overlap_share\":%.3f,\"stretch\":%.3f",
             b->wall_s * 1e3, b->compute_pct, b->network_pct, b->overlap_pct, b->idle_pct,
-            b->efficiency);
+            b->overlap_share, b->stretch);
 }
 
 static void write_event(FILE *f, const struct veil_trace_event *e, int pid, double off,

@@ -2,8 +2,10 @@
 # bench/suite.sh — the overlap benchmark suite: secure inference (or, with -t, secure training
 # steps) of the model examples under emulated links and pipeline settings, each a real session
 # of N parties and the dealer started by veil-run with tracing on, so every row has the run's
-# online time, throughput, bytes, rounds, compute- and network-busy seconds and the overlap
-# efficiency |W| / max(|C|, |N|) (1.0: the longer of computing and communicating fills the run).
+# online time, throughput, bytes, rounds, compute- and network-busy seconds, the stretch
+# |W| / max(|C|, |N|) (1.0: the longer of computing and communicating fills the run; lower is
+# better; older TSVs call this column "efficiency") and the overlap share |C n N| / max(|C|, |N|)
+# (the share of the longer one's busy time the other overlapped; higher is better).
 # A row's online time is the median over its session's runs after the first (the steady state:
 # parameters shared and weight masks opened in run 0; the first run alone when there is one),
 # its busy figures those of the last run.
@@ -75,8 +77,9 @@ mkdir -p "$out" || exit 1
 tsv=$out/suite.tsv
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/veil-suite-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-# mode comes last so that readers of the older 15-column TSVs still parse these
-printf 'model\tparties\tlink\tsetting\tbatch\tonline_s\timages_per_s\tbytes_sent\trounds\tcompute_s\tnetwork_s\tefficiency\tagree\tmaterial\toffline_s\tmode\n' >"$tsv"
+# mode and overlap_share come last so that readers of the older 15-column TSVs still find every
+# column where it was (the 12th, "efficiency" there, is the same figure as stretch)
+printf 'model\tparties\tlink\tsetting\tbatch\tonline_s\timages_per_s\tbytes_sent\trounds\tcompute_s\tnetwork_s\tstretch\tagree\tmaterial\toffline_s\tmode\toverlap_share\n' >"$tsv"
 session=5e55101d000000000000000000000000 # fixed: the preprocessing files are bound to it
 
 link_spec() {
@@ -174,12 +177,12 @@ for model in $models; do
                 online=$(median_online "$each" "$tmp/out")
                 [ -n "$online" ] || online=$(field "$online_key" "$line") # R = 1: that run
                 ips=$(awk -v b="$batch" -v t="$online" 'BEGIN { printf "%.3f", (t > 0 ? b / t : 0) }')
-                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
                     "$model" "$n" "$link" "$setting" "$batch" "$online" "$ips" \
                     "$(field bytes_sent "$line")" "$(field rounds "$line")" \
                     "$(field compute_s "$line")" "$(field network_s "$line")" \
-                    "$(field efficiency "$line")" "$(field agree "$check")" "$material" \
-                    "$offline" "$mode" >>"$tsv"
+                    "$(field stretch "$line")" "$(field agree "$check")" "$material" \
+                    "$offline" "$mode" "$(field overlap_share "$line")" >>"$tsv"
                 echo "suite: $model N=$n $link $setting ($mode): online $online s, $ips images/s" >&2
             done
         done

@@ -14,16 +14,18 @@ int example_print_busy(const veil_party_t *pt, const char *what, int index,
     /* VEIL_ERR_STATE when the party does not trace: nothing to print, and not an error */
     if (veil_party_last_profile(pt, prof) != VEIL_OK)
         return 0;
-    printf("%s %d: compute %.1f%%, network %.1f%%, overlap %.1f%%, idle %.1f%%, efficiency %.2f\n",
+    printf("%s %d: compute %.1f%%, network %.1f%%, overlap %.1f%%, idle %.1f%%, overlap share "
+           "%.2f, stretch %.2f\n",
            what, index, prof->total.compute_pct, prof->total.network_pct, prof->total.overlap_pct,
-           prof->total.idle_pct, prof->total.efficiency);
+           prof->total.idle_pct, prof->total.overlap_share, prof->total.stretch);
     return 1;
 }
 
 void example_print_busy_fields(const struct veil_run_profile *prof)
 {
     printf(" compute_s=%.4f network_s=%.4f compute_pct=%.1f network_pct=%.1f overlap_pct=%.1f "
-           "efficiency=%.3f",
+           "overlap_share=%.3f stretch=%.3f",
            prof->total.compute_s, prof->total.network_s, prof->total.compute_pct,
-           prof->total.network_pct, prof->total.overlap_pct, prof->total.efficiency);
+           prof->total.network_pct, prof->total.overlap_pct, prof->total.overlap_share,
+           prof->total.stretch);
 }

@@ -112,7 +112,8 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
  * owner, who checks them against the plaintext trainer in FIXED mode on the same data (failing
  * beyond steps * m->train_tol); every process prints its per-step costs and a last key=value
  * line (step_online_s, bytes_sent, rounds; with tracing on, the last step's busy fields as
- * example_run's: compute_s, network_s, compute_pct, network_pct, overlap_pct, efficiency). Returns the process's exit status: 0, 1 (a failed step or a disagreement).
+ * example_run's: compute_s, network_s, compute_pct, network_pct, overlap_pct, overlap_share,
+ * stretch). Returns the process's exit status: 0, 1 (a failed step or a disagreement).
  */
 int example_train(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
 
@@ -125,13 +126,14 @@ veil_party_t *example_open(const struct model *m, const struct example_opts *eo,
 
 /*
  * With tracing on (VEIL_TRACE), the profile of pt's last run or step into *prof and a line
- * "WHAT INDEX: compute C%, network N%, overlap O%, idle I%, efficiency E" on stdout ("run 3",
- * "step 3"); returns 1, or 0 (nothing printed, *prof untouched) when the party does not trace.
+ * "WHAT INDEX: compute C%, network N%, overlap O%, idle I%, overlap share S, stretch X" on stdout
+ * ("run 3", "step 3"); returns 1, or 0 (nothing printed, *prof untouched) when the party does not
+ * trace.
  */
 int example_print_busy(const veil_party_t *pt, const char *what, int index,
                        struct veil_run_profile *prof);
 /* Appends prof's fields to a key=value line on stdout: " compute_s=.. network_s=.. compute_pct=..
- * network_pct=.. overlap_pct=.. efficiency=.." (the names bench/suite.sh reads). */
+ * network_pct=.. overlap_pct=.. overlap_share=.. stretch=.." (the names bench/suite.sh reads). */
 void example_print_busy_fields(const struct veil_run_profile *prof);
 
 /*

@@ -3,7 +3,10 @@
 
 For every (model, parties, link, material, mode) group the table lists each pipeline setting's
 online time, throughput, its throughput relative to the serialized baseline (x) and its latency
-change against it, bytes, rounds, compute- and network-busy seconds, the overlap efficiency and
+change against it, bytes, rounds, compute- and network-busy seconds, the stretch (wall time over
+the longer of compute and network busy time, 1.0 = perfect; TSVs written before the rename call
+it "efficiency"), the overlap share (the share of the longer one's time the other overlapped,
+higher is better; "-" in older TSVs) and
 where the correlated randomness came from (a dealer streaming it, or files written ahead, with
 the offline phase's seconds). The mode is infer (a row times an inference run) or train (a
 secure SGD step, bench/suite.sh -t): a train group's model reads "MODEL train" in the table and
@@ -56,9 +59,9 @@ def title(model, mode):
 
 def markdown(groups):
     out = ["| model | N | link | setting | online s | images/s | x serialized | latency vs "
-           "serialized | bytes sent (p1) | rounds | compute s | network s | efficiency | "
-           "material | offline s |",
-           "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+           "serialized | bytes sent (p1) | rounds | compute s | network s | stretch | "
+           "overlap share | material | offline s |",
+           "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     for (model, n, link, material, mode), settings in groups.items():
         base = settings.get("serialized")
         for s in ORDER:
@@ -71,11 +74,13 @@ def markdown(groups):
                 lat = "%+.1f %%" % (100.0 * (t / fnum(base["online_s"]) - 1))
             else:
                 ratio = lat = "-"
+            # stretch was called efficiency in the TSVs written before it was renamed
+            stretch = r.get("stretch") or r.get("efficiency") or "-"
             out.append("| %s | %s | %s | %s | %.3f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s "
-                       "| %s |" % (
+                       "| %s | %s |" % (
                            title(model, mode), n, link, LABEL.get(s, s), t, ips, ratio, lat,
                            r["bytes_sent"], r["rounds"], r["compute_s"] or "-",
-                           r["network_s"] or "-", r["efficiency"] or "-", material,
+                           r["network_s"] or "-", stretch, r.get("overlap_share") or "-", material,
                            r.get("offline_s") or "-"))
     return "\n".join(out) + "\n"
 

@@ -10,8 +10,9 @@ inside that run's time span; at a party (pid < N) every region listed has at lea
 bytes_sent (veil_party_last_stats, carried by each run event), the dealer-pacing
 acknowledgements (session tags, 8 bytes a run, not counted in bytes_sent) left out: run
 statistics attribute traffic between runs (the dealer's seed, material dealt ahead) to a run,
-while an event belongs to the run in which it was posted. Prints one line per failure, exits 1
-then.
+while an event belongs to the run in which it was posted; every run event carries the profile's
+overlap_share in [0, 1] (higher is better) and stretch, 0 or >= 1 (lower is better), and no
+longer the old name "efficiency". Prints one line per failure, exits 1 then.
 """
 import argparse
 import json
@@ -50,6 +51,11 @@ def check(path, regions, nparties, fail):
         cat, args = e["cat"], e["args"]
         if cat == "run":
             runs[args["run"]] = (e["ts"], e["ts"] + e["dur"], args["bytes_sent"])
+            share, stretch = args.get("overlap_share"), args.get("stretch")
+            if share is None or stretch is None or "efficiency" in args:
+                fail(f"{path}: run {args['run']}: no overlap_share / stretch, or an efficiency")
+            elif not (0 <= share <= 1.0005 and (stretch == 0 or stretch >= 0.9995)):
+                fail(f"{path}: run {args['run']}: overlap_share {share}, stretch {stretch}")
         elif cat == "task":
             tasks.append(e)
         elif cat in ("send", "recv"):

@@ -7,7 +7,8 @@
 # two more rows with material "files", agree=1 and an offline time, grouped apart in the report.
 # With -t (training) the same two settings run 2 SGD steps of batch 1: two rows of mode "train"
 # (inference rows say "infer") whose online time, bytes, rounds, compute-busy seconds and
-# efficiency are numbers above 0 (the busy figures come from `lenet train` under tracing), with
+# stretch are numbers above 0 and whose overlap share is a number in [0, 1] (the busy figures
+# come from `lenet train` under tracing; the header names stretch and overlap_share), with
 # agree=1 from the model owner and "lenet train" in the report; -t with -p is refused (exit 2).
 # Timings are not asserted (benchmarks measure, tests check). Skips (77) without python3.
 set -u
@@ -32,15 +33,18 @@ grep -q '^| lenet | 2 | loopback | serialized | .* | 1.00 | +0.0 % | .* | files 
 grep -q '^| lenet | 2 | loopback | serialized | .* | 1.00 | +0.0 % |' "$tmp/suite.md" ||
     { echo "FAIL: the report does not give the baseline 1.00x"; cat "$tmp/suite.md"; fail=1; }
 # training: a positive number in each of online_s ($6), images_per_s ($7), bytes_sent ($8),
-# rounds ($9), compute_s ($10) and efficiency ($12); network_s ($11) a number (loopback's can
-# be tiny)
+# rounds ($9), compute_s ($10) and stretch ($12); network_s ($11) a number (loopback's can
+# be tiny); overlap_share ($17) a number in [0, 1]
 VEIL_TOP_BUILDDIR=$top sh "$src/bench/suite.sh" -t -m lenet -n 2 -l loopback -s "serialized all" \
     -b 1 -r 2 -o "$tmp/train" 2>"$tmp/log" || { echo "FAIL: suite.sh -t exited $?"; cat "$tmp/log"; fail=1; }
 rows=$(awk -F '\t' 'function pos(v) { return v ~ /^[0-9]+(\.[0-9]+)?$/ && v + 0 > 0 }
     NR > 1 && $1 == "lenet" && $16 == "train" && $13 == "1" && $14 == "dealer" && pos($6) &&
-    pos($7) && pos($8) && pos($9) && pos($10) && $11 ~ /^[0-9.]+$/ && pos($12)' \
+    pos($7) && pos($8) && pos($9) && pos($10) && $11 ~ /^[0-9.]+$/ && pos($12) &&
+    $17 ~ /^[0-9.]+$/ && $17 + 0 <= 1' \
     "$tmp/train/suite.tsv" | wc -l)
 [ "$rows" -eq 2 ] || { echo "FAIL: $rows good training rows in suite.tsv, expected 2"; cat "$tmp/train/suite.tsv"; fail=1; }
+head -n 1 "$tmp/train/suite.tsv" | awk -F '\t' '$12 == "stretch" && $17 == "overlap_share" { ok = 1 }
+    END { exit !ok }' || { echo "FAIL: suite.tsv's header lacks stretch / overlap_share"; fail=1; }
 grep -q '^| lenet train | 2 | loopback | serialized | .* | 1.00 | +0.0 % |' "$tmp/train/suite.md" ||
     { echo "FAIL: the report of the training rows"; cat "$tmp/train/suite.md"; fail=1; }
 grep -q '>lenet train</text>' "$tmp/train/ablation.svg" || { echo "FAIL: the chart's training label"; fail=1; }

@@ -10,7 +10,7 @@
 # must have learnt a finite loss for each step. The pipeline options (--microbatches,
 # --lookahead, --serialized) run and agree too; a transformer cannot be micro-batched (refused,
 # with the reason). Under tracing (VEIL_TRACE) `mlp train` prints each step's busy figures and
-# the summary's compute_s ... efficiency fields. Bad arguments exit 2. Measured: 53 s on the
+# the summary's compute_s ... overlap_share, stretch fields. Bad arguments exit 2. Measured: 53 s on the
 # shared 2-core VM (load average ~9) before the training runs were added.
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
@@ -90,9 +90,9 @@ grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train in 2 micro-ba
 # has, by the same names (bench/suite.sh -t reads them)
 VEIL_TRACE="$T/trace-%d.json" "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train \
     --small --runs 2 >"$T/out" 2>&1 || bad "traced mlp train exited $?"
-[ "$(grep -c '^\[p1\] step [01]: compute [0-9.]*%, network [0-9.]*%, overlap [0-9.]*%, idle [0-9.]*%, efficiency [0-9.]*$' "$T/out")" -eq 2 ] ||
+[ "$(grep -c '^\[p1\] step [01]: compute [0-9.]*%, network [0-9.]*%, overlap [0-9.]*%, idle [0-9.]*%, overlap share [0-9.]*, stretch [0-9.]*$' "$T/out")" -eq 2 ] ||
     { bad "traced mlp train: party 1 did not print both steps' busy figures"; cat "$T/out" >&2; }
-grep -q '^\[p1\] model=mlp .* step_online_s=[0-9.]* bytes_sent=[0-9]* rounds=[0-9]* compute_s=[0-9.]* network_s=[0-9.]* compute_pct=[0-9.]* network_pct=[0-9.]* overlap_pct=[0-9.]* efficiency=[0-9.]*$' "$T/out" ||
+grep -q '^\[p1\] model=mlp .* step_online_s=[0-9.]* bytes_sent=[0-9]* rounds=[0-9]* compute_s=[0-9.]* network_s=[0-9.]* compute_pct=[0-9.]* network_pct=[0-9.]* overlap_pct=[0-9.]* overlap_share=[0-9.]* stretch=[0-9.]*$' "$T/out" ||
     { bad "traced mlp train: no busy fields on party 1's last line"; cat "$T/out" >&2; }
 # a transformer cannot be micro-batched (its rows are tokens): refused at compile, non-zero exit
 if "$RUN" -n 2 --dealer --timeout 60 -- "$B/examples/transformer" --small --microbatches 2 \

@@ -3,11 +3,14 @@
  * the dealer, as real processes, with trace_path set, under the scheduler named by argv[2]
  * (default lws). Checks, for every process and run: veil_party_last_profile succeeds, its
  * percentages are consistent (compute + network - overlap + idle = 100 within rounding, each in
- * [0, 100], efficiency >= 1, region walls within the run's), the regions the plan has recorded
+ * [0, 100], stretch >= 1, overlap share in [0, 1] and equal to overlap / the longer of compute
+ * and network, region walls within the run's), the regions the plan has recorded
  * events at the parties (messages for input, tasks for linear, relu, pooling, argmax), the
  * outputs match a plaintext FIXED run; and that with tracing off nothing is recorded, no file
  * is written and the profile is refused. The trace files land in argv[1] (trace-<pid>.json) for
  * tests/test_graph_trace.sh, which parses them with python3 and draws them with trace_svg.py.
+ * Before the session, veil_trace_busy_figures is checked on hand-made spans whose figures are
+ * worked out by hand (check_hand_case).
  * Usage: test_graph_trace DIR [SCHED] [--off | --env (trace path from VEIL_TRACE)]. */
 #include "config.h"
 #include "base/trace.h"
@@ -126,8 +129,47 @@ static void check_busy(const struct veil_busy *b, const char *what)
                  b->idle_pct >= 0,
              "%s: percentages out of range (%.3f %.3f %.3f %.3f)", what, b->compute_pct,
              b->network_pct, b->overlap_pct, b->idle_pct);
-    VT_CHECK(b->efficiency >= 1 - 1e-9 || (b->compute_s == 0 && b->network_s == 0),
-             "%s: efficiency %.4f < 1", what, b->efficiency);
+    VT_CHECK(b->stretch >= 1 - 1e-9 || (b->compute_s == 0 && b->network_s == 0),
+             "%s: stretch %.4f < 1", what, b->stretch);
+    const double longer = b->compute_s > b->network_s ? b->compute_s : b->network_s;
+    VT_CHECK(b->overlap_share >= 0 && b->overlap_share <= 1 + eps &&
+                 fabs(b->overlap_share - (longer > 0 ? b->overlap_s / longer : 0)) < 1e-9,
+             "%s: overlap share %.6f, overlap %.9f s, longer of compute and network %.9f s", what,
+             b->overlap_share, b->overlap_s, longer);
+}
+
+/* veil_trace_busy_figures on spans worked out by hand (microseconds, window [0, 100]):
+ *  tasks [10, 30] [20, 50] [70, 80] -> C = [10, 50] u [70, 80], |C| = 50;
+ *  messages [90, 95] [40, 75]       -> N = [40, 75] u [90, 95], |N| = 40;
+ *  C n N = [40, 50] u [70, 75], 15; idle 100 - (50 + 40 - 15) = 25;
+ *  overlap share 15 / max(50, 40) = 0.30, stretch 100 / 50 = 2.0.
+ * Then the network as the longer resource: the same messages against the one task [45, 55]:
+ *  |C| = 10, |N| = 40, C n N = [45, 55], 10: overlap share 10 / 40 = 0.25, stretch 2.5. And
+ * nothing busy: both figures 0. */
+static void check_hand_case(void)
+{
+    struct veil_trace_span c[3] = {{10, 30}, {70, 80}, {20, 50}}, m[2] = {{90, 95}, {40, 75}};
+    struct veil_busy b = {0};
+    veil_trace_busy_figures(c, 3, m, 2, 100, &b);
+    VT_CHECK(fabs(b.compute_pct - 50) < 1e-9 && fabs(b.network_pct - 40) < 1e-9 &&
+                 fabs(b.overlap_pct - 15) < 1e-9 && fabs(b.idle_pct - 25) < 1e-9,
+             "hand case: compute %.3f network %.3f overlap %.3f idle %.3f, expected 50 40 15 25",
+             b.compute_pct, b.network_pct, b.overlap_pct, b.idle_pct);
+    VT_CHECK(fabs(b.overlap_share - 0.30) < 1e-12 && fabs(b.stretch - 2.0) < 1e-12,
+             "hand case: overlap share %.6f (expected 0.30), stretch %.6f (expected 2.0)",
+             b.overlap_share, b.stretch);
+    VT_CHECK(fabs(b.wall_s - 100e-6) < 1e-15 && fabs(b.overlap_s - 15e-6) < 1e-15,
+             "hand case: wall %.9f s, overlap %.9f s", b.wall_s, b.overlap_s);
+    struct veil_trace_span c2[1] = {{45, 55}}, m2[2] = {{90, 95}, {40, 75}};
+    veil_trace_busy_figures(c2, 1, m2, 2, 100, &b);
+    VT_CHECK(fabs(b.overlap_share - 0.25) < 1e-12 && fabs(b.stretch - 2.5) < 1e-12,
+             "hand case, network longer: overlap share %.6f (expected 0.25), stretch %.6f "
+             "(expected 2.5)",
+             b.overlap_share, b.stretch);
+    veil_trace_busy_figures(c2, 0, m2, 0, 100, &b);
+    VT_CHECK(b.overlap_share == 0 && b.stretch == 0 && b.idle_pct == 100,
+             "nothing busy: overlap share %.3f, stretch %.3f, idle %.3f", b.overlap_share,
+             b.stretch, b.idle_pct);
 }
 
 static void check_traced(const char *sched)
@@ -160,10 +202,11 @@ static void check_traced(const char *sched)
                                                       : p->region[want[i]].tasks > 0,
                          "%s: no event in region %s", what, veil_region_name(want[i]));
             veil_test_log("%s: wall %.3f ms, compute %.1f%%, network %.1f%%, overlap %.1f%%, "
-                          "idle %.1f%%, efficiency %.2f, %llu tasks, %llu messages",
+                          "idle %.1f%%, overlap share %.2f, stretch %.2f, %llu tasks, %llu "
+                          "messages",
                           what, p->total.wall_s * 1e3, p->total.compute_pct, p->total.network_pct,
-                          p->total.overlap_pct, p->total.idle_pct, p->total.efficiency,
-                          (unsigned long long)p->total.tasks,
+                          p->total.overlap_pct, p->total.idle_pct, p->total.overlap_share,
+                          p->total.stretch, (unsigned long long)p->total.tasks,
                           (unsigned long long)p->total.messages);
         }
 }
@@ -188,6 +231,7 @@ int main(int argc, char **argv)
                  veil_trace_path("t-%d-%d.json", 3, path, sizeof path) == VEIL_ERR_INVAL &&
                  veil_trace_path("a-long-name-%d", 3, path, 8) == VEIL_ERR_INVAL,
              "bad trace path patterns must be refused");
+    check_hand_case();
     sh = veil_test_mpc_shared(sizeof *sh);
     if (!sh)
         return 1;

@@ -54,7 +54,8 @@ static void usage(FILE *out)
             "struct veil_party_options). The file format: docs/config.md.\n"
             "\n"
             "options:\n"
-            "  -o, --out DIR    where to write the files (default: the current directory)\n"
+            "  -o, --out DIR    where to write the files (default: the current directory;\n"
+            "                   created when missing)\n"
             "  --session HEX    the session id, 32 hex digits (default: a fresh random one;\n"
             "                   reuse one to restart a session from its checkpoints)\n"
             "  --timeout S      seconds of silence before a peer is declared lost (default 10)\n"
@@ -307,6 +308,10 @@ int main(int argc, char **argv)
                     h.procs[self].name, veil_last_error());
             return 1;
         }
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) { /* the README writes into a new -o confs */
+        fprintf(stderr, "veil-config: cannot create '%s': %s\n", dir, strerror(errno));
+        return 1;
     }
     for (int self = 0; self < nprocs; self++) {
         char path[PATH_MAX];

@@ -622,14 +622,19 @@ const char *veil_region_name(enum veil_region r);
  *      ZeroMQ; receive: first chunk arrived to last chunk arrived; all peers), clipped to W;
  *  compute_pct = |C| / |W|, network_pct = |N| / |W|, overlap_pct = |C n N| / |W|,
  *  idle_pct = |W \ (C u N)| / |W|, so compute + network - overlap + idle = 100;
- *  efficiency = |W| / max(|C|, |N|) >= 1 (1.0: the longer of the two fills the window; 0 when
- *  nothing was busy). Without link emulation a message interval is only the I/O thread's own
- *  time with it (staging, arrival), so network_pct is low on loopback.
+ *  overlap_share = |C n N| / max(|C|, |N|) in [0, 1], higher is better: the share of the
+ *  critical resource's (the longer of the two) busy time during which the other was busy too
+ *  (1.0: the shorter one hides entirely under the longer; 0 when nothing was busy);
+ *  stretch = |W| / max(|C|, |N|) >= 1, lower is better: how much longer the window is than the
+ *  longer of the two (1.0: it fills the window; 0 when nothing was busy). Result files written
+ *  before this name call stretch "efficiency". Without link emulation a message interval is only
+ *  the I/O thread's own time with it (staging, arrival), so network_pct is low on loopback.
  */
 struct veil_busy {
     double wall_s, compute_s, network_s, overlap_s;
     double compute_pct, network_pct, overlap_pct, idle_pct;
-    double efficiency;
+    double overlap_share; /* |C n N| / max(|C|, |N|), higher is better */
+    double stretch;       /* |W| / max(|C|, |N|), lower is better (was "efficiency") */
     uint64_t tasks, messages, bytes; /* events counted, payload bytes of the messages */
 };
 /**
