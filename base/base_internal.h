@@ -22,8 +22,6 @@
 
 /** Records status and a formatted message as this thread's last error; returns status. */
 int veil_error(int status, const char *fmt, ...) VEIL_PRINTF(2, 3);
-/** Clears this thread's last error. */
-void veil_error_clear(void);
 
 /** Prints a log line if level is enabled. Never pass secret values. */
 void veil_log(enum veil_log_level level, const char *fmt, ...) VEIL_PRINTF(2, 3);

@@ -28,11 +28,6 @@ const char *veil_last_error(void)
     return last_error;
 }
 
-void veil_error_clear(void)
-{
-    last_error[0] = '\0';
-}
-
 int veil_error(int status, const char *fmt, ...)
 {
     va_list ap;

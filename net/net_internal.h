@@ -45,8 +45,7 @@ void *veil_net_pool_get(struct veil_net_pool *p);
 void veil_net_pool_put(struct veil_net_pool *p, void *buf);
 /** zmq_free_fn adaptor: hint is the pool. */
 void veil_net_pool_zmq_free(void *data, void *hint);
-/** Number of buffers, and how many are free now (thread-safe). */
-size_t veil_net_pool_count(const struct veil_net_pool *p);
+/** How many buffers are free now (thread-safe). */
 size_t veil_net_pool_available(struct veil_net_pool *p);
 
 /* ---- requests ----------------------------------------------------------------------------- */

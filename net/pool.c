@@ -93,11 +93,6 @@ void veil_net_pool_zmq_free(void *data, void *hint)
     veil_net_pool_put(hint, data);
 }
 
-size_t veil_net_pool_count(const struct veil_net_pool *p)
-{
-    return p->count;
-}
-
 size_t veil_net_pool_available(struct veil_net_pool *p)
 {
     pthread_mutex_lock(&p->mu);

@@ -1,7 +1,7 @@
 /*
  * sched_internal.h — what Veil's scheduler layer knows about the machine and how it places work:
- * hwloc discovery of cores, NUMA nodes, CUDA GPUs, NICs and NVLink (sched/topology.c), pinning of
- * threads and host staging memory near a device (sched/pin.c), pipeline partitioning by the
+ * hwloc discovery of cores, NUMA nodes, CUDA GPUs, NICs and NVLink (sched/topology.c, shown by
+ * veil-topo; sessions do not use it yet), pipeline partitioning by the
  * bubble cost model of the multi-GPU Piranha report and the tensor-parallel split chooser
  * (sched/partition.c). Internal to libveil; never installed.
  */
@@ -69,44 +69,6 @@ void veil_topo_destroy(struct veil_topo **t);
 
 /** Prints a human-readable summary (tools/veil-topo). Returns VEIL_OK or VEIL_ERR_IO. */
 int veil_topo_print(const struct veil_topo *t, FILE *f);
-
-/** The GPU with that CUDA index, or NULL. */
-const struct veil_topo_gpu *veil_topo_gpu_by_cuda(const struct veil_topo *t, int cuda_index);
-
-/** The NIC of that OS-device name ("eth0", "mlx5_0"), or NULL. */
-const struct veil_topo_nic *veil_topo_nic_by_name(const struct veil_topo *t, const char *name);
-
-/* ---------------------------------------------------------------------------------------------
- * Pinning (sched/pin.c)
- */
-
-/**
- * The NUMA node (hwloc object) nearest a device's OS object dev: the single NUMA node of its
- * first non-I/O ancestor; with several there (device attached machine-wide), the first of them;
- * dev NULL gives the first NUMA node of the machine. Never NULL on a loaded topology.
- */
-hwloc_obj_t veil_topo_nearest_numa(const struct veil_topo *t, hwloc_obj_t dev);
-
-/**
- * Binds the calling thread to the cores near dev (the CPU set of dev's non-I/O ancestor; the
- * whole machine when dev is NULL) with hwloc_set_cpubind(HWLOC_CPUBIND_THREAD). The network I/O
- * thread calls it with its NIC, a GPU feeder with its GPU. Returns VEIL_OK or VEIL_ERR_UNSUPPORTED
- * (the OS refused binding; nothing changed; callers may go on unbound).
- */
-int veil_pin_thread_near(const struct veil_topo *t, hwloc_obj_t dev);
-
-/**
- * Allocates len bytes of host staging memory bound to the NUMA node nearest dev
- * (hwloc_alloc_membind, HWLOC_MEMBIND_BIND; falls back to a plain allocation when the OS cannot
- * bind, see *bound) and, when built with CUDA and a CUDA device is present, page-locks it with
- * cudaHostRegister so copies to GPUs are DMA (see *registered). Stores the result in *p.
- * Release with veil_pin_free (same t, p, len). Returns VEIL_OK, VEIL_ERR_INVAL, VEIL_ERR_NOMEM.
- */
-int veil_pin_alloc_near(const struct veil_topo *t, hwloc_obj_t dev, size_t len, void **p,
-                        int *bound, int *registered);
-
-/** Unregisters (if registered) and frees memory from veil_pin_alloc_near; p NULL is a no-op. */
-void veil_pin_free(const struct veil_topo *t, void *p, size_t len, int registered);
 
 /* ---------------------------------------------------------------------------------------------
  * Pipeline partitioning and tensor-parallel split (sched/partition.c)

@@ -277,11 +277,6 @@ veil_net_t *veil_mpc_net(veil_mpc_t *m)
     return m->net;
 }
 
-uint64_t veil_mpc_tag(veil_mpc_t *m)
-{
-    return m->next_tag++;
-}
-
 void veil_mpc_counters(const veil_mpc_t *m, uint64_t *next_item, uint64_t *next_tag)
 {
     *next_item = m->next_item;

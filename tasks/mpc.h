@@ -155,8 +155,6 @@ size_t veil_mpc_garbage_bytes(const veil_mpc_t *m);
  * from 1), the seed tag and the material tags (tasks/mpc_internal.h). */
 #define VEIL_MPC_TAG_SESSION ((UINT64_C(1) << 62) | (UINT64_C(1) << 60))
 
-/** Next message tag of this session (identical at every process for the same call sequence). */
-uint64_t veil_mpc_tag(veil_mpc_t *m);
 /** The counters that place this context in the session's streams: the next preprocessing item
  * index and the next message tag (checkpoints save them so a resumed session continues the same
  * material stream). */
@@ -288,9 +286,7 @@ int veil_mpc_add(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
                  struct veil_sec *z);
 int veil_mpc_sub(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                  struct veil_sec *z);
-/** z = x + c for a public tensor c (added by party 0 only) or z = x * c: local, 0 rounds. */
-int veil_mpc_add_public(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pub *c,
-                        struct veil_sec *z);
+/** z = x * c for a public tensor c: local, 0 rounds. */
 int veil_mpc_mul_public(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pub *c,
                         struct veil_sec *z);
 /** z = x + c (c added by party 0 only) and z = x * c for a public ring scalar c. */

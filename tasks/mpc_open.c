@@ -256,21 +256,6 @@ int veil_mpc_mul_public(veil_mpc_t *m, const struct veil_sec *x, const struct ve
     return local_binary(m, "mul_public", x, c, z, veil_task_mul, veil_task_and);
 }
 
-int veil_mpc_add_public(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pub *c,
-                        struct veil_sec *z)
-{
-    /* Only party 0 adds the public value; the others keep their share (a copy). */
-    if (veil_mpc_self(m) == 0 || !veil_mpc_computes(m))
-        return local_binary(m, "add_public", x, c, z, veil_task_add, veil_task_xor);
-    int rc = check_same("add_public", x, c);
-    if (rc != VEIL_OK || (rc = veil_sec_init_like(m, z, x)) != VEIL_OK)
-        return rc;
-    z->kind = x->kind;
-    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
-        rc = veil_task_add_scalar(x->h[t], 0, z->h[t], veil_mpc_priority(m));
-    return rc;
-}
-
 static int local_scalar(veil_mpc_t *m, const char *op, const struct veil_sec *x, uint64_t c,
                         struct veil_sec *z, int add)
 {

@@ -14,6 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The NIC of that OS-device name, or NULL. */
+static const struct veil_topo_nic *nic_by_name(const struct veil_topo *t, const char *name)
+{
+    for (unsigned i = 0; i < t->nnics; i++)
+        if (strcmp(t->nics[i].name, name) == 0)
+            return &t->nics[i];
+    return NULL;
+}
+
 static void data_path(char *buf, size_t len, const char *name)
 {
     const char *src = getenv("VEIL_TOP_SRCDIR");
@@ -40,12 +49,7 @@ static void check_8gpu(void)
         VT_CHECK(strcmp(g->pci, want_pci) == 0, "gpu %u pci %s, want %s", i, g->pci, want_pci);
         VT_CHECK(g->numa == (int)(i / 4) && g->package == (int)(i / 4), "gpu %u numa %d pkg %d", i,
                  g->numa, g->package);
-        hwloc_obj_t n = veil_topo_nearest_numa(t, g->obj);
-        VT_CHECK(n != NULL && n->os_index == i / 4, "gpu %u nearest NUMA %d", i,
-                 n ? (int)n->os_index : -1);
-        VT_CHECK(veil_topo_gpu_by_cuda(t, (int)i) == g, "gpu_by_cuda %u", i);
     }
-    VT_CHECK(veil_topo_gpu_by_cuda(t, 8) == NULL, "no cuda8");
     VT_CHECK(t->nvlink_found, "NVLink matrix not found");
     for (unsigned i = 0; i < 8; i++)
         for (unsigned j = 0; j < 8; j++) {
@@ -56,7 +60,7 @@ static void check_8gpu(void)
     VT_CHECK(t->nnics == 4, "%u NICs", t->nnics);
     static const char *names[4] = {"ib0", "mlx5_0", "ib1", "mlx5_1"};
     for (unsigned i = 0; i < 4; i++) {
-        const struct veil_topo_nic *nic = veil_topo_nic_by_name(t, names[i]);
+        const struct veil_topo_nic *nic = nic_by_name(t, names[i]);
         VT_CHECK(nic != NULL, "NIC %s missing", names[i]);
         if (nic == NULL)
             continue;
@@ -64,10 +68,8 @@ static void check_8gpu(void)
         VT_CHECK(nic->numa == p && nic->package == p, "%s numa %d pkg %d", names[i], nic->numa,
                  nic->package);
         VT_CHECK(nic->openfabrics == (int)(i % 2), "%s openfabrics %d", names[i], nic->openfabrics);
-        hwloc_obj_t n = veil_topo_nearest_numa(t, nic->obj);
-        VT_CHECK(n != NULL && n->os_index == (unsigned)p, "%s nearest NUMA", names[i]);
     }
-    VT_CHECK(veil_topo_nic_by_name(t, "eth9") == NULL, "no eth9");
+    VT_CHECK(nic_by_name(t, "eth9") == NULL, "no eth9");
     FILE *f = fopen("/dev/null", "w");
     if (f != NULL) {
         VT_CHECK(veil_topo_print(t, f) == VEIL_OK, "print");
@@ -93,8 +95,6 @@ static void check_machine_wide(void)
              t->nnuma);
     if (t->ngpus == 1) {
         VT_CHECK(t->gpus[0].numa == -1 && t->gpus[0].package == -1, "machine-wide GPU locality");
-        hwloc_obj_t n = veil_topo_nearest_numa(t, t->gpus[0].obj);
-        VT_CHECK(n != NULL && n->logical_index == 0, "fallback NUMA node");
     }
     VT_CHECK(!t->nvlink_found, "no NVLink here");
     veil_topo_destroy(&t);
