@@ -3,7 +3,11 @@
 # tests/veil_run_probe open a CURVE mesh from the environment and exchange one message per
 # pair (every process's prefixed "ok" line must appear); the key directory is gone afterwards;
 # a failing child's exit status propagates; --link 1ms,1Gbit reaches the children; bad options
-# and garbage link text exit 2; the time bound exits 124.
+# and garbage link text exit 2 (-n 1 too: a session needs 2 parties); the --timeout bound exits
+# 124 naming the process still running and how to raise the bound; veil-run passes no
+# VEIL_PROGRESS; killed with SIGKILL it leaves no child running and no key directory (its reaper
+# removes it); SIGTERM and SIGINT reach the children, remove the key directory and show in the
+# exit status (128+SIG).
 B=${VEIL_TOP_BUILDDIR:-.}
 RUN=$B/tools/veil-run
 PROBE=$B/tests/veil_run_probe
@@ -40,11 +44,64 @@ say "$(cat "$T/fail")"
 [ $rc = 7 ] || bad "failing party: exit $rc, expected 7"
 grep -q "^\[p1\] probe 1 exits 7" "$T/fail" || bad "no '[p1] probe 1 exits 7' line"
 
-"$RUN" -n 1 --timeout 1 -- sleep 30 >"$T/to" 2>&1
+"$RUN" -n 2 --timeout 1 -- sleep 30 >"$T/to" 2>&1
 rc=$?
 [ $rc = 124 ] || bad "timeout: exit $rc, expected 124"
+grep -q "party 0 (and party 1) still running after 1.0 s; killed" "$T/to" ||
+    bad "timeout message names no process: $(cat "$T/to")"
+grep -q "raise it with --timeout SECONDS, or leave --timeout out" "$T/to" ||
+    bad "timeout message gives no hint: $(cat "$T/to")"
 
-for args in "-n 0 -- true" "-n 17 -- true" "-n x -- true" "-- true" "-n 2" "-n 2 --bogus -- true" \
+"$RUN" -n 2 -- sh -c 'echo "progress=${VEIL_PROGRESS:-unset}"' >"$T/prog" 2>&1 ||
+    bad "env run: $(cat "$T/prog")"
+[ "$(grep -c 'progress=unset' "$T/prog")" = 2 ] || bad "VEIL_PROGRESS set: $(cat "$T/prog")"
+
+# Signals. Each child records its pid and the key directory, then sleeps in place (exec).
+alive() { # pid: running (a zombie counts as gone)
+    [ -r "/proc/$1/stat" ] || return 1
+    st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+start_sleepers() { # $1: file for the children's "pid keydir" lines
+    : >"$1"
+    "$RUN" -n 2 --dealer -- sh -c "echo \$\$ \$VEIL_KEY_DIR >>'$1'; exec sleep 60" \
+        >"$1.out" 2>&1 &
+    vr=$!
+    i=0
+    while [ "$(wc -l <"$1")" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(wc -l <"$1")" = 3 ] || bad "sleepers did not start: $(cat "$1.out")"
+}
+check_gone() { # $1: the pids file, $2: what happened
+    dir=$(head -1 "$1" | cut -d' ' -f2)
+    i=0
+    while [ $i -lt 50 ]; do
+        left=""
+        for pid in $(cut -d' ' -f1 "$1"); do
+            alive "$pid" && left="$left $pid"
+        done
+        [ -z "$left" ] && [ ! -e "$dir" ] && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    [ -z "$left" ] || bad "$2: children still running:$left"
+    [ -n "$dir" ] && [ ! -e "$dir" ] || bad "$2: key directory '$dir' left behind"
+}
+start_sleepers "$T/k9"
+kill -9 $vr
+wait $vr 2>/dev/null
+check_gone "$T/k9" "kill -9 veil-run"
+for sig in TERM INT; do
+    start_sleepers "$T/s$sig"
+    kill -$sig $vr
+    wait $vr
+    rc=$?
+    case $sig in TERM) want=143 ;; INT) want=130 ;; esac
+    [ $rc = $want ] || bad "SIG$sig: exit $rc, expected $want: $(cat "$T/s$sig.out")"
+    grep -q "stopped by signal" "$T/s$sig.out" || bad "SIG$sig: no message: $(cat "$T/s$sig.out")"
+    check_gone "$T/s$sig" "SIG$sig"
+done
+
+for args in "-n 0 -- true" "-n 1 -- true" "-n 17 -- true" "-n x -- true" "-- true" "-n 2" "-n 2 --bogus -- true" \
     "-n 2 --link garbage -- true" "-n 2 --link 1ms -- true" "-n 2 --timeout -1 -- true" \
     "-n"; do
     # shellcheck disable=SC2086
