@@ -7,7 +7,9 @@
 # 124 naming the process still running and how to raise the bound; veil-run passes no
 # VEIL_PROGRESS; killed with SIGKILL it leaves no child running and no key directory (its reaper
 # removes it); SIGTERM and SIGINT reach the children, remove the key directory and show in the
-# exit status (128+SIG).
+# exit status (128+SIG). The dealer's close waits for the parties' goodbyes as long as they are
+# alive: parties that close 4 s after it, with a 2 s peer timeout, end clean (no "closing without
+# a goodbye" warning, every process exits 0).
 B=${VEIL_TOP_BUILDDIR:-.}
 RUN=$B/tools/veil-run
 PROBE=$B/tests/veil_run_probe
@@ -25,6 +27,14 @@ for tag in p0 p1 p2 dealer; do
     case $tag in dealer) id=3 ;; *) id=${tag#p} ;; esac
     grep -q "^\[$tag\] probe $id/4 ok" "$T/out" || bad "no '[$tag] probe $id/4 ok' line"
 done
+grep -q "without a goodbye" "$T/out" && bad "goodbye warning in a clean session: $(cat "$T/out")"
+
+VEIL_NET_TIMEOUT=2 "$RUN" -n 2 --dealer --timeout 60 -- "$PROBE" late 4 >"$T/late" 2>&1
+rc=$?
+say "$(cat "$T/late")"
+[ $rc = 0 ] || bad "parties closing late: exit $rc: $(tail -5 "$T/late")"
+[ "$(grep -c 'probe [0-9]/3 ok' "$T/late")" = 3 ] || bad "parties closing late: $(cat "$T/late")"
+grep -q "without a goodbye" "$T/late" && bad "the dealer did not wait for the goodbyes: $(cat "$T/late")"
 
 "$RUN" -n 2 --link 1ms,1Gbit -- "$PROBE" env >"$T/env" 2>&1
 rc=$?

@@ -5,6 +5,9 @@
  * from each, then prints "probe ID/NPROCS ok" and exits 0.
  *   veil_run_probe exit CODE ID   the process with id ID exits CODE at once (others proceed)
  *   veil_run_probe env            prints VEIL_KEY_DIR, VEIL_LINK and the link it parsed
+ *   veil_run_probe late SECONDS   the parties (not the dealer) wait SECONDS after the exchange
+ *                                 before closing, so the dealer's close waits for their goodbyes
+ *                                 longer than a short VEIL_NET_TIMEOUT
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t word(int from, int to, const uint8_t *session)
 {
@@ -81,7 +85,12 @@ int main(int argc, char **argv)
             bad = 1;
         }
     }
-    veil_net_close(&net);
+    if (argc == 3 && !strcmp(argv[1], "late") && !(cfg.has_dealer && cfg.self == cfg.nparties))
+        usleep((useconds_t)(atof(argv[2]) * 1e6));
+    if (veil_net_close(&net) != VEIL_OK) {
+        fprintf(stderr, "probe %d: close: %s\n", cfg.self, veil_last_error());
+        bad = 1;
+    }
     starpu_shutdown();
     if (!bad)
         printf("probe %d/%d ok\n", cfg.self, nprocs);
