@@ -122,4 +122,5 @@ for args in "-n 0 -- true" "-n 1 -- true" "-n 17 -- true" "-n x -- true" "-- tru
     grep -q "veil-run" "$T/u" || bad "veil-run $args: no message"
 done
 "$RUN" --help >"$T/h" 2>&1 && grep -q "usage: veil-run" "$T/h" || bad "--help"
+grep -q "Default: no wall-clock limit" "$T/h" || bad "--help: the default is not 'no limit'"
 exit $fail
