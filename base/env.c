@@ -32,6 +32,8 @@ static const char *const known[] = {
     /* the party session (graph/party.c): fallbacks of veil_party_options */
     "VEIL_MATERIAL_SEED", "VEIL_INSECURE_TEST_HOOKS", "VEIL_TRACE", "VEIL_WORKER_NICE", "VEIL_CALIBRATE", "VEIL_DEVICES",
     "VEIL_DEVICE_KIND", "VEIL_PLACEMENT",
+    /* base/secmem.c: the core-dump protection's opt-out */
+    "VEIL_ALLOW_CORE_DUMPS",
 };
 
 const char *veil_env_get(const char *name)
@@ -146,6 +148,12 @@ int veil_harness_party_from_env(struct veil_harness_party *me)
         return veil_error(VEIL_ERR_INVAL, "VEIL_SESSION must be 32 lowercase hex digits");
     memcpy(me->session, s, 33);
     return identity_endpoints(me, me->nparties + me->has_dealer);
+}
+
+int veil_env_allow_core_dumps(void)
+{
+    const char *v = veil_env_get("VEIL_ALLOW_CORE_DUMPS");
+    return v && strcmp(v, "1") == 0;
 }
 
 /* A byte count with an optional k or M suffix; 0, garbage or unset keep dflt. */

@@ -29,6 +29,9 @@ const char *veil_env_name(size_t i);
  *  variable is unset or names no level. */
 void veil_env_log_level(int *level);
 
+/** 1 when VEIL_ALLOW_CORE_DUMPS=1 (debugging: party processes stay dumpable), else 0. */
+int veil_env_allow_core_dumps(void);
+
 /** What the process harness passes on to its children (read in the parent, before forking). */
 struct veil_env_harness {
     int verbose;              /* VEIL_TEST_VERBOSE=1: forward the children's output */

@@ -7,7 +7,8 @@
 # 124 naming the process still running and how to raise the bound; veil-run passes no
 # VEIL_PROGRESS; killed with SIGKILL it leaves no child running and no key directory (its reaper
 # removes it); SIGTERM and SIGINT reach the children, remove the key directory and show in the
-# exit status (128+SIG). The dealer's close waits for the parties' goodbyes as long as they are
+# exit status (128+SIG). Processes are not dumpable after their open (VEIL_ALLOW_CORE_DUMPS=1 opts
+# out). The dealer's close waits for the parties' goodbyes as long as they are
 # alive: parties that close 4 s after it, with a 2 s peer timeout, end clean (no "closing without
 # a goodbye" warning, every process exits 0).
 B=${VEIL_TOP_BUILDDIR:-.}
@@ -28,6 +29,12 @@ for tag in p0 p1 p2 dealer; do
     grep -q "^\[$tag\] probe $id/4 ok" "$T/out" || bad "no '[$tag] probe $id/4 ok' line"
 done
 grep -q "without a goodbye" "$T/out" && bad "goodbye warning in a clean session: $(cat "$T/out")"
+# core-dump protection: not dumpable after the open, unless VEIL_ALLOW_CORE_DUMPS=1
+[ "$(grep -c '^\[[a-z0-9]*\] probe [0-3] dumpable 0$' "$T/out")" = 4 ] ||
+    bad "a process is dumpable after its open: $(grep dumpable "$T/out")"
+VEIL_ALLOW_CORE_DUMPS=1 "$RUN" -n 2 -- "$PROBE" >"$T/dump" 2>&1 || bad "opt-out run: $(cat "$T/dump")"
+[ "$(grep -c 'probe [01] dumpable 1$' "$T/dump")" = 2 ] ||
+    bad "VEIL_ALLOW_CORE_DUMPS=1 not honoured: $(grep dumpable "$T/dump")"
 
 VEIL_NET_TIMEOUT=2 "$RUN" -n 2 --dealer --timeout 60 -- "$PROBE" late 4 >"$T/late" 2>&1
 rc=$?
