@@ -30,8 +30,11 @@ static const char *const known[] = {
     /* codelets/cpu/gemm.c */
     "VEIL_GEMM_KERNEL",
     /* the party session (graph/secure/party.c): fallbacks of veil_party_options */
-    "VEIL_MATERIAL_SEED", "VEIL_TRACE", "VEIL_WORKER_NICE", "VEIL_CALIBRATE", "VEIL_DEVICES",
+    "VEIL_MATERIAL_SEED", "VEIL_INSECURE_TEST_HOOKS", "VEIL_TRACE", "VEIL_WORKER_NICE",
+    "VEIL_CALIBRATE", "VEIL_DEVICES",
     "VEIL_DEVICE_KIND", "VEIL_PLACEMENT",
+    /* base/secmem.c: the core-dump protection's opt-out */
+    "VEIL_ALLOW_CORE_DUMPS",
 };
 
 const char *veil_env_get(const char *name)
@@ -148,6 +151,12 @@ int veil_harness_party_from_env(struct veil_harness_party *me)
     return identity_endpoints(me, me->nparties + me->has_dealer);
 }
 
+int veil_env_allow_core_dumps(void)
+{
+    const char *v = veil_env_get("VEIL_ALLOW_CORE_DUMPS");
+    return v && strcmp(v, "1") == 0;
+}
+
 /* A byte count with an optional k or M suffix; 0, garbage or unset keep dflt. */
 static size_t env_size(const char *name, size_t dflt)
 {
@@ -212,8 +221,20 @@ static int party_int(const char *name, long lo, long hi, const char *what, int *
 
 int veil_env_party(struct veil_env_party *e, int max_devices)
 {
-    if (!e->material_seed)
-        e->material_seed = veil_env_get("VEIL_MATERIAL_SEED");
+    if (!e->material_seed && (e->material_seed = veil_env_get("VEIL_MATERIAL_SEED")) != NULL) {
+        /* A fixed material seed lets whoever knows it unmask every opened value: a testing hook
+         * that a production process must not honour by accident. */
+        const char *hooks = veil_env_get("VEIL_INSECURE_TEST_HOOKS");
+        if (!hooks || strcmp(hooks, "1") != 0)
+            return veil_error(VEIL_ERR_INVAL,
+                              "veil_party_open: VEIL_MATERIAL_SEED is set, a testing hook with "
+                              "which anyone who knows the seed can unmask every opened value; "
+                              "refused unless VEIL_INSECURE_TEST_HOOKS=1 is also set (tests "
+                              "only; unset VEIL_MATERIAL_SEED for a secure session)");
+        VEIL_LOG_WARN("INSECURE: VEIL_MATERIAL_SEED with VEIL_INSECURE_TEST_HOOKS=1: the "
+                      "dealer's material comes from a fixed seed; anyone who knows it can "
+                      "unmask every opened value (tests only)");
+    }
     if (!e->trace_path)
         e->trace_path = value_of("VEIL_TRACE");
     e->device_kind = value_of("VEIL_DEVICE_KIND");

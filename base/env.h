@@ -29,6 +29,9 @@ const char *veil_env_name(size_t i);
  *  variable is unset or names no level. */
 void veil_env_log_level(int *level);
 
+/** 1 when VEIL_ALLOW_CORE_DUMPS=1 (debugging: party processes stay dumpable), else 0. */
+int veil_env_allow_core_dumps(void);
+
 /** What the process harness passes on to its children (read in the parent, before forking). */
 struct veil_env_harness {
     int verbose;              /* VEIL_TEST_VERBOSE=1: forward the children's output */
@@ -65,7 +68,8 @@ int veil_env_net(struct veil_env_net *e);
  * The party session's fallbacks (veil_party_options' fields that defer to the environment). On
  * entry each field holds the option's value; where that is the "ask the environment" value
  * (NULL or 0) the variable replaces it, and only then is the variable read and checked:
- *   material_seed  VEIL_MATERIAL_SEED (checked by the party: 32 hex digits)
+ *   material_seed  VEIL_MATERIAL_SEED (checked by the party: 32 hex digits); refused with
+ *                  VEIL_ERR_INVAL unless VEIL_INSECURE_TEST_HOOKS=1 is also set (then a warning)
  *   trace_path     VEIL_TRACE (empty: no tracing)
  *   worker_nice    VEIL_WORKER_NICE, 0 to 19
  *   calibrate      VEIL_CALIBRATE, 0 or 1

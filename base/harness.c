@@ -20,6 +20,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define OUTPUT_CAP (4u << 20) /* bytes of output kept per process */
 
@@ -34,7 +37,8 @@ struct proc {
     double ended;
     int timed_out;
     int killed_after_failure;
-    char starpu_home[64];
+    int stopped;
+    char starpu_home[4200];
     size_t line_start; /* forwarding: offset of the current unfinished line */
 };
 
@@ -213,8 +217,9 @@ struct run {
     void *arg;
     char *const *argv;
     int nprocs;
-    double timeout;
+    double timeout; /* < 0: no limit */
     int forward;
+    pid_t parent;   /* the harness's process: a child whose parent is another has lost it */
     struct veil_env_harness env;
     struct veil_harness_party ids[VEIL_HARNESS_MAX_PROCS];
     struct proc procs[VEIL_HARNESS_MAX_PROCS];
@@ -226,6 +231,13 @@ struct run {
 static void child_main(struct run *r, int i, const int fds[2])
 {
     setpgid(0, 0);
+#ifdef __linux__
+    /* Die with the harness's process, however it ends (SIGKILL included): no orphan runs on.
+     * The parent may have died before this call: then we are already orphaned. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != r->parent)
+        _exit(127);
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
@@ -256,7 +268,8 @@ static int start_one(struct run *r, int i)
     if (!p->out)
         return veil_error(VEIL_ERR_NOMEM, "harness: out of memory");
     p->out[0] = '\0';
-    snprintf(p->starpu_home, sizeof p->starpu_home, "%.40s/veil-starpu-XXXXXX", r->env.tmpdir);
+    snprintf(p->starpu_home, sizeof p->starpu_home, "%.4000s/veil-starpu-XXXXXX",
+             r->opts->scratch_dir ? r->opts->scratch_dir : r->env.tmpdir);
     if (!r->opts->keep_starpu_env && !mkdtemp(p->starpu_home)) {
         int rc = veil_error(VEIL_ERR_IO, "harness: mkdtemp %s: %s", p->starpu_home,
                             strerror(errno));
@@ -308,12 +321,24 @@ static void read_outputs(struct run *r)
     }
 }
 
+/* Sends sig to the process group of every process still running and marks it stopped. */
+static void forward_stop(struct run *r, int sig)
+{
+    for (int i = 0; i < r->nprocs; i++) {
+        struct proc *p = &r->procs[i];
+        if (p->pid > 0 && !p->exited) {
+            p->stopped = 1;
+            kill(-p->pid, sig);
+        }
+    }
+}
+
 /* Collects output and exits until all have ended, killing the rest at the time bound or once
  * the grace after the first failure is over; then drains the pipes. */
 static void collect(struct run *r)
 {
     const double start = veil_now();
-    double first_failure = -1;
+    double first_failure = -1, stopped_at = -1;
     int remaining = r->nprocs;
     while (remaining > 0) {
         read_outputs(r);
@@ -331,15 +356,22 @@ static void collect(struct run *r)
             }
         }
         double now = veil_now();
-        int over_time = now - start > r->timeout;
+        if (stopped_at < 0 && r->opts->stop_signal && *r->opts->stop_signal) {
+            forward_stop(r, (int)*r->opts->stop_signal);
+            stopped_at = now;
+        }
+        int over_time = r->timeout >= 0 && now - start > r->timeout;
         int over_grace = first_failure >= 0 && r->opts->grace_s >= 0 &&
                          now - first_failure > r->opts->grace_s;
-        if (remaining > 0 && (over_time || over_grace)) {
+        int over_stop = stopped_at >= 0 &&
+                        now - stopped_at > (r->opts->grace_s >= 0 ? r->opts->grace_s : 5.0);
+        if (remaining > 0 && (over_time || over_grace || over_stop)) {
             for (int i = 0; i < r->nprocs; i++)
                 if (!r->procs[i].exited) {
-                    if (over_time)
+                    /* one stopped by a forwarded signal is already marked */
+                    if (!over_stop && over_time)
                         r->procs[i].timed_out = 1;
-                    else
+                    else if (!over_stop)
                         r->procs[i].killed_after_failure = 1;
                     kill_group(&r->procs[i]);
                 }
@@ -369,6 +401,11 @@ static void collect(struct run *r)
 /* The verdict: the first process (in time) that failed names the failure. */
 static int verdict(const struct run *r)
 {
+    if (r->opts->stop_signal && *r->opts->stop_signal) {
+        const int sig = (int)*r->opts->stop_signal;
+        return veil_error(VEIL_ERR_CHILD, "harness: stopped by signal %d (%s), forwarded to every "
+                          "process still running", sig, strsignal(sig));
+    }
     int culprit = -1;
     for (int i = 0; i < r->nprocs; i++) {
         const struct proc *p = &r->procs[i];
@@ -382,9 +419,20 @@ static int verdict(const struct run *r)
     const struct proc *p = &r->procs[culprit];
     char who[32];
     name_of(&r->ids[culprit], who, sizeof who);
-    if (p->timed_out)
-        return veil_error(VEIL_ERR_TIMEOUT, "harness: %s still running after %.1f s; killed", who,
-                          r->timeout);
+    if (p->timed_out) {
+        /* Name every process the bound killed: the culprit first, then the others. */
+        char others[VEIL_HARNESS_MAX_PROCS * 12] = "";
+        size_t off = 0;
+        for (int i = 0; i < r->nprocs; i++) {
+            char name[32];
+            if (i == culprit || !r->procs[i].timed_out || off >= sizeof others)
+                continue;
+            off += (size_t)snprintf(others + off, sizeof others - off, "%s%s", off ? ", " : "",
+                                    name_of(&r->ids[i], name, sizeof name));
+        }
+        return veil_error(VEIL_ERR_TIMEOUT, "harness: %s%s%s%s still running after %.1f s; killed",
+                          who, off ? " (and " : "", others, off ? ")" : "", r->timeout);
+    }
     if (WIFSIGNALED(p->status))
         return veil_error(VEIL_ERR_CHILD, "harness: %s killed by signal %d (%s)", who,
                           WTERMSIG(p->status), strsignal(WTERMSIG(p->status)));
@@ -428,7 +476,8 @@ static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, voi
     r->arg = arg;
     r->argv = argv;
     r->nprocs = opts->nparties + (opts->dealer ? 1 : 0);
-    r->timeout = opts->timeout_s > 0 ? opts->timeout_s : 120.0;
+    r->timeout = opts->timeout_s > 0 ? opts->timeout_s : opts->timeout_s < 0 ? -1.0 : 120.0;
+    r->parent = getpid();
     veil_env_harness(&r->env);
     r->forward = opts->forward_output || r->env.verbose;
     for (int i = 0; i < VEIL_HARNESS_MAX_PROCS; i++) {
@@ -453,6 +502,7 @@ static int run_all(const struct veil_harness_opts *opts, veil_harness_fn fn, voi
             results[i].exit_code = exit_code_of(&r->procs[i]);
             results[i].timed_out = r->procs[i].timed_out;
             results[i].killed_after_failure = r->procs[i].killed_after_failure;
+            results[i].stopped = r->procs[i].stopped;
             results[i].seconds = r->procs[i].ended - r->procs[i].started;
             results[i].output = r->procs[i].out;
             r->procs[i].out = NULL;

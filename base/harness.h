@@ -4,8 +4,11 @@
  * StarPU runs once per process, so each party (and the dealer) is a process. The harness
  * allocates loopback endpoints on ephemeral ports, forks (or forks and execs) N parties plus an
  * optional dealer before anyone calls starpu_init, gives each its identity through its
- * environment, captures their output, enforces a wall-clock bound (killing every process group
- * it started when it is exceeded) and reports exit statuses with clear messages.
+ * environment, captures their output, enforces a wall-clock bound when it is given one (killing
+ * every process group it started when it is exceeded), forwards a stop request (a signal the
+ * caller caught) to every process, and reports exit statuses with clear messages. Every child
+ * dies with the harness's process (PR_SET_PDEATHSIG), so killing the caller, even with SIGKILL,
+ * leaves no orphan running.
  *
  * Environment each child receives (exec mode reads it with veil_harness_party_from_env):
  *   VEIL_PARTY_ID      0..N-1, or N for the dealer
@@ -23,14 +26,20 @@
 #ifndef VEIL_HARNESS_H
 #define VEIL_HARNESS_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #define VEIL_HARNESS_MAX_PROCS 17
 
+/** timeout_s value for "no wall-clock limit": the processes run until they exit (a hung session
+ *  still ends through the network's peer failure detection). */
+#define VEIL_HARNESS_NO_TIMEOUT (-1.0)
+
 struct veil_harness_opts {
     int nparties;          /* N >= 1 */
     int dealer;            /* 1: also start a dealer process with id N */
-    double timeout_s;      /* kill everything still running after this; default 120 */
+    double timeout_s;      /* kill everything still running after this many seconds; 0: 120;
+                              VEIL_HARNESS_NO_TIMEOUT (any value < 0): no limit */
     double grace_s;        /* after the first failure, kill the rest after this; < 0: never */
     const char *sched;     /* STARPU_SCHED for the children; NULL: caller's or "lws" */
     int keep_starpu_env;   /* 1: do not set STARPU_* variables */
@@ -39,6 +48,12 @@ struct veil_harness_opts {
     int forward_output;    /* 1: copy children's output to stderr with a [pN] prefix as it comes */
     const char *const *extra_env; /* NULL-terminated "NAME=VALUE" list added to every child */
     const char *session;   /* 32 lowercase hex digits; NULL: a fresh random session id */
+    const char *scratch_dir; /* where the private StarPU homes are made; NULL: TMPDIR or /tmp */
+    /* When set, polled every 50 ms: a nonzero value is a signal number (the caller's handler
+     * stores it) that the harness sends to every process group still running; what still runs
+     * grace_s later (5 s when grace_s < 0) is killed. The run then returns VEIL_ERR_CHILD
+     * "stopped by signal N". */
+    volatile sig_atomic_t *stop_signal;
 };
 
 /** Identity of one process of a run. */
@@ -57,6 +72,7 @@ struct veil_harness_result {
     int exit_code;     /* exit status, or 128 + signal, or -1 if it never started */
     int timed_out;     /* 1: killed by the harness at the time bound */
     int killed_after_failure; /* 1: killed by the harness after another process failed */
+    int stopped;       /* 1: it was still running when a stop_signal was forwarded to it */
     double seconds;    /* wall time from start to exit */
     char *output;      /* everything it wrote to stdout and stderr (NUL-terminated, capped) */
 };

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/secmem.h"
 
 #include <string.h>
 
@@ -52,6 +53,7 @@ veil_share_t *veil_share_new(enum veil_share_kind kind, int ndim, const size_t *
         free(s);
         return NULL;
     }
+    veil_secmem_dontdump(s->data, numel * 8);
     memset(s->data, 0, numel * 8);
     return s;
 }

@@ -190,7 +190,14 @@ static void timers(struct veil_net *net, double now, double connect_deadline)
     }
 }
 
-/* Orderly close: goodbye after the last data frame, then wait for every peer's goodbye. */
+/* Orderly close: goodbye after the last data frame, then wait for every peer's goodbye: it
+ * proves that the peer took everything we sent (its goodbye follows its last receive on the same
+ * ordered connection). The wait lasts as long as the peer is alive: it beats until its own
+ * goodbye, so one that dies or goes silent is caught by the silence check in timers() (the
+ * session then fails naming it). A fixed bound would be wrong: the dealer deals ahead and closes
+ * runs before the parties do (DEALER_AHEAD in graph/party_run.c), and those runs may well take
+ * longer than the silence timeout. Only a peer never heard from (no hello acknowledged) has the
+ * silence timeout as its bound. */
 static int closing_done(struct veil_net *net, double now)
 {
     if (!net->bye_sent) {
@@ -218,9 +225,10 @@ static int closing_done(struct veil_net *net, double now)
         return 0;
     char name[32];
     for (int p = 0; p < net->nprocs; p++) {
-        if (p == net->self || net->peers[p].bye)
+        const struct veil_net_peer_state *ps = &net->peers[p];
+        if (p == net->self || ps->bye)
             continue;
-        if (now < net->close_deadline)
+        if ((ps->hello_ok && ps->acked) || now < net->close_deadline)
             return 0;
         VEIL_LOG_WARN("net: closing without a goodbye from %s after %.1f s",
                       veil_net_peer_name(net, p, name), net->cfg.timeout_s);

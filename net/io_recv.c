@@ -169,7 +169,9 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
     char name[32];
     veil_net_peer_name(net, p, name);
     ps->last_heard = now;
-    if (ps->bye)
+    /* After its goodbye a peer still waits for ours, and it relays a failure it learns of
+     * meanwhile (a party lost while the dealer waits): an ABORT names the real culprit. */
+    if (ps->bye && h->type != VEIL_FRAME_ABORT)
         return veil_net_io_fail(net, VEIL_ERR_PROTO, "%s sent a frame of type %d after its goodbye",
                                 name, h->type);
     if (h->type == VEIL_FRAME_HELLO) {

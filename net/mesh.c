@@ -24,6 +24,7 @@
 #include "base/base_internal.h"
 #include "base/env.h"
 #include "base/harness.h"
+#include "base/secmem.h"
 #include "net/net_internal.h"
 
 #include <errno.h>
@@ -272,7 +273,8 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
     if (!cfg || !out)
         return veil_error(VEIL_ERR_INVAL, "veil_net_open: NULL argument");
     *out = NULL;
-    struct veil_net *net = calloc(1, sizeof *net);
+    veil_secmem_protect_process(); /* the session holds the CURVE secret key (net->cfg) */
+    struct veil_net *net = veil_secmem_calloc_pages(sizeof *net);
     if (!net)
         return veil_error(VEIL_ERR_NOMEM, "net: cannot allocate the session");
     net->efd = -1;

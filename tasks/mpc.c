@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/secmem.h"
 #include "codelets/codelets_internal.h"
 #include "tasks/mpc_internal.h"
 
@@ -469,6 +470,7 @@ int veil_sec_alloc(struct veil_sec *t)
     t->data = veil_aligned_alloc(t->numel * 8);
     if (!t->data)
         return VEIL_ERR_NOMEM;
+    veil_secmem_dontdump(t->data, t->numel * 8);
     memset(t->data, 0, t->numel * 8);
     return VEIL_OK;
 }

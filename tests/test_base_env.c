@@ -3,7 +3,8 @@
  * then neither read nor checked; a field at its "ask the environment" value takes the variable;
  * bad values are refused with the messages the party and the net configuration gave before the
  * reader moved into one file; empty values count as unset where they did; the network tuning
- * keeps its defaults for 0 and garbage; the harness identity needs its variables; and README.md's
+ * keeps its defaults for 0 and garbage; the harness identity needs its variables; the testing hook
+ * VEIL_MATERIAL_SEED alone is refused (it takes VEIL_INSECURE_TEST_HOOKS=1); and README.md's
  * "Environment variables" table has a row for every name of the reader's table.
  */
 #include "config.h"
@@ -52,6 +53,32 @@ static void check_party(void)
     unsetenv("VEIL_TRACE");
     unsetenv("VEIL_PLACEMENT");
     unsetenv("VEIL_DEVICE_KIND");
+}
+
+/* A fixed material seed unmasks every opened value: refused without the insecure flag. */
+static void check_material_seed(void)
+{
+    struct veil_env_party e;
+    setenv("VEIL_MATERIAL_SEED", "00112233445566778899aabbccddeeff", 1);
+    unsetenv("VEIL_INSECURE_TEST_HOOKS");
+    memset(&e, 0, sizeof e);
+    VT_CHECK(veil_env_party(&e, 16) == VEIL_ERR_INVAL &&
+                 strstr(veil_last_error(), "VEIL_MATERIAL_SEED is set, a testing hook") &&
+                 strstr(veil_last_error(), "refused unless VEIL_INSECURE_TEST_HOOKS=1"),
+             "seed alone refused: %s", veil_last_error());
+    setenv("VEIL_INSECURE_TEST_HOOKS", "yes", 1);
+    memset(&e, 0, sizeof e);
+    VT_CHECK(veil_env_party(&e, 16) == VEIL_ERR_INVAL, "VEIL_INSECURE_TEST_HOOKS=yes refused");
+    memset(&e, 0, sizeof e);
+    e.material_seed = "ffeeddccbbaa99887766554433221100"; /* the option (a test's) wins */
+    VT_CHECK(veil_env_party(&e, 16) == VEIL_OK, "option seed: %s", veil_last_error());
+    setenv("VEIL_INSECURE_TEST_HOOKS", "1", 1);
+    memset(&e, 0, sizeof e);
+    VT_CHECK(veil_env_party(&e, 16) == VEIL_OK && e.material_seed &&
+                 strcmp(e.material_seed, "00112233445566778899aabbccddeeff") == 0,
+             "seed with the insecure flag: %s", veil_last_error());
+    unsetenv("VEIL_MATERIAL_SEED");
+    unsetenv("VEIL_INSECURE_TEST_HOOKS");
 }
 
 static void check_net(void)
@@ -151,6 +178,7 @@ static void check_readme(void)
 int main(void)
 {
     check_party();
+    check_material_seed();
     check_net();
     check_identity_and_log();
     check_readme();

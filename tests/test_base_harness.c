@@ -1,7 +1,8 @@
 /* Tests the multi-process harness: each process gets its identity and distinct loopback
  * endpoints (with a listening socket already bound to its own), output is captured per process,
  * a failing party is named, a hanging party is killed at the time bound, the grace period stops
- * the rest after a failure, and exec mode passes the identity to another program. */
+ * the rest after a failure, exec mode passes the identity to another program, VEIL_HARNESS_NO_TIMEOUT
+ * sets no bound, and a stop request (a caught signal) is forwarded to every process. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
@@ -71,6 +72,21 @@ static int fail_then_others_hang(const struct veil_harness_party *me, void *arg)
         return 2;
     for (;;)
         pause();
+}
+
+static int nap_then_exit(const struct veil_harness_party *me, void *arg)
+{
+    (void)me, (void)arg;
+    usleep(300 * 1000);
+    return 0;
+}
+
+static int hang_all(const struct veil_harness_party *me, void *arg)
+{
+    (void)me, (void)arg;
+    for (;;)
+        pause();
+    return 0;
 }
 
 static int crash_party(const struct veil_harness_party *me, void *arg)
@@ -160,6 +176,28 @@ int main(void)
               strstr(res[0].output, "cannot execute"),
           "missing program reported");
     veil_harness_results_free(res, 2);
+
+    /* No wall-clock limit: the processes run until they exit. */
+    o.timeout_s = VEIL_HARNESS_NO_TIMEOUT;
+    rc = veil_harness_run(&o, nap_then_exit, NULL, res);
+    VT_CHECK(rc == VEIL_OK && !res[0].timed_out && !res[1].timed_out, "no limit: %s",
+             veil_last_error());
+    veil_harness_results_free(res, 2);
+
+    /* A stop request (the caller's signal handler stored SIGTERM) reaches every process. */
+    static volatile sig_atomic_t stop = SIGTERM;
+    o.stop_signal = &stop;
+    double t1 = veil_now();
+    rc = veil_harness_run(&o, hang_all, NULL, res);
+    VT_CHECK(rc == VEIL_ERR_CHILD && strstr(veil_last_error(), "stopped by signal 15"),
+             "stop forwarded: %s", veil_last_error());
+    VT_CHECK(res[0].stopped && res[1].stopped && res[0].exit_code == 128 + SIGTERM &&
+                 res[1].exit_code == 128 + SIGTERM,
+             "both got SIGTERM: %d %d", res[0].exit_code, res[1].exit_code);
+    VT_CHECK(veil_now() - t1 < 4.0, "stopped at once (%.1f s)", veil_now() - t1);
+    veil_harness_results_free(res, 2);
+    o.stop_signal = NULL;
+    o.timeout_s = 60;
 
     /* Bad options. */
     o.nparties = 0;

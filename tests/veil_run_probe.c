@@ -2,9 +2,13 @@
  * veil_run_probe.c — a tiny program for test_tools_veil_run.sh, run under veil-run: it opens
  * the session from the environment (veil_net_config_from_env + veil_net_open, CURVE keys from
  * VEIL_KEY_DIR), sends one 16-byte message to every other process and checks the one it gets
- * from each, then prints "probe ID/NPROCS ok" and exits 0.
+ * from each, then prints "probe ID/NPROCS ok" and exits 0. After the open it prints
+ * "probe ID dumpable D" (prctl(PR_GET_DUMPABLE): 0 unless VEIL_ALLOW_CORE_DUMPS=1).
  *   veil_run_probe exit CODE ID   the process with id ID exits CODE at once (others proceed)
  *   veil_run_probe env            prints VEIL_KEY_DIR, VEIL_LINK and the link it parsed
+ *   veil_run_probe late SECONDS   the parties (not the dealer) wait SECONDS after the exchange
+ *                                 before closing, so the dealer's close waits for their goodbyes
+ *                                 longer than a short VEIL_NET_TIMEOUT
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -15,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 static uint64_t word(int from, int to, const uint8_t *session)
 {
@@ -52,6 +58,7 @@ int main(int argc, char **argv)
         starpu_shutdown();
         return 12;
     }
+    printf("probe %d dumpable %d\n", cfg.self, prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
     static uint64_t out[VEIL_NET_MAX_PROCS][2], in[VEIL_NET_MAX_PROCS][2];
     starpu_data_handle_t ho[VEIL_NET_MAX_PROCS], hi[VEIL_NET_MAX_PROCS];
     for (int p = 0; p < nprocs; p++) {
@@ -81,7 +88,12 @@ int main(int argc, char **argv)
             bad = 1;
         }
     }
-    veil_net_close(&net);
+    if (argc == 3 && !strcmp(argv[1], "late") && !(cfg.has_dealer && cfg.self == cfg.nparties))
+        usleep((useconds_t)(atof(argv[2]) * 1e6));
+    if (veil_net_close(&net) != VEIL_OK) {
+        fprintf(stderr, "probe %d: close: %s\n", cfg.self, veil_last_error());
+        bad = 1;
+    }
     starpu_shutdown();
     if (!bad)
         printf("probe %d/%d ok\n", cfg.self, nprocs);

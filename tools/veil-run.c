@@ -2,9 +2,14 @@
  * veil-run — starts every process of a Veil session on this machine: N parties (and a dealer)
  * running PROGRAM through the harness's exec mode, each with its identity, endpoints, session
  * and a pre-bound listening socket in its environment, plus fresh CURVE keys made for this run
- * in a private directory (VEIL_KEY_DIR) that is removed at the end. Forwards the children's
- * output with a [pN] / [dealer] prefix and exits with the first failing process's status
- * (124 when the time bound killed the run, 2 for a usage error).
+ * in a private directory (VEIL_KEY_DIR, which also holds the children's StarPU homes). Forwards
+ * the children's output with a [pN] / [dealer] prefix and exits with the first failing process's
+ * status (124 when the --timeout bound killed the run, 2 for a usage error, 128+SIG when SIGINT,
+ * SIGTERM or SIGHUP stopped it: the signal is forwarded to every child). There is no wall-clock
+ * bound unless --timeout gives one. The children die with veil-run however it ends (the
+ * harness sets PR_SET_PDEATHSIG), and the private directory is removed on every exit path: by
+ * veil-run itself, and, should veil-run be killed with SIGKILL, by a reaper process forked
+ * first that waits for veil-run's end of a pipe to close and then removes the directory.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -13,9 +18,14 @@
 #include "net/net_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 2
@@ -34,10 +44,12 @@ static void usage(FILE *out)
             "VEIL_ENDPOINTS, VEIL_SESSION, VEIL_LISTEN_FD and its keys under VEIL_KEY_DIR.\n"
             "\n"
             "options:\n"
-            "  -n, --parties N          number of computing parties, 1..%d\n"
+            "  -n, --parties N          number of computing parties, 2..%d\n"
             "  --dealer                 also start the dealer process\n"
             "  --link LAT,BW            emulate every link, e.g. 1ms,1Gbit (VEIL_LINK)\n"
-            "  --timeout SECONDS        kill everything after this (default 600); exit 124\n"
+            "  --timeout SECONDS        kill everything still running after this; exit 124.\n"
+            "                           Default: no wall-clock limit (a hung session still\n"
+            "                           ends: every process detects a silent or lost peer)\n"
             "  --ncpu K                 StarPU CPU workers per process (STARPU_NCPU, default 1):\n"
             "                           the devices a placement spreads over (VEIL_PLACEMENT=\n"
             "                           auto|single|dp|pp|tp|hybrid, VEIL_DEVICES=D)\n"
@@ -49,7 +61,10 @@ static void usage(FILE *out)
             "  -h, --help               show this help\n"
             "\n"
             "Exit status: 0 when every process exited 0, else the first failing process's\n"
-            "status (128+signal when killed), 124 on timeout, 2 for a usage error.\n",
+            "status (128+signal when killed), 124 on timeout, 2 for a usage error,\n"
+            "128+SIG when veil-run got SIGINT, SIGTERM or SIGHUP (forwarded to every process).\n"
+            "The processes die with veil-run, even when it is killed with SIGKILL, and the\n"
+            "key directory is removed on every exit path.\n",
             VEIL_NET_MAX_PARTIES);
 }
 
@@ -72,18 +87,82 @@ static int parse_double(const char *s, double *out)
     return 0;
 }
 
-/* Removes the key directory's files and the directory. */
-static void remove_keys(const char *dir, int nprocs)
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    char path[4200];
-    for (int p = 0; p < nprocs; p++) {
-        snprintf(path, sizeof path, "%s/p%d.key", dir, p);
-        unlink(path);
-        snprintf(path, sizeof path, "%s/p%d.pub", dir, p);
-        unlink(path);
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Removes the private directory (keys, StarPU homes) and everything in it: 0, or -1 with errno
+ * when it is still there. */
+static int remove_dir(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    struct stat st;
+    return stat(dir, &st) == 0 ? (errno = ENOTEMPTY, -1) : 0;
+}
+
+/* The first of SIGINT, SIGTERM, SIGHUP that arrived; the harness forwards it to the children. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    if (!stop_signal)
+        stop_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Forks the reaper: in its own process group (a signal to veil-run's group spares it), deaf to
+ * the stop signals, it blocks reading a pipe whose only writer is veil-run (close-on-exec, so
+ * the children never hold it). However veil-run ends, SIGKILL included, the kernel closes that
+ * end and the read returns; the reaper then removes dir (retrying for 2 s while the children,
+ * killed at the same moment by their death signal, finish dying) and exits. Returns its pid
+ * with the pipe's write end in *wfd, or -1 (veil-run then only cleans up after itself). */
+static pid_t start_reaper(const char *dir, int *wfd)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
     }
-    if (rmdir(dir) != 0)
-        fprintf(stderr, "veil-run: cannot remove key directory %s: %s\n", dir, strerror(errno));
+    if (pid == 0) {
+        setpgid(0, 0);
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        signal(SIGTTOU, SIG_IGN);
+        close(fds[1]);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            close(null);
+        }
+        char c;
+        while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+            ;
+        for (int i = 0; i < 20 && remove_dir(dir) != 0; i++)
+            usleep(100 * 1000);
+        _exit(0);
+    }
+    close(fds[0]);
+    *wfd = fds[1];
+    return pid;
 }
 
 /* The command line. */
@@ -100,7 +179,7 @@ static int parse_args(int argc, char **argv, struct args *r)
 {
     int i;
     memset(r, 0, sizeof *r);
-    r->timeout = 600;
+    r->timeout = VEIL_HARNESS_NO_TIMEOUT;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -114,8 +193,9 @@ static int parse_args(int argc, char **argv, struct args *r)
                 return usage_error("%s needs a number", a);
             char *end = NULL;
             long v = strtol(argv[i], &end, 10);
-            if (end == argv[i] || *end || v < 1 || v > VEIL_NET_MAX_PARTIES)
-                return usage_error("-n '%s': the number of parties is 1..16", argv[i]);
+            if (end == argv[i] || *end || v < 2 || v > VEIL_NET_MAX_PARTIES)
+                return usage_error("-n '%s': the number of parties is 2..16 (a session needs "
+                                   "at least 2)", argv[i]);
             r->n = (int)v;
         } else if (!strcmp(a, "--dealer")) {
             r->dealer = 1;
@@ -203,9 +283,6 @@ static int run_parties(const struct args *r, const char *dir, char **argv)
     }
     if (r->insecure)
         env[ne++] = "VEIL_INSECURE_PLAINTEXT=1";
-    /* the processes' output reaches a terminal through us: long runs may show progress */
-    if (isatty(STDERR_FILENO))
-        env[ne++] = "VEIL_PROGRESS=1";
     env[ne] = NULL;
 
     struct veil_harness_opts opts;
@@ -218,6 +295,8 @@ static int run_parties(const struct args *r, const char *dir, char **argv)
     opts.forward_output = 1;
     opts.extra_env = env;
     opts.session = r->session;
+    opts.scratch_dir = dir;
+    opts.stop_signal = &stop_signal;
     struct veil_harness_result res[VEIL_HARNESS_MAX_PROCS];
     memset(res, 0, sizeof res);
     int rc = veil_harness_exec(&opts, argv + r->prog, res);
@@ -225,6 +304,11 @@ static int run_parties(const struct args *r, const char *dir, char **argv)
         status = 0;
     } else {
         fprintf(stderr, "veil-run: %s\n", veil_last_error());
+        if (rc == VEIL_ERR_TIMEOUT)
+            fprintf(stderr, "veil-run: the bound was --timeout %g; raise it with --timeout "
+                            "SECONDS, or leave --timeout out (no wall-clock limit: a hung "
+                            "session still ends when a process detects a lost peer)\n",
+                    r->timeout);
         /* The first failure is the one that exited earliest on its own (not killed by us). */
         int first = -1, any_timeout = 0;
         for (int p = 0; p < nprocs; p++) {
@@ -234,7 +318,9 @@ static int run_parties(const struct args *r, const char *dir, char **argv)
             if (first < 0 || res[p].seconds < res[first].seconds)
                 first = p;
         }
-        if (first >= 0)
+        if (stop_signal)
+            status = 128 + stop_signal;
+        else if (first >= 0)
             status = res[first].exit_code < 0 ? 127 : res[first].exit_code;
         else if (any_timeout || rc == VEIL_ERR_TIMEOUT)
             status = EXIT_TIMEOUT;
@@ -254,14 +340,27 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
     const int nprocs = r.n + r.dealer;
+    catch_stop_signals();
     char dir[] = "/tmp/veil-run-keys-XXXXXX"; /* mkdtemp: mode 0700 */
     if (!mkdtemp(dir)) {
         fprintf(stderr, "veil-run: cannot create a key directory: %s\n", strerror(errno));
         return 1;
     }
+    int reaper_fd = -1;
+    const pid_t reaper = start_reaper(dir, &reaper_fd);
     status = write_keys(dir, nprocs);
-    if (status == 0)
+    if (status == 0 && !stop_signal)
         status = run_parties(&r, dir, argv);
-    remove_keys(dir, nprocs);
+    if (status == 0 && stop_signal) /* arrived before the children started */
+        status = 128 + stop_signal;
+    if (stop_signal)
+        fprintf(stderr, "veil-run: stopped by signal %d (%s); exit status %d\n", (int)stop_signal,
+                strsignal(stop_signal), status);
+    if (remove_dir(dir) != 0)
+        fprintf(stderr, "veil-run: cannot remove key directory %s: %s\n", dir, strerror(errno));
+    if (reaper > 0) { /* its pipe closes: it finds the directory gone and exits */
+        close(reaper_fd);
+        waitpid(reaper, NULL, 0);
+    }
     return status;
 }

@@ -12,6 +12,7 @@
 
 #include "base/base_internal.h"
 #include "base/env.h"
+#include "base/secmem.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
 #include "graph/secure/party_internal.h"
@@ -203,6 +204,7 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
         veil_error(VEIL_ERR_INVAL, "veil_party_open: no plan");
         return NULL;
     }
+    veil_secmem_protect_process(); /* before any key or share is read */
     veil_party_t *me = calloc(1, sizeof *me);
     if (!me) {
         veil_error(VEIL_ERR_NOMEM, "veil_party_open: out of memory");
