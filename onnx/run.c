@@ -72,8 +72,6 @@ int veil_onnx_run_files(const char *model, const char *const *in, int nin,
         rc = veil_onnx_tensor_read(in[i], &t[i]);
         if (rc == VEIL_OK && is_int[i])
             snprintf(t[i].name, sizeof t[i].name, "%s", names[i]), known[nk++] = t[i];
-        else if (rc == VEIL_OK && mode == VEIL_PLAIN_FIXED)
-            rc = check_range(&t[i], in[i], frac_bits);
     }
     veil_onnx_model_t *m = NULL;
     veil_plan_t *plan = NULL;
@@ -84,6 +82,9 @@ int veil_onnx_run_files(const char *model, const char *const *in, int nin,
         o.nknown = nk;
         rc = veil_onnx_load(model, &o, &m);
     }
+    for (int i = 0; i < n && rc == VEIL_OK && mode == VEIL_PLAIN_FIXED; i++)
+        if (!is_int[i]) /* after the import: a model Veil refuses is reported as such first */
+            rc = check_range(&t[i], in[i], frac_bits);
     if (rc == VEIL_OK) {
         struct veil_compile_options co;
         veil_compile_options_defaults(&co);
