@@ -151,6 +151,14 @@ veil_node_t *ox_broadcast(struct veil_onnx_model *m, struct ox_value *v, int ndi
         same = v->dims[i] == dims[i];
     if (same || (v->numel == 1 && ndim == 0))
         return ox_node(m, v);
+    for (int i = 0; i < v->ndim; i++) { /* unidirectional: v's dims are 1 or the target's */
+        size_t t = i < v->ndim - ndim ? 0 : dims[i - (v->ndim - ndim)];
+        if (v->ndim > ndim || (v->dims[i] != 1 && v->dims[i] != t)) {
+            ox_fail(m, VEIL_ERR_SHAPE, "'%.60s' does not broadcast to the %d-D result", v->name,
+                    ndim);
+            return NULL;
+        }
+    }
     long *idx = ox_broadcast_index(v->ndim, v->dims, ndim, dims);
     if (!idx) {
         ox_fail(m, VEIL_ERR_NOMEM, "out of memory");

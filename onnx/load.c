@@ -133,6 +133,8 @@ int ox_init_values(struct veil_onnx_model *m, int init, double **out)
     int rc = ox_tensor_values(t, m->dir, what, out, &present);
     if (rc == VEIL_OK && !present)
         m->stripped_seen = 1;
+    if (rc != VEIL_OK && m->rc == VEIL_OK)
+        m->rc = rc; /* the import returns this status (its message is the tensor reader's) */
     return rc;
 }
 
