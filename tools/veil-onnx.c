@@ -87,19 +87,22 @@ static int cmd_check(int argc, char **argv)
     char s[128];
     printf("%s: opset %d, %zu ONNX nodes, %s\n", path, veil_onnx_opset(m),
            veil_onnx_node_count(m), veil_onnx_has_weights(m) ? "with weights" : "stripped");
-    for (size_t i = 0; i < veil_onnx_input_count(m); i++) {
-        size_t d[VEIL_MAX_DIMS];
-        int nd = veil_onnx_input_shape(m, i, d);
-        shape_str(nd, d, s, sizeof s);
-        printf("  input  %-24s %-16s owner: data owner (party 1)\n", veil_onnx_input_name(m, i),
-               s);
+    struct veil_compile_options co;
+    veil_compile_options_defaults(&co);
+    veil_plan_t *plan = veil_compile(veil_onnx_graph(m), &co);
+    if (!plan) {
+        printf("compile: %s\n", veil_last_error());
+        veil_onnx_destroy(&m);
+        return 3;
     }
-    size_t nf;
-    const struct veil_feed *f = veil_onnx_param_feeds(m, &nf);
-    for (size_t i = 0; i < nf; i++) {
-        const veil_node_t *p = veil_graph_find(veil_onnx_graph(m), f[i].name);
-        node_shape(p, s, sizeof s);
-        printf("  param  %-24s %-16s owner: model owner (party 0)\n", f[i].name, s);
+    for (size_t i = 0; i < veil_plan_leaf_count(plan); i++) {
+        const veil_node_t *p = veil_graph_find(veil_onnx_graph(m), veil_plan_leaf_name(plan, i));
+        if (p)
+            node_shape(p, s, sizeof s);
+        printf("  %-6s %-24s %-16s owner: party %d (%s)\n",
+               veil_plan_leaf_is_param(plan, i) ? "param" : "input", veil_plan_leaf_name(plan, i),
+               p ? s : "", veil_plan_leaf_owner(plan, i),
+               veil_plan_leaf_is_param(plan, i) ? "model owner" : "data owner");
     }
     for (size_t i = 0; i < veil_onnx_node_count(m); i++) {
         const veil_node_t *r = veil_onnx_node_result(m, i);
@@ -113,16 +116,8 @@ static int cmd_check(int argc, char **argv)
         size_t d[VEIL_MAX_DIMS];
         int nd = veil_onnx_output_shape(m, i, d);
         shape_str(nd, d, s, sizeof s);
-        printf("  output %-24s %-16s revealed to the data owner\n", veil_onnx_output_name(m, i),
-               s);
-    }
-    struct veil_compile_options co;
-    veil_compile_options_defaults(&co);
-    veil_plan_t *plan = veil_compile(veil_onnx_graph(m), &co);
-    if (!plan) {
-        printf("compile: %s\n", veil_last_error());
-        veil_onnx_destroy(&m);
-        return 1;
+        printf("  output %-24s %-16s revealed to party %d\n", veil_onnx_output_name(m, i), s,
+               veil_plan_output_to(plan, i));
     }
     printf("plan: %zu DSL nodes\n", veil_graph_node_count(veil_onnx_graph(m)));
     for (int n = 2; n <= (nparties > 3 ? nparties : 3); n++) {
