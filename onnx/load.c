@@ -213,7 +213,11 @@ veil_node_t *ox_node(struct veil_onnx_model *m, struct ox_value *v)
         free(vals);
         return v->node;
     }
-    ox_fail(m, VEIL_ERR_FORMAT, "value '%.100s' has no producer", v->name);
+    if (v->gelu)
+        ox_fail(m, VEIL_ERR_UNSUPPORTED, "'%.100s' is part of an Erf expression; Veil imports Erf "
+                "only inside GELU's pattern x * 0.5 * (1 + erf(x / sqrt(2)))", v->name);
+    else
+        ox_fail(m, VEIL_ERR_FORMAT, "value '%.100s' has no producer", v->name);
     return NULL;
 }
 

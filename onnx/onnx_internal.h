@@ -26,6 +26,13 @@ struct ox_value {
     double *cval;                /* public values (Constant, known input, public initializer) */
     int init;                    /* index of its initializer, or -1 */
     int defined;
+    /* GELU's pattern x * 0.5 * (1 + erf(x / sqrt 2)) as PyTorch exports it, recognised step by
+     * step: src/factor record that this value is src times a public number; gelu > 0 marks a
+     * partial pattern of gelu_x (1: erf(x / sqrt 2), 2: 1 + erf, 3: x (1 + erf)), which has no
+     * node of its own. */
+    veil_node_t *src, *gelu_x;
+    double factor;
+    int gelu;
 };
 
 /* Per initializer: how the importer used it. */
@@ -167,6 +174,11 @@ int ox_op_prelu(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_clip(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_constant(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_shape(struct veil_onnx_model *m, const Onnx__NodeProto *n);
+int ox_op_erf(struct veil_onnx_model *m, const Onnx__NodeProto *n);
+/** The GELU pattern's next step for a binary node (Add, Mul) when an operand is part of it:
+ * *handled 1 and the status; else *handled 0. */
+int ox_gelu_step(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_mul,
+                 struct ox_value *a, struct ox_value *b, int *handled);
 int ox_op_constant_of_shape(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_gemm(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_matmul(struct veil_onnx_model *m, const Onnx__NodeProto *n);

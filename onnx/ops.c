@@ -170,6 +170,12 @@ int ox_is_public(const struct ox_value *v)
     return v->cval || (v->init >= 0 && v->is_int);
 }
 
+/* A multiplier: public numbers, or an initializer read as public numbers (kept by strip). */
+static int can_pub(const struct ox_value *v)
+{
+    return v->cval || v->init >= 0;
+}
+
 /* A public constant node: v's numbers broadcast to (ndim, dims), times factor. */
 static veil_node_t *pub_node(struct veil_onnx_model *m, struct ox_value *v, int ndim,
                              const size_t *dims, double factor)
@@ -243,9 +249,9 @@ static int binary(struct veil_onnx_model *m, const Onnx__NodeProto *n, struct ox
     char b1[64], b2[64];
     if (kind == B_MUL || kind == B_DIV) {
         struct ox_value *x = a, *c = b;
-        if (kind == B_MUL && ox_is_public(a) && !ox_is_public(b))
+        if (kind == B_MUL && !can_pub(b) && can_pub(a))
             x = b, c = a;
-        if (!ox_is_public(c))
+        if (!can_pub(c))
             return ox_fail(m, VEIL_ERR_UNSUPPORTED, "%s of two secret tensors ('%.60s', "
                            "'%.60s'): Veil multiplies only by public constants here",
                            kind == B_MUL ? "Mul" : "Div", a->name, b->name);
@@ -303,6 +309,11 @@ static int op_binary(struct veil_onnx_model *m, const Onnx__NodeProto *n, int ki
     struct ox_value *a = ox_in(m, n, 0);
     if (!a)
         return ox_fail(m, VEIL_ERR_FORMAT, "input 0 missing");
+    if (n->n_input == 2 && ox_in(m, n, 1) && (kind == B_ADD || kind == B_MUL)) {
+        int handled, rc = ox_gelu_step(m, n, kind == B_MUL, a, ox_in(m, n, 1), &handled);
+        if (handled)
+            return rc;
+    }
     char buf[64];
     struct ox_value tmp; /* the running result of a chain (Sum, Max, Min of 3 or more) */
     double *held = NULL; /* its public numbers, owned here */
@@ -324,8 +335,19 @@ static int op_binary(struct veil_onnx_model *m, const Onnx__NodeProto *n, int ki
         held = NULL;
         if (rc != VEIL_OK)
             return rc;
-        if (last)
-            return c ? ox_out_const(m, n, 0, nd, dims, c, is_int) : ox_out(m, n, 0, y, nd, dims);
+        if (last) {
+            rc = c ? ox_out_const(m, n, 0, nd, dims, c, is_int) : ox_out(m, n, 0, y, nd, dims);
+            struct ox_value *o = rc == VEIL_OK && !c && (kind == B_MUL || kind == B_DIV)
+                                     ? ox_find(m, n->output[0]) : NULL;
+            int swap = kind == B_MUL && !can_pub(b) && can_pub(a);
+            struct ox_value *x = swap ? b : a, *f = swap ? a : b;
+            if (o && f->numel == 1 && !x->gelu && x->node) { /* x times a number: for GELU */
+                const double *fv = ox_public(m, f);
+                o->src = x->node;
+                o->factor = fv ? (kind == B_DIV ? 1.0 / fv[0] : fv[0]) : 0;
+            }
+            return rc;
+        }
         memset(&tmp, 0, sizeof tmp);
         tmp.name = "(partial result)";
         tmp.ndim = nd;
@@ -365,7 +387,7 @@ static int op_mean(struct veil_onnx_model *m, const Onnx__NodeProto *n)
 
 static const char *const supported[] = {
     "Abs", "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Constant",
-    "ConstantOfShape", "Conv", "DepthToSpace", "Div", "Dropout", "Expand", "Flatten", "Gather",
+    "ConstantOfShape", "Conv", "DepthToSpace", "Div", "Dropout", "Erf (in GELU's pattern)", "Expand", "Flatten", "Gather",
     "Gemm", "GlobalAveragePool", "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "Max",
     "MaxPool", "Mean", "Min", "Mul", "Neg", "Pad", "PRelu", "ReduceMean", "ReduceSum", "Relu",
     "Reshape", "Shape", "Slice", "Softmax", "SpaceToDepth", "Split", "Squeeze", "Sub", "Sum",
@@ -386,7 +408,7 @@ const char *veil_onnx_supported_ops(void)
 int ox_op_supported(const char *op)
 {
     for (size_t i = 0; supported[i]; i++)
-        if (!strcmp(op, supported[i]))
+        if (!strcmp(op, supported[i]) || (!strcmp(op, "Erf") && !strncmp(supported[i], "Erf ", 4)))
             return 1;
     return 0;
 }
@@ -427,6 +449,8 @@ int ox_import_node(struct veil_onnx_model *m, const Onnx__NodeProto *n)
         return ox_op_clip(m, n);
     if (!strcmp(op, "Constant"))
         return ox_op_constant(m, n);
+    if (!strcmp(op, "Erf"))
+        return ox_op_erf(m, n);
     if (!strcmp(op, "ConstantOfShape"))
         return ox_op_constant_of_shape(m, n);
     if (!strcmp(op, "Shape"))

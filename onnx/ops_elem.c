@@ -252,3 +252,57 @@ int ox_op_constant_of_shape(struct veil_onnx_model *m, const Onnx__NodeProto *n)
     return ox_out_const(m, n, 0, (int)k, dims, v, is_int);
 }
 
+
+/* Erf(x / sqrt 2): the first step of GELU's pattern (ox_gelu_step finishes it). */
+int ox_op_erf(struct veil_onnx_model *m, const Onnx__NodeProto *n)
+{
+    struct ox_value *u = ox_in(m, n, 0);
+    if (!u)
+        return ox_fail(m, VEIL_ERR_FORMAT, "input 0 missing");
+    if (!u->src || fabs(u->factor - M_SQRT1_2) > 1e-4)
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "Erf is imported only inside GELU's pattern x * "
+                       "0.5 * (1 + erf(x / sqrt(2))); its input here is not x / sqrt(2)");
+    struct ox_value *v = ox_define(m, n->output[0], u->ndim, u->dims, 0);
+    if (!v)
+        return VEIL_ERR_FORMAT;
+    v->gelu = 1;
+    v->gelu_x = u->src;
+    return VEIL_OK;
+}
+
+static int gelu_def(struct veil_onnx_model *m, const Onnx__NodeProto *n, struct ox_value *p,
+                    int stage)
+{
+    struct ox_value *v = ox_define(m, n->output[0], p->ndim, p->dims, 0);
+    if (!v)
+        return VEIL_ERR_FORMAT;
+    v->gelu = stage;
+    v->gelu_x = p->gelu_x;
+    return VEIL_OK;
+}
+
+int ox_gelu_step(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_mul,
+                 struct ox_value *a, struct ox_value *b, int *handled)
+{
+    *handled = 0;
+    struct ox_value *p = a->gelu ? a : b, *o = a->gelu ? b : a;
+    if (!p->gelu || o->gelu)
+        return VEIL_OK;
+    *handled = 1;
+    const double *c = (o->cval || o->init >= 0) && o->numel == 1 ? ox_public(m, o) : NULL;
+    char buf[64];
+    if (!is_mul && p->gelu == 1 && c && fabs(c[0] - 1) < 1e-6) /* 1 + erf */
+        return gelu_def(m, n, p, 2);
+    if (is_mul && p->gelu == 2 && o->node == p->gelu_x) /* x (1 + erf) */
+        return gelu_def(m, n, p, 3);
+    int half = (is_mul && p->gelu == 3 && c && fabs(c[0] - 0.5) < 1e-6) ||
+               (is_mul && p->gelu == 2 && o->src == p->gelu_x && fabs(o->factor - 0.5) < 1e-6);
+    if (half) {
+        size_t d[VEIL_MAX_DIMS];
+        for (int i = 0; i < p->ndim; i++)
+            d[i] = p->dims[i];
+        return ox_out(m, n, 0, veil_gelu(m->g, ox_out_name(m, n, 0, buf), p->gelu_x), p->ndim, d);
+    }
+    return ox_fail(m, VEIL_ERR_UNSUPPORTED, "Erf is imported only inside GELU's pattern x * 0.5 "
+                   "* (1 + erf(x / sqrt(2))); this node does not continue it");
+}
