@@ -198,7 +198,8 @@ int ox_op_split(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_tile(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_expand(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_space(struct veil_onnx_model *m, const Onnx__NodeProto *n, int to_depth);
-int ox_op_reduce(struct veil_onnx_model *m, const Onnx__NodeProto *n, int mean);
+/** kind: 0 ReduceSum, 1 ReduceMean, 2 ReduceMax, 3 ReduceMin. */
+int ox_op_reduce(struct veil_onnx_model *m, const Onnx__NodeProto *n, int kind);
 enum { OX_RESHAPE, OX_FLATTEN, OX_SQUEEZE, OX_UNSQUEEZE };
 /** ops_shape.c's output k = x moved by idx (owned; idx[j] < 0: fill), folded when x is public. */
 int ox_move(struct veil_onnx_model *m, const Onnx__NodeProto *n, size_t k, struct ox_value *x,

@@ -387,11 +387,12 @@ static int op_mean(struct veil_onnx_model *m, const Onnx__NodeProto *n)
 
 static const char *const supported[] = {
     "Abs", "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Constant",
-    "ConstantOfShape", "Conv", "DepthToSpace", "Div", "Dropout", "Erf (in GELU's pattern)", "Expand", "Flatten", "Gather",
-    "Gemm", "GlobalAveragePool", "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "Max",
-    "MaxPool", "Mean", "Min", "Mul", "Neg", "Pad", "PRelu", "ReduceMean", "ReduceSum", "Relu",
-    "Reshape", "Shape", "Slice", "Softmax", "SpaceToDepth", "Split", "Squeeze", "Sub", "Sum",
-    "Tile", "Transpose", "Unsqueeze", NULL};
+    "ConstantOfShape", "Conv", "DepthToSpace", "Div", "Dropout", "Erf (in GELU's pattern)",
+    "Expand", "Flatten", "Gather", "Gemm", "GlobalAveragePool", "Identity", "LayerNormalization",
+    "LeakyRelu", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mul", "Neg", "Pad", "PRelu",
+    "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Relu", "Reshape", "Shape", "Slice",
+    "Softmax", "SpaceToDepth", "Split", "Squeeze", "Sub", "Sum", "Tile", "Transpose", "Unsqueeze",
+    NULL};
 
 const char *veil_onnx_supported_ops(void)
 {
@@ -497,7 +498,8 @@ int ox_import_node(struct veil_onnx_model *m, const Onnx__NodeProto *n)
         return ox_op_expand(m, n);
     if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth"))
         return ox_op_space(m, n, op[0] == 'S');
-    if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMean"))
-        return ox_op_reduce(m, n, op[6] == 'M');
+    if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMean") || !strcmp(op, "ReduceMax") ||
+        !strcmp(op, "ReduceMin"))
+        return ox_op_reduce(m, n, op[6] == 'S' ? 0 : op[7] == 'e' ? 1 : op[7] == 'a' ? 2 : 3);
     return ox_op_unary(m, n, op);
 }

@@ -366,14 +366,56 @@ int ox_op_space(struct veil_onnx_model *m, const Onnx__NodeProto *n, int to_dept
     return ox_move(m, n, 0, x, 4, od, idx, 0);
 }
 
-int ox_op_reduce(struct veil_onnx_model *m, const Onnx__NodeProto *n, int mean)
+/* max (or min) over the groups of map: the k-th member of every group gathered, then folded
+ * pairwise with max(a, b) = b + relu(a - b) (min: a - relu(a - b)); exact. */
+static veil_node_t *reduce_extreme(struct veil_onnx_model *m, struct ox_value *x, const long *map,
+                                   size_t nout, size_t cnt, int is_min, int nd, const size_t *od)
 {
+    long *idx = malloc(nout * cnt * sizeof *idx);
+    size_t *seen = calloc(nout, sizeof *seen);
+    veil_node_t *xn = ox_node(m, x), *acc = NULL;
+    if (!idx || !seen) {
+        ox_fail(m, VEIL_ERR_NOMEM, "out of memory");
+        xn = NULL;
+    }
+    for (size_t i = 0; xn && i < x->numel; i++) { /* idx[k * nout + o]: k-th member of group o */
+        size_t o = (size_t)map[i];
+        idx[seen[o]++ * nout + o] = (long)i;
+    }
+    char b1[64], b2[64], b3[64];
+    for (size_t k = 0; xn && k < cnt; k++) {
+        veil_node_t *v = ox_gather(m, xn, nd, od, idx + k * nout);
+        if (!v || !acc) {
+            acc = v;
+            if (!v)
+                break;
+            continue;
+        }
+        veil_node_t *d = veil_add(m->g, ox_name(m, NULL, b1), acc,
+                                  veil_scale(m->g, ox_name(m, NULL, b2), v, -1.0));
+        veil_node_t *r = veil_relu(m->g, ox_name(m, NULL, b3), d);
+        acc = is_min ? veil_add(m->g, ox_name(m, NULL, b1), acc,
+                                veil_scale(m->g, ox_name(m, NULL, b2), r, -1.0))
+                     : veil_add(m->g, ox_name(m, NULL, b1), v, r);
+        if (!acc) {
+            ox_graph_fail(m);
+            break;
+        }
+    }
+    free(idx);
+    free(seen);
+    return acc;
+}
+
+int ox_op_reduce(struct veil_onnx_model *m, const Onnx__NodeProto *n, int kind)
+{
+    int mean = kind == 1;
     struct ox_value *x = ox_in(m, n, 0);
     if (!x || x->ndim < 1)
         return ox_fail(m, VEIL_ERR_FORMAT, "needs a tensor of rank 1 or more");
     int axes[VEIL_MAX_DIMS], na = 0, red[VEIL_MAX_DIMS] = {0};
     int keep = (int)ox_attr_int(n, "keepdims", 1);
-    int since = mean ? 18 : 13;
+    int since = kind ? 18 : 13;
     if (m->opset < since) {
         size_t c;
         const int64_t *a = ox_attr_ints(n, "axes", &c);
@@ -416,10 +458,25 @@ int ox_op_reduce(struct veil_onnx_model *m, const Onnx__NodeProto *n, int mean)
     if (x->cval || (x->init >= 0 && x->is_int)) {
         const double *c = ox_public(m, x);
         double *r = c ? calloc(nout, sizeof *r) : NULL;
-        for (size_t i = 0; r && i < x->numel; i++)
-            r[map[i]] += f * c[i];
+        char *first = calloc(nout, 1);
+        for (size_t i = 0; r && first && i < x->numel; i++) {
+            double *o = &r[map[i]];
+            if (kind < 2)
+                *o += f * c[i];
+            else if (!first[map[i]]++ || (kind == 2 ? c[i] > *o : c[i] < *o))
+                *o = c[i];
+        }
+        free(first);
         free(map);
         return c ? ox_out_const(m, n, 0, nd, od, r, x->is_int) : VEIL_ERR_FORMAT;
+    }
+    if (kind >= 2) {
+        veil_node_t *y = reduce_extreme(m, x, map, nout, cnt, kind == 3, nd, od);
+        free(map);
+        char b[64];
+        if (y)
+            y = ox_reshape(m, y, nd, od, ox_out_name(m, n, 0, b));
+        return ox_out(m, n, 0, y, nd, od);
     }
     if (nout && x->numel > m->o.max_linmap / nout) {
         free(map);
