@@ -306,3 +306,46 @@ int ox_gelu_step(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_mul
     return ox_fail(m, VEIL_ERR_UNSUPPORTED, "Erf is imported only inside GELU's pattern x * 0.5 "
                    "* (1 + erf(x / sqrt(2))); this node does not continue it");
 }
+
+/* ArgMax / ArgMin (first index; select_last_index 1 is refused): the DSL's argmax over the last
+ * axis, after moving the axis there; ArgMin is the argmax of -x. */
+int ox_op_argmax(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_min)
+{
+    struct ox_value *x = ox_in(m, n, 0);
+    if (!x || x->ndim < 1)
+        return ox_fail(m, VEIL_ERR_FORMAT, "needs a tensor of rank 1 or more");
+    if (ox_attr_int(n, "select_last_index", 0))
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "select_last_index 1 (the DSL's argmax gives the "
+                       "first maximum)");
+    int a;
+    if (ox_axis(m, ox_attr_int(n, "axis", 0), x->ndim, &a) != VEIL_OK)
+        return VEIL_ERR_FORMAT;
+    int keep = (int)ox_attr_int(n, "keepdims", 1), perm[VEIL_MAX_DIMS], k = 0, nd = 0;
+    size_t td[VEIL_MAX_DIMS], od[VEIL_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        if (i != a)
+            perm[k++] = i;
+    perm[k] = a;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != a || keep)
+            od[nd++] = i == a ? 1 : x->dims[i];
+    veil_node_t *xn = ox_node(m, x);
+    if (!xn)
+        return VEIL_ERR_FORMAT;
+    char b1[64], b2[64];
+    if (is_min && !(xn = veil_scale(m->g, ox_name(m, NULL, b1), xn, -1.0)))
+        return ox_graph_fail(m);
+    long *idx = ox_transpose_index(x->ndim, x->dims, perm, td);
+    if (!idx)
+        return ox_fail(m, VEIL_ERR_NOMEM, "out of memory");
+    veil_node_t *t = ox_gather(m, xn, x->ndim, td, idx);
+    free(idx);
+    if (t && x->ndim == 1) {
+        size_t d2[2] = {1, x->dims[0]};
+        t = ox_reshape(m, t, 2, d2, NULL);
+    }
+    veil_node_t *y = t ? veil_argmax(m->g, ox_name(m, NULL, b1), t) : NULL;
+    if (!y)
+        return veil_graph_status(m->g) ? ox_graph_fail(m) : VEIL_ERR_FORMAT;
+    return ox_out(m, n, 0, ox_reshape(m, y, nd, od, ox_out_name(m, n, 0, b2)), nd, od);
+}
