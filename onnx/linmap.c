@@ -58,7 +58,8 @@ veil_node_t *ox_gather(struct veil_onnx_model *m, veil_node_t *x, int ndim, cons
         return y;
     }
     if (nout && nin > m->o.max_linmap / nout) {
-        ox_fail(m, VEIL_ERR_UNSUPPORTED, "moving elements of a %zu-element tensor into %zu "
+        ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                "moving elements of a %zu-element tensor into %zu "
                 "would take a %zu x %zu constant matrix, more than max_linmap (%zu) allows",
                 nin, nout, nin, nout, m->o.max_linmap);
         return NULL;
@@ -76,15 +77,17 @@ veil_node_t *ox_gather(struct veil_onnx_model *m, veil_node_t *x, int ndim, cons
     return y;
 }
 
-int ox_broadcast_shape(struct veil_onnx_model *m, int na, const size_t *a, int nb,
-                       const size_t *b, int *nout, size_t *out)
+int ox_broadcast_shape(struct veil_onnx_model *m, int na, const size_t *a, int nb, const size_t *b,
+                       int *nout, size_t *out)
 {
     int n = na > nb ? na : nb;
     for (int i = 0; i < n; i++) {
         size_t da = i < n - na ? 1 : a[i - (n - na)], db = i < n - nb ? 1 : b[i - (n - nb)];
         if (da != db && da != 1 && db != 1)
-            return ox_fail(m, VEIL_ERR_SHAPE, "shapes do not broadcast (dimension %d: %zu and "
-                           "%zu)", i, da, db);
+            return ox_fail(m, VEIL_ERR_SHAPE,
+                           "shapes do not broadcast (dimension %d: %zu and "
+                           "%zu)",
+                           i, da, db);
         out[i] = da == 1 ? db : da;
     }
     *nout = n;

@@ -69,7 +69,8 @@ struct ox_value *ox_define(struct veil_onnx_model *m, const char *name, int ndim
         if (dims[i] == 0 || dims[i] > OX_MAX_NUMEL / numel) {
             ox_fail(m, dims[i] ? VEIL_ERR_RANGE : VEIL_ERR_UNSUPPORTED,
                     "value '%.100s': dimension %d is %zu (empty tensors and more than %zu "
-                    "elements are not supported)", name, i, dims[i], OX_MAX_NUMEL);
+                    "elements are not supported)",
+                    name, i, dims[i], OX_MAX_NUMEL);
             return NULL;
         }
         numel *= dims[i];
@@ -174,16 +175,20 @@ veil_node_t *ox_param(struct veil_onnx_model *m, const char *base, int ndim, con
     }
     if (values) {
         if (m->o.weights == 0) {
-            ox_fail(m, VEIL_ERR_INVAL, "the file carries the values of parameter '%s', but this "
-                    "party does not own the model (load the stripped PUBLIC.onnx instead)", nm);
+            ox_fail(m, VEIL_ERR_INVAL,
+                    "the file carries the values of parameter '%s', but this "
+                    "party does not own the model (load the stripped PUBLIC.onnx instead)",
+                    nm);
             return NULL;
         }
         if (add_feed(m, nm, values, veil_node_numel(p)) != VEIL_OK)
             return NULL;
     } else {
         if (m->o.weights == 1) {
-            ox_fail(m, VEIL_ERR_INVAL, "parameter '%s' has no values in this file (a stripped "
-                    "model); the model owner needs the full model", nm);
+            ox_fail(m, VEIL_ERR_INVAL,
+                    "parameter '%s' has no values in this file (a stripped "
+                    "model); the model owner needs the full model",
+                    nm);
             return NULL;
         }
         m->has_weights = 0;
@@ -214,8 +219,10 @@ veil_node_t *ox_node(struct veil_onnx_model *m, struct ox_value *v)
         return v->node;
     }
     if (v->gelu)
-        ox_fail(m, VEIL_ERR_UNSUPPORTED, "'%.100s' is part of an Erf expression; Veil imports Erf "
-                "only inside GELU's pattern x * 0.5 * (1 + erf(x / sqrt(2)))", v->name);
+        ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                "'%.100s' is part of an Erf expression; Veil imports Erf "
+                "only inside GELU's pattern x * 0.5 * (1 + erf(x / sqrt(2)))",
+                v->name);
     else
         ox_fail(m, VEIL_ERR_FORMAT, "value '%.100s' has no producer", v->name);
     return NULL;
@@ -231,15 +238,19 @@ const double *ox_public(struct veil_onnx_model *m, struct ox_value *v)
             return NULL;
         m->usage[v->init] = OX_AS_PUBLIC;
         if (!vals) {
-            ox_fail(m, VEIL_ERR_FORMAT, "initializer '%.100s' is read as public numbers but has "
-                    "no values (stripped wrongly?)", v->name);
+            ox_fail(m, VEIL_ERR_FORMAT,
+                    "initializer '%.100s' is read as public numbers but has "
+                    "no values (stripped wrongly?)",
+                    v->name);
             return NULL;
         }
         v->cval = vals;
         return vals;
     }
-    ox_fail(m, VEIL_ERR_UNSUPPORTED, "'%.100s' must be a constant (an initializer, a Constant "
-            "node or an input given at load), not a computed or secret tensor", v->name);
+    ox_fail(m, VEIL_ERR_UNSUPPORTED,
+            "'%.100s' must be a constant (an initializer, a Constant "
+            "node or an input given at load), not a computed or secret tensor",
+            v->name);
     return NULL;
 }
 
@@ -252,11 +263,14 @@ static int find_opset(struct veil_onnx_model *m)
             m->opset = (int)o->version;
     }
     if (m->opset < 0)
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "no opset of the default ONNX domain is "
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "no opset of the default ONNX domain is "
                        "imported (other domains are not supported)");
     if (m->opset < 7 || m->opset > 17)
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "opset %d; Veil imports opsets 7 to 17 (convert "
-                       "the model with onnx.version_converter)", m->opset);
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "opset %d; Veil imports opsets 7 to 17 (convert "
+                       "the model with onnx.version_converter)",
+                       m->opset);
     return VEIL_OK;
 }
 
@@ -286,11 +300,14 @@ static int add_input(struct veil_onnx_model *m, const Onnx__ValueInfoProto *vi)
     for (size_t i = 0; i < sh->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
         if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-            return ox_fail(m, VEIL_ERR_UNSUPPORTED, "graph input '%.100s': dimension %zu is "
+            return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                           "graph input '%.100s': dimension %zu is "
                            "symbolic ('%.40s'); export the model with fixed sizes (batch "
-                           "included)", name, i,
+                           "included)",
+                           name, i,
                            d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
-                               ? d->dim_param : "");
+                               ? d->dim_param
+                               : "");
         if (d->dim_value <= 0)
             return ox_fail(m, VEIL_ERR_UNSUPPORTED, "graph input '%.100s': dimension %zu is %lld",
                            name, i, (long long)d->dim_value);
@@ -303,17 +320,21 @@ static int add_input(struct veil_onnx_model *m, const Onnx__ValueInfoProto *vi)
     const struct veil_onnx_tensor *k = known(m, name);
     if (k) {
         if (k->numel != v->numel)
-            return ox_fail(m, VEIL_ERR_SHAPE, "input '%.100s' given at load has %zu values, the "
-                           "model declares %zu", name, k->numel, v->numel);
+            return ox_fail(m, VEIL_ERR_SHAPE,
+                           "input '%.100s' given at load has %zu values, the "
+                           "model declares %zu",
+                           name, k->numel, v->numel);
         if (!(v->cval = malloc(v->numel * sizeof(double))))
             return ox_fail(m, VEIL_ERR_NOMEM, "out of memory");
         memcpy(v->cval, k->values, v->numel * sizeof(double));
         return VEIL_OK;
     }
     if (is_int)
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "graph input '%.100s' is an integer tensor "
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "graph input '%.100s' is an integer tensor "
                        "(element type %d): give its values at load (shapes, axes, indices are "
-                       "public), or export them as initializers", name, tt->elem_type);
+                       "public), or export them as initializers",
+                       name, tt->elem_type);
     struct ox_io *io = &m->inputs[m->ninputs++];
     io->name = name;
     io->ndim = v->ndim;
@@ -375,11 +396,14 @@ static int import_nodes(struct veil_onnx_model *m)
                                 !strcmp(g->node[j]->output[o], n->input[k]))
                                 produced = 1;
                     m->cur = n;
-                    rc = produced ? ox_fail(m, VEIL_ERR_FORMAT, "input '%.100s' depends on this "
+                    rc = produced ? ox_fail(m, VEIL_ERR_FORMAT,
+                                            "input '%.100s' depends on this "
                                             "node's own output (a cycle in the graph)",
                                             n->input[k])
-                                  : ox_fail(m, VEIL_ERR_FORMAT, "input '%.100s' is defined by no "
-                                            "node, initializer or graph input", n->input[k]);
+                                  : ox_fail(m, VEIL_ERR_FORMAT,
+                                            "input '%.100s' is defined by no "
+                                            "node, initializer or graph input",
+                                            n->input[k]);
                     m->cur = NULL;
                     break;
                 }
@@ -453,8 +477,8 @@ static int build(struct veil_onnx_model *m)
         size_t dims[VEIL_MAX_DIMS], numel;
         if ((rc = ox_tensor_shape(t, what, &nd, dims, &numel)) != VEIL_OK)
             return rc;
-        struct ox_value *v = ox_define(m, t->name, nd, dims,
-                                       t->has_data_type && ox_is_int_type(t->data_type));
+        struct ox_value *v =
+            ox_define(m, t->name, nd, dims, t->has_data_type && ox_is_int_type(t->data_type));
         if (!v)
             return VEIL_ERR_FORMAT;
         v->init = (int)i;
@@ -486,7 +510,8 @@ static int parse(struct veil_onnx_model *m, const void *bytes, size_t len)
 {
     m->proto = onnx__model_proto__unpack(NULL, len, bytes);
     if (!m->proto)
-        return ox_fail(m, VEIL_ERR_FORMAT, "not an ONNX model (the protobuf does not parse: "
+        return ox_fail(m, VEIL_ERR_FORMAT,
+                       "not an ONNX model (the protobuf does not parse: "
                        "truncated or corrupt)");
     if (!m->proto->graph)
         return ox_fail(m, VEIL_ERR_FORMAT, "the model has no graph");

@@ -17,14 +17,14 @@
 
 /* One ONNX value (a tensor name of the graph). */
 struct ox_value {
-    const char *name;            /* borrowed from the protobuf */
-    int ndim;                    /* ONNX rank (0: scalar; its DSL node has shape (1)) */
+    const char *name; /* borrowed from the protobuf */
+    int ndim;         /* ONNX rank (0: scalar; its DSL node has shape (1)) */
     size_t dims[VEIL_MAX_DIMS];
     size_t numel;
-    int is_int;                  /* an integer or bool tensor (shapes, axes, indices) */
-    veil_node_t *node;           /* the DSL node, once materialised */
-    double *cval;                /* public values (Constant, known input, public initializer) */
-    int init;                    /* index of its initializer, or -1 */
+    int is_int;        /* an integer or bool tensor (shapes, axes, indices) */
+    veil_node_t *node; /* the DSL node, once materialised */
+    double *cval;      /* public values (Constant, known input, public initializer) */
+    int init;          /* index of its initializer, or -1 */
     int defined;
     /* GELU's pattern x * 0.5 * (1 + erf(x / sqrt 2)) as PyTorch exports it, recognised step by
      * step: src/factor record that this value is src times a public number; gelu > 0 marks a
@@ -53,23 +53,23 @@ struct ox_io {
 struct veil_onnx_model {
     veil_graph_t *g;
     Onnx__ModelProto *proto;
-    char *path;                  /* for messages */
-    char *dir;                   /* the model's folder (external data), NULL when parsed */
+    char *path; /* for messages */
+    char *dir;  /* the model's folder (external data), NULL when parsed */
     int opset;
     struct veil_onnx_options o;
     struct ox_value *vals;
     size_t nvals, capvals;
-    int *usage;                  /* per initializer (OX_*) */
+    int *usage; /* per initializer (OX_*) */
     int has_weights, stripped_seen;
     struct ox_io *inputs, *outputs;
     size_t ninputs, noutputs;
-    struct veil_feed *feeds;     /* values owned */
+    struct veil_feed *feeds; /* values owned */
     size_t nfeeds, capfeeds;
     struct ox_node_rec *recs;
     size_t nrecs;
-    const Onnx__NodeProto *cur;  /* the node being imported (messages) */
+    const Onnx__NodeProto *cur; /* the node being imported (messages) */
     unsigned uniq;
-    int rc;                      /* the first error recorded (ox_fail) */
+    int rc; /* the first error recorded (ox_fail) */
 };
 
 /* ---- load.c ---- */
@@ -101,8 +101,8 @@ int ox_graph_fail(struct veil_onnx_model *m);
 /* ---- tensor.c ---- */
 /** Converts a TensorProto's data to doubles (numel values, owned). dir: folder for external
  * data (NULL: refused). *present 0 when the tensor has no data (stripped). */
-int ox_tensor_values(const Onnx__TensorProto *t, const char *dir, const char *what,
-                     double **out, int *present);
+int ox_tensor_values(const Onnx__TensorProto *t, const char *dir, const char *what, double **out,
+                     int *present);
 /** Shape of a TensorProto, checked (rank <= VEIL_MAX_DIMS, numel <= OX_MAX_NUMEL). */
 int ox_tensor_shape(const Onnx__TensorProto *t, const char *what, int *ndim, size_t *dims,
                     size_t *numel);
@@ -130,8 +130,8 @@ veil_node_t *ox_linmap(struct veil_onnx_model *m, veil_node_t *x, int ndim, cons
 veil_node_t *ox_broadcast(struct veil_onnx_model *m, struct ox_value *v, int ndim,
                           const size_t *dims);
 /** The numpy broadcast of two shapes into out; VEIL_ERR_SHAPE when they do not broadcast. */
-int ox_broadcast_shape(struct veil_onnx_model *m, int na, const size_t *a, int nb,
-                       const size_t *b, int *nout, size_t *out);
+int ox_broadcast_shape(struct veil_onnx_model *m, int na, const size_t *a, int nb, const size_t *b,
+                       int *nout, size_t *out);
 /** Index map of a broadcast of (n, d) into (nout, dout) (idx: numel(out) entries, owned). */
 long *ox_broadcast_index(int n, const size_t *d, int nout, const size_t *dout);
 /** Index map of an axis permutation of (n, d) (idx owned; out dims in dout). */

@@ -104,8 +104,8 @@ veil_node_t *ox_reshape(struct veil_onnx_model *m, veil_node_t *x, int ndim, con
 int ox_axis(struct veil_onnx_model *m, int64_t axis, int ndim, int *out)
 {
     if (axis < -(int64_t)ndim || axis >= (int64_t)(ndim ? ndim : 1))
-        return ox_fail(m, VEIL_ERR_FORMAT, "axis %lld is out of range for rank %d",
-                       (long long)axis, ndim);
+        return ox_fail(m, VEIL_ERR_FORMAT, "axis %lld is out of range for rank %d", (long long)axis,
+                       ndim);
     *out = (int)(axis < 0 ? axis + ndim : axis);
     return VEIL_OK;
 }
@@ -146,8 +146,10 @@ veil_node_t *ox_mul_const(struct veil_onnx_model *m, veil_node_t *x, int ndim, c
     }
     veil_node_t *y = NULL;
     if (n > m->o.max_linmap / n) {
-        ox_fail(m, VEIL_ERR_UNSUPPORTED, "an elementwise product of %zu elements by a public "
-                "tensor would take a %zu x %zu diagonal matrix, more than max_linmap", n, n, n);
+        ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                "an elementwise product of %zu elements by a public "
+                "tensor would take a %zu x %zu diagonal matrix, more than max_linmap",
+                n, n, n);
     } else {
         double *M = calloc(n * n, sizeof *M);
         if (M) {
@@ -207,12 +209,18 @@ enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN };
 static double fold(int kind, double a, double b, int is_int)
 {
     switch (kind) {
-    case B_DIV: return is_int ? trunc(a / b) : a / b;
-    case B_ADD: return a + b;
-    case B_SUB: return a - b;
-    case B_MUL: return a * b;
-    case B_MAX: return a > b ? a : b;
-    default: return a < b ? a : b;
+    case B_DIV:
+        return is_int ? trunc(a / b) : a / b;
+    case B_ADD:
+        return a + b;
+    case B_SUB:
+        return a - b;
+    case B_MUL:
+        return a * b;
+    case B_MAX:
+        return a > b ? a : b;
+    default:
+        return a < b ? a : b;
     }
 }
 
@@ -252,7 +260,8 @@ static int binary(struct veil_onnx_model *m, const Onnx__NodeProto *n, struct ox
         if (kind == B_MUL && !can_pub(b) && can_pub(a))
             x = b, c = a;
         if (!can_pub(c))
-            return ox_fail(m, VEIL_ERR_UNSUPPORTED, "%s of two secret tensors ('%.60s', "
+            return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                           "%s of two secret tensors ('%.60s', "
                            "'%.60s'): Veil multiplies only by public constants here",
                            kind == B_MUL ? "Mul" : "Div", a->name, b->name);
         const double *cv = ox_public(m, c);
@@ -273,24 +282,24 @@ static int binary(struct veil_onnx_model *m, const Onnx__NodeProto *n, struct ox
         free(f);
         return *out ? VEIL_OK : VEIL_ERR_INVAL;
     }
-    veil_node_t *an = ox_is_public(a) ? pub_node(m, a, *nd, dims, 1) : ox_broadcast(m, a, *nd, dims);
+    veil_node_t *an =
+        ox_is_public(a) ? pub_node(m, a, *nd, dims, 1) : ox_broadcast(m, a, *nd, dims);
     veil_node_t *bn = NULL;
     if (kind == B_SUB || kind == B_MAX || kind == B_MIN) {
-        bn = ox_is_public(b) ? pub_node(m, b, *nd, dims, -1)
-                          : veil_scale(m->g, ox_name(m, NULL, b1), ox_broadcast(m, b, *nd, dims),
-                                       -1.0);
+        bn = ox_is_public(b)
+                 ? pub_node(m, b, *nd, dims, -1)
+                 : veil_scale(m->g, ox_name(m, NULL, b1), ox_broadcast(m, b, *nd, dims), -1.0);
         if (kind == B_SUB) {
             *out = veil_add(m->g, name, an, bn);
         } else { /* max = b + relu(a - b); min = a - relu(a - b) */
-            veil_node_t *r = veil_relu(m->g, ox_name(m, NULL, b1),
-                                       veil_add(m->g, ox_name(m, NULL, b2), an, bn));
+            veil_node_t *r =
+                veil_relu(m->g, ox_name(m, NULL, b1), veil_add(m->g, ox_name(m, NULL, b2), an, bn));
             if (kind == B_MAX) {
-                veil_node_t *bp = ox_is_public(b) ? pub_node(m, b, *nd, dims, 1)
-                                               : ox_broadcast(m, b, *nd, dims);
+                veil_node_t *bp =
+                    ox_is_public(b) ? pub_node(m, b, *nd, dims, 1) : ox_broadcast(m, b, *nd, dims);
                 *out = veil_add(m->g, name, bp, r);
             } else {
-                *out = veil_add(m->g, name, an,
-                                veil_scale(m->g, ox_name(m, NULL, b2), r, -1.0));
+                *out = veil_add(m->g, name, an, veil_scale(m->g, ox_name(m, NULL, b2), r, -1.0));
             }
         }
     } else {
@@ -338,7 +347,8 @@ static int op_binary(struct veil_onnx_model *m, const Onnx__NodeProto *n, int ki
         if (last) {
             rc = c ? ox_out_const(m, n, 0, nd, dims, c, is_int) : ox_out(m, n, 0, y, nd, dims);
             struct ox_value *o = rc == VEIL_OK && !c && (kind == B_MUL || kind == B_DIV)
-                                     ? ox_find(m, n->output[0]) : NULL;
+                                     ? ox_find(m, n->output[0])
+                                     : NULL;
             int swap = kind == B_MUL && !can_pub(b) && can_pub(a);
             struct ox_value *x = swap ? b : a, *f = swap ? a : b;
             if (o && f->numel == 1 && !x->gelu && x->node) { /* x times a number: for GELU */
@@ -385,14 +395,56 @@ static int op_mean(struct veil_onnx_model *m, const Onnx__NodeProto *n)
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
-static const char *const supported[] = {
-    "Abs", "Add", "ArgMax", "ArgMin", "AveragePool", "BatchNormalization", "Clip", "Concat",
-    "Constant", "ConstantOfShape", "Conv", "DepthToSpace", "Div", "Dropout",
-    "Erf (in GELU's pattern)", "Expand", "Flatten", "Gather", "Gemm", "GlobalAveragePool",
-    "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "Max", "MaxPool", "Mean", "Min",
-    "Mul", "Neg", "Pad", "PRelu", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Relu",
-    "Reshape", "Shape", "Slice", "Softmax", "SpaceToDepth", "Split", "Squeeze", "Sub", "Sum",
-    "Tile", "Transpose", "Unsqueeze", NULL};
+static const char *const supported[] = {"Abs",
+                                        "Add",
+                                        "ArgMax",
+                                        "ArgMin",
+                                        "AveragePool",
+                                        "BatchNormalization",
+                                        "Clip",
+                                        "Concat",
+                                        "Constant",
+                                        "ConstantOfShape",
+                                        "Conv",
+                                        "DepthToSpace",
+                                        "Div",
+                                        "Dropout",
+                                        "Erf (in GELU's pattern)",
+                                        "Expand",
+                                        "Flatten",
+                                        "Gather",
+                                        "Gemm",
+                                        "GlobalAveragePool",
+                                        "Identity",
+                                        "LayerNormalization",
+                                        "LeakyRelu",
+                                        "MatMul",
+                                        "Max",
+                                        "MaxPool",
+                                        "Mean",
+                                        "Min",
+                                        "Mul",
+                                        "Neg",
+                                        "Pad",
+                                        "PRelu",
+                                        "ReduceMax",
+                                        "ReduceMean",
+                                        "ReduceMin",
+                                        "ReduceSum",
+                                        "Relu",
+                                        "Reshape",
+                                        "Shape",
+                                        "Slice",
+                                        "Softmax",
+                                        "SpaceToDepth",
+                                        "Split",
+                                        "Squeeze",
+                                        "Sub",
+                                        "Sum",
+                                        "Tile",
+                                        "Transpose",
+                                        "Unsqueeze",
+                                        NULL};
 
 const char *veil_onnx_supported_ops(void)
 {
@@ -419,17 +471,23 @@ int ox_import_node(struct veil_onnx_model *m, const Onnx__NodeProto *n)
     const char *op = n->op_type ? n->op_type : "";
     m->recs[m->nrecs++] = (struct ox_node_rec){op, n->name ? n->name : "", NULL};
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "domain '%.60s' is not supported (only ONNX's "
-                       "default domain)", n->domain);
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "domain '%.60s' is not supported (only ONNX's "
+                       "default domain)",
+                       n->domain);
     if (!ox_op_supported(op))
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "op type %.60s is not supported; Veil imports: "
-                       "%s", op, veil_onnx_supported_ops());
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "op type %.60s is not supported; Veil imports: "
+                       "%s",
+                       op, veil_onnx_supported_ops());
     if (!n->n_output)
         return ox_fail(m, VEIL_ERR_FORMAT, "no outputs");
     for (size_t k = 1; k < n->n_output; k++)
         if (strcmp(op, "Split") && strcmp(op, "Dropout") && n->output[k] && *n->output[k])
-            return ox_fail(m, VEIL_ERR_UNSUPPORTED, "output %zu ('%.60s') is not computed by "
-                           "Veil", k, n->output[k]);
+            return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                           "output %zu ('%.60s') is not computed by "
+                           "Veil",
+                           k, n->output[k]);
     if (!strcmp(op, "Add") || !strcmp(op, "Sum"))
         return op_binary(m, n, B_ADD);
     if (!strcmp(op, "Sub"))

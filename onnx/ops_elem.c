@@ -23,12 +23,14 @@ int ox_op_unary(struct veil_onnx_model *m, const Onnx__NodeProto *n, const char 
     const char *name = ox_out_name(m, n, 0, buf);
     if (!strcmp(op, "Dropout")) {
         if (n->n_output > 1 && n->output[1] && *n->output[1])
-            return ox_fail(m, VEIL_ERR_UNSUPPORTED, "the mask output is not computed "
+            return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                           "the mask output is not computed "
                            "(inference only)");
         struct ox_value *tm = ox_in(m, n, 2);
         const double *t = tm ? ox_public(m, tm) : NULL;
         if ((tm && !t) || (t && t[0] != 0) || ox_attr_int(n, "is_test", 1) == 0)
-            return ox_fail(m, VEIL_ERR_UNSUPPORTED, "training mode is not supported (inference "
+            return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                           "training mode is not supported (inference "
                            "only)");
     }
     if (!strcmp(op, "Identity") || !strcmp(op, "Dropout")) {
@@ -54,8 +56,8 @@ int ox_op_unary(struct veil_onnx_model *m, const Onnx__NodeProto *n, const char 
                                veil_scale(m->g, ox_name(m, NULL, b2), xn, -1.0)));
     } else { /* LeakyRelu: relu(x) - alpha relu(-x) */
         double alpha = ox_attr_float(n, "alpha", 0.01);
-        veil_node_t *neg = veil_relu(m->g, ox_name(m, NULL, b1),
-                                     veil_scale(m->g, ox_name(m, NULL, b2), xn, -1.0));
+        veil_node_t *neg =
+            veil_relu(m->g, ox_name(m, NULL, b1), veil_scale(m->g, ox_name(m, NULL, b2), xn, -1.0));
         y = veil_add(m->g, name, veil_relu(m->g, ox_name(m, NULL, b2), xn),
                      veil_scale(m->g, ox_name(m, NULL, b1), neg, -alpha));
     }
@@ -84,13 +86,13 @@ int ox_op_prelu(struct veil_onnx_model *m, const Onnx__NodeProto *n)
     for (size_t i = 0; i < s->numel; i++)
         neg[i] = -sv[i];
     char b1[64], b2[64];
-    veil_node_t *r = veil_relu(m->g, ox_name(m, NULL, b1),
-                               veil_scale(m->g, ox_name(m, NULL, b2), xn, -1.0));
+    veil_node_t *r =
+        veil_relu(m->g, ox_name(m, NULL, b1), veil_scale(m->g, ox_name(m, NULL, b2), xn, -1.0));
     veil_node_t *t = r ? ox_mul_const(m, r, x->ndim, x->dims, neg, s->ndim, s->dims, NULL) : NULL;
     free(neg);
-    veil_node_t *y = t ? veil_add(m->g, ox_out_name(m, n, 0, b1),
-                                  veil_relu(m->g, ox_name(m, NULL, b2), xn), t)
-                       : NULL;
+    veil_node_t *y =
+        t ? veil_add(m->g, ox_out_name(m, n, 0, b1), veil_relu(m->g, ox_name(m, NULL, b2), xn), t)
+          : NULL;
     return ox_out(m, n, 0, y, x->ndim, x->dims);
 }
 
@@ -197,7 +199,8 @@ int ox_op_constant(struct veil_onnx_model *m, const Onnx__NodeProto *n)
                 v[i] = a->n_floats ? a->floats[i] : (double)a->ints[i];
         return ox_out_const(m, n, 0, 1, &k, v, a->n_ints > 0);
     }
-    return ox_fail(m, VEIL_ERR_UNSUPPORTED, "only numeric value, value_float(s) and "
+    return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                   "only numeric value, value_float(s) and "
                    "value_int(s) constants are read");
 }
 
@@ -252,7 +255,6 @@ int ox_op_constant_of_shape(struct veil_onnx_model *m, const Onnx__NodeProto *n)
     return ox_out_const(m, n, 0, (int)k, dims, v, is_int);
 }
 
-
 /* Erf(x / sqrt 2): the first step of GELU's pattern (ox_gelu_step finishes it). */
 int ox_op_erf(struct veil_onnx_model *m, const Onnx__NodeProto *n)
 {
@@ -260,7 +262,8 @@ int ox_op_erf(struct veil_onnx_model *m, const Onnx__NodeProto *n)
     if (!u)
         return ox_fail(m, VEIL_ERR_FORMAT, "input 0 missing");
     if (!u->src || fabs(u->factor - M_SQRT1_2) > 1e-4)
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "Erf is imported only inside GELU's pattern x * "
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "Erf is imported only inside GELU's pattern x * "
                        "0.5 * (1 + erf(x / sqrt(2))); its input here is not x / sqrt(2)");
     struct ox_value *v = ox_define(m, n->output[0], u->ndim, u->dims, 0);
     if (!v)
@@ -303,7 +306,8 @@ int ox_gelu_step(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_mul
             d[i] = p->dims[i];
         return ox_out(m, n, 0, veil_gelu(m->g, ox_out_name(m, n, 0, buf), p->gelu_x), p->ndim, d);
     }
-    return ox_fail(m, VEIL_ERR_UNSUPPORTED, "Erf is imported only inside GELU's pattern x * 0.5 "
+    return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                   "Erf is imported only inside GELU's pattern x * 0.5 "
                    "* (1 + erf(x / sqrt(2))); this node does not continue it");
 }
 
@@ -315,7 +319,8 @@ int ox_op_argmax(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_min
     if (!x || x->ndim < 1)
         return ox_fail(m, VEIL_ERR_FORMAT, "needs a tensor of rank 1 or more");
     if (ox_attr_int(n, "select_last_index", 0))
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "select_last_index 1 (the DSL's argmax gives the "
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "select_last_index 1 (the DSL's argmax gives the "
                        "first maximum)");
     int a;
     if (ox_axis(m, ox_attr_int(n, "axis", 0), x->ndim, &a) != VEIL_OK)

@@ -177,8 +177,10 @@ int ox_op_pad(struct veil_onnx_model *m, const Onnx__NodeProto *n)
     if (np != 2 * (size_t)x->ndim)
         return ox_fail(m, VEIL_ERR_FORMAT, "pads has %zu values for rank %d", np, x->ndim);
     struct axis_ctx c = {.nd = x->ndim, .d = x->dims};
-    c.mode = !strcmp(mode, "constant") ? 1 : !strcmp(mode, "reflect") ? 2
-             : !strcmp(mode, "edge")   ? 3 : -1;
+    c.mode = !strcmp(mode, "constant")  ? 1
+             : !strcmp(mode, "reflect") ? 2
+             : !strcmp(mode, "edge")    ? 3
+                                        : -1;
     if (c.mode < 0)
         return ox_fail(m, VEIL_ERR_UNSUPPORTED, "mode '%s'", mode);
     size_t od[VEIL_MAX_DIMS];
@@ -186,7 +188,8 @@ int ox_op_pad(struct veil_onnx_model *m, const Onnx__NodeProto *n)
         double o = (double)x->dims[i] + pads[i] + pads[i + x->ndim];
         if (fabs(pads[i]) > 1e6 || fabs(pads[i + x->ndim]) > 1e6 || o < 1)
             return ox_fail(m, VEIL_ERR_UNSUPPORTED, "pads of axis %d leave %g elements", i, o);
-        if (c.mode == 2 && (pads[i] >= (double)x->dims[i] || pads[i + x->ndim] >= (double)x->dims[i]))
+        if (c.mode == 2 &&
+            (pads[i] >= (double)x->dims[i] || pads[i + x->ndim] >= (double)x->dims[i]))
             return ox_fail(m, VEIL_ERR_UNSUPPORTED, "reflect pads larger than the axis");
         od[i] = (size_t)o;
         c.start[i] = -(long)pads[i];
@@ -480,8 +483,10 @@ int ox_op_reduce(struct veil_onnx_model *m, const Onnx__NodeProto *n, int kind)
     }
     if (nout && x->numel > m->o.max_linmap / nout) {
         free(map);
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "a %zu x %zu reduction matrix is more than "
-                       "max_linmap", x->numel, nout);
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "a %zu x %zu reduction matrix is more than "
+                       "max_linmap",
+                       x->numel, nout);
     }
     double *M = calloc(x->numel * nout, sizeof *M);
     for (size_t i = 0; M && i < x->numel; i++)

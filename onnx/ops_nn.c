@@ -93,11 +93,12 @@ int ox_op_gemm(struct veil_onnx_model *m, const Onnx__NodeProto *n)
             return VEIL_ERR_FORMAT;
     }
     int last = !(c && beta != 0 && !bias) && (scaled || alpha == 1.0);
-    veil_node_t *y = veil_dense(m->g, last ? ox_out_name(m, n, 0, buf) : ox_name(m, NULL, buf),
-                                an, bn, bias);
+    veil_node_t *y =
+        veil_dense(m->g, last ? ox_out_name(m, n, 0, buf) : ox_name(m, NULL, buf), an, bn, bias);
     if (y && !scaled && alpha != 1.0)
-        y = veil_scale(m->g, c && beta != 0 && !bias ? ox_name(m, NULL, b1)
-                                                    : ox_out_name(m, n, 0, b1), y, alpha);
+        y = veil_scale(m->g,
+                       c && beta != 0 && !bias ? ox_name(m, NULL, b1) : ox_out_name(m, n, 0, b1), y,
+                       alpha);
     if (y && c && beta != 0 && !bias) {
         veil_node_t *cn = ox_broadcast(m, c, 2, od);
         if (cn && beta != 1.0)
@@ -157,8 +158,8 @@ int ox_op_matmul(struct veil_onnx_model *m, const Onnx__NodeProto *n)
         if (!an)
             return VEIL_ERR_FORMAT;
         int direct = a->ndim == 2 && b->ndim == 2;
-        veil_node_t *y = product(m, an, b, bn,
-                                 direct ? ox_out_name(m, n, 0, buf) : ox_name(m, NULL, buf));
+        veil_node_t *y =
+            product(m, an, b, bn, direct ? ox_out_name(m, n, 0, buf) : ox_name(m, NULL, buf));
         if (y && !direct)
             y = ox_reshape(m, y, nd, od, ox_out_name(m, n, 0, b1));
         return ox_out(m, n, 0, y, nd, od);
@@ -246,7 +247,8 @@ static int window(struct veil_onnx_model *m, const Onnx__NodeProto *n, const siz
                            k[i], in[i] + pb[i] + pe[i]);
         size_t span = in[i] + pb[i] + pe[i] - k[i];
         if (ceil_mode && span % s[i])
-            return ox_fail(m, VEIL_ERR_UNSUPPORTED, "ceil_mode 1 where it changes the output "
+            return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                           "ceil_mode 1 where it changes the output "
                            "size");
     }
     return VEIL_OK;
@@ -283,7 +285,8 @@ int ox_op_conv(struct veil_onnx_model *m, const Onnx__NodeProto *n)
     if (!x || !w)
         return ox_fail(m, VEIL_ERR_FORMAT, "needs X and W");
     if (x->ndim != 4 || w->ndim != 4)
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "only 2-D convolutions (NCHW input, OIHW "
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "only 2-D convolutions (NCHW input, OIHW "
                        "weight) are supported");
     if (ox_attr_int(n, "group", 1) != 1)
         return ox_fail(m, VEIL_ERR_UNSUPPORTED, "group %lld; only group 1 is supported",
@@ -344,15 +347,16 @@ int ox_op_pool(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_avg)
             return ox_fail(m, VEIL_ERR_UNSUPPORTED, "dilations other than 1");
     if (ns && (ns != 2 || st[0] != st[1] || st[0] < 1 || st[0] > 1024))
         return ox_fail(m, VEIL_ERR_UNSUPPORTED, "strides must be equal (square), 1..1024");
-    size_t k[2] = {(size_t)ks[0], (size_t)ks[1]}, s[2] = {ns ? (size_t)st[0] : 1,
-                                                             ns ? (size_t)st[0] : 1};
+    size_t k[2] = {(size_t)ks[0], (size_t)ks[1]},
+           s[2] = {ns ? (size_t)st[0] : 1, ns ? (size_t)st[0] : 1};
     size_t pb[2], pe[2];
     int rc = window(m, n, x->dims + 2, k, s, pb, pe, (int)ox_attr_int(n, "ceil_mode", 0));
     if (rc != VEIL_OK)
         return rc;
     int padded = pb[0] || pb[1] || pe[0] || pe[1];
     if (padded && !is_avg)
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "MaxPool with padding (its -inf padding has no "
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "MaxPool with padding (its -inf padding has no "
                        "exact fixed-point form)");
     veil_node_t *xn = ox_node(m, x);
     if (!xn)
@@ -447,15 +451,17 @@ int ox_op_batchnorm(struct veil_onnx_model *m, const Onnx__NodeProto *n)
             if (!p[i])
                 return VEIL_ERR_FORMAT;
         }
-        veil_node_t *y = veil_batchnorm(m->g, ox_out_name(m, n, 0, buf), xn, p[0], p[1], p[2],
-                                        p[3], eps);
+        veil_node_t *y =
+            veil_batchnorm(m->g, ox_out_name(m, n, 0, buf), xn, p[0], p[1], p[2], p[3], eps);
         return ox_out(m, n, 0, y, x->ndim, x->dims);
     }
     if (!all_public)
-        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "batch normalisation is folded into the "
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "batch normalisation is folded into the "
                        "convolution or dense layer before it, with its statistics as "
                        "initializers; here X comes from a '%s' node or the statistics are not "
-                       "initializers", *op_of(x) ? op_of(x) : "graph input");
+                       "initializers",
+                       *op_of(x) ? op_of(x) : "graph input");
     size_t cd[VEIL_MAX_DIMS];
     cd[0] = C;
     for (int i = 1; i < x->ndim - 1; i++)
@@ -498,8 +504,7 @@ int ox_op_softmax(struct veil_onnx_model *m, const Onnx__NodeProto *n)
         return VEIL_ERR_FORMAT;
     char buf[64], b1[64];
     if (a == x->ndim - 1)
-        return ox_out(m, n, 0, veil_softmax(m->g, ox_out_name(m, n, 0, buf), xn), x->ndim,
-                      x->dims);
+        return ox_out(m, n, 0, veil_softmax(m->g, ox_out_name(m, n, 0, buf), xn), x->ndim, x->dims);
     if (m->opset < 13) { /* coerced to 2-D: (prod dims[:a], prod dims[a:]) */
         size_t d2[2] = {1, 1};
         for (int i = 0; i < x->ndim; i++)
@@ -542,8 +547,10 @@ int ox_op_layernorm(struct veil_onnx_model *m, const Onnx__NodeProto *n)
     for (int i = a; i < x->ndim; i++)
         D *= x->dims[i];
     if (s->numel != D || (b && b->numel != D))
-        return ox_fail(m, VEIL_ERR_SHAPE, "Scale and B must have the %zu elements of the "
-                       "normalised axes", D);
+        return ox_fail(m, VEIL_ERR_SHAPE,
+                       "Scale and B must have the %zu elements of the "
+                       "normalised axes",
+                       D);
     veil_node_t *xn = ox_node(m, x), *g = ox_node(m, s), *bn = NULL;
     if (!xn || !g)
         return VEIL_ERR_FORMAT;

@@ -120,8 +120,7 @@ int ox_op_reshape(struct veil_onnx_model *m, const Onnx__NodeProto *n, int kind)
                 d[i] = (size_t)s[i];
             else
                 return ox_fail(m, s[i] == 0 ? VEIL_ERR_UNSUPPORTED : VEIL_ERR_SHAPE,
-                               "shape entry %zu is %g (empty tensors are not supported)", i,
-                               s[i]);
+                               "shape entry %zu is %g (empty tensors are not supported)", i, s[i]);
             known *= d[i];
         }
         if (infer >= 0) {
@@ -262,10 +261,11 @@ int ox_op_concat(struct veil_onnx_model *m, const Onnx__NodeProto *n)
         veil_node_t *v = ox_node(m, ox_in(m, n, k));
         if (!v)
             return VEIL_ERR_FORMAT;
-        acc = k == 0 ? v
-                     : veil_concat(m->g, k + 1 == n->n_input ? ox_out_name(m, n, 0, b)
-                                                             : ox_name(m, NULL, b),
-                                   acc, v, a);
+        acc = k == 0
+                  ? v
+                  : veil_concat(m->g,
+                                k + 1 == n->n_input ? ox_out_name(m, n, 0, b) : ox_name(m, NULL, b),
+                                acc, v, a);
         if (!acc)
             return ox_graph_fail(m);
     }

@@ -20,9 +20,10 @@ static int check_range(const struct veil_onnx_tensor *t, const char *path, int f
     double lim = ldexp(1.0, 31 - frac_bits);
     for (size_t e = 0; e < t->numel; e++)
         if (!(fabs(t->values[e]) < lim))
-            return veil_error(VEIL_ERR_RANGE, "%s: value %g is outside +-2^%d, the range of the "
-                              "secure run at %d fractional bits", path, t->values[e],
-                              31 - frac_bits, frac_bits);
+            return veil_error(VEIL_ERR_RANGE,
+                              "%s: value %g is outside +-2^%d, the range of the "
+                              "secure run at %d fractional bits",
+                              path, t->values[e], 31 - frac_bits, frac_bits);
     return VEIL_OK;
 }
 
@@ -45,8 +46,8 @@ static int write_outputs(veil_onnx_model_t *m, const char *const *out, int nout,
     return VEIL_OK;
 }
 
-int veil_onnx_run_files(const char *model, const char *const *in, int nin,
-                        const char *const *out, int nout, int mode, int frac_bits)
+int veil_onnx_run_files(const char *model, const char *const *in, int nin, const char *const *out,
+                        int nout, int mode, int frac_bits)
 {
     if (!model || nin < 0 || nin > RUN_MAX_IO || nout < 0 || nout > RUN_MAX_IO ||
         (mode != VEIL_PLAIN_DOUBLE && mode != VEIL_PLAIN_FIXED))
@@ -61,9 +62,10 @@ int veil_onnx_run_files(const char *model, const char *const *in, int nin,
                           model, n, nin);
     for (int i = 0; i < n; i++)
         if (is_int[i] < 0)
-            return veil_error(VEIL_ERR_UNSUPPORTED, "%s: graph input '%s' is not a tensor "
-                              "(sequences, maps and optionals are not supported)", model,
-                              names[i]);
+            return veil_error(VEIL_ERR_UNSUPPORTED,
+                              "%s: graph input '%s' is not a tensor "
+                              "(sequences, maps and optionals are not supported)",
+                              model, names[i]);
     struct veil_onnx_tensor t[RUN_MAX_IO], known[RUN_MAX_IO];
     memset(t, 0, sizeof t);
     size_t nk = 0;
@@ -98,15 +100,17 @@ int veil_onnx_run_files(const char *model, const char *const *in, int nin,
     struct veil_feed *feeds = rc == VEIL_OK ? calloc(nf + (size_t)n + 1, sizeof *feeds) : NULL;
     double *vals[RUN_MAX_IO] = {0};
     if (rc == VEIL_OK && (!feeds || nout > (int)no))
-        rc = veil_error(feeds ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM, "%s: %d output files for %zu "
-                        "outputs", model, nout, no);
+        rc = veil_error(feeds ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM,
+                        "%s: %d output files for %zu "
+                        "outputs",
+                        model, nout, no);
     size_t k = 0;
     for (size_t i = 0; rc == VEIL_OK && i < nf; i++)
         feeds[k++] = pf[i];
     for (int i = 0, j = 0; rc == VEIL_OK && i < n; i++)
         if (!is_int[i])
-            feeds[k++] = (struct veil_feed){veil_onnx_input_leaf(m, (size_t)j++), t[i].values,
-                                            t[i].numel};
+            feeds[k++] =
+                (struct veil_feed){veil_onnx_input_leaf(m, (size_t)j++), t[i].values, t[i].numel};
     for (size_t i = 0; rc == VEIL_OK && i < no && i < RUN_MAX_IO; i++)
         if (!(vals[i] = calloc(veil_plan_output_numel(plan, i), sizeof(double))))
             rc = veil_error(VEIL_ERR_NOMEM, "out of memory");

@@ -13,12 +13,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-veil_graph_t *veil_onnx_graph(const veil_onnx_model_t *m) { return m ? m->g : NULL; }
-int veil_onnx_opset(const veil_onnx_model_t *m) { return m ? m->opset : -1; }
-int veil_onnx_has_weights(const veil_onnx_model_t *m) { return m && m->has_weights; }
-size_t veil_onnx_input_count(const veil_onnx_model_t *m) { return m ? m->ninputs : 0; }
-size_t veil_onnx_output_count(const veil_onnx_model_t *m) { return m ? m->noutputs : 0; }
-size_t veil_onnx_node_count(const veil_onnx_model_t *m) { return m ? m->nrecs : 0; }
+veil_graph_t *veil_onnx_graph(const veil_onnx_model_t *m)
+{
+    return m ? m->g : NULL;
+}
+int veil_onnx_opset(const veil_onnx_model_t *m)
+{
+    return m ? m->opset : -1;
+}
+int veil_onnx_has_weights(const veil_onnx_model_t *m)
+{
+    return m && m->has_weights;
+}
+size_t veil_onnx_input_count(const veil_onnx_model_t *m)
+{
+    return m ? m->ninputs : 0;
+}
+size_t veil_onnx_output_count(const veil_onnx_model_t *m)
+{
+    return m ? m->noutputs : 0;
+}
+size_t veil_onnx_node_count(const veil_onnx_model_t *m)
+{
+    return m ? m->nrecs : 0;
+}
 
 const char *veil_onnx_input_name(const veil_onnx_model_t *m, size_t i)
 {
@@ -129,8 +147,7 @@ int veil_onnx_list_inputs(const char *path, char (*names)[128], int *is_int, siz
             continue;
         if (count < max) {
             snprintf(names[count], 128, "%s", v->name ? v->name : "");
-            int tensor = v->type &&
-                         v->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+            int tensor = v->type && v->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
                          v->type->tensor_type && v->type->tensor_type->has_elem_type;
             if (is_int)
                 is_int[count] = !tensor ? -1 : ox_is_int_type(v->type->tensor_type->elem_type);
@@ -175,12 +192,14 @@ int veil_onnx_strip(const char *in, const char *out, const struct veil_onnx_opti
             t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
             free(sv);
             veil_onnx_destroy(&m);
-            return veil_error(VEIL_ERR_UNSUPPORTED, "%s: initializer '%s' is external data; "
-                              "strip models with their weights inline", in, t->name);
+            return veil_error(VEIL_ERR_UNSUPPORTED,
+                              "%s: initializer '%s' is external data; "
+                              "strip models with their weights inline",
+                              in, t->name);
         }
-        sv[i] = (struct saved){t->n_float_data, t->n_int32_data, t->n_int64_data,
-                               t->n_double_data, t->n_uint64_data, t->n_external_data,
-                               t->has_raw_data};
+        sv[i] =
+            (struct saved){t->n_float_data,  t->n_int32_data,    t->n_int64_data, t->n_double_data,
+                           t->n_uint64_data, t->n_external_data, t->has_raw_data};
         t->n_float_data = t->n_int32_data = t->n_int64_data = t->n_double_data = 0;
         t->n_uint64_data = t->n_external_data = 0;
         t->has_raw_data = 0;

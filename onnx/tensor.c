@@ -58,7 +58,8 @@ int ox_read_file(const char *path, size_t max, unsigned char **buf, size_t *len)
 
 int ox_is_int_type(int t)
 {
-    return t != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && t != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE &&
+    return t != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+           t != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE &&
            t != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
            t != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
 }
@@ -72,9 +73,10 @@ int ox_tensor_shape(const Onnx__TensorProto *t, const char *what, int *ndim, siz
     size_t n = 1;
     for (size_t i = 0; i < t->n_dims; i++) {
         if (t->dims[i] < 0 || (n > 0 && (size_t)t->dims[i] > OX_MAX_NUMEL / n))
-            return veil_error(VEIL_ERR_FORMAT, "%s: dimension %zu is %lld (negative, or more than "
-                              "%zu elements in all)", what, i, (long long)t->dims[i],
-                              OX_MAX_NUMEL);
+            return veil_error(VEIL_ERR_FORMAT,
+                              "%s: dimension %zu is %lld (negative, or more than "
+                              "%zu elements in all)",
+                              what, i, (long long)t->dims[i], OX_MAX_NUMEL);
         dims[i] = (size_t)t->dims[i];
         n *= dims[i];
     }
@@ -86,8 +88,9 @@ int ox_tensor_shape(const Onnx__TensorProto *t, const char *what, int *ndim, siz
 static double half_to_double(uint16_t h)
 {
     int e = (h >> 10) & 31, mant = h & 1023;
-    double v = e == 0 ? ldexp(mant, -24) : e == 31 ? (mant ? NAN : INFINITY)
-                                                   : ldexp(mant + 1024, e - 25);
+    double v = e == 0    ? ldexp(mant, -24)
+               : e == 31 ? (mant ? NAN : INFINITY)
+                         : ldexp(mant + 1024, e - 25);
     return (h & 0x8000) ? -v : v;
 }
 
@@ -95,20 +98,34 @@ static double half_to_double(uint16_t h)
 static size_t elem_size(int t)
 {
     switch (t) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return 4;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: return 1;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return 1;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: return 2;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: return 2;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return 4;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return 8;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return 1;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: return 2;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return 8;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: return 4;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: return 8;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: return 2;
-    default: return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+        return 4;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
+        return 1;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
+        return 1;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16:
+        return 2;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
+        return 2;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+        return 4;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+        return 8;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
+        return 1;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
+        return 2;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+        return 8;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+        return 4;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+        return 8;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16:
+        return 2;
+    default:
+        return 0;
     }
 }
 
@@ -130,19 +147,26 @@ static double raw_elem(const unsigned char *p, int t)
         memcpy(&d, &u, 8);
         return d;
     }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return (int8_t)u;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: return (int16_t)u;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return (int32_t)u;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return (double)(int64_t)u;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return u != 0;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: return half_to_double((uint16_t)u);
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
+        return (int8_t)u;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
+        return (int16_t)u;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+        return (int32_t)u;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+        return (double)(int64_t)u;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
+        return u != 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
+        return half_to_double((uint16_t)u);
     case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: {
         uint32_t w = (uint32_t)u << 16;
         float f;
         memcpy(&f, &w, 4);
         return f;
     }
-    default: return (double)u;
+    default:
+        return (double)u;
     }
 }
 
@@ -164,17 +188,23 @@ static int external(const Onnx__TensorProto *t, const char *dir, const char *wha
             len = strtoll(e->value, NULL, 10);
     }
     if (!dir)
-        return veil_error(VEIL_ERR_UNSUPPORTED, "%s: stored as external data, which a model "
-                          "parsed from memory cannot read", what);
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "%s: stored as external data, which a model "
+                          "parsed from memory cannot read",
+                          what);
     if (!loc || !*loc)
         return veil_error(VEIL_ERR_FORMAT, "%s: external data without a location", what);
     if (loc[0] == '/' || !strcmp(loc, "..") || !strncmp(loc, "../", 3) || strstr(loc, "/../") ||
         (strlen(loc) >= 3 && !strcmp(loc + strlen(loc) - 3, "/..")))
-        return veil_error(VEIL_ERR_FORMAT, "%s: external data location \"%.200s\" leaves the "
-                          "model's folder %s; refused", what, loc, dir);
+        return veil_error(VEIL_ERR_FORMAT,
+                          "%s: external data location \"%.200s\" leaves the "
+                          "model's folder %s; refused",
+                          what, loc, dir);
     if (off < 0 || (len >= 0 && (size_t)len != bytes))
-        return veil_error(VEIL_ERR_FORMAT, "%s: external data offset %lld / length %lld do not "
-                          "match the %zu bytes its shape needs", what, off, len, bytes);
+        return veil_error(VEIL_ERR_FORMAT,
+                          "%s: external data offset %lld / length %lld do not "
+                          "match the %zu bytes its shape needs",
+                          what, off, len, bytes);
     char path[PATH_MAX], real[PATH_MAX], realdir[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s", dir, loc) >= (int)sizeof path)
         return veil_error(VEIL_ERR_FORMAT, "%s: external data path too long", what);
@@ -182,8 +212,10 @@ static int external(const Onnx__TensorProto *t, const char *dir, const char *wha
         return veil_error(VEIL_ERR_IO, "%s: external data %s: %s", what, path, strerror(errno));
     size_t dl = strlen(realdir);
     if (strncmp(real, realdir, dl) || real[dl] != '/')
-        return veil_error(VEIL_ERR_FORMAT, "%s: external data %s resolves outside the model's "
-                          "folder %s; refused", what, path, realdir);
+        return veil_error(VEIL_ERR_FORMAT,
+                          "%s: external data %s resolves outside the model's "
+                          "folder %s; refused",
+                          what, path, realdir);
     FILE *f = fopen(real, "rb");
     if (!f)
         return veil_error(VEIL_ERR_IO, "%s: external data %s: %s", what, real, strerror(errno));
@@ -192,15 +224,17 @@ static int external(const Onnx__TensorProto *t, const char *dir, const char *wha
     fclose(f);
     if (!ok) {
         free(b);
-        return veil_error(VEIL_ERR_FORMAT, "%s: external data %s holds fewer than %lld + %zu "
-                          "bytes", what, real, off, bytes);
+        return veil_error(VEIL_ERR_FORMAT,
+                          "%s: external data %s holds fewer than %lld + %zu "
+                          "bytes",
+                          what, real, off, bytes);
     }
     *out = b;
     return VEIL_OK;
 }
 
-int ox_tensor_values(const Onnx__TensorProto *t, const char *dir, const char *what,
-                     double **out, int *present)
+int ox_tensor_values(const Onnx__TensorProto *t, const char *dir, const char *what, double **out,
+                     int *present)
 {
     *out = NULL;
     *present = 1;
@@ -287,8 +321,8 @@ int ox_tensor_values(const Onnx__TensorProto *t, const char *dir, const char *wh
     }
     if (typed != n) {
         free(v);
-        return veil_error(VEIL_ERR_FORMAT, "%s: holds %zu values, its shape needs %zu", what,
-                          typed, n);
+        return veil_error(VEIL_ERR_FORMAT, "%s: holds %zu values, its shape needs %zu", what, typed,
+                          n);
     }
     *out = v;
     return VEIL_OK;
@@ -309,9 +343,9 @@ static int npy_read(const char *path, const unsigned char *b, size_t len,
     if (len < 10)
         return veil_error(VEIL_ERR_FORMAT, "%s: truncated .npy header", path);
     size_t hl = b[6] == 1 ? (size_t)b[8] | (size_t)b[9] << 8
-                          : len >= 12 ? (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 |
-                                            (size_t)b[11] << 24
-                                      : SIZE_MAX;
+                : len >= 12
+                    ? (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24
+                    : SIZE_MAX;
     size_t h0 = b[6] == 1 ? 10 : 12;
     if (hl > len - h0 || hl > 65536)
         return veil_error(VEIL_ERR_FORMAT, "%s: truncated .npy header", path);
@@ -320,8 +354,10 @@ static int npy_read(const char *path, const unsigned char *b, size_t len,
     hdr[hl] = 0;
     const char *d = strstr(hdr, "'descr':"), *s = strstr(hdr, "'shape':");
     if (!d || !s || strstr(hdr, "'fortran_order': True"))
-        return veil_error(VEIL_ERR_FORMAT, "%s: .npy header without descr/shape, or in Fortran "
-                          "order", path);
+        return veil_error(VEIL_ERR_FORMAT,
+                          "%s: .npy header without descr/shape, or in Fortran "
+                          "order",
+                          path);
     d = strchr(d + 8, '\'');
     int dt = 0;
     size_t es = 0;
@@ -334,8 +370,10 @@ static int npy_read(const char *path, const unsigned char *b, size_t len,
     else if (d && !strncmp(d, "'<i8'", 5))
         dt = ONNX__TENSOR_PROTO__DATA_TYPE__INT64, es = 8;
     else
-        return veil_error(VEIL_ERR_UNSUPPORTED, "%s: .npy dtype not read (give <f4, <f8, <i4 or "
-                          "<i8)", path);
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "%s: .npy dtype not read (give <f4, <f8, <i4 or "
+                          "<i8)",
+                          path);
     s = strchr(s, '(');
     if (!s)
         return veil_error(VEIL_ERR_FORMAT, "%s: .npy shape is not a tuple", path);
@@ -423,7 +461,9 @@ int veil_onnx_tensor_write(const char *path, const struct veil_onnx_tensor *t)
         int k = snprintf(hdr, sizeof hdr, "{'descr': '<f8', 'fortran_order': False, 'shape': (");
         for (int i = 0; i < t->ndim; i++)
             k += snprintf(hdr + k, sizeof hdr - (size_t)k, "%zu%s", t->dims[i],
-                          t->ndim == 1 ? "," : i + 1 < t->ndim ? ", " : "");
+                          t->ndim == 1      ? ","
+                          : i + 1 < t->ndim ? ", "
+                                            : "");
         k += snprintf(hdr + k, sizeof hdr - (size_t)k, "), }");
         unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
         size_t total = 10 + (size_t)k + 1, pad = (64 - total % 64) % 64;

@@ -3,14 +3,15 @@
  * /usr/share/libonnx-testdata/data/node, or $VEIL_ONNX_TESTDATA): every test's model is run in
  * fixed point by veil_onnx_run_files (what `veil-onnx run --fixed` calls; in-process, since a
  * process per test costs minutes here) on test_data_set_0's inputs and each output compared with
- * output_<k>.pb; six passing tests are run again through the veil-onnx binary itself. Tolerance, from the fixed point (f = 16 fractional bits, ulp = 2^-16): each
- * input is rounded by 1/2 ulp and each truncation adds up to 1 ulp, so a result may differ by
- * |got - want| <= 2^-9 (128 ulps) + 2^-9 |want|; Softmax and LayerNormalization use the secure
- * run's approximations (their own tests bound them) and are compared within 2^-5 + 2^-5 |want|.
- * A model Veil refuses at import (exit 3: an unsupported op or attribute) is counted as
- * unsupported with the reason; inputs outside +-2^(31-f) (exit 4) as skipped; every other test
- * must pass. Prints the table: found, supported, passed, skipped, failed, unsupported (by reason
- * with VEIL_TEST_VERBOSE=1). Exit 77 when the suite is not installed.
+ * output_<k>.pb; six passing tests are run again through the veil-onnx binary itself. Tolerance,
+ * from the fixed point (f = 16 fractional bits, ulp = 2^-16): each input is rounded by 1/2 ulp and
+ * each truncation adds up to 1 ulp, so a result may differ by |got - want| <= 2^-9 (128 ulps) +
+ * 2^-9 |want|; Softmax and LayerNormalization use the secure run's approximations (their own tests
+ * bound them) and are compared within 2^-5 + 2^-5 |want|. A model Veil refuses at import (exit 3:
+ * an unsupported op or attribute) is counted as unsupported with the reason; inputs outside
+ * +-2^(31-f) (exit 4) as skipped; every other test must pass. Prints the table: found, supported,
+ * passed, skipped, failed, unsupported (by reason with VEIL_TEST_VERBOSE=1). Exit 77 when the suite
+ * is not installed.
  */
 #include "config.h"
 
@@ -114,8 +115,7 @@ static int run_one(const char *tool, const char *dir, const char *name, const ch
         }
         int bad = want.numel != got.numel;
         if (bad)
-            snprintf(reason, rlen, "output %d: %zu values, expected %zu", i, got.numel,
-                     want.numel);
+            snprintf(reason, rlen, "output %d: %zu values, expected %zu", i, got.numel, want.numel);
         for (size_t e = 0; !bad && e < want.numel; e++) {
             double d = fabs(got.values[e] - want.values[e]);
             if (!(d <= tol + tol * fabs(want.values[e]))) {

@@ -49,8 +49,11 @@ static size_t build(int broken, uint8_t **buf)
         inits[i] = &c[i];
     }
     gp.n_initializer = 3, gp.initializer = inits;
-    const char *io[5][3] = {{"Div", "x", "sqrt2"}, {"Erf", "u", NULL}, {"Add", "e", "one"},
-                            {"Mul", "x", "p"}, {"Mul", "q", "half"}};
+    const char *io[5][3] = {{"Div", "x", "sqrt2"},
+                            {"Erf", "u", NULL},
+                            {"Add", "e", "one"},
+                            {"Mul", "x", "p"},
+                            {"Mul", "q", "half"}};
     const char *outn[5] = {"u", "e", "p", "q", "y"};
     if (broken) /* Erf of x itself */
         io[1][1] = "x";

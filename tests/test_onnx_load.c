@@ -36,8 +36,8 @@ struct spec {
     const char *n0_op, *n0_out;
     const char *n1_in[1], *n1_op, *n1_out; /* optional node 1 (n1_op NULL: none) */
     const char *output;
-    int64_t wdims[2];     /* initializer "w" (wdims[0] 0: none) */
-    const char *ext;      /* external data location for w, or NULL */
+    int64_t wdims[2]; /* initializer "w" (wdims[0] 0: none) */
+    const char *ext;  /* external data location for w, or NULL */
 };
 
 /* Packs the model of s into *buf (owned). */
@@ -127,8 +127,8 @@ static int load(const struct spec *s, const char *path, char *msg, size_t len)
     return rc;
 }
 
-static const struct spec relu = {13, {2, 3}, {"x"}, "Relu", "y", {NULL}, NULL, NULL, "y",
-                                 {0, 0}, NULL};
+static const struct spec relu = {13,   {2, 3}, {"x"}, "Relu", "y", {NULL},
+                                 NULL, NULL,   "y",   {0, 0}, NULL};
 
 int main(void)
 {
@@ -208,7 +208,8 @@ int main(void)
     s.n0_op = "Sigmoid";
     rc = load(&s, NULL, msg, sizeof msg);
     CHECK(rc == VEIL_ERR_UNSUPPORTED && strstr(msg, "node0") && strstr(msg, "Sigmoid") &&
-              strstr(msg, "Gemm"), "unsupported op: %s", msg);
+              strstr(msg, "Gemm"),
+          "unsupported op: %s", msg);
 
     /* external data */
     s = relu;

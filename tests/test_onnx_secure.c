@@ -1,12 +1,12 @@
 /*
  * Tests secure inference of imported ONNX models under veil-run with a dealer: a sample of ONNX's
  * node conformance tests (Relu, Gemm with C, a padded strided Conv, MaxPool, Softmax) run by
- * `veil-onnx run --secure` with 2 parties (the first three also with 3), each output compared with the suite's
- * output_<k>.pb within the conformance test's tolerance (2^-9 + 2^-9 |want|; 2^-5 for Softmax);
- * and a model with weights (a Gemm layer whose initializers are the model owner's, written here)
- * where party 0 reads the full model and every other process the stripped one from `veil-onnx
- * strip`: the result equals the plaintext run, and a party handed the full model as its public
- * one refuses the weights (non-zero exit naming the parameter). Exit 77 without the suite.
+ * `veil-onnx run --secure` with 2 parties (the first three also with 3), each output compared with
+ * the suite's output_<k>.pb within the conformance test's tolerance (2^-9 + 2^-9 |want|; 2^-5 for
+ * Softmax); and a model with weights (a Gemm layer whose initializers are the model owner's,
+ * written here) where party 0 reads the full model and every other process the stripped one from
+ * `veil-onnx strip`: the result equals the plaintext run, and a party handed the full model as its
+ * public one refuses the weights (non-zero exit naming the parameter). Exit 77 without the suite.
  */
 #include "config.h"
 
@@ -67,8 +67,10 @@ static void node_test(const char *dir, const char *name, int n, double tol)
         failures++;
         return;
     }
-    int k = snprintf(cmd, sizeof cmd, "STARPU_SILENT=1 '%s' -n %d --dealer -- '%s' run --secure "
-                     "'%s' --public '%s' --data-owner %d", vrun, n, tool, model, pub, n - 1);
+    int k = snprintf(cmd, sizeof cmd,
+                     "STARPU_SILENT=1 '%s' -n %d --dealer -- '%s' run --secure "
+                     "'%s' --public '%s' --data-owner %d",
+                     vrun, n, tool, model, pub, n - 1);
     for (int i = 0; i < 8; i++) {
         char in[1100];
         struct stat st;
@@ -173,8 +175,8 @@ static void weights_test(int n)
         failures++;
         return;
     }
-    snprintf(cmd, sizeof cmd, "'%s' strip '%s' -o '%s' && '%s' run --fixed '%s' '%s' -o '%s'",
-             tool, model, pub, tool, model, x, ref);
+    snprintf(cmd, sizeof cmd, "'%s' strip '%s' -o '%s' && '%s' run --fixed '%s' '%s' -o '%s'", tool,
+             model, pub, tool, model, x, ref);
     if (sh(cmd) != 0) {
         printf("FAIL: strip or plaintext run of the Gemm model\n");
         failures++;
@@ -192,9 +194,10 @@ static void weights_test(int n)
         failures++;
     }
     veil_onnx_destroy(&m);
-    snprintf(cmd, sizeof cmd, "STARPU_SILENT=1 '%s' -n %d --dealer -- '%s' run --secure '%s' "
-             "--public '%s' --model-owner 0 --data-owner 1 '%s' -o '%s' > '%s/log' 2>&1", vrun,
-             n, tool, model, pub, x, out, tmp);
+    snprintf(cmd, sizeof cmd,
+             "STARPU_SILENT=1 '%s' -n %d --dealer -- '%s' run --secure '%s' "
+             "--public '%s' --model-owner 0 --data-owner 1 '%s' -o '%s' > '%s/log' 2>&1",
+             vrun, n, tool, model, pub, x, out, tmp);
     if ((rc = sh(cmd)) != 0) {
         printf("FAIL: secure Gemm with weights, %d parties: exit %d\n", n, rc);
         snprintf(cmd, sizeof cmd, "cat '%s/log'", tmp);
@@ -208,9 +211,11 @@ static void weights_test(int n)
     failures += bad;
     printf("%s: %s\n", what, bad ? "FAIL" : "ok");
     /* a party handed the full model as its public one refuses the weights */
-    snprintf(cmd, sizeof cmd, "STARPU_SILENT=1 '%s' -n 2 --dealer -- '%s' run --secure '%s' "
+    snprintf(cmd, sizeof cmd,
+             "STARPU_SILENT=1 '%s' -n 2 --dealer -- '%s' run --secure '%s' "
              "--public '%s' '%s' -o '%s' > '%s/log' 2>&1; grep -q \"does not own the model\" "
-             "'%s/log'", vrun, tool, model, model, x, out, tmp, tmp);
+             "'%s/log'",
+             vrun, tool, model, model, x, out, tmp, tmp);
     if (n == 2 && sh(cmd) != 0) {
         printf("FAIL: a party given weights it does not own did not refuse them\n");
         failures++;
@@ -237,8 +242,8 @@ int main(void)
                             "test_softmax_example"};
     for (int n = 2; n <= 3; n++) {
         for (size_t i = 0; i < (n == 2 ? sizeof sample / sizeof *sample : 3); i++)
-            node_test(dir, sample[i], n, strstr(sample[i], "softmax") ? ldexp(1, -5)
-                                                                     : ldexp(1, -9));
+            node_test(dir, sample[i], n,
+                      strstr(sample[i], "softmax") ? ldexp(1, -5) : ldexp(1, -9));
         weights_test(n);
     }
     char cmd[128];

@@ -85,8 +85,8 @@ static int cmd_check(int argc, char **argv)
         return exit_code(rc);
     }
     char s[128];
-    printf("%s: opset %d, %zu ONNX nodes, %s\n", path, veil_onnx_opset(m),
-           veil_onnx_node_count(m), veil_onnx_has_weights(m) ? "with weights" : "stripped");
+    printf("%s: opset %d, %zu ONNX nodes, %s\n", path, veil_onnx_opset(m), veil_onnx_node_count(m),
+           veil_onnx_has_weights(m) ? "with weights" : "stripped");
     struct veil_compile_options co;
     veil_compile_options_defaults(&co);
     veil_plan_t *plan = veil_compile(veil_onnx_graph(m), &co);
@@ -281,9 +281,10 @@ static int run_plan(const struct run_args *a, veil_onnx_model_t *m, veil_plan_t 
             continue;
         for (size_t e = 0; e < t[i].numel; e++)
             if ((a->fixed || a->secure) && !(fabs(t[i].values[e]) < lim)) {
-                fprintf(stderr, "veil-onnx: input %s: value %g is outside +-2^%d, the range of "
-                        "the secure run at %d fractional bits\n", a->in[i], t[i].values[e],
-                        31 - a->frac_bits, a->frac_bits);
+                fprintf(stderr,
+                        "veil-onnx: input %s: value %g is outside +-2^%d, the range of "
+                        "the secure run at %d fractional bits\n",
+                        a->in[i], t[i].values[e], 31 - a->frac_bits, a->frac_bits);
                 free(feeds);
                 return 4;
             }
@@ -293,8 +294,8 @@ static int run_plan(const struct run_args *a, veil_onnx_model_t *m, veil_plan_t 
         if (!(outs[i] = calloc(veil_plan_output_numel(plan, i), sizeof(double))))
             rc = 1;
     if (!rc && !a->secure) {
-        int st = veil_plain_run(plan, a->fixed ? VEIL_PLAIN_FIXED : VEIL_PLAIN_DOUBLE, feeds, k,
-                                outs);
+        int st =
+            veil_plain_run(plan, a->fixed ? VEIL_PLAIN_FIXED : VEIL_PLAIN_DOUBLE, feeds, k, outs);
         if (st != VEIL_OK) {
             fprintf(stderr, "veil-onnx: run: %s\n", veil_last_error());
             rc = exit_code(st);
@@ -305,8 +306,10 @@ static int run_plan(const struct run_args *a, veil_onnx_model_t *m, veil_plan_t 
         po.config_path = a->config;
         veil_party_t *me = veil_party_open(plan, &po);
         if (!me) {
-            fprintf(stderr, "veil-onnx: %s\n(run it under the launcher: veil-run -n 2 --dealer "
-                    "-- veil-onnx run --secure ...)\n", veil_last_error());
+            fprintf(stderr,
+                    "veil-onnx: %s\n(run it under the launcher: veil-run -n 2 --dealer "
+                    "-- veil-onnx run --secure ...)\n",
+                    veil_last_error());
             rc = 1;
         } else {
             int st = veil_run(me, feeds, k, outs);
@@ -349,8 +352,10 @@ static int cmd_run(int argc, char **argv)
         party = id ? atoi(id) : -1;
         if (party != a.model_owner) {
             if (!a.pub) {
-                fprintf(stderr, "veil-onnx: party %d is not the model owner: give it the "
-                        "stripped model with --public PUBLIC.onnx\n", party);
+                fprintf(stderr,
+                        "veil-onnx: party %d is not the model owner: give it the "
+                        "stripped model with --public PUBLIC.onnx\n",
+                        party);
                 return 2;
             }
             model = a.pub;

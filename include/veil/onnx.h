@@ -30,29 +30,29 @@ typedef struct veil_onnx_model veil_onnx_model_t;
 
 /** A dense tensor as doubles, with its ONNX shape (ndim 0: a scalar, numel 1). */
 struct veil_onnx_tensor {
-    char name[128];    /* the TensorProto's name ("" when it has none) */
-    int ndim;          /* 0..VEIL_MAX_DIMS */
+    char name[128]; /* the TensorProto's name ("" when it has none) */
+    int ndim;       /* 0..VEIL_MAX_DIMS */
     size_t dims[VEIL_MAX_DIMS];
     size_t numel;
-    int data_type;     /* ONNX's TensorProto.DataType (1 float, 7 int64, 11 double, ...) */
-    double *values;    /* numel values, owned (veil_onnx_tensor_free) */
+    int data_type;  /* ONNX's TensorProto.DataType (1 float, 7 int64, 11 double, ...) */
+    double *values; /* numel values, owned (veil_onnx_tensor_free) */
 };
 
 struct veil_onnx_options {
-    int model_owner;   /* party owning the initializers (parameters); default 0 */
-    int data_owner;    /* party owning the graph inputs; default 1 */
-    int reveal_to;     /* party the outputs are revealed to, or VEIL_ALL_PARTIES; default -2:
-                          the data owner */
-    int weights;       /* 1: the file must carry every parameter's values (the model owner's
-                          full model); 0: the file must be stripped (PUBLIC.onnx: a party that is
-                          given weights it does not own refuses them); -1 (default): either */
+    int model_owner; /* party owning the initializers (parameters); default 0 */
+    int data_owner;  /* party owning the graph inputs; default 1 */
+    int reveal_to;   /* party the outputs are revealed to, or VEIL_ALL_PARTIES; default -2:
+                        the data owner */
+    int weights;     /* 1: the file must carry every parameter's values (the model owner's
+                        full model); 0: the file must be stripped (PUBLIC.onnx: a party that is
+                        given weights it does not own refuses them); -1 (default): either */
     /* Values of graph inputs known at load time, public to every party: integer inputs (shapes,
      * axes) must be given here; a float input given here becomes a public constant. */
     const struct veil_onnx_tensor *known;
     size_t nknown;
-    size_t max_linmap;  /* largest constant matrix (elements) an index-moving op (Transpose of 3
-                           or more dimensions, Slice, Pad, broadcasting of a secret tensor, ...)
-                           may be lowered to; default 1 << 22 */
+    size_t max_linmap; /* largest constant matrix (elements) an index-moving op (Transpose of 3
+                          or more dimensions, Slice, Pad, broadcasting of a secret tensor, ...)
+                          may be lowered to; default 1 << 22 */
 };
 void veil_onnx_options_defaults(struct veil_onnx_options *o);
 
@@ -111,8 +111,8 @@ int veil_onnx_list_inputs(const char *path, char (*names)[128], int *is_int, siz
  * run's range, is VEIL_ERR_RANGE. Returns VEIL_OK, VEIL_ERR_UNSUPPORTED for what Veil does not
  * import, or another error, with veil_last_error() saying which file and node.
  */
-int veil_onnx_run_files(const char *model, const char *const *in, int nin,
-                        const char *const *out, int nout, int mode, int frac_bits);
+int veil_onnx_run_files(const char *model, const char *const *in, int nin, const char *const *out,
+                        int nout, int mode, int frac_bits);
 
 /** The supported op types, comma-separated (static string). */
 const char *veil_onnx_supported_ops(void);
