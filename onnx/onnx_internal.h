@@ -175,6 +175,7 @@ int ox_op_clip(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_constant(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_shape(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_argmax(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_min);
+int ox_op_cast(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 int ox_op_erf(struct veil_onnx_model *m, const Onnx__NodeProto *n);
 /** The GELU pattern's next step for a binary node (Add, Mul) when an operand is part of it:
  * *handled 1 and the status; else *handled 0. */

@@ -395,56 +395,16 @@ static int op_mean(struct veil_onnx_model *m, const Onnx__NodeProto *n)
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
-static const char *const supported[] = {"Abs",
-                                        "Add",
-                                        "ArgMax",
-                                        "ArgMin",
-                                        "AveragePool",
-                                        "BatchNormalization",
-                                        "Clip",
-                                        "Concat",
-                                        "Constant",
-                                        "ConstantOfShape",
-                                        "Conv",
-                                        "DepthToSpace",
-                                        "Div",
-                                        "Dropout",
-                                        "Erf (in GELU's pattern)",
-                                        "Expand",
-                                        "Flatten",
-                                        "Gather",
-                                        "Gemm",
-                                        "GlobalAveragePool",
-                                        "Identity",
-                                        "LayerNormalization",
-                                        "LeakyRelu",
-                                        "MatMul",
-                                        "Max",
-                                        "MaxPool",
-                                        "Mean",
-                                        "Min",
-                                        "Mul",
-                                        "Neg",
-                                        "Pad",
-                                        "PRelu",
-                                        "ReduceMax",
-                                        "ReduceMean",
-                                        "ReduceMin",
-                                        "ReduceSum",
-                                        "Relu",
-                                        "Reshape",
-                                        "Shape",
-                                        "Slice",
-                                        "Softmax",
-                                        "SpaceToDepth",
-                                        "Split",
-                                        "Squeeze",
-                                        "Sub",
-                                        "Sum",
-                                        "Tile",
-                                        "Transpose",
-                                        "Unsqueeze",
-                                        NULL};
+/* clang-format off */
+static const char *const supported[] = {
+    "Abs", "Add", "ArgMax", "ArgMin", "AveragePool", "BatchNormalization", "Cast", "Clip",
+    "Concat", "Constant", "ConstantOfShape", "Conv", "DepthToSpace", "Div", "Dropout",
+    "Erf (in GELU's pattern)", "Expand", "Flatten", "Gather", "Gemm", "GlobalAveragePool",
+    "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "Max", "MaxPool", "Mean", "Min",
+    "Mul", "Neg", "Pad", "PRelu", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Relu",
+    "Reshape", "Shape", "Slice", "Softmax", "SpaceToDepth", "Split", "Squeeze", "Sub", "Sum",
+    "Tile", "Transpose", "Unsqueeze", NULL};
+/* clang-format on */
 
 const char *veil_onnx_supported_ops(void)
 {
@@ -510,6 +470,8 @@ int ox_import_node(struct veil_onnx_model *m, const Onnx__NodeProto *n)
         return ox_op_constant(m, n);
     if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin"))
         return ox_op_argmax(m, n, op[4] == 'i');
+    if (!strcmp(op, "Cast"))
+        return ox_op_cast(m, n);
     if (!strcmp(op, "Erf"))
         return ox_op_erf(m, n);
     if (!strcmp(op, "ConstantOfShape"))

@@ -354,3 +354,31 @@ int ox_op_argmax(struct veil_onnx_model *m, const Onnx__NodeProto *n, int is_min
         return veil_graph_status(m->g) ? ox_graph_fail(m) : VEIL_ERR_FORMAT;
     return ox_out(m, n, 0, ox_reshape(m, y, nd, od, ox_out_name(m, n, 0, b2)), nd, od);
 }
+
+/* Cast: between real types the identity (fixed point holds every such value to 2^-f); public
+ * numbers are converted at load (integers truncated, bools 0/1); a secret cast to an integer
+ * type is refused. */
+int ox_op_cast(struct veil_onnx_model *m, const Onnx__NodeProto *n)
+{
+    struct ox_value *x = ox_in(m, n, 0);
+    if (!x)
+        return ox_fail(m, VEIL_ERR_FORMAT, "input 0 missing");
+    int to = (int)ox_attr_int(n, "to", 0), to_int = ox_is_int_type(to);
+    if (to == ONNX__TENSOR_PROTO__DATA_TYPE__STRING || to == 0)
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED, "cast to type %d", to);
+    if (ox_is_public(x)) {
+        const double *c = ox_public(m, x);
+        double *v = c ? malloc(x->numel * sizeof *v) : NULL;
+        for (size_t i = 0; v && i < x->numel; i++)
+            v[i] = to == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL ? (c[i] != 0)
+                   : to_int                                  ? trunc(c[i])
+                                                             : c[i];
+        return c ? ox_out_const(m, n, 0, x->ndim, x->dims, v, to_int) : VEIL_ERR_FORMAT;
+    }
+    if (to_int)
+        return ox_fail(m, VEIL_ERR_UNSUPPORTED,
+                       "a cast of a secret tensor to integer type %d "
+                       "(rounding is not imported)",
+                       to);
+    return ox_out(m, n, 0, ox_node(m, x), x->ndim, x->dims);
+}
