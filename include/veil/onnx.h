@@ -130,6 +130,20 @@ int veil_onnx_list_unsupported(const char *path, void *f);
  */
 int veil_onnx_strip(const char *in, const char *out, const struct veil_onnx_options *o);
 
+/**
+ * PYTORCH WEIGHTS. Feeds for every parameter of plan p (compiled from graph g, built with the DSL)
+ * from a safetensors file as PyTorch writes it (torch / safetensors.torch.save_file of a
+ * state_dict: F32, F64 or I64 tensors, "__metadata__" {"format": "pt"} or none), by name: each
+ * parameter is the tensor of its name; a 2-D parameter is taken in nn.Linear's (out, in) layout
+ * and transposed into the dense layer's (in, out) (a square one too: in a PyTorch file every
+ * 2-D tensor is a Linear weight), other tensors must have the parameter's shape (convolution
+ * weights are OIHW in both). *feeds receives n owned feeds (veil_onnx_feeds_free). VEIL_OK, or an
+ * error naming the file and the tensor (absent, or of another shape).
+ */
+int veil_onnx_pt_feeds(const char *path, const veil_graph_t *g, const veil_plan_t *p,
+                       struct veil_feed **feeds, size_t *n);
+void veil_onnx_feeds_free(struct veil_feed **feeds, size_t n);
+
 /** Reads a TensorProto (.pb) or .npy file (by content). *t is filled; free with
  * veil_onnx_tensor_free. VEIL_OK or an error naming the file. */
 int veil_onnx_tensor_read(const char *path, struct veil_onnx_tensor *t);
