@@ -30,7 +30,8 @@ static int usage(void)
             "       veil-onnx run MODEL.onnx [--fixed] [--frac-bits F] IN.pb|IN.npy... -o OUT...\n"
             "       veil-run -n N --dealer -- veil-onnx run --secure MODEL.onnx --public "
             "PUBLIC.onnx\n"
-            "            [--model-owner I] [--data-owner J] [--config FILE] IN... -o OUT...\n"
+            "            [--model-owner I] [--data-owner J] [--config FILE] [--microbatches K]\n"
+            "            [--lookahead L] [-v] IN... -o OUT...\n"
             "supported ONNX ops: %s\n",
             veil_onnx_supported_ops());
     return 2;
@@ -158,6 +159,7 @@ struct run_args {
     const char *model, *pub, *config;
     const char *in[MAX_IO], *out[MAX_IO];
     int nin, nout, fixed, secure, model_owner, data_owner, frac_bits, verbose;
+    int microbatches, lookahead; /* the pipeline options of the secure run */
 };
 
 static int parse_run(int argc, char **argv, struct run_args *a)
@@ -165,6 +167,8 @@ static int parse_run(int argc, char **argv, struct run_args *a)
     memset(a, 0, sizeof *a);
     a->data_owner = 1;
     a->frac_bits = VEIL_FIXED_FRAC_BITS_DEFAULT;
+    a->microbatches = 1;
+    a->lookahead = VEIL_LOOKAHEAD_UNBOUNDED;
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
         int more = i + 1 < argc;
@@ -184,6 +188,10 @@ static int parse_run(int argc, char **argv, struct run_args *a)
             a->model_owner = atoi(argv[++i]);
         else if (!strcmp(s, "--data-owner") && more)
             a->data_owner = atoi(argv[++i]);
+        else if (!strcmp(s, "--microbatches") && more)
+            a->microbatches = atoi(argv[++i]);
+        else if (!strcmp(s, "--lookahead") && more)
+            a->lookahead = atoi(argv[++i]);
         else if (!strcmp(s, "--frac-bits") && more)
             a->frac_bits = atoi(argv[++i]);
         else if (!strcmp(s, "-o") && more && a->nout < MAX_IO)
@@ -389,6 +397,9 @@ static int cmd_run(int argc, char **argv)
         struct veil_compile_options co;
         veil_compile_options_defaults(&co);
         co.frac_bits = a.frac_bits;
+        co.weight_stationary = 1; /* inference: each weight's mask opened once per session */
+        co.microbatches = a.microbatches;
+        co.lookahead = a.lookahead;
         if (!(plan = veil_compile(veil_onnx_graph(m), &co))) {
             fprintf(stderr, "veil-onnx: compile: %s\n", veil_last_error());
             rc = 3;
