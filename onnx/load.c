@@ -496,15 +496,6 @@ static int build(struct veil_onnx_model *m)
     return reveal_outputs(m);
 }
 
-void veil_onnx_options_defaults(struct veil_onnx_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->model_owner = 0;
-    o->data_owner = 1;
-    o->reveal_to = -2;
-    o->weights = -1;
-    o->max_linmap = (size_t)1 << 22;
-}
 
 static int parse(struct veil_onnx_model *m, const void *bytes, size_t len)
 {
@@ -578,30 +569,4 @@ int veil_onnx_load(const char *path, const struct veil_onnx_options *o, veil_onn
         free(b);
     }
     return finish(m, rc, out);
-}
-
-void veil_onnx_destroy(veil_onnx_model_t **pm)
-{
-    if (!pm || !*pm)
-        return;
-    struct veil_onnx_model *m = *pm;
-    for (size_t i = 0; i < m->nvals; i++)
-        free(m->vals[i].cval);
-    for (size_t i = 0; i < m->nfeeds; i++) {
-        free((char *)m->feeds[i].name);
-        free((double *)m->feeds[i].values);
-    }
-    free(m->feeds);
-    free(m->vals);
-    free(m->usage);
-    free(m->inputs);
-    free(m->outputs);
-    free(m->recs);
-    veil_graph_destroy(&m->g);
-    if (m->proto)
-        onnx__model_proto__free_unpacked(m->proto, NULL);
-    free(m->path);
-    free(m->dir);
-    free(m);
-    *pm = NULL;
 }

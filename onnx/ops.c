@@ -426,6 +426,7 @@ int ox_op_supported(const char *op)
     return 0;
 }
 
+/* One comparison per op type: a flat dispatch, long only because the table is. */
 int ox_import_node(struct veil_onnx_model *m, const Onnx__NodeProto *n)
 {
     const char *op = n->op_type ? n->op_type : "";

@@ -1,6 +1,6 @@
 /*
- * strip.c — the model's accessors, veil_onnx_strip (the model without its parameters' values:
- * what the parties other than the model owner load) and veil_onnx_list_unsupported (the nodes
+ * strip.c — the model's options, destruction and accessors, veil_onnx_strip (the model without
+ * its parameters' values: what the parties other than the model owner load) and veil_onnx_list_unsupported (the nodes
  * whose op type Veil does not import, for veil-onnx check).
  */
 #include "config.h"
@@ -12,6 +12,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void veil_onnx_options_defaults(struct veil_onnx_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->model_owner = 0;
+    o->data_owner = 1;
+    o->reveal_to = -2;
+    o->weights = -1;
+    o->max_linmap = (size_t)1 << 22;
+}
+
+void veil_onnx_destroy(veil_onnx_model_t **pm)
+{
+    if (!pm || !*pm)
+        return;
+    struct veil_onnx_model *m = *pm;
+    for (size_t i = 0; i < m->nvals; i++)
+        free(m->vals[i].cval);
+    for (size_t i = 0; i < m->nfeeds; i++) {
+        free((char *)m->feeds[i].name);
+        free((double *)m->feeds[i].values);
+    }
+    free(m->feeds);
+    free(m->vals);
+    free(m->usage);
+    free(m->inputs);
+    free(m->outputs);
+    free(m->recs);
+    veil_graph_destroy(&m->g);
+    if (m->proto)
+        onnx__model_proto__free_unpacked(m->proto, NULL);
+    free(m->path);
+    free(m->dir);
+    free(m);
+    *pm = NULL;
+}
 
 veil_graph_t *veil_onnx_graph(const veil_onnx_model_t *m)
 {

@@ -130,6 +130,7 @@ static int load(const struct spec *s, const char *path, char *msg, size_t len)
 static const struct spec relu = {13,   {2, 3}, {"x"}, "Relu", "y", {NULL},
                                  NULL, NULL,   "y",   {0, 0}, NULL};
 
+/* The cases one after another, each a few lines (one scenario per paragraph). */
 int main(void)
 {
     if (!mkdtemp(tmp))
