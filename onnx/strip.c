@@ -1,7 +1,8 @@
 /*
- * strip.c — the model's options, destruction and accessors, veil_onnx_strip (the model without
- * its parameters' values: what the parties other than the model owner load) and veil_onnx_list_unsupported (the nodes
- * whose op type Veil does not import, for veil-onnx check).
+ * strip.c — the model's options, destruction and accessors; veil_onnx_strip (the model without
+ * its parameters' values: what the parties other than the model owner load);
+ * veil_onnx_list_unsupported (the nodes whose op type Veil does not import, for veil-onnx check)
+ * and veil_onnx_list_inputs (the graph inputs in order, for binding input files).
  */
 #include "config.h"
 
