@@ -418,6 +418,14 @@ const char *veil_onnx_supported_ops(void)
     return list;
 }
 
+static int nsupported(void)
+{
+    int k = 0;
+    while (supported[k])
+        k++;
+    return k;
+}
+
 int ox_op_supported(const char *op)
 {
     for (size_t i = 0; supported[i]; i++)
@@ -438,9 +446,9 @@ int ox_import_node(struct veil_onnx_model *m, const Onnx__NodeProto *n)
                        n->domain);
     if (!ox_op_supported(op))
         return ox_fail(m, VEIL_ERR_UNSUPPORTED,
-                       "op type %.60s is not supported; Veil imports: "
-                       "%s",
-                       op, veil_onnx_supported_ops());
+                       "op type %.60s is not supported (the %d op types Veil imports: "
+                       "veil_onnx_supported_ops(), veil-onnx --help)",
+                       op, nsupported());
     if (!n->n_output)
         return ox_fail(m, VEIL_ERR_FORMAT, "no outputs");
     for (size_t k = 1; k < n->n_output; k++)

@@ -39,6 +39,8 @@ static int usage(void)
 
 static int exit_code(int rc)
 {
+    if (rc == VEIL_ERR_UNSUPPORTED) /* the library's message names the node and its op type */
+        fprintf(stderr, "veil-onnx: supported ONNX ops: %s\n", veil_onnx_supported_ops());
     return rc == VEIL_ERR_UNSUPPORTED ? 3 : rc == VEIL_ERR_RANGE ? 4 : 1;
 }
 

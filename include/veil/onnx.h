@@ -7,7 +7,8 @@
  * numbers (a Reshape's shape, a Mul's constant factor) become public constants instead, and a
  * stripped model (veil_onnx_strip) keeps exactly those values. Every operator the DSL cannot
  * express exactly is refused at load with a message naming the node, its op type and the
- * supported list (veil_onnx_supported_ops); nothing is skipped. Bad files (truncated, corrupt,
+ * supported list's accessor (veil_onnx_supported_ops; veil-onnx prints the list, which does
+ * not fit the 512-byte last-error message); nothing is skipped. Bad files (truncated, corrupt,
  * cyclic, dangling names, shapes that do not match, huge dimensions, opsets out of range,
  * external data outside the model's folder) fail with VEIL_ERR_FORMAT, VEIL_ERR_SHAPE,
  * VEIL_ERR_UNSUPPORTED or VEIL_ERR_IO and a veil_last_error() message naming the file and node.
