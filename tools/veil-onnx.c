@@ -1,0 +1,430 @@
+/*
+ * veil-onnx — ONNX models in Veil. `check MODEL.onnx`: the graph as Veil imports it (each ONNX
+ * node with its op, the DSL node it became and its shape; inputs, parameters and their owners;
+ * unsupported nodes) and the compiled plan's preprocessing per inference. `strip MODEL.onnx -o
+ * PUBLIC.onnx`: the model without its parameters' values. `run MODEL.onnx [--fixed] IN... -o
+ * OUT...`: plaintext inference in double or in the secure run's fixed point; with --secure,
+ * under veil-run, one party of a secure inference (the model owner reads MODEL.onnx, every other
+ * process the stripped model given by --public). IN and OUT are ONNX TensorProto files (.pb) or
+ * .npy; inputs bind to the model's graph inputs in order, integer ones (shapes) being public.
+ * Exit status: 0 done, 1 error, 2 usage, 3 the model uses something Veil does not import, 4 an
+ * input is outside the fixed-point range of the secure run.
+ */
+#include "config.h"
+
+#include "veil.h"
+#include "veil/onnx.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_IO 64
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: veil-onnx check MODEL.onnx [--nparties N]\n"
+            "       veil-onnx strip MODEL.onnx -o PUBLIC.onnx\n"
+            "       veil-onnx run MODEL.onnx [--fixed] [--frac-bits F] IN.pb|IN.npy... -o OUT...\n"
+            "       veil-run -n N --dealer -- veil-onnx run --secure MODEL.onnx --public "
+            "PUBLIC.onnx\n"
+            "            [--model-owner I] [--data-owner J] [--config FILE] [--microbatches K]\n"
+            "            [--lookahead L] [-v] IN... -o OUT...\n"
+            "supported ONNX ops: %s\n",
+            veil_onnx_supported_ops());
+    return 2;
+}
+
+static int exit_code(int rc)
+{
+    if (rc == VEIL_ERR_UNSUPPORTED) /* the library's message names the node and its op type */
+        fprintf(stderr, "veil-onnx: supported ONNX ops: %s\n", veil_onnx_supported_ops());
+    return rc == VEIL_ERR_UNSUPPORTED ? 3 : rc == VEIL_ERR_RANGE ? 4 : 1;
+}
+
+static void shape_str(int nd, const size_t *d, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < nd && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%zu", i ? "," : "", d[i]);
+    if (k < len)
+        snprintf(buf + k, len - k, "]");
+}
+
+static void node_shape(const veil_node_t *n, char *buf, size_t len)
+{
+    size_t d[VEIL_MAX_DIMS];
+    int nd = veil_node_ndim(n);
+    for (int i = 0; i < nd; i++)
+        d[i] = veil_node_dim(n, i);
+    shape_str(nd, d, buf, len);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    const char *path = NULL;
+    int nparties = 2;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--nparties") && i + 1 < argc)
+            nparties = atoi(argv[++i]);
+        else if (!path)
+            path = argv[i];
+        else
+            return usage();
+    }
+    if (!path || nparties < 2)
+        return usage();
+    int bad = veil_onnx_list_unsupported(path, stdout);
+    if (bad < 0) {
+        fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
+        return 1;
+    }
+    veil_onnx_model_t *m = NULL;
+    int rc = veil_onnx_load(path, NULL, &m);
+    if (rc != VEIL_OK) {
+        printf("%s: %d unsupported node(s); import fails: %s\n", path, bad, veil_last_error());
+        return exit_code(rc);
+    }
+    char s[128];
+    printf("%s: opset %d, %zu ONNX nodes, %s\n", path, veil_onnx_opset(m), veil_onnx_node_count(m),
+           veil_onnx_has_weights(m) ? "with weights" : "stripped");
+    struct veil_compile_options co;
+    veil_compile_options_defaults(&co);
+    veil_plan_t *plan = veil_compile(veil_onnx_graph(m), &co);
+    if (!plan) {
+        printf("compile: %s\n", veil_last_error());
+        veil_onnx_destroy(&m);
+        return 3;
+    }
+    for (size_t i = 0; i < veil_plan_leaf_count(plan); i++) {
+        const veil_node_t *p = veil_graph_find(veil_onnx_graph(m), veil_plan_leaf_name(plan, i));
+        if (p)
+            node_shape(p, s, sizeof s);
+        printf("  %-6s %-24s %-16s owner: party %d (%s)\n",
+               veil_plan_leaf_is_param(plan, i) ? "param" : "input", veil_plan_leaf_name(plan, i),
+               p ? s : "", veil_plan_leaf_owner(plan, i),
+               veil_plan_leaf_is_param(plan, i) ? "model owner" : "data owner");
+    }
+    for (size_t i = 0; i < veil_onnx_node_count(m); i++) {
+        const veil_node_t *r = veil_onnx_node_result(m, i);
+        if (r)
+            node_shape(r, s, sizeof s);
+        printf("  node   %-18s %-24s -> %-14s %s %s\n", veil_onnx_node_op(m, i),
+               veil_onnx_node_name(m, i), r ? veil_node_op(r) : "(public, computed at load)",
+               r ? veil_node_name(r) : "", r ? s : "");
+    }
+    for (size_t i = 0; i < veil_onnx_output_count(m); i++) {
+        size_t d[VEIL_MAX_DIMS];
+        int nd = veil_onnx_output_shape(m, i, d);
+        shape_str(nd, d, s, sizeof s);
+        printf("  output %-24s %-16s revealed to party %d\n", veil_onnx_output_name(m, i), s,
+               veil_plan_output_to(plan, i));
+    }
+    printf("plan: %zu DSL nodes\n", veil_graph_node_count(veil_onnx_graph(m)));
+    for (int n = 2; n <= (nparties > 3 ? nparties : 3); n++) {
+        uint64_t items = 0, bytes = 0;
+        if (veil_plan_preproc(plan, n, &items, &bytes) == VEIL_OK)
+            printf("  %d parties: dealer material per inference: %llu items, %llu bytes\n", n,
+                   (unsigned long long)items, (unsigned long long)bytes);
+    }
+    printf("  (online rounds and bytes per party: measured by a secure run, veil-onnx run "
+           "--secure prints them)\n");
+    veil_plan_destroy(&plan);
+    veil_onnx_destroy(&m);
+    return 0;
+}
+
+static int cmd_strip(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (!in)
+            in = argv[i];
+        else
+            return usage();
+    }
+    if (!in || !out)
+        return usage();
+    int rc = veil_onnx_strip(in, out, NULL);
+    if (rc != VEIL_OK) {
+        fprintf(stderr, "veil-onnx strip: %s\n", veil_last_error());
+        return exit_code(rc);
+    }
+    return 0;
+}
+
+struct run_args {
+    const char *model, *pub, *config;
+    const char *in[MAX_IO], *out[MAX_IO];
+    int nin, nout, fixed, secure, model_owner, data_owner, frac_bits, verbose;
+    int microbatches, lookahead; /* the pipeline options of the secure run */
+};
+
+static int parse_run(int argc, char **argv, struct run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->data_owner = 1;
+    a->frac_bits = VEIL_FIXED_FRAC_BITS_DEFAULT;
+    a->microbatches = 1;
+    a->lookahead = VEIL_LOOKAHEAD_UNBOUNDED;
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(s, "--fixed"))
+            a->fixed = 1;
+        else if (!strcmp(s, "--double"))
+            a->fixed = 0;
+        else if (!strcmp(s, "--secure"))
+            a->secure = 1;
+        else if (!strcmp(s, "-v"))
+            a->verbose = 1;
+        else if (!strcmp(s, "--public") && more)
+            a->pub = argv[++i];
+        else if (!strcmp(s, "--config") && more)
+            a->config = argv[++i];
+        else if (!strcmp(s, "--model-owner") && more)
+            a->model_owner = atoi(argv[++i]);
+        else if (!strcmp(s, "--data-owner") && more)
+            a->data_owner = atoi(argv[++i]);
+        else if (!strcmp(s, "--microbatches") && more)
+            a->microbatches = atoi(argv[++i]);
+        else if (!strcmp(s, "--lookahead") && more)
+            a->lookahead = atoi(argv[++i]);
+        else if (!strcmp(s, "--frac-bits") && more)
+            a->frac_bits = atoi(argv[++i]);
+        else if (!strcmp(s, "-o") && more && a->nout < MAX_IO)
+            a->out[a->nout++] = argv[++i];
+        else if (s[0] == '-')
+            return usage();
+        else if (!a->model)
+            a->model = s;
+        else if (a->nin < MAX_IO)
+            a->in[a->nin++] = s;
+        else
+            return usage();
+    }
+    if (!a->model || a->frac_bits < 1 || a->frac_bits > 30)
+        return usage();
+    return 0;
+}
+
+/* Reads the input files: integer ones become known (public) tensors for the loader; float ones
+ * are kept for the run when read (read_secret). */
+static int read_inputs(const struct run_args *a, const char *model, int read_secret,
+                       struct veil_onnx_tensor *t, int *is_known)
+{
+    char names[MAX_IO][128];
+    int is_int[MAX_IO];
+    int n = veil_onnx_list_inputs(model, names, is_int, MAX_IO);
+    if (n < 0) {
+        fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
+        return 1;
+    }
+    if (n != a->nin) {
+        fprintf(stderr, "veil-onnx: the model has %d graph inputs, %d files given\n", n, a->nin);
+        return 2;
+    }
+    for (int i = 0; i < n; i++) {
+        if (is_int[i] < 0) {
+            fprintf(stderr, "veil-onnx: graph input '%s' is not a tensor\n", names[i]);
+            return 3;
+        }
+        is_known[i] = is_int[i];
+        memset(&t[i], 0, sizeof t[i]);
+        if (!is_int[i] && !read_secret)
+            continue;
+        int rc = veil_onnx_tensor_read(a->in[i], &t[i]);
+        if (rc != VEIL_OK) {
+            fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
+            return exit_code(rc);
+        }
+        snprintf(t[i].name, sizeof t[i].name, "%s", names[i]);
+    }
+    return 0;
+}
+
+static int write_outputs(const struct run_args *a, veil_onnx_model_t *m, double *const *outs)
+{
+    size_t no = veil_onnx_output_count(m);
+    if ((size_t)a->nout > no) {
+        fprintf(stderr, "veil-onnx: %d output files for %zu outputs\n", a->nout, no);
+        return 2;
+    }
+    for (size_t i = 0; i < (size_t)a->nout; i++) {
+        struct veil_onnx_tensor t;
+        memset(&t, 0, sizeof t);
+        t.ndim = veil_onnx_output_shape(m, i, t.dims);
+        t.numel = 1;
+        for (int k = 0; k < t.ndim; k++)
+            t.numel *= t.dims[k];
+        t.values = outs[i];
+        snprintf(t.name, sizeof t.name, "%s", veil_onnx_output_name(m, i));
+        if (veil_onnx_tensor_write(a->out[i], &t) != VEIL_OK) {
+            fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int run_plan(const struct run_args *a, veil_onnx_model_t *m, veil_plan_t *plan,
+                    const struct veil_onnx_tensor *t, const int *is_known, int party)
+{
+    size_t nf, no = veil_onnx_output_count(m);
+    const struct veil_feed *pf = veil_onnx_param_feeds(m, &nf);
+    struct veil_feed *feeds = calloc(nf + (size_t)a->nin + 1, sizeof *feeds);
+    double *outs[MAX_IO] = {0};
+    int rc = feeds ? 0 : 1;
+    size_t k = 0;
+    for (size_t i = 0; feeds && i < nf; i++)
+        feeds[k++] = pf[i];
+    double lim = ldexp(1.0, 31 - a->frac_bits);
+    for (int i = 0, j = 0; feeds && i < a->nin; i++) {
+        if (is_known[i])
+            continue;
+        size_t idx = (size_t)j++;
+        if (!t[i].values)
+            continue;
+        for (size_t e = 0; e < t[i].numel; e++)
+            if ((a->fixed || a->secure) && !(fabs(t[i].values[e]) < lim)) {
+                fprintf(stderr,
+                        "veil-onnx: input %s: value %g is outside +-2^%d, the range of "
+                        "the secure run at %d fractional bits\n",
+                        a->in[i], t[i].values[e], 31 - a->frac_bits, a->frac_bits);
+                free(feeds);
+                return 4;
+            }
+        feeds[k++] = (struct veil_feed){veil_onnx_input_leaf(m, idx), t[i].values, t[i].numel};
+    }
+    for (size_t i = 0; i < no && i < MAX_IO && !rc; i++)
+        if (!(outs[i] = calloc(veil_plan_output_numel(plan, i), sizeof(double))))
+            rc = 1;
+    if (!rc && !a->secure) {
+        int st =
+            veil_plain_run(plan, a->fixed ? VEIL_PLAIN_FIXED : VEIL_PLAIN_DOUBLE, feeds, k, outs);
+        if (st != VEIL_OK) {
+            fprintf(stderr, "veil-onnx: run: %s\n", veil_last_error());
+            rc = exit_code(st);
+        }
+    } else if (!rc) {
+        struct veil_party_options po;
+        veil_party_options_defaults(&po);
+        po.config_path = a->config;
+        veil_party_t *me = veil_party_open(plan, &po);
+        if (!me) {
+            fprintf(stderr,
+                    "veil-onnx: %s\n(run it under the launcher: veil-run -n 2 --dealer "
+                    "-- veil-onnx run --secure ...)\n",
+                    veil_last_error());
+            rc = 1;
+        } else {
+            int st = veil_run(me, feeds, k, outs);
+            struct veil_run_stats rs;
+            if (st == VEIL_OK && veil_party_last_stats(me, &rs) == VEIL_OK && a->verbose)
+                printf("party %d: %.3f s, %llu rounds, %llu bytes sent, %llu received\n", party,
+                       rs.online_s, (unsigned long long)rs.rounds,
+                       (unsigned long long)rs.bytes_sent, (unsigned long long)rs.bytes_recv);
+            int cl = veil_party_close(&me);
+            if (st != VEIL_OK || cl != VEIL_OK) {
+                fprintf(stderr, "veil-onnx: secure run: %s\n", veil_last_error());
+                rc = exit_code(st != VEIL_OK ? st : cl);
+            }
+        }
+    }
+    if (!rc && (!a->secure || party == a->data_owner))
+        rc = write_outputs(a, m, outs);
+    for (size_t i = 0; i < MAX_IO; i++)
+        free(outs[i]);
+    free(feeds);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    struct run_args a;
+    if (parse_run(argc, argv, &a))
+        return 2;
+    if (!a.secure) {
+        int st = veil_onnx_run_files(a.model, a.in, a.nin, a.out, a.nout,
+                                     a.fixed ? VEIL_PLAIN_FIXED : VEIL_PLAIN_DOUBLE, a.frac_bits);
+        if (st != VEIL_OK)
+            fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
+        return st == VEIL_OK ? 0 : exit_code(st);
+    }
+    int party = -1;
+    const char *model = a.model;
+    if (a.secure) {
+        const char *id = getenv("VEIL_PARTY_ID");
+        party = id ? atoi(id) : -1;
+        if (party != a.model_owner) {
+            if (!a.pub) {
+                fprintf(stderr,
+                        "veil-onnx: party %d is not the model owner: give it the "
+                        "stripped model with --public PUBLIC.onnx\n",
+                        party);
+                return 2;
+            }
+            model = a.pub;
+        }
+    }
+    struct veil_onnx_tensor t[MAX_IO];
+    int is_known[MAX_IO], nk = 0;
+    struct veil_onnx_tensor known[MAX_IO];
+    int rc = read_inputs(&a, model, !a.secure || party == a.data_owner, t, is_known);
+    for (int i = 0; !rc && i < a.nin; i++)
+        if (is_known[i])
+            known[nk++] = t[i];
+    veil_onnx_model_t *m = NULL;
+    veil_plan_t *plan = NULL;
+    if (!rc) {
+        struct veil_onnx_options o;
+        veil_onnx_options_defaults(&o);
+        o.model_owner = a.model_owner;
+        o.data_owner = a.data_owner;
+        o.known = known;
+        o.nknown = (size_t)nk;
+        if (a.secure)
+            o.weights = party == a.model_owner;
+        int st = veil_onnx_load(model, &o, &m);
+        if (st != VEIL_OK) {
+            fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
+            rc = exit_code(st);
+        }
+    }
+    if (!rc) {
+        struct veil_compile_options co;
+        veil_compile_options_defaults(&co);
+        co.frac_bits = a.frac_bits;
+        co.weight_stationary = 1; /* inference: each weight's mask opened once per session */
+        co.microbatches = a.microbatches;
+        co.lookahead = a.lookahead;
+        if (!(plan = veil_compile(veil_onnx_graph(m), &co))) {
+            fprintf(stderr, "veil-onnx: compile: %s\n", veil_last_error());
+            rc = 3;
+        }
+    }
+    if (!rc)
+        rc = run_plan(&a, m, plan, t, is_known, party);
+    veil_plan_destroy(&plan);
+    veil_onnx_destroy(&m);
+    for (int i = 0; i < a.nin; i++)
+        veil_onnx_tensor_free(&t[i]);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage();
+    if (!strcmp(argv[1], "check"))
+        return cmd_check(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "strip"))
+        return cmd_strip(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc - 2, argv + 2);
+    return usage();
+}
