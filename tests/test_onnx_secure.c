@@ -26,6 +26,7 @@ static int failures;
 
 static int sh(const char *cmd)
 {
+    fflush(stdout); /* the command's output after ours, in order */
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
@@ -194,6 +195,19 @@ static void weights_test(int n)
         failures++;
     }
     veil_onnx_destroy(&m);
+    /* `veil-onnx check` on this model (as fc.onnx) prints what the README shows, line for line */
+    const char *srcdir = getenv("VEIL_TOP_SRCDIR");
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && cp gemm.onnx fc.onnx && '%s' check fc.onnx > check.out 2>&1 && "
+             "sed -n '/^\\$ veil-onnx check fc.onnx$/,/^```$/p' '%s/README.md' | sed '1d;$d' "
+             "> check.want && [ -s check.want ] && diff check.want check.out",
+             tmp, tool, srcdir ? srcdir : "..");
+    if (n == 2 && sh(cmd) != 0) {
+        printf("FAIL: veil-onnx check fc.onnx does not print what README.md shows:\n");
+        snprintf(cmd, sizeof cmd, "cd '%s' && diff check.want check.out", tmp);
+        sh(cmd);
+        failures++;
+    }
     snprintf(cmd, sizeof cmd,
              "STARPU_SILENT=1 '%s' -n %d --dealer -- '%s' run --secure '%s' "
              "--public '%s' --model-owner 0 --data-owner 1 '%s' -o '%s' > '%s/log' 2>&1",

@@ -189,6 +189,9 @@ cover() { # file line command
         "veil-run -n 2 --dealer -- veil-onnx run --secure fc.onnx --public fc.public.onnx --model-owner 0 --data-owner 1 x.npy -o y.npy")
         echo "test: tests/test_onnx_secure (strip, then run --secure with the stripped model)"
         named tests/test_onnx_secure ;;
+    "veil-onnx check fc.onnx")
+        echo "test: tests/test_onnx_secure (its output equals the README's, line for line)"
+        named tests/test_onnx_secure ;;
     "veil-onnx run fc.onnx --fixed x.npy -o y.npy")
         echo "test: tests/test_onnx_conformance (every model through veil-onnx run --fixed)"
         named tests/test_onnx_conformance ;;
