@@ -179,5 +179,6 @@ int veil_share_reconstruct(const veil_share_t *const *shares, int nparties, uint
 #include "veil/net.h"
 #include "veil/data.h"
 #include "veil/graph.h"
+#include "veil/party.h"
 
 #endif /* VEIL_H */
