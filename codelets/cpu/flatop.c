@@ -76,6 +76,9 @@ static size_t total(void **bufs, int first, int count)
     return n;
 }
 
+/* One switch over the nine flat relayouts, each case a few lines over the same two cursors: over
+ * 100 lines in all, kept together because every case reads as the same walk and the CUDA body
+ * (cuda/flatop.cu) mirrors it case by case. */
 void veil_flatop_cpu(void *buffers[], void *cl_arg)
 {
     struct veil_flatop_args args;
