@@ -195,9 +195,9 @@ static void timers(struct veil_net *net, double now, double connect_deadline)
  * ordered connection). The wait lasts as long as the peer is alive: it beats until its own
  * goodbye, so one that dies or goes silent is caught by the silence check in timers() (the
  * session then fails naming it). A fixed bound would be wrong: the dealer deals ahead and closes
- * runs before the parties do (DEALER_AHEAD in graph/party_run.c), and those runs may well take
- * longer than the silence timeout. Only a peer never heard from (no hello acknowledged) has the
- * silence timeout as its bound. */
+ * runs before the parties do (DEALER_AHEAD in graph/secure/party_run.c), and those runs may well
+ * take longer than the silence timeout. Only a peer never heard from (no hello acknowledged) has
+ * the silence timeout as its bound. */
 static int closing_done(struct veil_net *net, double now)
 {
     if (!net->bye_sent) {
