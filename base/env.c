@@ -113,7 +113,8 @@ static int identity_endpoints(struct veil_harness_party *me, int nprocs)
                               nprocs);
         size_t len = strcspn(e, ",");
         if (len == 0 || len >= sizeof me->endpoints[i])
-            return veil_error(VEIL_ERR_INVAL, "VEIL_ENDPOINTS: endpoint %d is empty or too long", i);
+            return veil_error(VEIL_ERR_INVAL, "VEIL_ENDPOINTS: endpoint %d is empty or too long",
+                              i);
         memcpy(me->endpoints[i], e, len);
         me->endpoints[i][len] = '\0';
         e += len;

@@ -19,7 +19,8 @@
  *   VEIL_LISTEN_FD     a TCP socket already bound to this process's endpoint and listening:
  *                      the harness binds every port before it forks, so no other process on the
  *                      machine can take one in between (the mesh adopts it with ZMQ_USE_FD)
- *   STARPU_NCPU=1 (or the ncpu option) STARPU_WORKERS_NOBIND=1 STARPU_SILENT=1, a private STARPU_HOME, and
+ *   STARPU_NCPU=1 (or the ncpu option) STARPU_WORKERS_NOBIND=1 STARPU_SILENT=1, a private
+ *   STARPU_HOME, and
  *   STARPU_SCHED (the option, else the caller's STARPU_SCHED, else lws) — unless the option
  *   keep_starpu_env is set, in which case the caller's StarPU variables are left alone.
  */
