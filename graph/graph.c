@@ -187,21 +187,13 @@ struct veil_node *veil_graph_add_node(veil_graph_t *g, enum veil_op op, const ch
     struct veil_node *n = calloc(1, sizeof *n);
     if (!n)
         return veil_graph_fail(g, VEIL_ERR_NOMEM, "%s '%s': out of memory", veil_op_name(op), name);
+    veil_plan_node_init(n); /* the "none" defaults every node starts from */
     n->op = op;
     n->index = (int)g->count;
     snprintf(n->name, sizeof n->name, "%s", name);
     n->nin = nin;
-    for (int i = 0; i < VEIL_NODE_MAX_IN; i++)
-        n->in[i] = i < nin ? in[i]->index : -1;
-    n->owner = -1;
-    n->fwd = -1;
-    n->output = -1;
-    n->reveal_to = VEIL_ALL_PARTIES;
-    n->folded_into = -1;
-    n->fold_bn = -1;
-    n->last_use = -1;
-    n->grad_of = -1;
-    n->replica_of = -1;
+    for (int i = 0; i < nin; i++)
+        n->in[i] = in[i]->index;
     g->nodes[g->count++] = n;
     return n;
 }
