@@ -206,6 +206,16 @@ int veil_exec_add_broadcast(struct veil_exec *x, struct veil_sec *y, const struc
 int veil_exec_trunc_inplace(struct veil_exec *x, struct veil_sec *t);
 /** The end of a fixed-point product: *t retiled (veil_exec_retile), then truncated. */
 int veil_exec_finish_product(struct veil_exec *x, struct veil_sec *t);
+/** A Beaver product protocol on single-handle operands: y = a (op) b; arg is the caller's. */
+typedef int (*veil_exec_product_fn)(struct veil_exec *x, const struct veil_sec *a,
+                                    const struct veil_sec *b, const void *arg,
+                                    struct veil_sec *y);
+/**
+ * The steps every product lowering shares: a and b as single handles (veil_exec_single), the
+ * protocol fn, the copies released, then veil_exec_finish_product on *y.
+ */
+int veil_exec_product(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
+                      veil_exec_product_fn fn, const void *arg, struct veil_sec *y);
 /** out = trunc(in * enc(c)) for a public real c (no truncation when c is an integer). */
 int veil_exec_scale(struct veil_exec *x, const struct veil_sec *in, double c, struct veil_sec *out);
 /** out (rows) = the sums of in's rows of k elements (local). */

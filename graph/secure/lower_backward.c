@@ -44,23 +44,20 @@ static struct veil_sec shape_of(const struct veil_node *n, size_t tile)
 
 /* ---- products ------------------------------------------------------------------------------ */
 
+/* a . b^T (MATMUL_NT) or a^T . b (MATMUL_TN); arg: the node. */
+static int matmul_grad_protocol(struct veil_exec *x, const struct veil_sec *a,
+                                const struct veil_sec *b, const void *arg, struct veil_sec *y)
+{
+    const struct veil_node *n = arg;
+    return n->op == VEIL_OP_MATMUL_NT ? veil_mpc_matmul_nt(x->m, a, b, y)
+                                      : veil_mpc_matmul_tn(x->m, a, b, y);
+}
+
 /* MATMUL_NT y = trunc(a . b^T), MATMUL_TN y = trunc(a^T . b): one trunc per entry. */
 int veil_lower_matmul_grad(struct veil_exec *x, const struct veil_node *n)
 {
-    struct veil_sec ta, tb, *y = VAL(x, n->index);
-    const struct veil_sec *sa, *sb;
-    memset(&tb, 0, sizeof tb);
-    int rc = veil_exec_single(x, VAL(x, n->in[0]), &ta, &sa);
-    if (rc == VEIL_OK)
-        rc = veil_exec_single(x, VAL(x, n->in[1]), &tb, &sb);
-    if (rc == VEIL_OK)
-        rc = n->op == VEIL_OP_MATMUL_NT ? veil_mpc_matmul_nt(x->m, sa, sb, y)
-                                        : veil_mpc_matmul_tn(x->m, sa, sb, y);
-    veil_mpc_release(x->m, &ta);
-    veil_mpc_release(x->m, &tb);
-    if (rc == VEIL_OK)
-        rc = veil_exec_finish_product(x, y);
-    return rc;
+    return veil_exec_product(x, VAL(x, n->in[0]), VAL(x, n->in[1]), matmul_grad_protocol, n,
+                             VAL(x, n->index));
 }
 
 /* The convolution geometry of conv node c. */
@@ -73,25 +70,22 @@ static struct veil_conv_geom conv_geom(const struct veil_exec *x, const struct v
     return g;
 }
 
+/* The input or weight gradient of the convolution node n->fwd; arg: the node. */
+static int conv_grad_protocol(struct veil_exec *x, const struct veil_sec *a,
+                              const struct veil_sec *b, const void *arg, struct veil_sec *y)
+{
+    const struct veil_node *n = arg;
+    const struct veil_conv_geom g = conv_geom(x, &x->p->nodes[n->fwd]);
+    return n->op == VEIL_OP_CONV_GRAD_INPUT ? veil_mpc_conv2d_grad_input(x->m, a, b, &g, y)
+                                            : veil_mpc_conv2d_grad_weight(x->m, a, b, &g, y);
+}
+
 /* CONV_GRAD_INPUT dx = trunc(col2im(W^T . dY)), CONV_GRAD_WEIGHT dW = trunc(sum_b dY_b .
  * im2col(x_b)^T): the protocols are exact in the ring, one truncation per element after. */
 int veil_lower_conv_grad(struct veil_exec *x, const struct veil_node *n)
 {
-    const struct veil_conv_geom g = conv_geom(x, &x->p->nodes[n->fwd]);
-    struct veil_sec ta, tb, *y = VAL(x, n->index);
-    const struct veil_sec *sa, *sb;
-    memset(&tb, 0, sizeof tb);
-    int rc = veil_exec_single(x, VAL(x, n->in[0]), &ta, &sa);
-    if (rc == VEIL_OK)
-        rc = veil_exec_single(x, VAL(x, n->in[1]), &tb, &sb);
-    if (rc == VEIL_OK)
-        rc = n->op == VEIL_OP_CONV_GRAD_INPUT ? veil_mpc_conv2d_grad_input(x->m, sa, sb, &g, y)
-                                              : veil_mpc_conv2d_grad_weight(x->m, sa, sb, &g, y);
-    veil_mpc_release(x->m, &ta);
-    veil_mpc_release(x->m, &tb);
-    if (rc == VEIL_OK)
-        rc = veil_exec_finish_product(x, y);
-    return rc;
+    return veil_exec_product(x, VAL(x, n->in[0]), VAL(x, n->in[1]), conv_grad_protocol, n,
+                             VAL(x, n->index));
 }
 
 /* ---- sums and rearrangements ---------------------------------------------------------------- */

@@ -33,22 +33,19 @@ static struct veil_mpc_wstat *wstat_of(struct veil_exec *x, int w, int *rc)
     return *rc == VEIL_OK ? ws : NULL;
 }
 
+/* z = a . b; arg: the weight-stationary state of b, or NULL. */
+static int matmul_protocol(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
+                           const void *arg, struct veil_sec *z)
+{
+    struct veil_mpc_wstat *ws = (struct veil_mpc_wstat *)arg;
+    return ws ? veil_mpc_matmul_ws(x->m, a, b, ws, z) : veil_mpc_matmul(x->m, a, b, z);
+}
+
 /* z = trunc(a . b) for 2-D a (m, k) and b (k, n), tiled; ws: weight-stationary state of b. */
 static int matmul_trunc(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
                         struct veil_mpc_wstat *ws, struct veil_sec *z)
 {
-    struct veil_sec ta, tb;
-    const struct veil_sec *sa, *sb;
-    int rc = veil_exec_single(x, a, &ta, &sa);
-    if (rc == VEIL_OK)
-        rc = veil_exec_single(x, b, &tb, &sb);
-    if (rc == VEIL_OK)
-        rc = ws ? veil_mpc_matmul_ws(x->m, sa, sb, ws, z) : veil_mpc_matmul(x->m, sa, sb, z);
-    veil_mpc_release(x->m, &ta);
-    veil_mpc_release(x->m, &tb);
-    if (rc == VEIL_OK)
-        rc = veil_exec_finish_product(x, z);
-    return rc;
+    return veil_exec_product(x, a, b, matmul_protocol, ws, z);
 }
 
 int veil_lower_dense(struct veil_exec *x, const struct veil_node *n)
@@ -68,29 +65,29 @@ int veil_lower_matmul(struct veil_exec *x, const struct veil_node *n)
     return matmul_trunc(x, VAL(x, n->in[0]), VAL(x, n->in[1]), NULL, VAL(x, n->index));
 }
 
+struct conv_args {
+    struct veil_conv_geom g;
+    struct veil_mpc_wstat *ws; /* weight-stationary state of the weight, or NULL */
+};
+
+static int conv_protocol(struct veil_exec *x, const struct veil_sec *in, const struct veil_sec *w,
+                         const void *arg, struct veil_sec *y)
+{
+    const struct conv_args *c = arg;
+    return c->ws ? veil_mpc_conv2d_ws(x->m, in, w, &c->g, c->ws, y)
+                 : veil_mpc_conv2d(x->m, in, w, &c->g, y);
+}
+
 int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *xn = &x->p->nodes[n->in[0]], *wn = &x->p->nodes[n->in[1]];
-    struct veil_conv_geom g = {xn->dims[0], xn->dims[1],         xn->dims[2],
-                               xn->dims[3], wn->dims[0],         wn->dims[2],
-                               wn->dims[3], (size_t)n->a.stride, (size_t)n->a.pad};
+    struct conv_args c = {.g = {xn->dims[0], xn->dims[1], xn->dims[2], xn->dims[3], wn->dims[0],
+                                wn->dims[2], wn->dims[3], (size_t)n->a.stride, (size_t)n->a.pad}};
     int rc;
-    struct veil_mpc_wstat *ws = wstat_of(x, n->in[1], &rc);
-    struct veil_sec tx, tw, *y = VAL(x, n->index);
-    const struct veil_sec *sx, *sw;
-    memset(&tw, 0, sizeof tw);
-    memset(&tx, 0, sizeof tx);
+    c.ws = wstat_of(x, n->in[1], &rc);
+    struct veil_sec *y = VAL(x, n->index);
     if (rc == VEIL_OK)
-        rc = veil_exec_single(x, VAL(x, n->in[0]), &tx, &sx);
-    if (rc == VEIL_OK)
-        rc = veil_exec_single(x, VAL(x, n->in[1]), &tw, &sw);
-    if (rc == VEIL_OK)
-        rc =
-            ws ? veil_mpc_conv2d_ws(x->m, sx, sw, &g, ws, y) : veil_mpc_conv2d(x->m, sx, sw, &g, y);
-    veil_mpc_release(x->m, &tx);
-    veil_mpc_release(x->m, &tw);
-    if (rc == VEIL_OK)
-        rc = veil_exec_finish_product(x, y);
+        rc = veil_exec_product(x, VAL(x, n->in[0]), VAL(x, n->in[1]), conv_protocol, &c, y);
     if (rc == VEIL_OK && n->nin > 2 && n->in[2] >= 0)
         rc = veil_exec_add_broadcast(x, y, VAL(x, n->in[2]), n->dims[2] * n->dims[3]);
     return rc;

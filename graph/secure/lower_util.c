@@ -64,6 +64,24 @@ int veil_exec_single(struct veil_exec *x, const struct veil_sec *in, struct veil
     return veil_exec_copy(x, in, in->ndim, in->dims, SIZE_MAX, tmp);
 }
 
+int veil_exec_product(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
+                      veil_exec_product_fn fn, const void *arg, struct veil_sec *y)
+{
+    struct veil_sec ta, tb;
+    const struct veil_sec *sa, *sb;
+    memset(&tb, 0, sizeof tb); /* released below even when a's copy failed */
+    int rc = veil_exec_single(x, a, &ta, &sa);
+    if (rc == VEIL_OK)
+        rc = veil_exec_single(x, b, &tb, &sb);
+    if (rc == VEIL_OK)
+        rc = fn(x, sa, sb, arg, y);
+    veil_mpc_release(x->m, &ta);
+    veil_mpc_release(x->m, &tb);
+    if (rc == VEIL_OK)
+        rc = veil_exec_finish_product(x, y);
+    return rc;
+}
+
 int veil_exec_retile(struct veil_exec *x, struct veil_sec *t)
 {
     if (t->ntiles != 1 || t->numel <= x->tile)
