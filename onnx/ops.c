@@ -399,7 +399,7 @@ static int op_mean(struct veil_onnx_model *m, const Onnx__NodeProto *n)
 static const char *const supported[] = {
     "Abs", "Add", "ArgMax", "ArgMin", "AveragePool", "BatchNormalization", "Cast", "Clip",
     "Concat", "Constant", "ConstantOfShape", "Conv", "DepthToSpace", "Div", "Dropout",
-    "Erf (in GELU's pattern)", "Expand", "Flatten", "Gather", "Gemm", "GlobalAveragePool",
+    "Erf (in GELU's pattern)", "Exp", "Expand", "Flatten", "Gather", "Gemm", "GlobalAveragePool",
     "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "Max", "MaxPool", "Mean", "Min",
     "Mul", "Neg", "Pad", "PRelu", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Relu",
     "Reshape", "Shape", "Slice", "Softmax", "SpaceToDepth", "Split", "Squeeze", "Sub", "Sum",

@@ -1,5 +1,5 @@
 /*
- * ops_elem.c — the unary and constant ops: Identity, Dropout (inference), Relu, Neg, Abs
+ * ops_elem.c — the unary and constant ops: Identity, Dropout (inference), Relu, Neg, Exp, Abs
  * (relu(x) + relu(-x)), LeakyRelu and PRelu with a public slope (relu(x) - a relu(-x)), Clip
  * (lo + relu(x - lo) - relu(x - hi): exact), Constant, ConstantOfShape and Shape (public numbers
  * computed at load).
@@ -50,6 +50,8 @@ int ox_op_unary(struct veil_onnx_model *m, const Onnx__NodeProto *n, const char 
         y = veil_relu(m->g, name, xn);
     } else if (!strcmp(op, "Neg")) {
         y = veil_scale(m->g, name, xn, -1.0);
+    } else if (!strcmp(op, "Exp")) { /* the DSL's range: accurate on [-64, 0] (veil/graph.h) */
+        y = veil_exp(m->g, name, xn);
     } else if (!strcmp(op, "Abs")) { /* relu(x) + relu(-x) */
         y = veil_add(m->g, name, veil_relu(m->g, ox_name(m, NULL, b1), xn),
                      veil_relu(m->g, ox_name(m, NULL, b2),

@@ -1,6 +1,6 @@
 /*
  * Tests secure inference of imported ONNX models under veil-run with a dealer: a sample of ONNX's
- * node conformance tests (Relu, Gemm with C, a padded strided Conv, MaxPool, Softmax) run by
+ * node conformance tests (Relu, Gemm with C, a padded strided Conv, MaxPool, Softmax, Exp) run by
  * `veil-onnx run --secure` with 2 parties (the first three also with 3), each output compared with
  * the suite's output_<k>.pb within the conformance test's tolerance (2^-9 + 2^-9 |want|; 2^-5 for
  * Softmax); and a model with weights (a Gemm layer whose initializers are the model owner's,
@@ -253,7 +253,7 @@ int main(void)
         return 1;
     const char *sample[] = {"test_relu", "test_gemm_all_attributes",
                             "test_conv_with_strides_padding", "test_maxpool_2d_default",
-                            "test_softmax_example"};
+                            "test_softmax_example", "test_exp_example"};
     for (int n = 2; n <= 3; n++) {
         for (size_t i = 0; i < (n == 2 ? sizeof sample / sizeof *sample : 3); i++)
             node_test(dir, sample[i], n,
