@@ -29,7 +29,7 @@ static int usage(FILE *f, int code)
 {
     fprintf(f,
             "usage: lenet_fmnist train [--epochs E] [--batch B] [--lr LR] [--limit N]\n"
-            "                          [--weights FILE] [--data DIR] [--quiet]\n"
+            "                          [--weights FILE] [--onnx FILE] [--data DIR] [--quiet]\n"
             "       veil-run -n N --dealer -- lenet_fmnist infer [--images N] [--batch B]\n"
             "                          [--weight-stationary] [--weights FILE] [--data DIR]\n"
             "                          [--config FILE] [--predictions FILE] [--quiet]\n"
@@ -42,7 +42,8 @@ static int usage(FILE *f, int code)
             "       veil-run -n N --dealer -- lenet_fmnist train --secure [--epochs E]\n"
             "                          [--batch B] [--limit N] [--images N] [--loss-every K]\n"
             "                          [--checkpoint FILE%%d [--checkpoint-every K] [--resume]]\n"
-            "  train   plaintext training; writes the weights file (default %s)\n"
+            "  train   plaintext training; writes the weights file (default %s) and, with\n"
+            "          --onnx FILE, the model as ONNX (for veil-onnx run --secure)\n"
             "  train --secure  training inside MPC: party 0 initialises the weights, party 1\n"
             "          holds the data; the order is drawn jointly; party 1 learns the loss every\n"
             "          K steps (with the per-example confidences) and the test accuracy, party 0\n"
@@ -132,6 +133,8 @@ int main(int argc, char **argv)
             o.predictions = v;
         } else if (!strcmp(a, "--config")) {
             o.config = v;
+        } else if (!strcmp(a, "--onnx") && is_train) {
+            o.onnx = v;
         } else if (!strcmp(a, "--checkpoint") && is_train) {
             o.checkpoint = v;
         } else if (!strcmp(a, "--checkpoint-every") && is_train &&

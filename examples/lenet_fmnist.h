@@ -50,6 +50,7 @@ struct opts {
                                where to write them */
     int parties;            /* preproc: the session's party count */
     const char *session;    /* preproc: the session id (32 hex digits) */
+    const char *onnx;        /* train: also write the trained model there as ONNX */
     const char *predictions; /* infer: where the data owner writes the revealed classes;
                                 check: the file to compare with the plaintext model */
 };
@@ -67,6 +68,8 @@ void free_weights(double **w);
 /* f[0..NPARAMS) = the parameters' feeds. */
 void weight_feeds(double **w, struct veil_feed *f);
 int save_weights(const char *path, double **w);
+/* The model with weights w as ONNX (train --onnx); 0, or 1 after printing why. */
+int save_onnx(const char *path, double **w);
 /* He-uniform initialisation from the fixed seed, biases zero; lenet_rng_reset restarts it. */
 int init_weights(double **w);
 void lenet_rng_reset(void);

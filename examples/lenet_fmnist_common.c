@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "lenet_fmnist.h"
+#include "veil/onnx.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -265,6 +266,41 @@ int save_weights(const char *path, double **w)
         t[i].data = w[i];
     }
     if (veil_weights_write(path, MODEL, t, NPARAMS) != VEIL_OK) {
+        fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+/* The model as ONNX (veil_onnx_write): conv, relu, pool twice, flatten, three dense layers with
+ * relus between, the class (ArgMax); one image per run (veil-onnx run --batch B for more). */
+int save_onnx(const char *path, double **w)
+{
+    struct veil_onnx_layer l[13];
+    memset(l, 0, sizeof l);
+    static const char *const conv[2] = {"conv1", "conv2"}, *const fc[3] = {"fc1", "fc2", "fc3"},
+                             *const pool[2] = {"pool1", "pool2"},
+                             *const relu[4] = {"relu1", "relu2", "relu3", "relu4"};
+    int k = 0;
+    for (int c = 0; c < 2; c++) {
+        l[k++] = (struct veil_onnx_layer){VEIL_ONNX_LAYER_CONV, conv[c], w[2 * c], w[2 * c + 1],
+                                          4, {0}, 0, 1, c == 0 ? 2 : 0};
+        memcpy(l[k - 1].dims, lenet_params[2 * c].dims, sizeof lenet_params[0].dims);
+        l[k++] = (struct veil_onnx_layer){.kind = VEIL_ONNX_LAYER_RELU, .name = relu[c]};
+        l[k++] = (struct veil_onnx_layer){.kind = VEIL_ONNX_LAYER_MAXPOOL, .name = pool[c],
+                                          .kernel = 2, .stride = 2};
+    }
+    l[k++] = (struct veil_onnx_layer){.kind = VEIL_ONNX_LAYER_FLATTEN, .name = "flat"};
+    for (int f = 0; f < 3; f++) {
+        const struct lenet_param *p = &lenet_params[4 + 2 * f];
+        l[k++] = (struct veil_onnx_layer){VEIL_ONNX_LAYER_GEMM, fc[f], w[4 + 2 * f],
+                                          w[5 + 2 * f], 2, {p->dims[0], p->dims[1]}, 0, 0, 0};
+        if (f < 2)
+            l[k++] = (struct veil_onnx_layer){.kind = VEIL_ONNX_LAYER_RELU, .name = relu[2 + f]};
+    }
+    l[k++] = (struct veil_onnx_layer){.kind = VEIL_ONNX_LAYER_ARGMAX, .name = "class"};
+    size_t dims[4] = {1, 1, SIDE, SIDE};
+    if (veil_onnx_write(path, "image", 4, dims, l, (size_t)k, "class") != VEIL_OK) {
         fprintf(stderr, "lenet_fmnist: %s\n", veil_last_error());
         return 1;
     }

@@ -217,7 +217,7 @@ int train_secure(const struct opts *o)
             goto out;
         }
     }
-    if (self == 0 && save_weights(o->weights, w) != 0)
+    if (self == 0 && (save_weights(o->weights, w) != 0 || (o->onnx && save_onnx(o->onnx, w))))
         goto out;
     if (self == 1) {
         /* close the session first: the peers need not wait for the plaintext reference */
@@ -340,7 +340,7 @@ int train(const struct opts *o)
                 correct[m] += (int)pred[b] == veil_dataset_labels(te)[first + b];
         }
     }
-    if (save_weights(o->weights, w) != 0)
+    if (save_weights(o->weights, w) != 0 || (o->onnx && save_onnx(o->onnx, w) != 0))
         goto out;
     printf("lenet_fmnist: test accuracy %.2f%% (float), %.2f%% (fixed point, 16 fractional "
            "bits); weights written to %s\n", 100.0 * (double)correct[0] / (double)ntest,

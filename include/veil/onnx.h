@@ -145,6 +145,42 @@ int veil_onnx_pt_feeds(const char *path, const veil_graph_t *g, const veil_plan_
                        struct veil_feed **feeds, size_t *n);
 void veil_onnx_feeds_free(struct veil_feed **feeds, size_t n);
 
+/* ---- writing a model --------------------------------------------------------------------- */
+
+/** The layers veil_onnx_write writes (the importer's supported subset). */
+enum veil_onnx_layer_kind {
+    VEIL_ONNX_LAYER_CONV,    /* Conv 2-D: weight (out, in, k, k) as veil_conv2d holds it, bias */
+    VEIL_ONNX_LAYER_GEMM,    /* Gemm: weight (in, out) as veil_dense holds it, bias (out) */
+    VEIL_ONNX_LAYER_RELU,    /* Relu */
+    VEIL_ONNX_LAYER_MAXPOOL, /* MaxPool: kernel x kernel, stride (0: the kernel) */
+    VEIL_ONNX_LAYER_AVGPOOL, /* AveragePool: the same */
+    VEIL_ONNX_LAYER_FLATTEN, /* Flatten (axis 1): (batch, rest) */
+    VEIL_ONNX_LAYER_RESHAPE, /* Reshape to dims[0..ndim) (ONNX's rules: 0 copies, -1 infers) */
+    VEIL_ONNX_LAYER_ARGMAX,  /* ArgMax over axis 1, keepdims 0: the class (last layer only) */
+    VEIL_ONNX_LAYER_COUNT
+};
+
+/** One layer of a sequential model. Its parameters are named "<name>.weight" and
+ * "<name>.bias" (the names the importer gives them back). Values are borrowed. */
+struct veil_onnx_layer {
+    enum veil_onnx_layer_kind kind;
+    const char *name;              /* the node's name (and its parameters' prefix) */
+    const double *weight, *bias;   /* CONV, GEMM */
+    int ndim;                      /* CONV 4, GEMM 2: the weight's shape; RESHAPE: the target */
+    size_t dims[VEIL_MAX_DIMS];
+    int kernel, stride, pad;       /* pools: kernel, stride; CONV: stride (0: 1), pad */
+};
+
+/**
+ * Writes a sequential model as ONNX (opset 13) to path: graph input `input` of shape (ndim,
+ * dims) in double, the layers in order, graph output `output` (int64 after an ARGMAX, else
+ * double); parameters as double initializers, so that veil_onnx_load gives back exactly the
+ * values written. VEIL_OK, VEIL_ERR_INVAL naming the layer that lacks something, or
+ * VEIL_ERR_IO.
+ */
+int veil_onnx_write(const char *path, const char *input, int ndim, const size_t *dims,
+                    const struct veil_onnx_layer *layers, size_t n, const char *output);
+
 /** Reads a TensorProto (.pb) or .npy file (by content). *t is filled; free with
  * veil_onnx_tensor_free. VEIL_OK or an error naming the file. */
 int veil_onnx_tensor_read(const char *path, struct veil_onnx_tensor *t);
