@@ -297,13 +297,19 @@ static int add_input(struct veil_onnx_model *m, const Onnx__ValueInfoProto *vi)
         return ox_fail(m, VEIL_ERR_UNSUPPORTED, "graph input '%.100s' has %zu dimensions", name,
                        sh->n_dim);
     size_t dims[VEIL_MAX_DIMS];
+    int is_int = tt->has_elem_type && ox_is_int_type(tt->elem_type);
+    const struct veil_onnx_tensor *k = known(m, name);
     for (size_t i = 0; i < sh->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
+        if (i == 0 && m->o.batch && !is_int && !k) { /* the run's batch, declared or symbolic */
+            dims[0] = m->o.batch;
+            continue;
+        }
         if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
             return ox_fail(m, VEIL_ERR_UNSUPPORTED,
                            "graph input '%.100s': dimension %zu is "
-                           "symbolic ('%.40s'); export the model with fixed sizes (batch "
-                           "included)",
+                           "symbolic ('%.40s'); export the model with fixed sizes, or give "
+                           "the batch (veil-onnx run --batch N) if it is the first one",
                            name, i,
                            d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
                                ? d->dim_param
@@ -313,11 +319,9 @@ static int add_input(struct veil_onnx_model *m, const Onnx__ValueInfoProto *vi)
                            name, i, (long long)d->dim_value);
         dims[i] = (size_t)d->dim_value;
     }
-    int is_int = tt->has_elem_type && ox_is_int_type(tt->elem_type);
     struct ox_value *v = ox_define(m, name, (int)sh->n_dim, dims, is_int);
     if (!v)
         return VEIL_ERR_FORMAT;
-    const struct veil_onnx_tensor *k = known(m, name);
     if (k) {
         if (k->numel != v->numel)
             return ox_fail(m, VEIL_ERR_SHAPE,

@@ -27,11 +27,15 @@ static int usage(void)
     fprintf(stderr,
             "usage: veil-onnx check MODEL.onnx [--nparties N]\n"
             "       veil-onnx strip MODEL.onnx -o PUBLIC.onnx\n"
-            "       veil-onnx run MODEL.onnx [--fixed] [--frac-bits F] IN.pb|IN.npy... -o OUT...\n"
+            "       veil-onnx run MODEL.onnx [--fixed] [--frac-bits F] [--batch N]\n"
+            "            IN.pb|IN.npy... -o OUT...\n"
             "       veil-run -n N --dealer -- veil-onnx run --secure MODEL.onnx --public "
             "PUBLIC.onnx\n"
             "            [--model-owner I] [--data-owner J] [--config FILE] [--microbatches K]\n"
-            "            [--lookahead L] [-v] IN... -o OUT...\n"
+            "            [--lookahead L] [--batch N [--count M]] [-v] IN... -o OUT...\n"
+            "  --batch N: the inputs' first dimension counts examples, run N at a time (the\n"
+            "  model's first input dimension taken as N); --count M: the number of examples,\n"
+            "  for the parties that do not read the inputs\n"
             "supported ONNX ops: %s\n",
             veil_onnx_supported_ops());
     return 2;
@@ -162,7 +166,17 @@ struct run_args {
     const char *in[MAX_IO], *out[MAX_IO];
     int nin, nout, fixed, secure, model_owner, data_owner, frac_bits, verbose;
     int microbatches, lookahead; /* the pipeline options of the secure run */
+    size_t batch, count;         /* --batch N: runs of N examples; --count M: examples (parties
+                                    that do not read the inputs) */
 };
+
+/* A size option's value (1 to 2^31), or 0 for a bad one. */
+static size_t size_arg(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    return *s && *s != '-' && !*end && v >= 1 && v <= (1ULL << 31) ? (size_t)v : 0;
+}
 
 static int parse_run(int argc, char **argv, struct run_args *a)
 {
@@ -194,7 +208,12 @@ static int parse_run(int argc, char **argv, struct run_args *a)
             a->microbatches = atoi(argv[++i]);
         else if (!strcmp(s, "--lookahead") && more)
             a->lookahead = atoi(argv[++i]);
-        else if (!strcmp(s, "--frac-bits") && more)
+        else if ((!strcmp(s, "--batch") || !strcmp(s, "--count")) && more) {
+            size_t v = size_arg(argv[++i]);
+            if (!v)
+                return usage();
+            *(s[2] == 'b' ? &a->batch : &a->count) = v;
+        } else if (!strcmp(s, "--frac-bits") && more)
             a->frac_bits = atoi(argv[++i]);
         else if (!strcmp(s, "-o") && more && a->nout < MAX_IO)
             a->out[a->nout++] = argv[++i];
@@ -247,7 +266,9 @@ static int read_inputs(const struct run_args *a, const char *model, int read_sec
     return 0;
 }
 
-static int write_outputs(const struct run_args *a, veil_onnx_model_t *m, double *const *outs)
+/* Writes output i of each (values outs[i]; with --batch, count examples instead of the batch). */
+static int write_outputs(const struct run_args *a, veil_onnx_model_t *m, double *const *outs,
+                         size_t count)
 {
     size_t no = veil_onnx_output_count(m);
     if ((size_t)a->nout > no) {
@@ -258,6 +279,8 @@ static int write_outputs(const struct run_args *a, veil_onnx_model_t *m, double 
         struct veil_onnx_tensor t;
         memset(&t, 0, sizeof t);
         t.ndim = veil_onnx_output_shape(m, i, t.dims);
+        if (a->batch)
+            t.dims[0] = count;
         t.numel = 1;
         for (int k = 0; k < t.ndim; k++)
             t.numel *= t.dims[k];
@@ -271,19 +294,107 @@ static int write_outputs(const struct run_args *a, veil_onnx_model_t *m, double 
     return 0;
 }
 
+/* One run over the inputs in batches: the state of the loop over them. */
+struct batches {
+    size_t count, nb;         /* examples (with --batch), batches */
+    size_t in_row[MAX_IO];    /* per secret input file: values per example (0: not batched) */
+    size_t out_row[MAX_IO];   /* per output: values per example */
+    double *in_buf[MAX_IO];   /* per input file: one batch */
+    double *outs[MAX_IO];     /* per output: one batch */
+    double *all[MAX_IO];      /* per output: every example */
+};
+
+/* With --batch, the examples each secret input holds (its first dimension, the same for all;
+ * --count for the parties that do not read them) and the outputs' rows; every output must have
+ * the batch as its first dimension. 0, or an exit code after printing why. */
+static int plan_batches(const struct run_args *a, veil_onnx_model_t *m, const veil_plan_t *plan,
+                        const struct veil_onnx_tensor *t, const int *is_known, struct batches *bt)
+{
+    size_t no = veil_onnx_output_count(m);
+    bt->count = a->count;
+    bt->nb = 1;
+    for (size_t i = 0; i < no && i < MAX_IO; i++)
+        bt->out_row[i] = veil_plan_output_numel(plan, i);
+    if (!a->batch)
+        return 0;
+    for (int i = 0, j = 0; i < a->nin; i++) {
+        if (is_known[i])
+            continue;
+        size_t d[VEIL_MAX_DIMS], per = 1;
+        int nd = veil_onnx_input_shape(m, (size_t)j++, d);
+        for (int k = 1; k < nd; k++)
+            per *= d[k];
+        bt->in_row[i] = per;
+        if (!t[i].values)
+            continue;
+        size_t c = t[i].ndim ? t[i].dims[0] : 0;
+        if (nd < 1 || t[i].numel != c * per || (bt->count && c != bt->count)) {
+            fprintf(stderr, "veil-onnx: %s: %zu values; with --batch %zu it must hold %zu "
+                    "values per example%s\n", a->in[i], t[i].numel, a->batch, per,
+                    bt->count ? " and as many examples as the other inputs (--count)" : "");
+            return 2;
+        }
+        bt->count = c;
+    }
+    if (!bt->count) {
+        fprintf(stderr, "veil-onnx: --batch: give this party the number of examples (--count "
+                "M): it does not read the inputs\n");
+        return 2;
+    }
+    for (size_t i = 0; i < no && i < MAX_IO; i++) {
+        size_t d[VEIL_MAX_DIMS];
+        int nd = veil_onnx_output_shape(m, i, d);
+        if (nd < 1 || d[0] != a->batch) {
+            fprintf(stderr, "veil-onnx: --batch %zu: output '%s' does not have the batch as its "
+                    "first dimension\n", a->batch, veil_onnx_output_name(m, i));
+            return 3;
+        }
+        bt->out_row[i] /= a->batch;
+    }
+    bt->nb = (bt->count + a->batch - 1) / a->batch;
+    return 0;
+}
+
+/* The input feeds of batch b (rows b*N.. of each batched input, zero-padded); the outputs of the
+ * batch copied into place by store_batch. */
+static void load_batch(const struct run_args *a, const struct veil_onnx_tensor *t,
+                       struct batches *bt, size_t b, struct veil_feed *f)
+{
+    for (int i = 0; i < a->nin; i++) {
+        if (!bt->in_row[i] || !t[i].values || !f[i].values)
+            continue;
+        size_t rows = bt->count - b * a->batch < a->batch ? bt->count - b * a->batch : a->batch;
+        memset(bt->in_buf[i], 0, a->batch * bt->in_row[i] * sizeof(double));
+        memcpy(bt->in_buf[i], t[i].values + b * a->batch * bt->in_row[i],
+               rows * bt->in_row[i] * sizeof(double));
+    }
+}
+
+static void store_batch(const struct run_args *a, size_t no, struct batches *bt, size_t b)
+{
+    size_t rows = bt->count - b * a->batch < a->batch ? bt->count - b * a->batch : a->batch;
+    for (size_t i = 0; i < no && i < MAX_IO; i++)
+        memcpy(bt->all[i] + b * a->batch * bt->out_row[i], bt->outs[i],
+               rows * bt->out_row[i] * sizeof(double));
+}
+
+/* Runs the plan on every batch: plaintext, or as this party of a secure session; writes the
+ * outputs (the data owner, or the plaintext run). Returns the exit code. */
 static int run_plan(const struct run_args *a, veil_onnx_model_t *m, veil_plan_t *plan,
                     const struct veil_onnx_tensor *t, const int *is_known, int party)
 {
     size_t nf, no = veil_onnx_output_count(m);
     const struct veil_feed *pf = veil_onnx_param_feeds(m, &nf);
     struct veil_feed *feeds = calloc(nf + (size_t)a->nin + 1, sizeof *feeds);
-    double *outs[MAX_IO] = {0};
-    int rc = feeds ? 0 : 1;
+    struct veil_feed inf[MAX_IO] = {{0}}; /* per input file: its feed (values NULL: none) */
+    struct batches bt;
+    memset(&bt, 0, sizeof bt);
+    int rc = feeds ? plan_batches(a, m, plan, t, is_known, &bt) : 1;
     size_t k = 0;
-    for (size_t i = 0; feeds && i < nf; i++)
+    for (size_t i = 0; !rc && i < nf; i++)
         feeds[k++] = pf[i];
     double lim = ldexp(1.0, 31 - a->frac_bits);
-    for (int i = 0, j = 0; feeds && i < a->nin; i++) {
+    for (int i = 0, j = 0; !rc && i < a->nin; i++) {
         if (is_known[i])
             continue;
         size_t idx = (size_t)j++;
@@ -295,50 +406,71 @@ static int run_plan(const struct run_args *a, veil_onnx_model_t *m, veil_plan_t 
                         "veil-onnx: input %s: value %g is outside +-2^%d, the range of "
                         "the secure run at %d fractional bits\n",
                         a->in[i], t[i].values[e], 31 - a->frac_bits, a->frac_bits);
-                free(feeds);
-                return 4;
+                rc = 4;
+                break;
             }
-        feeds[k++] = (struct veil_feed){veil_onnx_input_leaf(m, idx), t[i].values, t[i].numel};
+        size_t per = a->batch ? a->batch * bt.in_row[i] : t[i].numel;
+        if (!rc && a->batch && !(bt.in_buf[i] = calloc(per, sizeof(double))))
+            rc = 1;
+        inf[i] = (struct veil_feed){veil_onnx_input_leaf(m, idx),
+                                    a->batch ? bt.in_buf[i] : t[i].values, per};
+        feeds[k++] = inf[i];
     }
     for (size_t i = 0; i < no && i < MAX_IO && !rc; i++)
-        if (!(outs[i] = calloc(veil_plan_output_numel(plan, i), sizeof(double))))
+        if (!(bt.outs[i] = calloc(veil_plan_output_numel(plan, i), sizeof(double))) ||
+            !(bt.all[i] = a->batch ? calloc(bt.count * bt.out_row[i], sizeof(double))
+                                   : bt.outs[i]))
             rc = 1;
-    if (!rc && !a->secure) {
-        int st =
-            veil_plain_run(plan, a->fixed ? VEIL_PLAIN_FIXED : VEIL_PLAIN_DOUBLE, feeds, k, outs);
-        if (st != VEIL_OK) {
-            fprintf(stderr, "veil-onnx: run: %s\n", veil_last_error());
-            rc = exit_code(st);
-        }
-    } else if (!rc) {
+    veil_party_t *me = NULL;
+    if (!rc && a->secure) {
         struct veil_party_options po;
         veil_party_options_defaults(&po);
         po.config_path = a->config;
-        veil_party_t *me = veil_party_open(plan, &po);
-        if (!me) {
+        if (!(me = veil_party_open(plan, &po))) {
             fprintf(stderr,
                     "veil-onnx: %s\n(run it under the launcher: veil-run -n 2 --dealer "
                     "-- veil-onnx run --secure ...)\n",
                     veil_last_error());
             rc = 1;
-        } else {
-            int st = veil_run(me, feeds, k, outs);
-            struct veil_run_stats rs;
-            if (st == VEIL_OK && veil_party_last_stats(me, &rs) == VEIL_OK && a->verbose)
-                printf("party %d: %.3f s, %llu rounds, %llu bytes sent, %llu received\n", party,
-                       rs.online_s, (unsigned long long)rs.rounds,
-                       (unsigned long long)rs.bytes_sent, (unsigned long long)rs.bytes_recv);
-            int cl = veil_party_close(&me);
-            if (st != VEIL_OK || cl != VEIL_OK) {
-                fprintf(stderr, "veil-onnx: secure run: %s\n", veil_last_error());
-                rc = exit_code(st != VEIL_OK ? st : cl);
-            }
+        }
+    }
+    unsigned long long rounds = 0, sent = 0, recvd = 0;
+    double secs = 0;
+    for (size_t b = 0; !rc && b < bt.nb; b++) {
+        if (a->batch)
+            load_batch(a, t, &bt, b, inf);
+        int st = me ? veil_run(me, feeds, k, bt.outs)
+                    : veil_plain_run(plan, a->fixed ? VEIL_PLAIN_FIXED : VEIL_PLAIN_DOUBLE,
+                                     feeds, k, bt.outs);
+        struct veil_run_stats rs;
+        if (st == VEIL_OK && me && veil_party_last_stats(me, &rs) == VEIL_OK)
+            rounds += rs.rounds, sent += rs.bytes_sent, recvd += rs.bytes_recv,
+                secs += rs.online_s;
+        if (st != VEIL_OK) {
+            fprintf(stderr, "veil-onnx: %srun: %s\n", me ? "secure " : "", veil_last_error());
+            rc = exit_code(st);
+        } else if (a->batch) {
+            store_batch(a, no, &bt, b);
+        }
+    }
+    if (me) {
+        if (!rc && a->verbose)
+            printf("party %d: %.3f s, %llu rounds, %llu bytes sent, %llu received (%zu runs)\n",
+                   party, secs, rounds, sent, recvd, bt.nb);
+        int cl = veil_party_close(&me);
+        if (!rc && cl != VEIL_OK) {
+            fprintf(stderr, "veil-onnx: secure run: %s\n", veil_last_error());
+            rc = exit_code(cl);
         }
     }
     if (!rc && (!a->secure || party == a->data_owner))
-        rc = write_outputs(a, m, outs);
-    for (size_t i = 0; i < MAX_IO; i++)
-        free(outs[i]);
+        rc = write_outputs(a, m, bt.all, bt.count);
+    for (size_t i = 0; i < MAX_IO; i++) {
+        if (bt.all[i] != bt.outs[i])
+            free(bt.all[i]);
+        free(bt.outs[i]);
+        free(bt.in_buf[i]);
+    }
     free(feeds);
     return rc;
 }
@@ -348,7 +480,7 @@ static int cmd_run(int argc, char **argv)
     struct run_args a;
     if (parse_run(argc, argv, &a))
         return 2;
-    if (!a.secure) {
+    if (!a.secure && !a.batch) {
         int st = veil_onnx_run_files(a.model, a.in, a.nin, a.out, a.nout,
                                      a.fixed ? VEIL_PLAIN_FIXED : VEIL_PLAIN_DOUBLE, a.frac_bits);
         if (st != VEIL_OK)
@@ -387,6 +519,7 @@ static int cmd_run(int argc, char **argv)
         o.data_owner = a.data_owner;
         o.known = known;
         o.nknown = (size_t)nk;
+        o.batch = a.batch;
         if (a.secure)
             o.weights = party == a.model_owner;
         int st = veil_onnx_load(model, &o, &m);

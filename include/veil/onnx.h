@@ -54,6 +54,9 @@ struct veil_onnx_options {
     size_t max_linmap; /* largest constant matrix (elements) an index-moving op (Transpose of 3
                           or more dimensions, Slice, Pad, broadcasting of a secret tensor, ...)
                           may be lowered to; default 1 << 22 */
+    size_t batch;      /* > 0: the first dimension of every secret graph input is batch, whatever
+                          the file declares (a symbolic dimension too): the model runs on batches
+                          of that many examples; 0 (default): the declared sizes */
 };
 void veil_onnx_options_defaults(struct veil_onnx_options *o);
 
