@@ -6,7 +6,10 @@
  * Softmax); and a model with weights (a Gemm layer whose initializers are the model owner's,
  * written here) where party 0 reads the full model and every other process the stripped one from
  * `veil-onnx strip`: the result equals the plaintext run, and a party handed the full model as its
- * public one refuses the weights (non-zero exit naming the parameter). Exit 77 without the suite.
+ * public one refuses the weights (non-zero exit naming the parameter); `veil-onnx check` prints
+ * what README.md shows, and the rounds and bytes it measured for a first run (on a loopback
+ * session of zeros) equal those the secure run counted, with 2 and 3 parties. Exit 77 without the
+ * suite.
  */
 #include "config.h"
 
@@ -161,6 +164,44 @@ static int write_model(const char *path)
     return !ok;
 }
 
+/* The rounds and party 0's bytes that `veil-onnx check` (check.out) printed for the first run
+ * with n parties equal those party 0 of the secure run counted (its -v line in log). 0 when
+ * they do. */
+static int check_cost(int n)
+{
+    char path[1100], line[512];
+    unsigned long long cr = 0, cs = 0, rr = 1, rs = 1;
+    int section = 0, found = 0;
+    snprintf(path, sizeof path, "%s/check.out", tmp);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        int k;
+        if (sscanf(line, "  %d parties: dealer", &k) == 1)
+            section = k == n;
+        else if (section && sscanf(line, "    first run: %llu rounds; bytes sent: party 0 %llu",
+                                   &cr, &cs) == 2)
+            found |= 1;
+    }
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof path, "%s/log", tmp);
+    f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        double secs;
+        if (sscanf(line, "[p0] party 0: %lf s, %llu rounds, %llu bytes sent", &secs, &rr, &rs) ==
+            3)
+            found |= 2;
+    }
+    if (f)
+        fclose(f);
+    if (found != 3 || cr != rr || cs != rs) {
+        printf("FAIL: check says %llu rounds and %llu bytes for party 0, the run %llu and %llu "
+               "(found %d)\n", cr, cs, rr, rs, found);
+        return 1;
+    }
+    return 0;
+}
+
 static void weights_test(int n)
 {
     char model[1100], pub[1100], x[1100], ref[1100], out[1100], cmd[8192];
@@ -210,7 +251,7 @@ static void weights_test(int n)
     }
     snprintf(cmd, sizeof cmd,
              "STARPU_SILENT=1 '%s' -n %d --dealer -- '%s' run --secure '%s' "
-             "--public '%s' --model-owner 0 --data-owner 1 '%s' -o '%s' > '%s/log' 2>&1",
+             "--public '%s' --model-owner 0 --data-owner 1 -v '%s' -o '%s' > '%s/log' 2>&1",
              vrun, n, tool, model, pub, x, out, tmp);
     if ((rc = sh(cmd)) != 0) {
         printf("FAIL: secure Gemm with weights, %d parties: exit %d\n", n, rc);
@@ -224,6 +265,10 @@ static void weights_test(int n)
     int bad = compare(out, ref, ldexp(1, -9), what);
     failures += bad;
     printf("%s: %s\n", what, bad ? "FAIL" : "ok");
+    bad = check_cost(n);
+    failures += bad;
+    printf("veil-onnx check's first run, %d parties, against the secure run's counts: %s\n", n,
+           bad ? "FAIL" : "ok");
     /* a party handed the full model as its public one refuses the weights */
     snprintf(cmd, sizeof cmd,
              "STARPU_SILENT=1 '%s' -n 2 --dealer -- '%s' run --secure '%s' "

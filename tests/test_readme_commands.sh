@@ -182,9 +182,12 @@ cover() { # file line command
         echo "test: tests/test_examples_lenet.sh (the walk-through on 127.0.0.1, --images 40)"
         named tests/test_examples_lenet.sh ;;
     # README: bring your own model (ONNX)
-    "python3 -c 'import torch; torch.onnx.export(model, torch.zeros(2, 3), \"fc.onnx\", opset_version=13)'")
-        echo "not run: needs PyTorch and the reader's model (tests/test_onnx_secure writes its" \
-            "Gemm model itself)" ;;
+    "python3 -c 'import torch; m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU()); torch.onnx.export(m, torch.zeros(2, 3), \"fc.onnx\", opset_version=13, input_names=[\"x\"], output_names=[\"y\"])'")
+        echo "not run: needs PyTorch, which the build machine lacks (tests/test_onnx_secure" \
+            "writes the same Gemm + Relu model itself)" ;;
+    "build/examples/lenet_fmnist train --onnx lenet.onnx")
+        echo "test: tests/test_onnx_lenet.sh (train --onnx, then the secure round trip)"
+        named tests/test_onnx_lenet.sh ;;
     "veil-onnx strip fc.onnx -o fc.public.onnx" | \
         "veil-run -n 2 --dealer -- veil-onnx run --secure fc.onnx --public fc.public.onnx --model-owner 0 --data-owner 1 x.npy -o y.npy")
         echo "test: tests/test_onnx_secure (strip, then run --secure with the stripped model)"

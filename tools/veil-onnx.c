@@ -1,12 +1,13 @@
 /*
  * veil-onnx — ONNX models in Veil. `check MODEL.onnx`: the graph as Veil imports it (each ONNX
  * node with its op, the DSL node it became and its shape; inputs, parameters and their owners;
- * unsupported nodes) and the compiled plan's preprocessing per inference. `strip MODEL.onnx -o
- * PUBLIC.onnx`: the model without its parameters' values. `run MODEL.onnx [--fixed] IN... -o
+ * unsupported nodes) and the compiled plan's cost per inference (veil-onnx-check.c). `strip
+ * MODEL.onnx -o PUBLIC.onnx`: the model without its parameters' values. `run MODEL.onnx [--fixed] IN... -o
  * OUT...`: plaintext inference in double or in the secure run's fixed point; with --secure,
  * under veil-run, one party of a secure inference (the model owner reads MODEL.onnx, every other
  * process the stripped model given by --public). IN and OUT are ONNX TensorProto files (.pb) or
- * .npy; inputs bind to the model's graph inputs in order, integer ones (shapes) being public.
+ * .npy; inputs bind to the model's graph inputs in order, integer ones (shapes) being public;
+ * with --batch N, inputs whose first dimension counts examples run N at a time.
  * Exit status: 0 done, 1 error, 2 usage, 3 the model uses something Veil does not import, 4 an
  * input is outside the fixed-point range of the secure run.
  */
@@ -14,6 +15,7 @@
 
 #include "veil.h"
 #include "veil/onnx.h"
+#include "tools/veil_onnx_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +24,7 @@
 
 #define MAX_IO 64
 
-static int usage(void)
+int usage(void)
 {
     fprintf(stderr,
             "usage: veil-onnx check MODEL.onnx [--nparties N]\n"
@@ -41,103 +43,11 @@ static int usage(void)
     return 2;
 }
 
-static int exit_code(int rc)
+int exit_code(int rc)
 {
     if (rc == VEIL_ERR_UNSUPPORTED) /* the library's message names the node and its op type */
         fprintf(stderr, "veil-onnx: supported ONNX ops: %s\n", veil_onnx_supported_ops());
     return rc == VEIL_ERR_UNSUPPORTED ? 3 : rc == VEIL_ERR_RANGE ? 4 : 1;
-}
-
-static void shape_str(int nd, const size_t *d, char *buf, size_t len)
-{
-    size_t k = (size_t)snprintf(buf, len, "[");
-    for (int i = 0; i < nd && k < len; i++)
-        k += (size_t)snprintf(buf + k, len - k, "%s%zu", i ? "," : "", d[i]);
-    if (k < len)
-        snprintf(buf + k, len - k, "]");
-}
-
-static void node_shape(const veil_node_t *n, char *buf, size_t len)
-{
-    size_t d[VEIL_MAX_DIMS];
-    int nd = veil_node_ndim(n);
-    for (int i = 0; i < nd; i++)
-        d[i] = veil_node_dim(n, i);
-    shape_str(nd, d, buf, len);
-}
-
-static int cmd_check(int argc, char **argv)
-{
-    const char *path = NULL;
-    int nparties = 2;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--nparties") && i + 1 < argc)
-            nparties = atoi(argv[++i]);
-        else if (!path)
-            path = argv[i];
-        else
-            return usage();
-    }
-    if (!path || nparties < 2)
-        return usage();
-    int bad = veil_onnx_list_unsupported(path, stdout);
-    if (bad < 0) {
-        fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
-        return 1;
-    }
-    veil_onnx_model_t *m = NULL;
-    int rc = veil_onnx_load(path, NULL, &m);
-    if (rc != VEIL_OK) {
-        printf("%s: %d unsupported node(s); import fails: %s\n", path, bad, veil_last_error());
-        return exit_code(rc);
-    }
-    char s[128];
-    printf("%s: opset %d, %zu ONNX nodes, %s\n", path, veil_onnx_opset(m), veil_onnx_node_count(m),
-           veil_onnx_has_weights(m) ? "with weights" : "stripped");
-    struct veil_compile_options co;
-    veil_compile_options_defaults(&co);
-    veil_plan_t *plan = veil_compile(veil_onnx_graph(m), &co);
-    if (!plan) {
-        printf("compile: %s\n", veil_last_error());
-        veil_onnx_destroy(&m);
-        return 3;
-    }
-    for (size_t i = 0; i < veil_plan_leaf_count(plan); i++) {
-        const veil_node_t *p = veil_graph_find(veil_onnx_graph(m), veil_plan_leaf_name(plan, i));
-        if (p)
-            node_shape(p, s, sizeof s);
-        printf("  %-6s %-24s %-16s owner: party %d (%s)\n",
-               veil_plan_leaf_is_param(plan, i) ? "param" : "input", veil_plan_leaf_name(plan, i),
-               p ? s : "", veil_plan_leaf_owner(plan, i),
-               veil_plan_leaf_is_param(plan, i) ? "model owner" : "data owner");
-    }
-    for (size_t i = 0; i < veil_onnx_node_count(m); i++) {
-        const veil_node_t *r = veil_onnx_node_result(m, i);
-        if (r)
-            node_shape(r, s, sizeof s);
-        printf("  node   %-18s %-24s -> %-14s %s %s\n", veil_onnx_node_op(m, i),
-               veil_onnx_node_name(m, i), r ? veil_node_op(r) : "(public, computed at load)",
-               r ? veil_node_name(r) : "", r ? s : "");
-    }
-    for (size_t i = 0; i < veil_onnx_output_count(m); i++) {
-        size_t d[VEIL_MAX_DIMS];
-        int nd = veil_onnx_output_shape(m, i, d);
-        shape_str(nd, d, s, sizeof s);
-        printf("  output %-24s %-16s revealed to party %d\n", veil_onnx_output_name(m, i), s,
-               veil_plan_output_to(plan, i));
-    }
-    printf("plan: %zu DSL nodes\n", veil_graph_node_count(veil_onnx_graph(m)));
-    for (int n = 2; n <= (nparties > 3 ? nparties : 3); n++) {
-        uint64_t items = 0, bytes = 0;
-        if (veil_plan_preproc(plan, n, &items, &bytes) == VEIL_OK)
-            printf("  %d parties: dealer material per inference: %llu items, %llu bytes\n", n,
-                   (unsigned long long)items, (unsigned long long)bytes);
-    }
-    printf("  (online rounds and bytes per party: measured by a secure run, veil-onnx run "
-           "--secure prints them)\n");
-    veil_plan_destroy(&plan);
-    veil_onnx_destroy(&m);
-    return 0;
 }
 
 static int cmd_strip(int argc, char **argv)
@@ -554,7 +464,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage();
     if (!strcmp(argv[1], "check"))
-        return cmd_check(argc - 2, argv + 2);
+        return cmd_check(argc - 2, argv + 2); /* veil-onnx-check.c */
     if (!strcmp(argv[1], "strip"))
         return cmd_strip(argc - 2, argv + 2);
     if (!strcmp(argv[1], "run"))

@@ -13,6 +13,9 @@
  * external data outside the model's folder) fail with VEIL_ERR_FORMAT, VEIL_ERR_SHAPE,
  * VEIL_ERR_UNSUPPORTED or VEIL_ERR_IO and a veil_last_error() message naming the file and node.
  *
+ * veil_onnx_write writes a sequential model of the supported subset (Conv, Gemm, Relu, pools,
+ * Flatten, Reshape, ArgMax) with its parameters, for a model trained with the DSL.
+ *
  * Tensors (.pb: ONNX TensorProto, as in ONNX's test data; .npy: NumPy's format, little-endian
  * float32/float64/int32/int64) are read and written with veil_onnx_tensor_read / _write.
  *
