@@ -5,7 +5,8 @@
 # images, both secure with 2 parties and a dealer under veil-run, each process in a directory of
 # its own: 100 % agreement (bench/onnx_lenet.sh, which runs the full 10,000 for
 # bench/README-onnx.md). Bad input: a party that does not read the images and is not given
-# --count is refused with a message naming the option. About 25 s here.
+# --count is refused with a message naming the option. Plaintext --batch 2 gives the classes of
+# --batch 1, and check --batch 2 shows the model sized for 2 images. About 30 s here.
 set -u
 top=$(cd "${VEIL_TOP_BUILDDIR:-.}" && pwd) || exit 1
 src=$(cd "${VEIL_TOP_SRCDIR:-..}" && pwd) || exit 1
@@ -39,4 +40,9 @@ v="$top/tools/veil-onnx"
     "$v" run "$tmp/lenet.onnx" --batch 1 "$tmp/img.npy" -o "$tmp/a.npy" &&
     cmp -s "$tmp/a.npy" "$tmp/b.npy" ||
     { echo "FAIL: plaintext --batch 2 and --batch 1 differ"; fail=1; }
+# check --batch 2 sizes the model as run --batch 2 does
+"$v" check "$tmp/lenet.onnx" --batch 2 > "$tmp/check.out" 2>&1 &&
+    grep -q '^  input  image  *\[2,1,28,28\] ' "$tmp/check.out" &&
+    grep -q '^  output class  *\[2\] ' "$tmp/check.out" ||
+    { echo "FAIL: check --batch 2"; cat "$tmp/check.out"; fail=1; }
 exit $fail

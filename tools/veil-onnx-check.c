@@ -134,9 +134,13 @@ int cmd_check(int argc, char **argv)
 {
     const char *path = NULL;
     int nparties = 2;
+    struct veil_onnx_options o;
+    veil_onnx_options_defaults(&o);
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--nparties") && i + 1 < argc)
             nparties = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc && atol(argv[i + 1]) > 0)
+            o.batch = (size_t)atol(argv[++i]); /* as veil-onnx run --batch sizes the model */
         else if (!path)
             path = argv[i];
         else
@@ -150,7 +154,7 @@ int cmd_check(int argc, char **argv)
         return 1;
     }
     veil_onnx_model_t *m = NULL;
-    int rc = veil_onnx_load(path, NULL, &m);
+    int rc = veil_onnx_load(path, &o, &m);
     if (rc != VEIL_OK) {
         printf("%s: %d unsupported node(s); import fails: %s\n", path, bad, veil_last_error());
         return exit_code(rc);

@@ -27,7 +27,7 @@
 int usage(void)
 {
     fprintf(stderr,
-            "usage: veil-onnx check MODEL.onnx [--nparties N]\n"
+            "usage: veil-onnx check MODEL.onnx [--nparties N] [--batch N]\n"
             "       veil-onnx strip MODEL.onnx -o PUBLIC.onnx\n"
             "       veil-onnx run MODEL.onnx [--fixed] [--frac-bits F] [--batch N]\n"
             "            IN.pb|IN.npy... -o OUT...\n"

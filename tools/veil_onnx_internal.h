@@ -9,7 +9,7 @@
 int usage(void);
 /** The exit code of a library status (3 unsupported, 4 out of range, 1 other). */
 int exit_code(int rc);
-/** `veil-onnx check MODEL.onnx [--nparties N]`; returns the exit code. */
+/** `veil-onnx check MODEL.onnx [--nparties N] [--batch N]`; returns the exit code. */
 int cmd_check(int argc, char **argv);
 
 #endif
