@@ -88,11 +88,12 @@ static int pp_child(const struct veil_harness_party *me, void *arg)
     const int self = me->id, peer = 1 - me->id;
     void *ctx = zmq_ctx_new();
     void *r = zmq_socket(ctx, ZMQ_ROUTER), *d = zmq_socket(ctx, ZMQ_DEALER);
-    int zero = 0, one = 1;
+    /* the DEALER lingers: the answerer's last reply must leave before its context ends */
+    int zero = 0, one = 1, linger = 2000;
     char rid[8];
     snprintf(rid, sizeof rid, "p%d", self);
     int bad = !ctx || !r || !d;
-    bad |= zset(r, ZMQ_LINGER, &zero, sizeof zero) | zset(d, ZMQ_LINGER, &zero, sizeof zero);
+    bad |= zset(r, ZMQ_LINGER, &zero, sizeof zero) | zset(d, ZMQ_LINGER, &linger, sizeof linger);
     bad |= zset(d, ZMQ_ROUTING_ID, rid, strlen(rid));
     if (p->curve) {
         bad |= zset(r, ZMQ_CURVE_SERVER, &one, sizeof one);
@@ -160,7 +161,7 @@ static int run_pingpong(int curve, size_t bytes, double *out_rtt)
             return 1;
     if (!p.out)
         return 1;
-    struct veil_harness_opts o = {.nparties = 2, .timeout_s = 300, .grace_s = 5};
+    struct veil_harness_opts o = {.nparties = 2, .timeout_s = 120, .grace_s = 5};
     struct veil_harness_result res[2];
     memset(res, 0, sizeof res);
     int rc = veil_harness_run(&o, pp_child, &p, res);
