@@ -1,9 +1,11 @@
 /* Tests share tensors in one process: seeded split into N = 2..5 arithmetic and binary shares
  * reconstructs the secret exactly (edge values included), a seeded party's expansion equals its
- * split share, single shares look uniform, and bad shapes/arguments are errors. */
+ * split share, single shares look uniform, and bad shapes/arguments are errors. Also veil_wipe
+ * (the wipe of freed share buffers): it zeroes exactly the bytes asked, at any alignment. */
 #include "config.h"
 #include "test_util.h"
 #include "veil.h"
+#include "base/base_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -82,5 +84,17 @@ int main(void)
           "one party refused");
     veil_share_destroy(&a);
     veil_share_destroy(&b);
+    /* veil_wipe zeroes [off, off + len) and nothing around it, at odd offsets and lengths */
+    for (size_t off = 0; off < 9; off += 3)
+        for (size_t len = 0; len < 200; len += 37) {
+            unsigned char buf[256];
+            memset(buf, 0xa5, sizeof buf);
+            veil_wipe(buf + off, len);
+            int ok = 1;
+            for (size_t i = 0; i < sizeof buf; i++)
+                ok &= buf[i] == (i >= off && i < off + len ? 0 : 0xa5);
+            VT_CHECK(ok, "veil_wipe(%zu bytes at offset %zu)", len, off);
+        }
+    veil_wipe(NULL, 0);
     return veil_test_status();
 }
