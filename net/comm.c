@@ -131,6 +131,15 @@ int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t t
  * the waiter looks is seen by it, one after is followed by the I/O thread's resume. */
 static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
 static int idle_paused;
+static uint64_t idle_pauses; /* how many times the workers were paused (tests read it) */
+
+uint64_t veil_net_idle_pauses(void)
+{
+    pthread_mutex_lock(&idle_mu);
+    const uint64_t n = idle_pauses;
+    pthread_mutex_unlock(&idle_mu);
+    return n;
+}
 
 void veil_net_idle_kick(void)
 {
@@ -149,6 +158,7 @@ static int idle_try_pause(void)
     if (!idle_paused && starpu_task_nready() == 0) {
         starpu_pause();
         idle_paused = 1;
+        idle_pauses++;
     } else if (idle_paused && starpu_task_nready() > 0) {
         idle_paused = 0;
         starpu_resume();
