@@ -166,8 +166,8 @@ static int run_pingpong(int curve, size_t bytes, double *out_rtt)
     memset(res, 0, sizeof res);
     int rc = veil_harness_run(&o, pp_child, &p, res);
     if (rc != VEIL_OK)
-        fprintf(stderr, "ping-pong: %s\n%s%s", veil_last_error(), res[0].output ? res[0].output : "",
-                res[1].output ? res[1].output : "");
+        fprintf(stderr, "ping-pong: %s\n%s%s", veil_last_error(),
+                res[0].output ? res[0].output : "", res[1].output ? res[1].output : "");
     veil_harness_results_free(res, 2);
     *out_rtt = median(p.out, reps);
     veil_test_mpc_shared_free(p.out, MAXREPS * sizeof *p.out);
@@ -458,8 +458,8 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    static const char *const np_names[] = {"2", "3"}, *const mat_names[] = {"dealer", "file"},
-                             *const sec_names[] = {"curve", "plain"}, *const n_names[] = {"1", "1024"};
+    static const char *const np_names[] = {"2", "3"}, *const mat_names[] = {"dealer", "file"};
+    static const char *const sec_names[] = {"curve", "plain"}, *const n_names[] = {"1", "1024"};
     int opt;
     while ((opt = getopt(argc, argv, "R:r:p:m:s:o:n:")) != -1) {
         int bad = 0;

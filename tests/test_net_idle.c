@@ -58,7 +58,8 @@ static int body(veil_mpc_t *m, void *arg)
     veil_mpc_release(m, &x);
     veil_mpc_release(m, &out);
     if (fail)
-        fprintf(stderr, "process %d: %s\n", self, rc != VEIL_OK ? veil_last_error() : "wrong value");
+        fprintf(stderr, "process %d: %s\n", self,
+                rc != VEIL_OK ? veil_last_error() : "wrong value");
     return fail;
 }
 
