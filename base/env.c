@@ -35,6 +35,8 @@ static const char *const known[] = {
     "VEIL_DEVICE_KIND", "VEIL_PLACEMENT",
     /* base/secmem.c: the core-dump protection's opt-out */
     "VEIL_ALLOW_CORE_DUMPS",
+    /* net/comm.c: idle StarPU workers paused while a process waits on the network */
+    "VEIL_IDLE_PAUSE",
 };
 
 const char *veil_env_get(const char *name)
@@ -150,6 +152,12 @@ int veil_harness_party_from_env(struct veil_harness_party *me)
         return veil_error(VEIL_ERR_INVAL, "VEIL_SESSION must be 32 lowercase hex digits");
     memcpy(me->session, s, 33);
     return identity_endpoints(me, me->nparties + me->has_dealer);
+}
+
+int veil_env_idle_pause(void)
+{
+    const char *v = veil_env_get("VEIL_IDLE_PAUSE");
+    return !(v && strcmp(v, "0") == 0);
 }
 
 int veil_env_allow_core_dumps(void)

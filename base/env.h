@@ -32,6 +32,10 @@ void veil_env_log_level(int *level);
 /** 1 when VEIL_ALLOW_CORE_DUMPS=1 (debugging: party processes stay dumpable), else 0. */
 int veil_env_allow_core_dumps(void);
 
+/** 0 when VEIL_IDLE_PAUSE=0 (StarPU's idle workers keep spinning while veil_net_wait_all waits),
+ *  else 1 (they are paused while no task is ready; net/comm.c). Read at each wait. */
+int veil_env_idle_pause(void);
+
 /** What the process harness passes on to its children (read in the parent, before forking). */
 struct veil_env_harness {
     int verbose;              /* VEIL_TEST_VERBOSE=1: forward the children's output */

@@ -1,12 +1,16 @@
 /*
  * secmem.c — keeping secrets out of core dumps (see secmem.h): the process-wide protection
  * (PR_SET_DUMPABLE, with the VEIL_ALLOW_CORE_DUMPS opt-out read through env.c) and
- * MADV_DONTDUMP on the page-aligned parts of buffers that hold keys and shares.
+ * MADV_DONTDUMP on the page-aligned parts of buffers that hold keys and shares; and the
+ * process-wide pool of wiped share buffers, so that a run reuses its tensors' memory instead of
+ * paying malloc, memset and fresh page faults for every tensor.
  */
 #include "config.h"
 #include "base/secmem.h"
 #include "base/base_internal.h"
 #include "base/env.h"
+
+#include <pthread.h>
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,4 +66,98 @@ void *veil_secmem_calloc_pages(size_t n)
     memset(p, 0, len ? len : page);
     dontdump_pages(p, len ? len : page);
     return p;
+}
+
+/* ---- the buffer pool ----------------------------------------------------------------------
+ * Buffers are kept by their exact byte size (a compiled plan allocates the same shapes run after
+ * run), so any 64-byte-aligned buffer of at least that many bytes may be given back: nothing has
+ * to remember where a buffer came from. Bounded: POOL_SIZES sizes, POOL_DEPTH buffers each,
+ * POOL_MAX_BYTES in all, none over POOL_MAX_BUF; what does not fit is freed. A buffer is wiped
+ * before it enters the pool, so a buffer taken from it is all zeros, like a fresh one. */
+#define POOL_SIZES 64
+#define POOL_DEPTH 16
+#define POOL_MAX_BYTES ((size_t)128 << 20)
+#define POOL_MAX_BUF ((size_t)32 << 20)
+
+struct pool_slot {
+    size_t bytes; /* 0: unused */
+    int n;
+    void *buf[POOL_DEPTH];
+};
+static struct pool_slot pool[POOL_SIZES];
+static size_t pool_bytes;
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void *veil_secbuf_get(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes && bytes <= POOL_MAX_BUF) {
+        pthread_mutex_lock(&pool_mu);
+        for (int i = 0; i < POOL_SIZES && !p; i++)
+            if (pool[i].bytes == bytes && pool[i].n > 0) {
+                p = pool[i].buf[--pool[i].n];
+                pool_bytes -= bytes;
+            }
+        pthread_mutex_unlock(&pool_mu);
+        if (p) { /* wiped when it was given back; marked again: it may not have come from here */
+            veil_secmem_dontdump(p, bytes);
+            return p;
+        }
+    }
+    p = veil_aligned_alloc(bytes);
+    if (!p)
+        return NULL;
+    veil_secmem_dontdump(p, bytes);
+    memset(p, 0, bytes);
+    return p;
+}
+
+void veil_secbuf_put(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    veil_wipe(p, bytes);
+    int kept = 0;
+    if (bytes && bytes <= POOL_MAX_BUF && ((uintptr_t)p & 63) == 0) {
+        pthread_mutex_lock(&pool_mu);
+        struct pool_slot *s = NULL, *free_slot = NULL;
+        for (int i = 0; i < POOL_SIZES && !s; i++) {
+            if (pool[i].bytes == bytes)
+                s = &pool[i];
+            else if (!free_slot && pool[i].n == 0)
+                free_slot = &pool[i];
+        }
+        if (!s && free_slot) {
+            s = free_slot;
+            s->bytes = bytes;
+        }
+        if (s && s->n < POOL_DEPTH && pool_bytes + bytes <= POOL_MAX_BYTES) {
+            s->buf[s->n++] = p;
+            pool_bytes += bytes;
+            kept = 1;
+        }
+        pthread_mutex_unlock(&pool_mu);
+    }
+    if (!kept)
+        veil_aligned_free(p);
+}
+
+void veil_secbuf_drain(void)
+{
+    pthread_mutex_lock(&pool_mu);
+    for (int i = 0; i < POOL_SIZES; i++) {
+        while (pool[i].n > 0)
+            veil_aligned_free(pool[i].buf[--pool[i].n]);
+        pool[i].bytes = 0;
+    }
+    pool_bytes = 0;
+    pthread_mutex_unlock(&pool_mu);
+}
+
+size_t veil_secbuf_pooled_bytes(void)
+{
+    pthread_mutex_lock(&pool_mu);
+    const size_t n = pool_bytes;
+    pthread_mutex_unlock(&pool_mu);
+    return n;
 }

@@ -23,4 +23,26 @@ void veil_secmem_dontdump(void *p, size_t n);
  *  free(). NULL when out of memory. */
 void *veil_secmem_calloc_pages(size_t n);
 
+/**
+ * A zeroed, 64-byte-aligned buffer of `bytes` bytes for share data (pages MADV_DONTDUMP as
+ * veil_secmem_dontdump), taken from the process's pool of given-back buffers of exactly that size
+ * when one is there, else freshly allocated. NULL when out of memory. Release it with
+ * veil_secbuf_put (or free()). Thread-safe.
+ */
+void *veil_secbuf_get(size_t bytes);
+
+/**
+ * Gives back a buffer of at least `bytes` bytes that free() may release (any 64-byte-aligned
+ * malloc-family buffer, not only one from veil_secbuf_get): it is wiped (veil_wipe of `bytes`
+ * bytes), then kept for the next veil_secbuf_get of that size while the pool has room (at most
+ * 64 sizes x 16 buffers, 128 MiB in all, none over 32 MiB), else freed. NULL-safe; thread-safe.
+ */
+void veil_secbuf_put(void *p, size_t bytes);
+
+/** Frees every pooled buffer (they are wiped already); called when an MPC context closes. */
+void veil_secbuf_drain(void);
+
+/** Bytes held by the pool now (tests). */
+size_t veil_secbuf_pooled_bytes(void);
+
 #endif

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/env.h"
 #include "base/trace.h"
 #include "net/net_internal.h"
 
@@ -115,11 +116,63 @@ int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t t
     return post(net, h, peer, tag, VEIL_REQ_RECV);
 }
 
-static void wait_100ms(struct veil_net *net)
+/* ---- idle workers sleep while this process waits on the network ----------------------------
+ * Debian's StarPU 1.3.10 has non-blocking drivers: an idle CPU worker spins (its back-off is a
+ * few dozen `pause` instructions, STARPU_BACKOFF_MIN/MAX, never a sleep), so on a host with as
+ * many workers as cores a spinning worker of one party delays the network threads of the others
+ * by a scheduler tick. starpu_pause() makes every worker sleep at the top of its loop (a condition
+ * variable) until starpu_resume(). The waiter of veil_net_wait_all pauses when no task is ready
+ * or running (starpu_task_nready() == 0: every remaining task waits on a message); the I/O thread
+ * resumes right after each handle it releases (veil_net_req_done: a landed message or a finished
+ * send may make a task ready), and the waiter itself resumes when it sees a ready task (a task
+ * submitted by another thread: checked every millisecond while paused) and before it leaves.
+ * StarPU's pause is per process, so this state is too. idle_mu orders the waiter's "nothing ready,
+ * pause" against the I/O thread's "released, resume": a release that makes a task ready before
+ * the waiter looks is seen by it, one after is followed by the I/O thread's resume. */
+static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static int idle_paused;
+static uint64_t idle_pauses; /* how many times the workers were paused (tests read it) */
+
+uint64_t veil_net_idle_pauses(void)
+{
+    pthread_mutex_lock(&idle_mu);
+    const uint64_t n = idle_pauses;
+    pthread_mutex_unlock(&idle_mu);
+    return n;
+}
+
+void veil_net_idle_kick(void)
+{
+    pthread_mutex_lock(&idle_mu);
+    if (idle_paused) {
+        idle_paused = 0;
+        starpu_resume();
+    }
+    pthread_mutex_unlock(&idle_mu);
+}
+
+/* Pauses the workers when nothing is ready or running; returns whether they are paused. */
+static int idle_try_pause(void)
+{
+    pthread_mutex_lock(&idle_mu);
+    if (!idle_paused && starpu_task_nready() == 0) {
+        starpu_pause();
+        idle_paused = 1;
+        idle_pauses++;
+    } else if (idle_paused && starpu_task_nready() > 0) {
+        idle_paused = 0;
+        starpu_resume();
+    }
+    const int paused = idle_paused;
+    pthread_mutex_unlock(&idle_mu);
+    return paused;
+}
+
+static void wait_ms(struct veil_net *net, long ms)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 100 * 1000 * 1000;
+    ts.tv_nsec += ms * 1000 * 1000;
     if (ts.tv_nsec >= 1000000000) {
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000;
@@ -131,6 +184,7 @@ int veil_net_wait_all(veil_net_t *net)
 {
     if (!net)
         return veil_error(VEIL_ERR_INVAL, "veil_net_wait_all: NULL session");
+    const int idle_pause = veil_env_idle_pause();
     for (;;) {
         pthread_mutex_lock(&net->mu);
         uint64_t seen = net->posted_total;
@@ -144,9 +198,10 @@ int veil_net_wait_all(veil_net_t *net)
                 else if (veil_now() > fail_deadline)
                     break;
             }
-            wait_100ms(net);
+            wait_ms(net, idle_pause && net->state != VEIL_NET_FAILED && idle_try_pause() ? 1 : 100);
         }
         pthread_mutex_unlock(&net->mu);
+        veil_net_idle_kick(); /* starpu_task_wait_for_all needs running workers */
         starpu_task_wait_for_all();
         pthread_mutex_lock(&net->mu);
         int again = net->posted_total != seen || net->pending > 0 || net->io_busy;

@@ -18,6 +18,7 @@ void veil_net_req_done(struct veil_net *net, struct veil_net_req *r)
 {
     if (!r->acquire_failed)
         starpu_data_release_on_node(r->handle, STARPU_MAIN_RAM);
+    veil_net_idle_kick(); /* the release may have made a task ready: wake paused workers */
     free(r);
     pthread_mutex_lock(&net->mu);
     net->pending--;

@@ -188,10 +188,7 @@ static void collect_garbage(veil_mpc_t *m)
         for (int t = 0; t < g->nhandles; t++)
             starpu_data_unregister(g->handles[t]);
         free(g->handles);
-        if (g->data) {
-            veil_wipe(g->data, g->bytes);
-            veil_aligned_free(g->data);
-        }
+        veil_secbuf_put(g->data, g->bytes); /* wiped, then pooled or freed */
     }
     m->ngarbage = 0;
     m->garbage_bytes = 0;
@@ -242,6 +239,7 @@ void veil_mpc_destroy(veil_mpc_t **mp)
         free(m->seeds);
     }
     veil_wipe(m->seed, sizeof m->seed);
+    veil_secbuf_drain(); /* the session's pooled tensor buffers (wiped when pooled) */
     free(m->items);
     free(m->wids);
     free(m);
@@ -467,11 +465,9 @@ int veil_sec_shape(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind,
 
 int veil_sec_alloc(struct veil_sec *t)
 {
-    t->data = veil_aligned_alloc(t->numel * 8);
+    t->data = veil_secbuf_get(t->numel * 8); /* zeroed, pooled (base/secmem.c) */
     if (!t->data)
-        return VEIL_ERR_NOMEM;
-    veil_secmem_dontdump(t->data, t->numel * 8);
-    memset(t->data, 0, t->numel * 8);
+        return veil_error(VEIL_ERR_NOMEM, "tensor: out of memory for %zu elements", t->numel);
     return VEIL_OK;
 }
 

@@ -1,9 +1,14 @@
 /* Tests share tensors in one process: seeded split into N = 2..5 arithmetic and binary shares
  * reconstructs the secret exactly (edge values included), a seeded party's expansion equals its
- * split share, single shares look uniform, and bad shapes/arguments are errors. */
+ * split share, single shares look uniform, and bad shapes/arguments are errors. Also veil_wipe
+ * (the wipe of freed share buffers): it zeroes exactly the bytes asked, at any alignment; and the
+ * share-buffer pool: a buffer given back is wiped and handed out again for the same size only,
+ * zeroed, and the drain empties the pool. */
 #include "config.h"
 #include "test_util.h"
 #include "veil.h"
+#include "base/base_internal.h"
+#include "base/secmem.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -82,5 +87,45 @@ int main(void)
           "one party refused");
     veil_share_destroy(&a);
     veil_share_destroy(&b);
+    /* veil_wipe zeroes [off, off + len) and nothing around it, at odd offsets and lengths */
+    for (size_t off = 0; off < 9; off += 3)
+        for (size_t len = 0; len < 200; len += 37) {
+            unsigned char buf[256];
+            memset(buf, 0xa5, sizeof buf);
+            veil_wipe(buf + off, len);
+            int ok = 1;
+            for (size_t i = 0; i < sizeof buf; i++)
+                ok &= buf[i] == (i >= off && i < off + len ? 0 : 0xa5);
+            VT_CHECK(ok, "veil_wipe(%zu bytes at offset %zu)", len, off);
+        }
+    veil_wipe(NULL, 0);
+
+    /* the pool: same size reused (zeroed), another size not, bounded, drained */
+    veil_secbuf_drain();
+    uint64_t *b1 = veil_secbuf_get(1000 * 8);
+    VT_CHECK(b1 && ((uintptr_t)b1 & 63) == 0, "pool: aligned buffer");
+    for (int i = 0; b1 && i < 1000; i++)
+        b1[i] = 0x5555555555555555ull + (uint64_t)i;
+    veil_secbuf_put(b1, 1000 * 8);
+    VT_CHECK(veil_secbuf_pooled_bytes() == 8000, "pool holds %zu bytes, expected 8000",
+             veil_secbuf_pooled_bytes());
+    uint64_t *b2 = veil_secbuf_get(999 * 8);
+    VT_CHECK(b2 && b2 != b1, "pool: another size is not served from the pooled buffer");
+    uint64_t *b3 = veil_secbuf_get(1000 * 8);
+    VT_CHECK(b3 == b1, "pool: the same size reuses the given-back buffer");
+    int zeroed = 1;
+    for (int i = 0; b3 && i < 1000; i++)
+        zeroed &= b3[i] == 0;
+    VT_CHECK(zeroed, "pool: a reused buffer is all zeros");
+    veil_secbuf_put(b2, 999 * 8);
+    veil_secbuf_put(b3, 1000 * 8);
+    veil_secbuf_put(NULL, 8);
+    void *big = veil_secbuf_get((size_t)33 << 20);
+    veil_secbuf_put(big, (size_t)33 << 20);
+    VT_CHECK(veil_secbuf_pooled_bytes() == 999 * 8 + 1000 * 8,
+             "pool: a buffer over 32 MiB is freed, not kept (%zu bytes pooled)",
+             veil_secbuf_pooled_bytes());
+    veil_secbuf_drain();
+    VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool: drained");
     return veil_test_status();
 }
