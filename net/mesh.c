@@ -42,7 +42,7 @@ void veil_net_options_defaults(struct veil_net_options *o)
     struct veil_env_net_tuning t = {.chunk_bytes = (size_t)512 << 10, /* bench/README-net-starpu.md */
                                     .pool_bytes = (size_t)16 << 20,
                                     .early_cap_bytes = (size_t)1 << 30,
-                                    .connect_timeout_s = 30};
+                                    .connect_timeout_s = 0};
     veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT */
     o->connect_timeout_s = t.connect_timeout_s;
     o->chunk_bytes = t.chunk_bytes;

@@ -22,7 +22,8 @@ struct veil_harness_party;
 
 /* ---- tunables -------------------------------------------------------------------------------- */
 struct veil_net_options {
-    double connect_timeout_s; /* open fails after this without every handshake; default 30 */
+    double connect_timeout_s; /* open fails after this without every handshake; default 0:
+                                 the configuration's timeout_s (the silence timeout) */
     size_t chunk_bytes;       /* payload bytes per data frame; default 512 KiB (bench) */
     size_t pool_bytes;        /* send staging pool; default 16 MiB */
     size_t early_cap_bytes;   /* bytes held for messages whose irecv is not ready; default 1 GiB */
