@@ -218,6 +218,49 @@ static int records(veil_party_t *me, const char *path, const uint8_t *b, size_t 
     return VEIL_OK;
 }
 
+int veil_ckpt_check_format(const uint8_t *b, size_t len, const char *path)
+{
+    uint8_t digest[32];
+    if (len < HDR + 32 || memcmp(b, MAGIC, 8) != 0)
+        return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: not a Veil checkpoint (%s)", path,
+                          len < HDR + 32 ? "too short" : "bad magic");
+    int rc = veil_data_sha256(b, len - 32, digest, "checkpoint");
+    if (rc != VEIL_OK)
+        return rc;
+    if (memcmp(digest, b + len - 32, 32) != 0)
+        return veil_error(VEIL_ERR_CRYPTO, "checkpoint %s: SHA-256 mismatch: the file is "
+                          "corrupted or was altered", path);
+    if (veil_get_le32(b + 8) != CKP_VERSION)
+        return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: version %u, this build reads %u", path,
+                          veil_get_le32(b + 8), CKP_VERSION);
+    const uint32_t party = veil_get_le32(b + 12), np = veil_get_le32(b + 16);
+    if (np < 1 || np >= VEIL_NET_MAX_PROCS || party > np || veil_get_le32(b + 20) != 0 ||
+        veil_get_le32(b + 164) != 0 || veil_get_le32(b + 168) > 1 || veil_get_le32(b + 172) != 0 ||
+        veil_get_le64(b + 136) == NONE)
+        return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: bad header fields", path);
+    /* the records' structure: a party's hold share words, the dealer's none; nothing after */
+    const uint8_t *p = b + HDR, *end = b + len - 32;
+    const uint32_t nrec = veil_get_le32(b + 160);
+    for (uint32_t r = 0; r < nrec; r++) {
+        if ((size_t)(end - p) < REC)
+            return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: truncated record %u", path, r);
+        const uint32_t flags = veil_get_le32(p + 4);
+        const uint64_t numel = veil_get_le64(p + 8);
+        p += REC;
+        if (flags > 3)
+            return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: record %u: bad flags", path, r);
+        const uint64_t words = party == np ? 0 : numel * ((flags & 1) + (flags >> 1));
+        if (party != np && (numel > (uint64_t)(end - p) / 8 || words > (uint64_t)(end - p) / 8))
+            return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: truncated shares in record %u",
+                              path, r);
+        p += 8 * words;
+    }
+    if (p != end)
+        return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: %zu bytes after the last record",
+                          path, (size_t)(end - p));
+    return VEIL_OK;
+}
+
 /* One generation: its bytes (checked) and its step; b NULL and step NONE when refused. */
 struct gen {
     uint8_t *b;
@@ -229,7 +272,7 @@ struct gen {
  * plan); VEIL_OK, or the refusal with its message, g left empty. */
 static int read_gen(veil_party_t *me, const char *path, struct gen *g)
 {
-    uint8_t digest[32], *b = NULL;
+    uint8_t *b = NULL;
     size_t len = 0;
     g->b = NULL;
     g->len = 0;
@@ -237,24 +280,11 @@ static int read_gen(veil_party_t *me, const char *path, struct gen *g)
     int rc = veil_data_read_file(path, 0, &b, &len);
     if (rc != VEIL_OK)
         return rc;
-    if (len < HDR + 32 || memcmp(b, MAGIC, 8) != 0)
-        rc = veil_error(VEIL_ERR_FORMAT, "checkpoint %s: not a Veil checkpoint (%s)", path,
-                        len < HDR + 32 ? "too short" : "bad magic");
-    if (rc == VEIL_OK && (rc = veil_data_sha256(b, len - 32, digest, "checkpoint")) == VEIL_OK &&
-        memcmp(digest, b + len - 32, 32) != 0)
-        rc = veil_error(VEIL_ERR_CRYPTO, "checkpoint %s: SHA-256 mismatch: the file is corrupted "
-                        "or was altered", path);
-    if (rc == VEIL_OK && veil_get_le32(b + 8) != CKP_VERSION)
-        rc = veil_error(VEIL_ERR_FORMAT, "checkpoint %s: version %u, this build reads %u", path,
-                        veil_get_le32(b + 8), CKP_VERSION);
+    rc = veil_ckpt_check_format(b, len, path);
     if (rc == VEIL_OK)
         rc = check_binding(me, path, b);
-    if (rc == VEIL_OK && veil_get_le32(b + 168) > 1)
-        rc = veil_error(VEIL_ERR_FORMAT, "checkpoint %s: bad joint-seed flag", path);
     if (rc == VEIL_OK)
         rc = records(me, path, b, len, 0);
-    if (rc == VEIL_OK && veil_get_le64(b + 136) == NONE)
-        rc = veil_error(VEIL_ERR_FORMAT, "checkpoint %s: bad step count", path);
     if (rc != VEIL_OK) {
         veil_wipe(b, len);
         free(b);

@@ -28,4 +28,12 @@ int veil_ckpt_write(const char *path, const uint8_t *b, size_t len, uint64_t ste
  */
 int veil_ckpt_promote(const char *path, int from_prev);
 
+/**
+ * The checks of a checkpoint file's bytes that need no session (checkpoint.c): length, magic,
+ * SHA-256, version, header fields, and the records' structure (a party's hold share words, the
+ * dealer's none; no byte after the last record). VEIL_ERR_FORMAT or VEIL_ERR_CRYPTO naming path;
+ * the libFuzzer target fuzz/fuzz_checkpoint.c drives it.
+ */
+int veil_ckpt_check_format(const uint8_t *b, size_t len, const char *path);
+
 #endif
