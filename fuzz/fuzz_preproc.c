@@ -48,8 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     veil_preproc_reader_t *r = NULL;
+    const size_t total = n + VEIL_PREPROC_DIGEST_BYTES;
     if (veil_data_sha256(b, n, b + n, "fuzz") == VEIL_OK && ftruncate(fd, 0) == 0 &&
-        pwrite(fd, b, n + VEIL_PREPROC_DIGEST_BYTES, 0) == (ssize_t)(n + VEIL_PREPROC_DIGEST_BYTES) &&
+        pwrite(fd, b, total, 0) == (ssize_t)total &&
         veil_preproc_reader_open(path, &layout, 0, plan, &r) == VEIL_OK)
         (void)veil_preproc_reader_remaining(r);
     veil_preproc_reader_close(&r);

@@ -6,8 +6,9 @@
  * both sides (cut), sends a 64 KiB stretch twice (replay), or forwards half a chunk and closes
  * (truncate), or closes both sides 0.5 s after the session opened, while nothing but heartbeats
  * is in flight and 0.5 s before the exchange starts (reconnect: ZeroMQ would reconnect and the
- * exchange succeed, but a message could have been lost). Each party's veil_net_wait_all, or else its veil_net_close, must return an error
- * within the timeout + 1 s of the proxy's act (2 s more under sanitizers): no hang. */
+ * exchange succeed, but a message could have been lost). Each party's veil_net_wait_all, or else
+ * its veil_net_close, must return an error within the timeout + 1 s of the proxy's act (2 s more
+ * under sanitizers): no hang. */
 #include "config.h"
 #include "net_test_util.h"
 
