@@ -59,7 +59,8 @@ if [ -n "$builddir" ]; then
             echo "fuzz.sh: $name: ${runs:-?} runs in $seconds s, no crash"
         fi
     done
-    [ "$found" = 1 ] || { echo "fuzz.sh: no fuzz target in $builddir (configure --enable-fuzzers)" >&2; exit 77; }
+    [ "$found" = 1 ] ||
+        { echo "fuzz.sh: no fuzz target in $builddir (configure --enable-fuzzers)" >&2; exit 77; }
     exit "$fail"
 fi
 if [ -z "${CLANG:-}" ]; then
