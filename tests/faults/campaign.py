@@ -355,7 +355,8 @@ class Campaign:
         threading.Thread(target=proxy_serve, args=(lsock, s.ports[1], act, after, state, self.rng),
                          daemon=True).start()
         procs = s.start_all(lambda i: infer_args(s, i))
-        codes, times = wait_all(procs, time.time() + 240)
+        noticed = []
+        codes, times = wait_all(procs, time.time() + 240, noticed)
         lsock.close()
         t_act = state["acted"]
         what = "%s after %d bytes of party 0's stream to party 1, %d parties" % (act, after, n)
@@ -363,7 +364,9 @@ class Campaign:
             ok = None not in codes and codes == [0] * s.nprocs
             what += " (the stream was shorter: no fault)"
         else:
-            late = [s.names[k] for k, t in enumerate(times) if t is not None and t - t_act > self.bound()]
+            late = [s.names[k] for k, (t, tn) in enumerate(zip(times, noticed))
+                    if t is not None and (t - t_act > self.bound() + TEARDOWN
+                                          or tn is not None and tn - t_act > self.bound())]
             ok = None not in codes and not late and (any(c != 0 for c in codes)
                                                        or act == "replay" and codes == [0] * s.nprocs)
             if not ok:
