@@ -49,10 +49,15 @@ PHASES = 5  # of checkpoint writing: graph/secure/checkpoint_files.c
 STARTED = []  # every process started, so that an interrupted campaign leaves none behind
 
 
+WORK = []  # the campaign's directory, removed when a signal ends it (unless --keep)
+
+
 def on_signal(signum, frame):
     for p in STARTED:
         if p.poll() is None:
             p.kill()
+    for d in WORK:
+        shutil.rmtree(d, ignore_errors=True)
     sys.exit(128 + signum)
 
 
@@ -213,6 +218,8 @@ class Campaign:
         self.build, self.timeout, self.keep = opts.build, opts.timeout, opts.keep
         self.example = os.path.join(self.build, "examples", "lenet_fmnist")
         self.work = tempfile.mkdtemp(prefix="veil-faults-")
+        if not self.keep:
+            WORK.append(self.work)
         self.tried, self.clean, self.notes = {}, {}, []
 
     def tool(self, name):
