@@ -31,6 +31,7 @@ static const char *const known[] = {
     "VEIL_GEMM_KERNEL",
     /* the party session (graph/secure/party.c): fallbacks of veil_party_options */
     "VEIL_MATERIAL_SEED", "VEIL_INSECURE_TEST_HOOKS", "VEIL_TRACE", "VEIL_WORKER_NICE",
+    "VEIL_TEST_CRASH",
     "VEIL_CALIBRATE", "VEIL_DEVICES",
     "VEIL_DEVICE_KIND", "VEIL_PLACEMENT",
     /* base/secmem.c: the core-dump protection's opt-out */
@@ -254,5 +255,36 @@ int veil_env_party(struct veil_env_party *e, int max_devices)
         (rc = party_int("VEIL_DEVICES", 1, max_devices, "a device count", &e->devices)) !=
             VEIL_OK)
         return rc;
+    return VEIL_OK;
+}
+
+int veil_env_test_crash(const char *where, uint64_t *step, int *phase)
+{
+    *step = 0;
+    *phase = 0;
+    const char *v = value_of("VEIL_TEST_CRASH");
+    if (!v)
+        return VEIL_OK;
+    /* a process that kills itself on request is a testing hook: refused like the material seed */
+    const char *hooks = veil_env_get("VEIL_INSECURE_TEST_HOOKS");
+    if (!hooks || strcmp(hooks, "1") != 0)
+        return veil_error(VEIL_ERR_INVAL, "VEIL_TEST_CRASH is set, a testing hook that kills this "
+                          "process on purpose; refused unless VEIL_INSECURE_TEST_HOOKS=1 is also "
+                          "set (tests only)");
+    const size_t wl = strlen(where);
+    if (strncmp(v, where, wl) != 0 || v[wl] != ':')
+        return VEIL_OK;
+    long s, ph;
+    const char *colon = strchr(v + wl + 1, ':');
+    char num[32];
+    if (!colon || (size_t)(colon - (v + wl + 1)) >= sizeof num)
+        return veil_error(VEIL_ERR_INVAL, "VEIL_TEST_CRASH='%s': use WHERE:STEP:PHASE", v);
+    memcpy(num, v + wl + 1, (size_t)(colon - (v + wl + 1)));
+    num[colon - (v + wl + 1)] = '\0';
+    if (parse_int(num, 0, 1L << 30, &s) != 0 || parse_int(colon + 1, 1, 16, &ph) != 0)
+        return veil_error(VEIL_ERR_INVAL, "VEIL_TEST_CRASH='%s': use WHERE:STEP:PHASE (a step "
+                          "count, a phase 1 to 16)", v);
+    *step = (uint64_t)s;
+    *phase = (int)ph;
     return VEIL_OK;
 }

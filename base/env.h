@@ -14,6 +14,7 @@
 #define VEIL_BASE_ENV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /**
  * The value of the environment variable name, NULL when it is not set. name must be a row of
@@ -93,5 +94,13 @@ struct veil_env_party {
     const char *placement;
 };
 int veil_env_party(struct veil_env_party *e, int max_devices);
+
+/**
+ * The testing hook VEIL_TEST_CRASH="WHERE:STEP:PHASE": when WHERE matches, *step and *phase
+ * (1..16) say where the caller kills its own process (SIGKILL); otherwise both are 0. Refused with
+ * VEIL_ERR_INVAL unless VEIL_INSECURE_TEST_HOOKS=1 is also set, so a production process never
+ * honours it. Checkpoint writing (graph/secure/checkpoint_files.c) is the one WHERE so far.
+ */
+int veil_env_test_crash(const char *where, uint64_t *step, int *phase);
 
 #endif

@@ -275,6 +275,18 @@ static int check_tensors(veil_weights_t *w)
             rc = veil_error(VEIL_ERR_FORMAT,
                             "weights file %s: tensors '%s' and '%s' overlap in the data area",
                             w->path, s[i - 1].name, s[i].name);
+    /* strict, as safetensors specifies: the tensors tile the data area, no gap, nothing after */
+    uint64_t at = 0;
+    for (size_t i = 0; i < w->n && rc == VEIL_OK; i++) {
+        if (s[i].begin != at)
+            rc = veil_error(VEIL_ERR_FORMAT, "weights file %s: %llu unused bytes in the data area "
+                            "before tensor '%s'", w->path,
+                            (unsigned long long)(s[i].begin - at), s[i].name);
+        at = s[i].end;
+    }
+    if (rc == VEIL_OK && at != data_len)
+        rc = veil_error(VEIL_ERR_FORMAT, "weights file %s: %llu trailing bytes after the last "
+                        "tensor's data", w->path, (unsigned long long)(data_len - at));
     free(s);
     return rc;
 }

@@ -137,7 +137,7 @@ static void take_queues(struct veil_net *net, int *stop)
 
 /* ---- timers and the loop ------------------------------------------------------------------ */
 
-static void timers(struct veil_net *net, double now, double connect_deadline)
+static void timers(struct veil_net *net, double now, double connect_deadline, double connect_s)
 {
     char name[32];
     if (net->state == VEIL_NET_OPENING) {
@@ -163,8 +163,9 @@ static void timers(struct veil_net *net, double now, double connect_deadline)
         } else if (now > connect_deadline) {
             veil_net_io_fail(net, VEIL_ERR_TIMEOUT,
                              "connect timeout after %.1f s: no handshake with %s "
-                             "(check that it runs, its endpoint and its key)",
-                             net->opt.connect_timeout_s, missing);
+                             "(check that it runs, its endpoint and its key; every process "
+                             "must start within the session timeout of the others)",
+                             connect_s, missing);
             return;
         }
     }
@@ -280,7 +281,12 @@ void *veil_net_io_main(void *arg)
 {
     struct veil_net *net = arg;
     double now = veil_now();
-    double connect_deadline = now + net->opt.connect_timeout_s;
+    /* the handshake's bound: the session's silence timeout unless the option sets one, so a peer
+     * that died before its hello (not told from one not started yet) costs no more than a lost
+     * one; every process must start within that time of the others */
+    const double connect_s =
+        net->opt.connect_timeout_s > 0 ? net->opt.connect_timeout_s : net->cfg.timeout_s;
+    double connect_deadline = now + connect_s;
     uint8_t hello[VEIL_HELLO_BYTES];
     struct veil_hello mine;
     veil_net_io_hello(net, &mine);
@@ -332,7 +338,7 @@ void *veil_net_io_main(void *arg)
         }
         if (!veil_net_io_failed(net) && net->state == VEIL_NET_READY)
             veil_net_io_pump(net, now);
-        timers(net, now, connect_deadline);
+        timers(net, now, connect_deadline, connect_s);
         if (stop && (veil_net_io_failed(net) || closing_done(net, now)))
             break;
         int busy = net->outq_total > 0;

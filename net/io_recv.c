@@ -220,8 +220,10 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
             printable(reason, sizeof reason, zmq_msg_data(payload), zmq_msg_size(payload));
         else
             snprintf(reason, sizeof reason, "(no reason given)");
-        return veil_net_io_fail(net, VEIL_ERR_PEER_LOST, "%s stopped the session: %s", name,
-                                reason);
+        /* the cause first, then who relayed it: the process named first failed first */
+        return veil_net_io_fail(net, VEIL_ERR_PEER_LOST, strstr(reason, " (reported by ")
+                                ? "%s" : "%s (reported by %s, which stopped the session)",
+                                reason, name);
     }
     default:
         return veil_net_io_fail(net, VEIL_ERR_PROTO, "%s sent an unexpected frame of type %d", name,

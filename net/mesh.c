@@ -42,7 +42,7 @@ void veil_net_options_defaults(struct veil_net_options *o)
     struct veil_env_net_tuning t = {.chunk_bytes = (size_t)512 << 10, /* bench/README-net-starpu.md */
                                     .pool_bytes = (size_t)16 << 20,
                                     .early_cap_bytes = (size_t)1 << 30,
-                                    .connect_timeout_s = 30};
+                                    .connect_timeout_s = 0};
     veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT */
     o->connect_timeout_s = t.connect_timeout_s;
     o->chunk_bytes = t.chunk_bytes;
@@ -180,6 +180,8 @@ int veil_net_mesh_create(struct veil_net *net)
                      "CURVE secret key")))
                 return rc;
         }
+        if ((rc = veil_net_dealer_monitor(net, p)) != VEIL_OK)
+            return rc;
         if (zmq_connect(d, c->peers[p].endpoint) != 0)
             return veil_error(VEIL_ERR_NET, "net: cannot connect to %s at %s: %s",
                               veil_net_peer_name(net, p, (char[32]){0}), c->peers[p].endpoint,
@@ -191,6 +193,9 @@ int veil_net_mesh_create(struct veil_net *net)
 void veil_net_mesh_destroy(struct veil_net *net, int linger_ms)
 {
     for (int p = 0; p < net->nprocs; p++) {
+        if (net->peers[p].dmonitor)
+            zmq_close(net->peers[p].dmonitor);
+        net->peers[p].dmonitor = NULL;
         if (!net->peers[p].dealer)
             continue;
         zmq_setsockopt(net->peers[p].dealer, ZMQ_LINGER, &linger_ms, sizeof linger_ms);

@@ -22,7 +22,8 @@ struct veil_harness_party;
 
 /* ---- tunables -------------------------------------------------------------------------------- */
 struct veil_net_options {
-    double connect_timeout_s; /* open fails after this without every handshake; default 30 */
+    double connect_timeout_s; /* open fails after this without every handshake; default 0:
+                                 the configuration's timeout_s (the silence timeout) */
     size_t chunk_bytes;       /* payload bytes per data frame; default 512 KiB (bench) */
     size_t pool_bytes;        /* send staging pool; default 16 MiB */
     size_t early_cap_bytes;   /* bytes held for messages whose irecv is not ready; default 1 GiB */
@@ -137,6 +138,8 @@ struct veil_net_peer_state {
     int outq_head, outq_count, outq_cap;
     int out_blocked; /* ZeroMQ said EAGAIN: wait for POLLOUT */
     struct veil_net_counters ctr;
+    void *dmonitor;    /* PAIR receiving the DEALER's disconnection events (peers.c) */
+    double dropped_at; /* when the established connection to it dropped; 0: never */
 };
 
 enum { VEIL_NET_OPENING = 0, VEIL_NET_READY, VEIL_NET_FAILED };
@@ -185,6 +188,7 @@ struct veil_net {
     char refused[8][VEIL_Z85_KEY_CHARS + 1];
     int nrefused;
     int nhandshake_failures;
+    double next_drop_check; /* when peers.c next drains the DEALERs' monitors */
 };
 
 /* ---- internal API (mesh.c); isend / irecv / abort are net/comm.h, the seam tasks/ uses ------- */
@@ -213,8 +217,11 @@ int veil_net_mesh_create(struct veil_net *net);
 void veil_net_mesh_destroy(struct veil_net *net, int linger_ms);
 /** peers.c: answers pending ZAP requests (I/O thread). */
 int veil_net_zap_serve(struct veil_net *net);
-/** peers.c: logs the ROUTER's handshake failures (I/O thread). */
+/** peers.c: logs the ROUTER's handshake failures, and fails the session when an established
+ *  connection to a peer dropped and no goodbye from it followed (I/O thread). */
 void veil_net_monitor_serve(struct veil_net *net);
+/** peers.c: starts the monitor of peer p's DEALER (its disconnections), before it connects. */
+int veil_net_dealer_monitor(struct veil_net *net, int p);
 /** peers.c: "party 2" or "dealer (id 3)". */
 const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32]);
 

@@ -1,12 +1,15 @@
 /*
  * peers.c — who a peer is: its name in messages ("party 2", "dealer (id 3)"), and admission: the
  * ZAP handler (RFC 27) that admits only the configured CURVE public keys and maps each to its
- * party id (the user id the I/O thread reads on every message), and the monitor that logs the
- * ROUTER's failed handshakes. Called by the I/O thread (io.c); calls nothing else in net/.
+ * party id (the user id the I/O thread reads on every message), the monitor that logs the
+ * ROUTER's failed handshakes, and the DEALERs' monitors that catch a dropped connection: ZeroMQ
+ * reconnects silently after garbage in a CURVE stream or a cut, and the messages in flight are
+ * lost, so a drop of an established connection ends the session. Called by the I/O thread
+ * (io.c); calls io_core.c's veil_net_io_fail.
  */
 #include "config.h"
 #include "base/base_internal.h"
-#include "net/net_internal.h"
+#include "net/io_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -104,8 +107,64 @@ int veil_net_zap_serve(struct veil_net *net)
     }
 }
 
+int veil_net_dealer_monitor(struct veil_net *net, int p)
+{
+    char mon[80];
+    snprintf(mon, sizeof mon, "inproc://veil-dmonitor-%p-%d", (void *)net, p);
+    void *s = NULL;
+    int linger = 0;
+    if (zmq_socket_monitor(net->peers[p].dealer, mon, ZMQ_EVENT_DISCONNECTED) != 0 ||
+        !(s = zmq_socket(net->ctx, ZMQ_PAIR)) ||
+        zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(s, mon) != 0) {
+        if (s)
+            zmq_close(s);
+        return veil_error(VEIL_ERR_NET, "net: monitor of the connection to peer %d: %s", p,
+                          zmq_strerror(zmq_errno()));
+    }
+    net->peers[p].dmonitor = s;
+    return VEIL_OK;
+}
+
+/* The DEALERs' disconnections, drained every 50 ms (a drop is rare; the loop wakes at least every
+ * 100 ms). A drop counts once the peer acknowledged our hello (an established session), unless it
+ * said goodbye: a peer that closes after its goodbye drops the connection too, and its goodbye may
+ * still sit in the ROUTER's queue when the event comes, hence the grace of a heartbeat. */
+static void drops_serve(struct veil_net *net, double now)
+{
+    if (now < net->next_drop_check)
+        return;
+    net->next_drop_check = now + 0.05;
+    const double grace = net->cfg.heartbeat_s < 1.0 ? net->cfg.heartbeat_s : 1.0;
+    for (int p = 0; p < net->nprocs && !veil_net_io_failed(net); p++) {
+        struct veil_net_peer_state *ps = &net->peers[p];
+        if (p == net->self || !ps->dmonitor)
+            continue;
+        uint8_t ev[6];
+        char addr[128];
+        int n;
+        while ((n = zmq_recv(ps->dmonitor, ev, sizeof ev, ZMQ_DONTWAIT)) >= 0) {
+            int more = 0;
+            size_t ml = sizeof more;
+            zmq_getsockopt(ps->dmonitor, ZMQ_RCVMORE, &more, &ml);
+            if (more)
+                (void)zmq_recv(ps->dmonitor, addr, sizeof addr, 0);
+            VEIL_LOG_DEBUG("net: connection to peer %d dropped (%s)", p, more ? addr : "?");
+            if (n >= 2 && ps->hello_ok && ps->acked && !ps->bye && ps->dropped_at == 0)
+                ps->dropped_at = now;
+        }
+        char name[32];
+        if (ps->dropped_at > 0 && !ps->bye && now - ps->dropped_at >= grace)
+            veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
+                             "%s lost: the connection to it dropped (it died, or the stream was "
+                             "corrupted or cut; messages in flight may be lost, so the session "
+                             "cannot go on)",
+                             veil_net_peer_name(net, p, name));
+    }
+}
+
 void veil_net_monitor_serve(struct veil_net *net)
 {
+    drops_serve(net, veil_now());
     for (;;) {
         uint8_t ev[6];
         char addr[128];

@@ -3,8 +3,10 @@
 # UndefinedBehaviorSanitizer straight from the net/ and base/ sources it needs (no StarPU, no
 # configure), writes a seed corpus of valid inputs and fuzzes for a bounded time.
 #
-# usage: scripts/fuzz.sh [-t SECONDS] [-o WORKDIR] [-q] [-- LIBFUZZER-ARGS...]
-#   -t SECONDS  fuzzing time (default 60; libFuzzer -max_total_time)
+# usage: scripts/fuzz.sh [-t SECONDS] [-o WORKDIR] [-q] [-b BUILDDIR] [-- LIBFUZZER-ARGS...]
+#   -t SECONDS  fuzzing time (default 60; libFuzzer -max_total_time), per target with -b
+#   -b BUILDDIR instead: run every target a build configured with --enable-fuzzers made
+#               (fuzz/fuzz_*, data/fuzz_weights) in turn, each for SECONDS, and print its runs
 #   -o WORKDIR  build, corpus and crash artifacts go here (default: a new temporary directory)
 #   -q          quiet: fuzzer output goes to WORKDIR/fuzz.log, shown only on failure
 # environment: CLANG (default clang-14, then clang).
@@ -14,13 +16,15 @@ set -u
 
 seconds=60
 work=
+builddir=
 quiet=0
 while [ $# -gt 0 ]; do
     case "$1" in
     -t) seconds=${2:?-t needs a number of seconds}; shift 2 ;;
     -o) work=${2:?-o needs a directory}; shift 2 ;;
     -q) quiet=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -b) builddir=${2:?-b needs a build directory}; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -30,6 +34,35 @@ case "$seconds" in
 esac
 
 src=$(cd "$(dirname "$0")/.." && pwd)
+
+# -b: the targets of a configured build, one after another
+if [ -n "$builddir" ]; then
+    [ -n "$work" ] || work=$(mktemp -d "${TMPDIR:-/tmp}/veil-fuzz-XXXXXX") || exit 2
+    fail=0 found=0
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+    export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+    for t in "$builddir"/fuzz/fuzz_* "$builddir"/data/fuzz_weights; do
+        case "$t" in *.o|*.c) continue ;; esac
+        [ -x "$t" ] || continue
+        found=1
+        name=$(basename "$t")
+        mkdir -p "$work/corpus-$name" || exit 2
+        "$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+            -print_final_stats=1 -artifact_prefix="$work/$name-" "$@" "$work/corpus-$name" \
+            >"$work/$name.log" 2>&1
+        rc=$?
+        runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$name.log" | tail -n 1)
+        if [ "$rc" != 0 ]; then
+            echo "fuzz.sh: $name FAILED after ${runs:-?} runs (log: $work/$name.log)"
+            fail=1
+        else
+            echo "fuzz.sh: $name: ${runs:-?} runs in $seconds s, no crash"
+        fi
+    done
+    [ "$found" = 1 ] ||
+        { echo "fuzz.sh: no fuzz target in $builddir (configure --enable-fuzzers)" >&2; exit 77; }
+    exit "$fail"
+fi
 if [ -z "${CLANG:-}" ]; then
     for c in clang-14 clang; do
         if command -v "$c" >/dev/null 2>&1; then CLANG=$c; break; fi

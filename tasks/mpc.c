@@ -338,6 +338,11 @@ int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what)
     return rc;
 }
 
+int veil_mpc_exchange(veil_mpc_t *m, uint64_t *mine, size_t words, uint64_t *got)
+{
+    return m->net ? all_to_all(m, VEIL_MPC_TAG_SEED + 3, mine, words, got) : VEIL_OK;
+}
+
 int veil_mpc_joint_seed(veil_mpc_t *m, uint8_t seed[VEIL_SEED_BYTES])
 {
     uint64_t mine[2], got[2 * VEIL_NET_MAX_PROCS];

@@ -169,6 +169,10 @@ int veil_mpc_set_counters(veil_mpc_t *m, uint64_t next_item, uint64_t next_tag);
  * Checkpoints use it so that no process commits a state its peers did not reach.
  */
 int veil_mpc_agree(veil_mpc_t *m, uint64_t value, const char *what);
+/** A blocking all-to-all of words u64 words among every process of the session (the dealer
+ * too): got[q * words ...] receives process q's (got[self * words ...] is left alone). The
+ * session's error when a peer is lost (named). Checkpoint loading uses it to agree on a step. */
+int veil_mpc_exchange(veil_mpc_t *m, uint64_t *mine, size_t words, uint64_t *got);
 /**
  * A seed no single process chose (blocking, every process of the session, the dealer too): each
  * draws 16 bytes from the OS CSPRNG and sends them to every other; the seed is the XOR of all, the

@@ -74,7 +74,10 @@ static int check_digest(veil_preproc_reader_t *r, uint64_t n)
 {
     uint8_t want[DIGEST_BYTES], got[DIGEST_BYTES];
     unsigned int len = 0;
-    uint8_t *buf = malloc(VEIL_PREPROC_FILE_IO_CHUNK);
+    /* no larger than the file: a small file costs no 1 MiB allocation and wipe */
+    const size_t cap =
+        n < VEIL_PREPROC_FILE_IO_CHUNK ? (size_t)(n ? n : 1) : VEIL_PREPROC_FILE_IO_CHUNK;
+    uint8_t *buf = malloc(cap);
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     int rc = VEIL_OK;
     if (!buf || !md) {
@@ -109,7 +112,7 @@ static int check_digest(veil_preproc_reader_t *r, uint64_t n)
                         r->path);
 done:
     if (buf) {
-        veil_wipe(buf, VEIL_PREPROC_FILE_IO_CHUNK);
+        veil_wipe(buf, cap);
         free(buf);
     }
     EVP_MD_CTX_free(md);

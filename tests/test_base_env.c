@@ -3,8 +3,9 @@
  * then neither read nor checked; a field at its "ask the environment" value takes the variable;
  * bad values are refused with the messages the party and the net configuration gave before the
  * reader moved into one file; empty values count as unset where they did; the network tuning
- * keeps its defaults for 0 and garbage; the harness identity needs its variables; the testing hook
- * VEIL_MATERIAL_SEED alone is refused (it takes VEIL_INSECURE_TEST_HOOKS=1); and README.md's
+ * keeps its defaults for 0 and garbage; the harness identity needs its variables; the testing hooks
+ * VEIL_MATERIAL_SEED and VEIL_TEST_CRASH alone are refused (they take
+ * VEIL_INSECURE_TEST_HOOKS=1); and README.md's
  * "Environment variables" table has a row for every name of the reader's table.
  */
 #include "config.h"
@@ -78,7 +79,22 @@ static void check_material_seed(void)
                  strcmp(e.material_seed, "00112233445566778899aabbccddeeff") == 0,
              "seed with the insecure flag: %s", veil_last_error());
     unsetenv("VEIL_MATERIAL_SEED");
+    /* VEIL_TEST_CRASH: parsed with the flag, refused without it */
+    uint64_t at;
+    int ph;
+    setenv("VEIL_TEST_CRASH", "checkpoint:3:4", 1);
+    VT_CHECK(veil_env_test_crash("checkpoint", &at, &ph) == VEIL_OK && at == 3 && ph == 4,
+             "crash hook with the flag: %s", veil_last_error());
+    VT_CHECK(veil_env_test_crash("elsewhere", &at, &ph) == VEIL_OK && ph == 0,
+             "crash hook elsewhere: %s", veil_last_error());
+    setenv("VEIL_TEST_CRASH", "checkpoint:3", 1);
+    VT_CHECK(veil_env_test_crash("checkpoint", &at, &ph) == VEIL_ERR_INVAL, "bad crash spec");
     unsetenv("VEIL_INSECURE_TEST_HOOKS");
+    setenv("VEIL_TEST_CRASH", "checkpoint:3:4", 1);
+    VT_CHECK(veil_env_test_crash("checkpoint", &at, &ph) == VEIL_ERR_INVAL &&
+                 strstr(veil_last_error(), "refused unless VEIL_INSECURE_TEST_HOOKS=1"),
+             "crash hook alone refused: %s", veil_last_error());
+    unsetenv("VEIL_TEST_CRASH");
 }
 
 static void check_net(void)

@@ -1,8 +1,8 @@
 /*
  * test_data_weights.c — the weights file: a round trip of every dtype (values, names, shapes,
  * model name), the shape and model mismatch messages, and malformed headers (bad JSON, escapes,
- * duplicates, unknown dtype or field, overlapping / out-of-range / wrong-sized offsets, trailing
- * garbage, deep nesting, header length beyond the file or the cap), each a clear error; then
+ * duplicates, unknown dtype or field, overlapping / out-of-range / wrong-sized offsets, unused or
+ * trailing data bytes, trailing garbage, deep nesting, header length beyond the file or the cap), each a clear error; then
  * 3000 seeded random mutations of a valid file, which must never crash (run under ASan too).
  */
 #include "config.h"
@@ -164,6 +164,11 @@ int main(void)
         "\"b\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[8,24]}}", 24, "overlap");
     bad("{\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 8,
         "outside the data area of 8 bytes");
+    /* strict: the tensors tile the data area, nothing unused, nothing after (issue 18) */
+    bad("{\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 17,
+        "1 trailing bytes after the last tensor's data");
+    bad("{\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[8,24]}}", 24,
+        "8 unused bytes in the data area before tensor 'a'");
     bad("{\"a\":{\"dtype\":\"F64\",\"shape\":[3],\"data_offsets\":[0,16]}}", 16,
         "span 16 bytes, its dtype and shape need 24");
     bad("{\"a\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296,4294967296],"

@@ -6,12 +6,21 @@
  * restarted with the same session and seed load their checkpoints and do steps 4..6: the
  * revealed weights must equal the uninterrupted run's bit for bit. Refusals: another party's
  * file, another session, another plan (VEIL_ERR_MISMATCH with a message naming it), a corrupted
- * file (VEIL_ERR_CRYPTO or VEIL_ERR_FORMAT). */
+ * file (VEIL_ERR_CRYPTO or VEIL_ERR_FORMAT). Every run draws a joint seed (a random one, which
+ * orders the data in lenet_fmnist train --secure); a resumed run must get the interrupted run's
+ * seed back from the checkpoint.
+ * Crashes while writing: with a checkpoint after every step, one process kills itself (the
+ * testing hook VEIL_TEST_CRASH, SIGKILL) at each of the five phases of writing the checkpoint of
+ * step 3 (after the agreement, half the file written, written, old generation rotated, new one
+ * renamed); the resumed run must pick the newest step every process holds (2, or 3 after the
+ * last phase), leave no temporary file, and end with the uninterrupted run's weights bit for bit.
+ * A process without any file makes every process refuse, naming who holds what. */
 #include "config.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,10 +38,16 @@
 static const char *pnames[NP] = {"w1", "b1", "w2", "b2"};
 static const size_t pnumel[NP] = {96, 8, 32, 4};
 
-enum mode { UNINTERRUPTED, KILLED, RESUMED, REFUSE };
+enum mode { UNINTERRUPTED, KILLED, RESUMED, REFUSE, CRASH, CRASH_RESUMED };
+#define PHASES 5
 
 struct shared {
     double w[3][NP][MAXN]; /* per mode: the final weights at party 0 */
+    double wc[PHASES][NP][MAXN]; /* after a crash at each phase and a resume: party 0's */
+    uint8_t seed[CRASH_RESUMED + 1][16]; /* per mode: party 0's joint seed */
+    uint64_t resumed_at[PHASES][3];      /* per phase, per process: the step it resumed after */
+    char nofile_msg[3][256];             /* the refusal where party 1 has no file */
+    int nofile_rc[3];
     int refuse_rc[4][3]; /* per case (another party's file, a corrupted file, another session,
                             another plan), per process */
     char refuse_msg[4][3][256];
@@ -44,7 +59,7 @@ static double xs[STEPS][48], ls[STEPS][16], w0[NP][MAXN];
 static char dir[64];
 static enum mode mode;
 static const veil_plan_t *open_plan;
-static int refuse_slot;
+static int refuse_slot, crash_phase, crash_proc;
 
 static veil_plan_t *mlp(double lr)
 {
@@ -139,25 +154,51 @@ static int child(const struct veil_harness_party *me, void *arg)
         veil_party_close(&pt);
         return 0;
     }
-    if (mode == RESUMED) {
+    if (mode == CRASH && me->id == crash_proc) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "checkpoint:3:%d", crash_phase);
+        setenv("VEIL_INSECURE_TEST_HOOKS", "1", 1);
+        setenv("VEIL_TEST_CRASH", spec, 1);
+    }
+    if (mode == RESUMED || mode == CRASH_RESUMED) {
         rc = veil_party_load(pt, path);
-        first = 3;
-        if (rc == VEIL_OK && veil_party_steps(pt) != 3)
+        first = (int)veil_party_steps(pt);
+        if (mode == CRASH_RESUMED && crash_phase == 0) {
+            /* the refusal run: party 1 has no file */
+            sh->nofile_rc[me->id] = rc;
+            snprintf(sh->nofile_msg[me->id], 256, "%s", veil_last_error());
+            veil_party_close(&pt);
+            return 0;
+        }
+        if (mode == CRASH_RESUMED)
+            sh->resumed_at[crash_phase - 1][me->id] = (uint64_t)first;
+        else if (rc == VEIL_OK && first != 3)
             rc = VEIL_ERR_STATE;
     }
+    uint8_t seed[16];
+    if (rc == VEIL_OK)
+        rc = veil_party_joint_seed(pt, seed);
+    if (rc == VEIL_OK && me->id == 0)
+        memcpy(sh->seed[mode], seed, 16);
     for (int s = first; rc == VEIL_OK && s < last; s++) {
         pthread_t th;
         if (mode == KILLED && s == 3 && me->id == 1)
             pthread_create(&th, NULL, killer, NULL);
         rc = step(pt, s);
-        /* checkpoints after step 3 and at the end (the end's fails where a peer was lost) */
+        /* checkpoints after step 3 and at the end (the end's fails where a peer was lost); after
+         * every step in the crash runs */
         if (rc == VEIL_OK && mode == KILLED && (s == 2 || s == STEPS - 1))
             rc = veil_party_save(pt, s == 2 ? path : final);
+        if (rc == VEIL_OK && (mode == CRASH || mode == CRASH_RESUMED))
+            rc = veil_party_save(pt, path);
         if (mode == KILLED && s == 3 && me->id == 1)
             pause(); /* the killer ends this process */
     }
-    for (int i = 0; rc == VEIL_OK && i < NP; i++)
-        rc = veil_party_reveal_param(pt, pnames[i], 0, me->id == 0 ? sh->w[mode][i] : NULL);
+    for (int i = 0; rc == VEIL_OK && i < NP; i++) {
+        double *out = me->id != 0 ? NULL
+                      : mode == CRASH_RESUMED ? sh->wc[crash_phase - 1][i] : sh->w[mode][i];
+        rc = veil_party_reveal_param(pt, pnames[i], 0, out);
+    }
     if (rc != VEIL_OK)
         fprintf(stderr, "process %d: %s\n", me->id, veil_last_error());
     veil_party_close(&pt);
@@ -172,6 +213,80 @@ static int run(enum mode m, const veil_plan_t *p, const char *session, int expec
     struct veil_test_graph_opts o = {.nparties = 2, .dealer = 1, .timeout_s = 90,
                                      .expect_fail = expect_fail, .session = session};
     return veil_test_graph_run(&o, child, NULL, res);
+}
+
+/* No file named ckpt.p*.tmp.* left in the directory. */
+static int stale_files(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) != NULL)
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void remove_files(void)
+{
+    for (int id = 0; id < 3; id++) {
+        char path[128], prev[140];
+        ckpt_path(path, sizeof path, id);
+        snprintf(prev, sizeof prev, "%s.prev", path);
+        unlink(path);
+        unlink(prev);
+    }
+}
+
+/* A kill at each phase of writing step 3's checkpoint, a resumption, the weights compared. */
+static void check_crashes(void)
+{
+    for (int ph = 1; ph <= PHASES; ph++) {
+        remove_files();
+        crash_phase = ph;
+        crash_proc = (ph - 1) % 3;
+        struct veil_harness_result res[3];
+        VT_CHECK(run(CRASH, plan, SESSION, 1, res) != VEIL_OK, "phase %d: the run with a crash "
+                 "should fail", ph);
+        VT_CHECK(res[crash_proc].exit_code == 128 + SIGKILL, "phase %d: process %d should die "
+                 "of SIGKILL (exit %d)", ph, crash_proc, res[crash_proc].exit_code);
+        veil_harness_results_free(res, 3);
+        VT_CHECK(run(CRASH_RESUMED, plan, SESSION, 0, NULL) == VEIL_OK, "phase %d: the resumed "
+                 "run failed", ph);
+        const uint64_t want = ph == PHASES ? 3 : 2;
+        for (int id = 0; id < 3; id++)
+            VT_CHECK(sh->resumed_at[ph - 1][id] == want, "phase %d: process %d resumed after "
+                     "step %llu, not %llu", ph, id,
+                     (unsigned long long)sh->resumed_at[ph - 1][id], (unsigned long long)want);
+        VT_CHECK(memcmp(sh->seed[CRASH_RESUMED], sh->seed[CRASH], 16) == 0,
+                 "phase %d: the resumed run's joint seed differs from the checkpoint's", ph);
+        VT_CHECK(stale_files() == 0, "phase %d: temporary files left after the resumption", ph);
+        for (int i = 0; i < NP; i++)
+            VT_CHECK(memcmp(sh->w[UNINTERRUPTED][i], sh->wc[ph - 1][i], pnumel[i] * 8) == 0,
+                     "phase %d: '%s' after a crash and a resumption differs from the "
+                     "uninterrupted run", ph, pnames[i]);
+    }
+    /* party 1 without any file: everyone refuses; the others name what each process holds */
+    char path[128], prev[140];
+    ckpt_path(path, sizeof path, 1);
+    snprintf(prev, sizeof prev, "%s.prev", path);
+    unlink(path);
+    unlink(prev);
+    crash_phase = 0;
+    VT_CHECK(run(CRASH_RESUMED, plan, SESSION, 0, NULL) == VEIL_OK, "the refusal run failed");
+    for (int id = 0; id < 3; id++) {
+        VT_CHECK(sh->nofile_rc[id] != VEIL_OK, "process %d loaded although party 1 has no file",
+                 id);
+        veil_test_log("no file at party 1, process %d: %s", id, sh->nofile_msg[id]);
+    }
+    for (int id = 0; id < 3; id += 2)
+        VT_CHECK(sh->nofile_rc[id] == VEIL_ERR_MISMATCH &&
+                     strstr(sh->nofile_msg[id], "party 1 none") &&
+                     strstr(sh->nofile_msg[id], "party 0 steps 6 and 5"),
+                 "process %d: \"%s\" should name what each process holds", id,
+                 sh->nofile_msg[id]);
+    remove_files();
 }
 
 static void check_refusals(void)
@@ -241,7 +356,12 @@ int main(void)
                  "'%s' after a resumption differs from the uninterrupted run", pnames[i]);
     veil_test_log("w1[0]: uninterrupted %.10f resumed %.10f initial %.10f",
                   sh->w[UNINTERRUPTED][0][0], sh->w[RESUMED][0][0], w0[0][0]);
+    VT_CHECK(memcmp(sh->seed[RESUMED], sh->seed[KILLED], 16) == 0 &&
+                 memcmp(sh->seed[KILLED], sh->seed[UNINTERRUPTED], 16) != 0,
+             "the resumed run's joint seed differs from the checkpoint's (or two fresh draws "
+             "were equal)");
     check_refusals();
+    check_crashes();
 
     for (int id = 0; id < 3; id++) {
         char path[128];

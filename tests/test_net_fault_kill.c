@@ -3,11 +3,17 @@
  * process — party 0, party 1, party 2 and the dealer in turn, one per run — kills itself with
  * SIGKILL in the middle of the transfer, after writing the time of its death (CLOCK_MONOTONIC,
  * shared across the fork). Every survivor's veil_net_wait_all must return VEIL_ERR_PEER_LOST
- * with a message naming the victim ("party 2 lost" / "dealer (id 3) lost", possibly relayed in
- * another survivor's abort), within the silence timeout plus one second of the victim's death
- * (the protocol's bound, asserted as such; 2 s more only in sanitizer builds), and its reader task
+ * with a message that starts by naming the victim ("party 2 lost" / "dealer (id 3) lost"; when
+ * another survivor's abort brought the news, that one is named after the cause), within the
+ * silence timeout plus one second of the victim's death (the protocol's bound, asserted as such;
+ * 2 s more only in sanitizer builds), and its reader task
  * submitted after an irecv must still run (handles released, no hang); the victim is the only
- * process that does not exit 0. */
+ * process that does not exit 0. Then party 1 and the dealer in turn die before their open: the
+ * session timeout bounds the handshake, so every other process's open must fail with
+ * VEIL_ERR_TIMEOUT naming the victim ("no hello from it"), or VEIL_ERR_PEER_LOST where another
+ * process's abort relaying that came first, within the same bound of its own open
+ * (the older runs set a 30 s connect bound of their own: a start skewed by load is not their
+ * subject). */
 #include "config.h"
 #include "net_test_util.h"
 
@@ -41,19 +47,53 @@ static void touch_cpu(void *buffers[], void *cl_arg)
 static struct starpu_codelet touch_cl = {
     .cpu_funcs = {touch_cpu}, .nbuffers = 1, .modes = {STARPU_R}, .name = "test_touch"};
 
+/* victim - nprocs dies before its open; the others' opens must fail naming it, within the bound. */
+static int before_open(const struct veil_harness_party *me, struct karg *a,
+                       const struct veil_net_config *cfg)
+{
+    const int victim = a->victim - (me->nparties + me->has_dealer);
+    if (me->id == victim)
+        raise(SIGKILL);
+    char want[64];
+    if (victim == me->nparties)
+        snprintf(want, sizeof want, "dealer (id %d) (no hello from it)", victim);
+    else
+        snprintf(want, sizeof want, "party %d (no hello from it)", victim);
+    veil_net_t *net = NULL;
+    const double t0 = veil_now();
+    int rc = veil_net_open(cfg, NULL, &net);
+    const double elapsed = veil_now() - t0;
+    if ((rc != VEIL_ERR_TIMEOUT && rc != VEIL_ERR_PEER_LOST) || !strstr(veil_last_error(), want) ||
+        elapsed > BOUND_S) {
+        fprintf(stderr, "FAIL: open returned %d after %.2f s (%s), expected VEIL_ERR_TIMEOUT (or "
+                "another process's abort relaying it) naming '%s' within %.1f s\n", rc, elapsed,
+                veil_last_error(), want, BOUND_S);
+        veil_net_close(&net);
+        return 1;
+    }
+    if (net_test_verbose())
+        fprintf(stderr, "ok: '%s' %.2f s after the open\n", veil_last_error(), elapsed);
+    return 0;
+}
+
 static int party(const struct veil_harness_party *me, void *arg)
 {
     struct karg *a = arg;
     struct veil_net_config cfg;
+    struct veil_net_options opt;
     veil_net_t *net = NULL;
     int nprocs = me->nparties + me->has_dealer;
     if (net_test_config(me, &a->keys, 0.25, TIMEOUT_S, 3, &cfg))
         return 2;
+    veil_net_options_defaults(&opt);
+    if (a->victim >= nprocs)
+        return before_open(me, a, &cfg);
+    opt.connect_timeout_s = 30;
     cfg.link.bandwidth_Bps = 12.5e6;
     uint8_t *out = malloc(BIG), *in[VEIL_NET_MAX_PROCS] = {0};
     if (!out || starpu_init(NULL) != 0)
         return 3;
-    if (veil_net_open(&cfg, NULL, &net) != VEIL_OK) {
+    if (veil_net_open(&cfg, &opt, &net) != VEIL_OK) {
         fprintf(stderr, "open failed: %s\n", veil_last_error());
         return 4;
     }
@@ -88,9 +128,9 @@ static int party(const struct veil_harness_party *me, void *arg)
     else
         snprintf(want, sizeof want, "party %d lost", a->victim);
     int bad = 0;
-    if (rc != VEIL_ERR_PEER_LOST || !strstr(veil_last_error(), want)) {
+    if (rc != VEIL_ERR_PEER_LOST || strstr(veil_last_error(), want) != veil_last_error()) {
         fprintf(stderr,
-                "FAIL: wait_all returned %d (%s), expected VEIL_ERR_PEER_LOST naming "
+                "FAIL: wait_all returned %d (%s), expected VEIL_ERR_PEER_LOST starting with "
                 "'%s'\n",
                 rc, veil_last_error(), want);
         bad = 1;
@@ -136,7 +176,7 @@ static int run(struct karg *a, int victim)
     veil_harness_run(&o, party, a, res);
     int bad = 0;
     for (int p = 0; p < 4; p++) {
-        int want = p == victim ? 128 + SIGKILL : 0;
+        int want = p == victim || p == victim - 4 ? 128 + SIGKILL : 0;
         if (res[p].exit_code != want) {
             fprintf(stderr, "FAIL: victim %d: process %d exited %d, expected %d:\n%s\n", victim, p,
                     res[p].exit_code, want, res[p].output ? res[p].output : "");
@@ -158,6 +198,8 @@ int main(void)
     int bad = 0;
     for (int victim = 0; victim <= 3; victim++) /* parties 0, 1, 2, then the dealer (id 3) */
         bad |= run(&a, victim);
+    bad |= run(&a, 4 + 1); /* party 1 before its open */
+    bad |= run(&a, 4 + 3); /* the dealer before its open */
     munmap(shared, sizeof(double));
     return bad ? 1 : 0;
 }

@@ -198,6 +198,11 @@ cover() { # file line command
     "veil-onnx run fc.onnx --fixed x.npy -o y.npy")
         echo "test: tests/test_onnx_conformance (every model through veil-onnx run --fixed)"
         named tests/test_onnx_conformance ;;
+    # docs/faults.md
+    "make -C build check-faults" | \
+        "python3 tests/faults/campaign.py --build build --runs 20 --seed 1 --only kill,stop")
+        echo "test: tests/test_faults_sample.sh (a random sample of the campaign)"
+        named tests/test_faults_sample.sh ;;
     # docs/gpu.md
     "sudo scripts/build-starpu-cuda.sh /opt/starpu-cuda")
         echo "not run: needs root, the network and a CUDA toolkit, and builds StarPU for 15 minutes" ;;

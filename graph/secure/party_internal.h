@@ -29,6 +29,9 @@ struct veil_party {
     char fail_msg[256];
     struct veil_run_stats last;
     uint64_t steps; /* training steps done (restored by veil_party_load) */
+    uint8_t joint_seed[16]; /* the last joint seed (public), saved in checkpoints */
+    int seed_state;         /* 0: none; 1: drawn; 2: restored by a load, the next
+                               veil_party_joint_seed returns it instead of drawing */
     enum veil_placement placement; /* resolved (never AUTO once open) */
     enum veil_device_kind kind;    /* resolved: CPU or CUDA */
     int ndev;

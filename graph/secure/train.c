@@ -93,9 +93,19 @@ int veil_party_joint_seed(veil_party_t *me, uint8_t seed[16])
     int rc = veil_party_usable(me, "veil_party_joint_seed");
     if (rc == VEIL_OK && !seed)
         rc = veil_error(VEIL_ERR_INVAL, "veil_party_joint_seed: NULL seed");
+    if (rc == VEIL_OK && me->seed_state == 2) {
+        /* restored by veil_party_load: the data order goes on where the checkpoint left it */
+        memcpy(seed, me->joint_seed, 16);
+        me->seed_state = 1;
+        return VEIL_OK;
+    }
     if (rc == VEIL_OK && (rc = veil_mpc_joint_seed(me->m, seed)) != VEIL_OK) {
         me->failed = 1;
         snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
+    }
+    if (rc == VEIL_OK) {
+        memcpy(me->joint_seed, seed, 16);
+        me->seed_state = 1;
     }
     return rc;
 }

@@ -224,6 +224,8 @@ int veil_train_step_reveal_loss(veil_party_t *me, const struct veil_feed *feeds,
  * (the dealer too) contributes 16 bytes from its OS CSPRNG and the seed is their XOR (uniform
  * while one process is honest). Blocking; every process calls it at the same point (SPMD). For
  * public joint decisions, e.g. the order in which the data owner visits its training data.
+ * The first call after veil_party_load returns the seed the checkpoint saved (no drawing, no
+ * message), so a resumed run visits the data in the interrupted run's order.
  * VEIL_OK, or the session's error (a lost peer is named).
  */
 int veil_party_joint_seed(veil_party_t *me, uint8_t seed[16]);
@@ -242,15 +244,22 @@ int veil_party_reveal_param(veil_party_t *me, const char *name, int to, double *
 
 /**
  * CHECKPOINTS. veil_party_save writes this process's own file at path: its shares of every
- * parameter and SGD velocity, the number of steps, and the protocol context's item and tag
- * counters (so the correlated-randomness stream continues where it stopped; the dealer's file
- * holds its counters only), bound to the session id, the party id, the number of parties and the
- * plan digest, with a SHA-256 over the whole content. The write is atomic (temporary file in the
- * same directory, fsync, rename; mode 0600). The file holds secret shares: keep it like a key.
+ * parameter and SGD velocity, the number of steps, the last joint seed (veil_party_joint_seed),
+ * and the protocol context's item and tag counters (so the correlated-randomness stream continues
+ * where it stopped; the dealer's file holds its counters only), bound to the session id, the
+ * party id, the number of parties and the plan digest, with a SHA-256 over the whole content.
+ * Two generations are kept: the write goes to a temporary file in the same directory (fsync,
+ * mode 0600), then path moves to path.prev and the temporary file to path, so a crash at any
+ * point leaves a complete generation. The files hold secret shares: keep them like a key.
  * veil_party_load restores that state into a session opened with the same plan (before its
- * first run, or in place of the current state); a file of another session, party id, party
- * count or plan is refused with VEIL_ERR_MISMATCH naming what differs, a damaged one with
- * VEIL_ERR_FORMAT or VEIL_ERR_CRYPTO; nothing is changed then. Every process of the session
+ * first run, or in place of the current state): every process reads both generations, the
+ * processes exchange the steps they hold, and all load the newest step that every process has
+ * (a newer path is then replaced by path.prev, and temporary files a crash left are removed);
+ * the next veil_party_joint_seed returns the saved seed instead of drawing one. Where no step is
+ * common, all refuse with VEIL_ERR_MISMATCH naming the steps each process holds; a file of
+ * another session, party id, party count or plan is refused with VEIL_ERR_MISMATCH naming what
+ * differs, a damaged one with VEIL_ERR_FORMAT or VEIL_ERR_CRYPTO (a process whose files are all
+ * refused returns its own refusal); nothing is changed then. Every process of the session
  * calls them at the same point (SPMD: all save after the same step, all load before the first
  * step). Each waits for the session to be quiescent first; a save then checks with every peer
  * that all reached the same step (one small message each way) and writes nothing when a peer is
