@@ -8,7 +8,8 @@
  * existing MUL, SCALE and ADD ops (and, for SQRT and DIV, a second RSQRT / RECIPROCAL node in the
  * backward pass rather than a saved internal value). Domains (the protocols' ranges; nothing
  * checks secret values, an input outside them gives the protocol's wrong value): reciprocal and
- * the divisor of div in [1, 1024), rsqrt and sqrt in [2^-8, 2^8), sigmoid and tanh everywhere.
+ * the divisor of div in [2^-f, 2^15) (tasks/reciprocal_norm.h: every positive input the feeds
+ * accept), rsqrt and sqrt in [2^-8, 2^8), sigmoid and tanh everywhere.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_ref.h"
 #include "tasks/nonlinear_sigmoid.h"
+#include "tasks/reciprocal_norm.h"
 
 #include <math.h>
 
@@ -73,14 +75,12 @@ veil_node_t *veil_div(veil_graph_t *g, const char *name, veil_node_t *x, veil_no
 
 /* ---- plaintext ---------------------------------------------------------------------------- */
 
-/* The FIXED sequences need the protocols' tables at f (their range limits, nonlinear.h). */
-static int fixed_ok(const struct veil_plain_exec *e, const struct veil_node *n, int recip)
+/* The FIXED rsqrt sequence needs the protocol's table at f (its range limits, nonlinear.h). */
+static int fixed_ok(const struct veil_plain_exec *e, const struct veil_node *n)
 {
     struct veil_nl_table t;
-    const int rc = recip ? veil_nl_table_init(&t, VEIL_NL_RECIPROCAL, VEIL_RECIP_LO, VEIL_RECIP_HI,
-                                              VEIL_RECIP_STEPS, e->f)
-                         : veil_nl_table_init(&t, VEIL_NL_INV_SQRT, VEIL_ISQRT_LO, VEIL_ISQRT_HI,
-                                              VEIL_ISQRT_STEPS, e->f);
+    const int rc = veil_nl_table_init(&t, VEIL_NL_INV_SQRT, VEIL_ISQRT_LO, VEIL_ISQRT_HI,
+                                      VEIL_ISQRT_STEPS, e->f);
     if (rc != VEIL_OK)
         return veil_error(VEIL_ERR_UNSUPPORTED, "plain run: %s '%s': the protocol's range does "
                           "not fit %d fractional bits", veil_op_name(n->op), n->name, e->f);
@@ -120,12 +120,14 @@ static int plain_nonlinear(struct veil_plain_exec *e, const struct veil_node *n)
         veil_ref_sigmoid_tanh(n->numel, e->w[a], e->f, n->op == VEIL_OP_TANH, NULL, e->w[i]);
         return VEIL_OK;
     }
-    if ((rc = fixed_ok(e, n, recip)) != VEIL_OK)
+    if (recip && (rc = veil_reciprocal_norm_check(n->name, e->f, -e->f, VEIL_RECIP_NORM_HI)) !=
+                     VEIL_OK)
+        return rc;
+    if (!recip && (rc = fixed_ok(e, n)) != VEIL_OK)
         return rc;
     const uint64_t *src = n->op == VEIL_OP_DIV ? e->w[b] : e->w[a];
     if (recip)
-        veil_ref_reciprocal_range(n->numel, src, VEIL_RECIP_LO, VEIL_RECIP_HI, e->f, NULL,
-                                  e->w[i]);
+        veil_ref_reciprocal_norm(n->numel, src, -e->f, VEIL_RECIP_NORM_HI, e->f, NULL, e->w[i]);
     else
         veil_ref_inv_sqrt_range(n->numel, src, VEIL_ISQRT_LO, VEIL_ISQRT_HI, e->f, NULL, e->w[i]);
     if (n->op == VEIL_OP_SQRT || n->op == VEIL_OP_DIV)
@@ -140,7 +142,9 @@ static int lower_nonlinear(struct veil_exec *x, const struct veil_node *n)
 {
     struct veil_sec *a = &x->val[n->in[0]], *y = &x->val[n->index];
     switch (n->op) {
-    case VEIL_OP_RECIPROCAL: return veil_mpc_reciprocal(x->m, a, y);
+    case VEIL_OP_RECIPROCAL:
+        return veil_mpc_reciprocal_norm(x->m, a, -veil_mpc_frac_bits(x->m), VEIL_RECIP_NORM_HI,
+                                        y);
     case VEIL_OP_RSQRT: return veil_mpc_inv_sqrt(x->m, a, y);
     case VEIL_OP_SIGMOID: return veil_mpc_sigmoid_tanh(x->m, a, 0, y);
     case VEIL_OP_TANH: return veil_mpc_sigmoid_tanh(x->m, a, 1, y);
@@ -149,7 +153,9 @@ static int lower_nonlinear(struct veil_exec *x, const struct veil_node *n)
     /* SQRT = x * rsqrt(x), DIV = x * (1 / y): the function, then one product and truncation */
     struct veil_sec r = {0};
     int rc = n->op == VEIL_OP_SQRT ? veil_mpc_inv_sqrt(x->m, a, &r)
-                                   : veil_mpc_reciprocal(x->m, &x->val[n->in[1]], &r);
+                                   : veil_mpc_reciprocal_norm(x->m, &x->val[n->in[1]],
+                                                              -veil_mpc_frac_bits(x->m),
+                                                              VEIL_RECIP_NORM_HI, &r);
     if (rc == VEIL_OK)
         rc = veil_exec_mul_trunc(x, a, &r, y);
     veil_mpc_release(x->m, &r);
@@ -247,9 +253,9 @@ static int grad_div(struct veil_ad *a, int i, int gy)
         .grad = gradfn,                                                                           \
     };
 
-NL_DESC(reciprocal, "reciprocal", 1, 14, grad_unary)
+NL_DESC(reciprocal, "reciprocal", 1, VEIL_RECIP_NORM_ROUNDS, grad_unary)
 NL_DESC(rsqrt, "rsqrt", 1, 18, grad_unary)
 NL_DESC(sqrt, "sqrt", 1, 20, grad_unary)
-NL_DESC(div, "div", 2, 16, grad_div)
+NL_DESC(div, "div", 2, VEIL_RECIP_NORM_ROUNDS + 2, grad_div)
 NL_DESC(sigmoid, "sigmoid", 1, VEIL_SIGMOID_ROUNDS, grad_unary)
 NL_DESC(tanh, "tanh", 1, VEIL_SIGMOID_ROUNDS, grad_unary)

@@ -141,7 +141,8 @@ int veil_mpc_sigmoid_tanh(veil_mpc_t *m, const struct veil_sec *x, int is_tanh, 
     const int f = veil_mpc_frac_bits(m);
     if (2 * (f + VEIL_EXP_SQUARINGS + VEIL_EXP_GUARD) + 6 > 62)
         return veil_error(VEIL_ERR_UNSUPPORTED, "%s: %d fractional bits leave no headroom for "
-                          "exp's base; use f <= %d", op, f, 28 - VEIL_EXP_SQUARINGS - VEIL_EXP_GUARD);
+                          "exp's base; use f <= %d", op, f,
+                          28 - VEIL_EXP_SQUARINGS - VEIL_EXP_GUARD);
     struct veil_sec v1 = {0}, v = {0}, s = {0}, e = {0}, d = {0}, r = {0}, q1 = {0}, q = {0},
                     t = {0}, sg = {0}, sg2 = {0};
     /* tanh: sigmoid(2 x) with 2 min(|x|, 8) for min(|2 x|, 16): 2 x itself could wrap */

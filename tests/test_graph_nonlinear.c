@@ -16,6 +16,7 @@
 #include "graph/graph_internal.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_sigmoid.h"
+#include "tasks/reciprocal_norm.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
@@ -71,8 +72,8 @@ static double ref(int op, double x, double y)
 static double tol(int op, double x, double y)
 {
     switch (op) {
-    case RECIP: return 2e-5;
-    case DIV: return 2e-5 * fabs(x) + 3e-5;
+    case RECIP: return ldexp(1.0 / x, -12) + ldexp(1.0, -15);
+    case DIV: return ldexp(fabs(x / y), -12) + ldexp(1.0 + fabs(x), -15);
     case RSQRT: return 1.2e-4;
     case SQRT: return 2.5e-4 * sqrt(x) + 3e-5;
     case SIGMOID: return 1e-4;
@@ -85,16 +86,17 @@ static void fill(int op)
 {
     const double u = ldexp(1.0, -16);
     int k = 0;
-    if (op == RECIP || op == DIV) {
-        const double e[] = {1.0, 1.0 + u, 1024.0 - u, 2.0 - u, 2.0, 512.0};
+    if (op == RECIP || op == DIV) { /* every positive accepted input: [2^-16, 2^15) */
+        const double e[] = {u, 2 * u, 3 * u, 32768.0 - u, 1.0, 1.0 - u, 1.0 + u, 1024.0, 0.5};
         for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
             xs[k++] = e[i];
         while (k < NX)
-            xs[k] = pow(2.0, 10.0 * (k - 6) / (NX - 6)), k++;
-        if (op == DIV)
+            xs[k] = pow(2.0, -16.0 + 31.0 * (k - 9) / (NX - 9)), k++;
+        if (op == DIV) /* |x / y| < 2^17: x * (1/y) must fit the ring */
             for (int i = 0; i < NX; i++) {
                 ys[i] = xs[i];
-                xs[i] = i < 4 ? (i % 2 ? -1 : 1) * (i < 2 ? u : 1000.0) : 100.0 * sin(1.0 + i);
+                xs[i] = i < 4 ? (i % 2 ? -1 : 1) * (i < 2 ? u : 1.0)
+                              : (ys[i] < 1 ? 1.0 : 1000.0) * sin(1.0 + i);
             }
     } else if (op == RSQRT || op == SQRT) {
         const double e[] = {1.0 / 256, 1.0 / 256 + u, 256.0 - u, 1.0, 1.0 - u};
@@ -143,6 +145,8 @@ static int child(const struct veil_harness_party *me, void *arg)
     return code;
 }
 
+static double worst_rel[NOPS]; /* relative, where the reference is at least 2^-4 */
+
 static double check(int op, const char *what, const double *got)
 {
     double w = 0;
@@ -153,6 +157,8 @@ static double check(int op, const char *what, const double *got)
                  tol(op, xs[i], ys[i]));
         if (e > w)
             w = e;
+        if (fabs(want) >= 0.0625 && e / fabs(want) > worst_rel[op])
+            worst_rel[op] = e / fabs(want);
     }
     return w;
 }
@@ -176,7 +182,7 @@ static void op_cost(int op, int n, size_t numel, uint64_t *r, uint64_t *b)
     switch (op) {
     case RECIP:
     case DIV:
-        veil_nl_cost(VEIL_NL_RECIP, n, numel, 0, VEIL_RECIP_LO, VEIL_RECIP_HI, r, b);
+        veil_reciprocal_norm_cost(n, numel, -16, VEIL_RECIP_NORM_HI, r, b);
         break;
     case RSQRT:
     case SQRT:
@@ -247,8 +253,9 @@ static void test_forward(int op)
                      " in %" PRIu64, names[op], what, s->bytes_sent, s->rounds, want, r + nf + 1);
         }
     }
-    veil_test_log("%s: max error fixed %.3g, secure N=2 %.3g, N=3 %.3g", names[op], worst[op][0],
-                  worst[op][1], worst[op][2]);
+    veil_test_log("%s: max abs error fixed %.3g, secure N=2 %.3g, N=3 %.3g; max relative %.3g "
+                  "where |y| >= 2^-4", names[op], worst[op][0], worst[op][1], worst[op][2],
+                  worst_rel[op]);
     veil_plan_destroy(&p);
     veil_graph_destroy(&g);
 }

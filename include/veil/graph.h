@@ -133,9 +133,11 @@ veil_node_t *veil_exp(veil_graph_t *g, const char *name, veil_node_t *x);
  * from another graph, div's shapes unequal), the error recorded on g. Nothing checks secret
  * values: an input outside an op's domain gives a wrong result, not an error. Costs per element
  * at N = 2, f = 16 (bytes each party sends; multiply by N - 1) and measured worst errors:
- *   veil_reciprocal  1/x, x in [1, 1024): 14 rounds, 3052 B; abs error 1.5e-5 (test: 2e-5).
- *   veil_div         x / y, y in [1, 1024): reciprocal + product + truncation, 16 rounds,
- *                    3076 B; abs error 1.5e-5 |x| + 1 ulp (test: 2e-5 |x| + 3e-5).
+ *   veil_reciprocal  1/x, x in [2^-16, 2^15) (every positive accepted input; by normalisation,
+ *                    tasks/reciprocal_norm.h): 18 rounds, 1264.75 B; relative error 2^-12 plus
+ *                    1 ulp (the test's bound).
+ *   veil_div         x / y, y in [2^-16, 2^15), |x / y| < 2^29: reciprocal + product +
+ *                    truncation, 20 rounds, 1288.75 B; error 2^-12 |x / y| + 2^-15 (1 + |x|).
  *   veil_rsqrt       1/sqrt(x), x in [2^-8, 2^8): 18 rounds, 4906 B; abs error 9.2e-5 (test:
  *                    1.2e-4).
  *   veil_sqrt        sqrt(x) = x rsqrt(x), x in [2^-8, 2^8): 20 rounds, 4930 B; relative error
