@@ -1,12 +1,13 @@
 /*
  * bench_nonlinear.c — throughput of the nonlinear protocols (tasks/nonlinear.h): elements per
  * second, rounds and bytes sent per element per party for exp, reciprocal, inverse square root,
- * softmax over rows of 10 and of 128, and GELU; 2 parties + a dealer process on loopback (CURVE),
+ * softmax over rows of 10 and of 128, GELU, the reciprocal by normalisation over [2^-16, 2^15)
+ * (recipn, tasks/reciprocal_norm.h) and sigmoid (tasks/nonlinear_sigmoid.h); 2 parties + a dealer process on loopback (CURVE),
  * n = 10^MINEXP .. 10^MAXEXP. Results and commands: bench/README-nonlinear.md.
  *
  * Usage: bench_nonlinear [-s MINEXP (3)] [-e MAXEXP (5)] [-E RECIP_MAXEXP (4)] [-r REPEATS (2)]
  *                        [-b BATCH] [-n N (parties, 2)] [-o OP (all; exp recip isqrt softmax10
- *                        softmax128 gelu)]
+ *                        softmax128 gelu recipn sigmoid)]
  * Every intermediate of a call stays live until the call's veil_mpc_wait, and the reciprocal and
  * the inverse square root compare every element with 79 / 127 thresholds (see nonlinear.h), so a
  * single call on 10^7 elements does not fit in memory. n elements are therefore processed as
@@ -21,6 +22,8 @@
 #include "base/base_internal.h"
 #include "bench/bench_mpc_util.h"
 #include "tasks/nonlinear.h"
+#include "tasks/nonlinear_sigmoid.h"
+#include "tasks/reciprocal_norm.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -29,9 +32,9 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OP_EXP, OP_RECIP, OP_ISQRT, OP_SM10, OP_SM128, OP_GELU, OP_COUNT };
-static const char *op_names[OP_COUNT] = {"exp",       "recip",      "isqrt",
-                                         "softmax10", "softmax128", "gelu"};
+enum { OP_EXP, OP_RECIP, OP_ISQRT, OP_SM10, OP_SM128, OP_GELU, OP_RECIPN, OP_SIGMOID, OP_COUNT };
+static const char *op_names[OP_COUNT] = {"exp",        "recip", "isqrt",  "softmax10",
+                                         "softmax128", "gelu",  "recipn", "sigmoid"};
 
 /* What party 0 measured over all slices of one repeat (the best repeat is kept). */
 struct result {
@@ -73,6 +76,10 @@ static double input_value(int op, size_t i, size_t n)
         return -16 * u;
     case OP_RECIP:
         return exp2(10 * u * 0.999);
+    case OP_RECIPN: /* [2^-16, 2^15): every positive accepted input */
+        return exp2(-16 + 31 * u * 0.999);
+    case OP_SIGMOID:
+        return -20 + 40 * u;
     case OP_ISQRT:
         return exp2(-8 + 16 * u * 0.999);
     case OP_GELU:
@@ -102,6 +109,11 @@ static int nl_call(veil_mpc_t *m, void *arg)
         return veil_mpc_inv_sqrt(m, a->x, &a->y);
     case OP_GELU:
         return veil_mpc_gelu(m, a->x, &a->y);
+    case OP_RECIPN:
+        return veil_mpc_reciprocal_norm(m, a->x, -veil_mpc_frac_bits(m), VEIL_RECIP_NORM_HI,
+                                        &a->y);
+    case OP_SIGMOID:
+        return veil_mpc_sigmoid_tanh(m, a->x, 0, &a->y);
     default:
         return veil_mpc_softmax_lastdim(m, a->x, &a->y);
     }
@@ -159,7 +171,8 @@ static int body(veil_mpc_t *m, void *arg)
 static void formula(const struct cfg *c, int nparties, uint64_t *slice_rounds, uint64_t *bytes)
 {
     static const enum veil_nl_op nl[OP_COUNT] = {VEIL_NL_EXP,     VEIL_NL_RECIP,   VEIL_NL_ISQRT,
-                                                 VEIL_NL_SOFTMAX, VEIL_NL_SOFTMAX, VEIL_NL_GELU};
+                                                 VEIL_NL_SOFTMAX, VEIL_NL_SOFTMAX, VEIL_NL_GELU,
+                                                 VEIL_NL_RECIP,   VEIL_NL_EXP};
     const int lo = c->op == OP_ISQRT ? VEIL_ISQRT_LO : VEIL_RECIP_LO;
     const int hi = c->op == OP_ISQRT ? VEIL_ISQRT_HI : VEIL_RECIP_HI;
     *bytes = 0;
@@ -167,7 +180,12 @@ static void formula(const struct cfg *c, int nparties, uint64_t *slice_rounds, u
     for (size_t off = 0; off < c->n; off += c->batch) {
         const size_t len = c->n - off < c->batch ? c->n - off : c->batch;
         uint64_t r = 0, b = 0;
-        veil_nl_cost(nl[c->op], nparties, len, row_len(c->op), lo, hi, &r, &b);
+        if (c->op == OP_RECIPN) /* tasks/reciprocal_norm.h, f = 16 */
+            veil_reciprocal_norm_cost(nparties, len, -16, VEIL_RECIP_NORM_HI, &r, &b);
+        else if (c->op == OP_SIGMOID)
+            veil_sigmoid_cost(nparties, len, &r, &b);
+        else
+            veil_nl_cost(nl[c->op], nparties, len, row_len(c->op), lo, hi, &r, &b);
         if (off == 0)
             *slice_rounds = r;
         *bytes += b;
@@ -248,7 +266,7 @@ int main(int argc, char **argv)
     for (int op = 0; op < OP_COUNT; op++) {
         if (only >= 0 && op != only)
             continue;
-        const int wide = op == OP_RECIP || op == OP_ISQRT;
+        const int wide = op == OP_RECIP || op == OP_ISQRT || op == OP_RECIPN;
         const size_t k = row_len(op);
         const int top = wide ? recip_maxexp : maxexp;
         for (int e = minexp; e <= top; e++) {

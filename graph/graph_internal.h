@@ -29,6 +29,11 @@
  *   GELU       veil_mpc_gelu / veil_ref_gelu
  *   EXP        veil_mpc_exp / veil_ref_exp (tasks/nonlinear.h: accurate over [-64, 0]); its
  *              gradient is MUL(dy, y): dx = trunc(dy * y), y the forward's output
+ *   RECIPROCAL, RSQRT  veil_mpc_reciprocal_norm over [2^-f, 2^15) / veil_mpc_inv_sqrt
+ *              (veil_ref_reciprocal_norm, veil_ref_inv_sqrt_range(-8, 8)); SQRT y = trunc(x * rsqrt(x)); DIV z = trunc(x *
+ *              reciprocal(y)); SIGMOID, TANH veil_mpc_sigmoid_tanh / veil_ref_sigmoid_tanh
+ *              (tasks/nonlinear_sigmoid.h); their gradients are MUL / SCALE / ADD chains and,
+ *              for SQRT and DIV, a fresh RSQRT / RECIPROCAL node (graph/op_nonlinear.c)
  *   ARGMAX     one-hot of the first maximum (veil_mpc_max_lastdim's argmax), then
  *              y = sum_j onehot_j * enc(j) (local): the index as a fixed-point real
  *   LAYERNORM  over the last dimension d, per row: mean = trunc(sum(x) * enc(1/d));
@@ -150,6 +155,12 @@
     X(GELU, gelu)                                                                                 \
     X(ARGMAX, argmax)                                                                             \
     X(EXP, exp)                                                                                   \
+    X(RECIPROCAL, reciprocal)                                                                     \
+    X(RSQRT, rsqrt)                                                                               \
+    X(SQRT, sqrt)                                                                                 \
+    X(DIV, div)                                                                                   \
+    X(SIGMOID, sigmoid)                                                                           \
+    X(TANH, tanh)                                                                                 \
     X(SOFTMAX_XENT, softmax_xent)                                                                 \
     X(MATMUL_NT, matmul_nt)                                                                       \
     X(MATMUL_TN, matmul_tn)                                                                       \

@@ -128,6 +128,34 @@ veil_node_t *veil_gelu(veil_graph_t *g, const char *name, veil_node_t *x);
  * <= 20. NULL on bad input (x NULL or from another graph), the error recorded on g.
  */
 veil_node_t *veil_exp(veil_graph_t *g, const char *name, veil_node_t *x);
+/**
+ * Nonlinear elementwise ops, same shape as x; trainable; NULL on bad input (an operand NULL or
+ * from another graph, div's shapes unequal), the error recorded on g. Nothing checks secret
+ * values: an input outside an op's domain gives a wrong result, not an error. Costs per element
+ * at N = 2, f = 16 (bytes each party sends; multiply by N - 1) and measured worst errors:
+ *   veil_reciprocal  1/x, x in [2^-16, 2^15) (every positive accepted input; by normalisation,
+ *                    tasks/reciprocal_norm.h): 18 rounds, 1264.75 B; relative error 2^-12 plus
+ *                    1 ulp (the test's bound).
+ *   veil_div         x / y, y in [2^-16, 2^15), |x / y| < 2^29: reciprocal + product +
+ *                    truncation, 20 rounds, 1288.75 B; error 2^-12 |x / y| + 2^-15 (1 + |x|).
+ *   veil_rsqrt       1/sqrt(x), x in [2^-8, 2^8): 18 rounds, 4906 B; abs error 9.2e-5 (test:
+ *                    1.2e-4).
+ *   veil_sqrt        sqrt(x) = x rsqrt(x), x in [2^-8, 2^8): 20 rounds, 4930 B; relative error
+ *                    2.5e-4 (abs 3.9e-3 near x = 256; test: 2.5e-4 sqrt(x) + 3e-5).
+ *   veil_sigmoid     1/(1 + exp(-x)), every accepted x (saturates beyond |x| = 16): 31 rounds,
+ *                    377 B; abs error 7.0e-5 (test: 1e-4).
+ *   veil_tanh        tanh(x) = 2 sigmoid(2x) - 1, every accepted x: 31 rounds, 377 B; abs
+ *                    error 1.4e-4 (test: 2e-4).
+ * Protocols and figures: tasks/nonlinear.h, tasks/nonlinear_sigmoid.h. Gradients: reciprocal
+ * -dy y^2, rsqrt -dy y^3 / 2, sqrt dy rsqrt(x) / 2, div (dy / y, -dy z / y), sigmoid
+ * dy y (1 - y), tanh dy (1 - y^2), each a chain of products truncated once each.
+ */
+veil_node_t *veil_reciprocal(veil_graph_t *g, const char *name, veil_node_t *x);
+veil_node_t *veil_div(veil_graph_t *g, const char *name, veil_node_t *x, veil_node_t *y);
+veil_node_t *veil_sqrt(veil_graph_t *g, const char *name, veil_node_t *x);
+veil_node_t *veil_rsqrt(veil_graph_t *g, const char *name, veil_node_t *x);
+veil_node_t *veil_sigmoid(veil_graph_t *g, const char *name, veil_node_t *x);
+veil_node_t *veil_tanh(veil_graph_t *g, const char *name, veil_node_t *x);
 /** (..., k) -> (...): the index of the (first) maximum over the last dimension, as a real. */
 veil_node_t *veil_argmax(veil_graph_t *g, const char *name, veil_node_t *x);
 /**

@@ -1,0 +1,197 @@
+/*
+ * reciprocal_norm.c — the reciprocal by normalisation (contract, method and costs in
+ * reciprocal_norm.h) and its plaintext model. One comparison per octave instead of eight
+ * (veil_mpc_reciprocal's table start) costs a product to scale x into [1, 2) and one to scale
+ * the result back, and buys a range 2^31 wide at about a third of the bytes.
+ */
+#include "config.h"
+
+#include "tasks/reciprocal_norm.h"
+
+#include "base/base_internal.h"
+#include "tasks/beaver.h"
+#include "tasks/compare.h"
+#include "tasks/nonlinear_internal.h"
+#include "tasks/trunc.h"
+
+#include <math.h>
+#include <string.h>
+
+#define P 20 /* fractional bits of m and of 1/m */
+
+/* The start 24/17 - 8/17 m with m at Q bits, as a value at 2P bits: k0 - k1 m. */
+static uint64_t k1_of(int q)
+{
+    return (uint64_t)llround(8.0 / 17.0 * ldexp(1.0, 2 * P - q));
+}
+static uint64_t k0_of(void)
+{
+    return (uint64_t)llround(24.0 / 17.0 * ldexp(1.0, 2 * P));
+}
+
+int veil_reciprocal_norm_check(const char *op, int f, int lo, int hi)
+{
+    const int k = hi - lo - 1;
+    if (hi - 1 > f || f + hi - 1 > 2 * P || f > 20 || lo < -f || k < 1 ||
+        k > VEIL_FLATOP_MAX_COPIES)
+        return veil_error(VEIL_ERR_UNSUPPORTED, "%s: range [2^%d, 2^%d) with %d fractional bits "
+                          "is outside the normalised reciprocal's limits (hi - 1 <= f <= 20, "
+                          "lo >= -f, at most %d octaves)", op, lo, hi, f,
+                          VEIL_FLATOP_MAX_COPIES + 1);
+    return VEIL_OK;
+}
+
+/* Steps 1-2: the octave bits and the two powers of two S1 = 2^(G - e), S2 = 2^(f - e). */
+static int scales(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi, struct veil_sec *s1,
+                  struct veil_sec *s2)
+{
+    const int f = veil_mpc_frac_bits(m), k = hi - lo - 1, g = hi - 1;
+    struct veil_sec stack = {0}, bits = {0};
+    struct veil_flatop_args a;
+    memset(&a, 0, sizeof a);
+    size_t dims[1] = {x->numel * (size_t)k};
+    int rc = veil_sec_init(m, &stack, VEIL_SHARE_ARITH, 1, dims, veil_nl_stack_tile(m));
+    if (rc == VEIL_OK) {
+        a.kind = VEIL_FLATOP_REPLICATE;
+        a.k = (uint64_t)k;
+        a.add_const = 1;
+        for (int i = 0; i < k; i++)
+            a.c[i] = 0 - (UINT64_C(1) << (f + lo + 1 + i));
+        struct veil_sec *outs[1] = {&stack};
+        const struct veil_sec *ins[1] = {x};
+        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
+    }
+    if (rc == VEIL_OK)
+        rc = veil_mpc_ltz(m, &stack, &bits);
+    for (int w = 0; w < 2 && rc == VEIL_OK; w++) {
+        struct veil_sec *s = w ? s2 : s1;
+        const int top = w ? f : g; /* S = 2^(top - e) = 2^(top - g) + sum c_i 2^(top - i) */
+        if ((rc = veil_sec_init_like(m, s, x)) != VEIL_OK)
+            break;
+        memset(&a, 0, sizeof a);
+        a.kind = VEIL_FLATOP_WSUM;
+        a.k = (uint64_t)k;
+        a.add_const = 1;
+        a.c0 = UINT64_C(1) << (top - g);
+        for (int i = 0; i < k; i++)
+            a.c[i] = UINT64_C(1) << (top - (lo + 1 + i));
+        struct veil_sec *outs[1] = {s};
+        const struct veil_sec *ins[1] = {&bits};
+        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
+    }
+    veil_mpc_release(m, &stack);
+    veil_mpc_release(m, &bits);
+    return rc;
+}
+
+/* Steps 3-4: m at P bits and the start y0 at P bits, both like x, from one stacked truncation. */
+static int normalise(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *s1, int q,
+                     struct veil_sec *mp, struct veil_sec *y0)
+{
+    struct veil_sec mq = {0}, mm = {0}, t = {0}, a = {0}, st = {0}, st2 = {0};
+    struct veil_flatop_args fa;
+    memset(&fa, 0, sizeof fa);
+    fa.kind = VEIL_FLATOP_COPY;
+    size_t dims[1] = {2 * x->numel};
+    int rc;
+    if ((rc = veil_mpc_mul(m, x, s1, &mq)) != VEIL_OK ||
+        (rc = veil_mpc_mul_scalar(m, &mq, UINT64_C(1) << (2 * P - q), &mm)) != VEIL_OK ||
+        (rc = veil_mpc_mul_scalar(m, &mq, 0 - k1_of(q), &t)) != VEIL_OK ||
+        (rc = veil_mpc_add_scalar(m, &t, k0_of(), &a)) != VEIL_OK ||
+        (rc = veil_sec_init(m, &st, VEIL_SHARE_ARITH, 1, dims, veil_nl_stack_tile(m))) != VEIL_OK)
+        goto out;
+    {
+        struct veil_sec *outs[1] = {&st};
+        const struct veil_sec *ins[2] = {&mm, &a};
+        if ((rc = veil_nl_flat(m, fa, outs, 1, ins, 2)) != VEIL_OK ||
+            (rc = veil_mpc_trunc(m, &st, P, &st2)) != VEIL_OK ||
+            (rc = veil_sec_init_like(m, mp, x)) != VEIL_OK ||
+            (rc = veil_sec_init_like(m, y0, x)) != VEIL_OK)
+            goto out;
+    }
+    {
+        struct veil_sec *outs[2] = {mp, y0};
+        const struct veil_sec *ins[1] = {&st2};
+        rc = veil_nl_flat(m, fa, outs, 2, ins, 1);
+    }
+out:
+    veil_mpc_release(m, &mq);
+    veil_mpc_release(m, &mm);
+    veil_mpc_release(m, &t);
+    veil_mpc_release(m, &a);
+    veil_mpc_release(m, &st);
+    veil_mpc_release(m, &st2);
+    return rc;
+}
+
+int veil_mpc_reciprocal_norm(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
+                             struct veil_sec *y)
+{
+    int rc = veil_nl_check_unary("reciprocal", x, y);
+    if (rc != VEIL_OK)
+        return rc;
+    memset(y, 0, sizeof *y);
+    const int f = veil_mpc_frac_bits(m);
+    if ((rc = veil_reciprocal_norm_check("reciprocal", f, lo, hi)) != VEIL_OK)
+        return rc;
+    struct veil_sec s1 = {0}, s2 = {0}, mp = {0}, cur = {0}, xy = {0}, c = {0}, p = {0};
+    if ((rc = scales(m, x, lo, hi, &s1, &s2)) != VEIL_OK ||
+        (rc = normalise(m, x, &s1, f + hi - 1, &mp, &cur)) != VEIL_OK)
+        goto out;
+    for (int it = 0; it < 2; it++) {
+        if ((rc = veil_mpc_mul(m, &mp, &cur, &xy)) != VEIL_OK ||
+            (rc = veil_nl_rsub_scalar(m, &xy, UINT64_C(2) << 2 * P, &c)) != VEIL_OK ||
+            (rc = veil_mpc_mul(m, &cur, &c, &p)) != VEIL_OK)
+            goto out;
+        veil_mpc_release(m, &c);
+        veil_mpc_release(m, &xy);
+        veil_mpc_release(m, &cur);
+        rc = veil_mpc_trunc(m, &p, 2 * P, &cur);
+        veil_mpc_release(m, &p);
+        if (rc != VEIL_OK)
+            goto out;
+    }
+    rc = veil_nl_mul_trunc(m, &cur, &s2, P, y);
+out:
+    veil_mpc_release(m, &s1);
+    veil_mpc_release(m, &s2);
+    veil_mpc_release(m, &mp);
+    veil_mpc_release(m, &cur);
+    veil_mpc_release(m, &xy);
+    veil_mpc_release(m, &c);
+    veil_mpc_release(m, &p);
+    return rc;
+}
+
+void veil_reciprocal_norm_cost(int nparties, size_t n, int lo, int hi, uint64_t *rounds,
+                               uint64_t *bytes)
+{
+    const uint64_t w = (uint64_t)(hi - lo - 1) * n;
+    const uint64_t ltz = 8 * (w + (2 * VEIL_LTZ_AND_WORDS + 1) * ((w + 63) / 64));
+    if (rounds)
+        *rounds = VEIL_RECIP_NORM_ROUNDS;
+    if (bytes)
+        *bytes = (uint64_t)(nparties - 1) * (ltz + 136 * (uint64_t)n);
+}
+
+#define TR(v, sh) veil_ref_trunc_model((v), (sh), state)
+
+void veil_ref_reciprocal_norm(size_t n, const uint64_t *x, int lo, int hi, int f,
+                              uint64_t *state, uint64_t *y)
+{
+    const int k = hi - lo - 1, g = hi - 1, q = f + g;
+    for (size_t e = 0; e < n; e++) {
+        uint64_t s1 = UINT64_C(1), s2 = UINT64_C(1) << (f - g);
+        for (int i = 0; i < k; i++) {
+            const uint64_t c = (int64_t)(x[e] - (UINT64_C(1) << (f + lo + 1 + i))) < 0;
+            s1 += c << (g - (lo + 1 + i));
+            s2 += c << (f - (lo + 1 + i));
+        }
+        const uint64_t mq = x[e] * s1;
+        const uint64_t mp = TR(mq << (2 * P - q), P);
+        uint64_t cur = TR(k0_of() - k1_of(q) * mq, P);
+        for (int it = 0; it < 2; it++)
+            cur = TR(cur * ((UINT64_C(2) << 2 * P) - mp * cur), 2 * P);
+        y[e] = TR(cur * s2, P);
+    }
+}
