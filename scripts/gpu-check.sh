@@ -134,7 +134,7 @@ done
 say "bundle: $(head -n 1 "$BUNDLE/MANIFEST" 2>/dev/null); $(basename "$VEIL_TGZ")"
 glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
 say "glibc: ${glibc:-?} (the bundle's binaries need $(tar -xJOf "$BUNDLE/deps.tar.xz" prefix/GLIBC_NEEDED))"
-for t in gcc make python3 perl tar xz timeout; do say "tool $t: $(command -v $t || echo MISSING)"; done
+for t in gcc g++ make python3 perl tar xz timeout; do say "tool $t: $(command -v $t || echo MISSING)"; done
 if [ -n "$NVCC" ]; then
     say "nvcc: $NVCC ($("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')), CUDA_DIR=$CUDA_DIR"
 else
