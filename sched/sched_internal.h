@@ -3,12 +3,15 @@
  * hwloc discovery of cores, NUMA nodes, CUDA GPUs, NICs and NVLink (sched/topology.c, shown by
  * veil-topo), pinning of threads and host staging memory near a device (sched/pin.c), each
  * party's choice of NIC, NUMA node and GPUs and the session's use of it for the network I/O
- * thread and staging buffers (sched/locality.c), pipeline partitioning by the
+ * thread and staging buffers (sched/locality.c), the workers a party places over
+ * (sched/devices.c), pipeline partitioning by the
  * bubble cost model of the multi-GPU Piranha report and the tensor-parallel split chooser
  * (sched/partition.c). Internal to libveil; never installed.
  */
 #ifndef VEIL_SCHED_INTERNAL_H
 #define VEIL_SCHED_INTERNAL_H
+
+#include "veil.h"
 
 #include <hwloc.h>
 #include <stddef.h>
@@ -163,6 +166,27 @@ void veil_locality_staging_free(void *p, size_t len, int flags);
 
 /** Flags of veil_locality_staging_alloc. */
 enum { VEIL_STAGING_NUMA = 1, VEIL_STAGING_LOCKED = 2 };
+
+/* ---------------------------------------------------------------------------------------------
+ * The devices a party places over (sched/devices.c)
+ */
+
+/** The first ncuda CUDA workers, then the first ncpu CPU workers, as devices 0, 1, ... */
+struct veil_device_set {
+    enum veil_device_kind kind; /* resolved: CPU or CUDA (the first device's) */
+    int ncuda, ncpu;
+};
+
+/**
+ * Resolves the device kind asked (AUTO: CUDA when ncuda > 0, else CPU) and the device count ndev
+ * (0: every worker of the kind, at most max) against StarPU's ncuda CUDA and ncpu CPU workers.
+ * With kind AUTO, exactly one CUDA worker and 1 < ndev <= 1 + ncpu, the set is that GPU and
+ * ndev - 1 CPU workers. Returns VEIL_OK, VEIL_ERR_UNSUPPORTED (CUDA asked, no CUDA worker) or
+ * VEIL_ERR_INVAL (bad arguments, or more devices asked than there are or than max); the last two
+ * leave the message to the caller, who knows which setting to name.
+ */
+int veil_sched_devices(enum veil_device_kind asked, int ndev, int ncuda, int ncpu, int max,
+                       struct veil_device_set *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Pipeline partitioning and tensor-parallel split (sched/partition.c)
