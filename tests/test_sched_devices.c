@@ -26,20 +26,20 @@ static void expect(enum veil_device_kind asked, int ndev, int ncuda, int ncpu, i
 int main(void)
 {
     const enum veil_device_kind A = VEIL_DEVICE_AUTO, C = VEIL_DEVICE_CPU, G = VEIL_DEVICE_CUDA;
-    expect(A, 0, 0, 4, 8, VEIL_OK, C, 0, 4);   /* no GPU: the CPU workers */
+    expect(A, 0, 0, 4, 8, VEIL_OK, C, 0, 4); /* no GPU: the CPU workers */
     expect(A, 2, 0, 4, 8, VEIL_OK, C, 0, 2);
-    expect(A, 0, 2, 4, 8, VEIL_OK, G, 2, 0);   /* GPUs: the CUDA workers */
+    expect(A, 0, 2, 4, 8, VEIL_OK, G, 2, 0); /* GPUs: the CUDA workers */
     expect(A, 1, 4, 4, 8, VEIL_OK, G, 1, 0);
-    expect(A, 0, 1, 4, 8, VEIL_OK, G, 1, 0);   /* one GPU, nothing asked: just it */
-    expect(A, 3, 1, 4, 8, VEIL_OK, G, 1, 2);   /* one GPU, 3 asked: CPU workers beside it */
+    expect(A, 0, 1, 4, 8, VEIL_OK, G, 1, 0); /* one GPU, nothing asked: just it */
+    expect(A, 3, 1, 4, 8, VEIL_OK, G, 1, 2); /* one GPU, 3 asked: CPU workers beside it */
     expect(A, 5, 1, 4, 8, VEIL_OK, G, 1, 4);
     expect(A, 6, 1, 4, 8, VEIL_ERR_INVAL, G, 0, 0); /* more than 1 + 4 */
     expect(A, 3, 2, 4, 8, VEIL_ERR_INVAL, G, 0, 0); /* two GPUs never mix */
     expect(G, 2, 1, 4, 8, VEIL_ERR_INVAL, G, 0, 0); /* CUDA asked explicitly: CUDA only */
     expect(G, 0, 3, 4, 8, VEIL_OK, G, 3, 0);
     expect(G, 0, 0, 4, 8, VEIL_ERR_UNSUPPORTED, G, 0, 0);
-    expect(C, 0, 2, 3, 8, VEIL_OK, C, 0, 3);   /* CPU asked: GPUs ignored */
-    expect(A, 0, 0, 20, 8, VEIL_OK, C, 0, 8);  /* capped at the placement's maximum */
+    expect(C, 0, 2, 3, 8, VEIL_OK, C, 0, 3);  /* CPU asked: GPUs ignored */
+    expect(A, 0, 0, 20, 8, VEIL_OK, C, 0, 8); /* capped at the placement's maximum */
     expect(A, 9, 0, 20, 8, VEIL_ERR_INVAL, C, 0, 0);
     expect(A, 9, 1, 20, 8, VEIL_ERR_INVAL, G, 0, 0);
     expect(A, -1, 0, 4, 8, VEIL_ERR_INVAL, C, 0, 0);

@@ -43,8 +43,8 @@ static void check_choice(const struct veil_topo *t, int party, const char *nic, 
     VT_CHECK(c.npus == npus, "party %d: %u PUs, want %u", party, c.npus, npus);
     VT_CHECK(c.ngpus == ngpus, "party %d: %d GPUs, want %d", party, c.ngpus, ngpus);
     for (int i = 0; i < c.ngpus && i < ngpus; i++)
-        VT_CHECK(c.gpus[i] == first_gpu + i, "party %d: GPU %d is %d, want %d", party, i,
-                 c.gpus[i], first_gpu + i);
+        VT_CHECK(c.gpus[i] == first_gpu + i, "party %d: GPU %d is %d, want %d", party, i, c.gpus[i],
+                 first_gpu + i);
 }
 
 static void check_synthetic(void)

@@ -66,8 +66,8 @@ static void check_real(void)
         rc = veil_pin_alloc_near(t, dev, len, lock, &p, &bound, &registered);
         VT_CHECK(rc == VEIL_OK && p != NULL, "alloc near: %d", rc);
         VT_CHECK(bound == 0 || bound == 1, "bound flag %d", bound);
-        VT_CHECK(registered == 0 || registered == lock, "registered flag %d (lock %d)",
-                 registered, lock);
+        VT_CHECK(registered == 0 || registered == lock, "registered flag %d (lock %d)", registered,
+                 lock);
         if (p != NULL) {
             memset(p, 0x5a, len);
             VT_CHECK(((unsigned char *)p)[len - 1] == 0x5a, "staging memory not writable");
