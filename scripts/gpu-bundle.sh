@@ -7,14 +7,15 @@
 # zlib, protobuf-c and protoc-c, ONNX's onnx.proto, pkgconf, make) as Debian 12 .debs unpacked
 # with dpkg-deb -x into a prefix (never into /) and packed as deps.tar.xz, and a Fashion-MNIST
 # sample for the LeNet runs. Runs on Debian 12 with apt, as any user: it uses a private apt state
-# (its own sources list with deb-src, lists and cache in $TMPDIR/veil-gpu-bundle-apt), so the system's
-# apt configuration is neither needed nor changed. The whole folder must stay under 64 MiB (the
-# most a lent GPU machine receives); the script fails if it does not.
+# (its own sources list with deb-src, lists and cache in $TMPDIR/veil-gpu-bundle-apt), so the
+# system's apt configuration is neither needed nor changed. The whole folder must stay under
+# 64 MiB (the most a lent GPU machine receives); the script fails if it does not.
 #
 #   scripts/gpu-bundle.sh [DIR]          (DIR default: gpu-bundle in the repository root)
 #   environment: MIRROR (default: the first URIs of /etc/apt/sources.list.d/debian.sources,
-#                else http://deb.debian.org/debian; MIRROR-security serves bookworm-security), BUILDDIR (a configured Veil build for
-#                make dist; default build/, configured by scripts/build.sh when missing)
+#                else http://deb.debian.org/debian; MIRROR-security serves bookworm-security),
+#                BUILDDIR (a configured Veil build for make dist; default build/, configured by
+#                scripts/build.sh when missing)
 set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 OUTDIR=${1:-$HERE/gpu-bundle}
@@ -64,7 +65,8 @@ for p in "$HERE"/patches/starpu-1.3.10-*.patch; do
     (cd "$WORK/src/starpu-1.3.10" && patch -s -p1 < "$p")
 done
 # The debian/ folder and the documentation sources are not needed to build the library.
-(cd "$WORK/src/starpu-1.3.10" && rm -rf debian doc/doxygen/chapters/images .pc && touch .veil-patched)
+(cd "$WORK/src/starpu-1.3.10" && rm -rf debian doc/doxygen/chapters/images .pc &&
+    touch .veil-patched)
 tar -C "$WORK/src" -cJf "$OUTDIR/starpu-1.3.10-veil.tar.xz" starpu-1.3.10
 
 echo "== dependencies"
@@ -100,7 +102,8 @@ cp "$FM"/t10k-*.gz "$OUTDIR/fashion-mnist/"
 python3 - "$FM" "$OUTDIR/fashion-mnist" 6000 <<'EOF'
 import gzip, struct, sys
 src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-for name, hdr, item in (("train-images-idx3-ubyte.gz", 16, 784), ("train-labels-idx1-ubyte.gz", 8, 1)):
+for name, hdr, item in (("train-images-idx3-ubyte.gz", 16, 784),
+                        ("train-labels-idx1-ubyte.gz", 8, 1)):
     with gzip.open(f"{src}/{name}") as f:
         head = bytearray(f.read(hdr))
         body = f.read(n * item)
@@ -112,7 +115,8 @@ EOF
 rm -rf "$WORK"
 size=$(du -sb "$OUTDIR" | cut -f1)
 {
-    echo "veil gpu bundle, made $(date -u +%Y-%m-%dT%H:%MZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
+    os=$(. /etc/os-release && echo "$PRETTY_NAME")
+    echo "veil gpu bundle, made $(date -u +%Y-%m-%dT%H:%MZ) on $os"
     echo "mirror: $MIRROR"
     echo "starpu: $STARPU_VER with $(cd "$HERE/patches" && ls starpu-1.3.10-*.patch | tr '\n' ' ')"
     echo "size: $size bytes (limit $LIMIT)"
