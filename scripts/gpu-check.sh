@@ -200,7 +200,7 @@ if has lenet; then
             for ib in "100 100" "20 1"; do
                 set -- $ib
                 name="infer-b$2-cuda$nc"
-                phase "$name" 300 infer "$nc" "$1" "$2" && grep '^model=' "$LOGS/$name.log" | tee -a "$R"
+                phase "$name" 300 infer "$nc" "$1" "$2" && grep -E '^(\[p1\] )?model=' "$LOGS/$name.log" | tee -a "$R"
             done
         done
     fi
@@ -210,7 +210,7 @@ if has models; then
     for m in vgg16 transformer; do
         for nc in all 0; do
             name="$m-cuda$nc"
-            phase "$name" 300 model "$nc" "$m" && grep '^model=' "$LOGS/$name.log" | tee -a "$R"
+            phase "$name" 300 model "$nc" "$m" && grep -E '^(\[p1\] )?model=' "$LOGS/$name.log" | tee -a "$R"
         done
     done
 fi
