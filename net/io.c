@@ -16,6 +16,7 @@
 #include "base/base_internal.h"
 #include "base/trace.h"
 #include "net/io_internal.h"
+#include "sched/sched_internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -280,6 +281,7 @@ static void fine_wait(const zmq_pollitem_t *items, int n, double wait_s)
 void *veil_net_io_main(void *arg)
 {
     struct veil_net *net = arg;
+    veil_locality_bind_io_thread(); /* near the party's NIC (sched/locality.c) */
     double now = veil_now();
     /* the handshake's bound: the session's silence timeout unless the option sets one, so a peer
      * that died before its hello (not told from one not started yet) costs no more than a lost

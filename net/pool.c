@@ -2,11 +2,14 @@
  * pool.c — the preallocated pool of host staging buffers for outgoing chunks. Every buffer is
  * allocated when the session opens, so the hot path never calls malloc; the I/O thread takes a
  * buffer to stage a chunk and ZeroMQ gives it back through its free function (from its own
- * thread, hence the mutex) once the bytes are encoded onto the wire.
+ * thread, hence the mutex) once the bytes are encoded onto the wire. The buffers come from
+ * sched/locality.c: on the NUMA node of the party's network device, page-locked when StarPU has
+ * CUDA workers (docs/gpu.md).
  */
 #include "config.h"
 #include "base/base_internal.h"
 #include "net/net_internal.h"
+#include "sched/sched_internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@ struct veil_net_pool {
     size_t nfree;
     void **free; /* stack of free buffers */
     void **all;  /* every buffer, for destroy */
+    int *flags;  /* how each of all[] was allocated (veil_locality_staging_alloc) */
     void (*wake)(void *);
     void *wake_arg;
 };
@@ -34,10 +38,11 @@ struct veil_net_pool *veil_net_pool_new(size_t count, size_t size, void (*wake)(
     p->wake_arg = arg;
     p->free = calloc(count ? count : 1, sizeof *p->free);
     p->all = calloc(count ? count : 1, sizeof *p->all);
-    if (!p->free || !p->all)
+    p->flags = calloc(count ? count : 1, sizeof *p->flags);
+    if (!p->free || !p->all || !p->flags)
         goto fail;
     for (size_t i = 0; i < count; i++) {
-        p->all[i] = veil_aligned_alloc(size);
+        p->all[i] = veil_locality_staging_alloc(size, &p->flags[i]);
         if (!p->all[i])
             goto fail;
         p->free[p->nfree++] = p->all[i];
@@ -55,10 +60,11 @@ void veil_net_pool_destroy(struct veil_net_pool **pp)
     if (!pp || !*pp)
         return;
     struct veil_net_pool *p = *pp;
-    if (p->all)
+    if (p->all && p->flags)
         for (size_t i = 0; i < p->count; i++)
-            veil_aligned_free(p->all[i]);
+            veil_locality_staging_free(p->all[i], p->size, p->flags[i]);
     free(p->all);
+    free(p->flags);
     free(p->free);
     pthread_mutex_destroy(&p->mu);
     free(p);

@@ -1,12 +1,17 @@
 /*
  * sched_internal.h — what Veil's scheduler layer knows about the machine and how it places work:
  * hwloc discovery of cores, NUMA nodes, CUDA GPUs, NICs and NVLink (sched/topology.c, shown by
- * veil-topo; sessions do not use it yet), pipeline partitioning by the
+ * veil-topo), pinning of threads and host staging memory near a device (sched/pin.c), each
+ * party's choice of NIC, NUMA node and GPUs and the session's use of it for the network I/O
+ * thread and staging buffers (sched/locality.c), the workers a party places over
+ * (sched/devices.c), pipeline partitioning by the
  * bubble cost model of the multi-GPU Piranha report and the tensor-parallel split chooser
  * (sched/partition.c). Internal to libveil; never installed.
  */
 #ifndef VEIL_SCHED_INTERNAL_H
 #define VEIL_SCHED_INTERNAL_H
+
+#include "veil.h"
 
 #include <hwloc.h>
 #include <stddef.h>
@@ -69,6 +74,119 @@ void veil_topo_destroy(struct veil_topo **t);
 
 /** Prints a human-readable summary (tools/veil-topo). Returns VEIL_OK or VEIL_ERR_IO. */
 int veil_topo_print(const struct veil_topo *t, FILE *f);
+
+/** The GPU with that CUDA index, or NULL. */
+const struct veil_topo_gpu *veil_topo_gpu_by_cuda(const struct veil_topo *t, int cuda_index);
+
+/** The NIC of that OS-device name ("eth0", "mlx5_0"), or NULL. */
+const struct veil_topo_nic *veil_topo_nic_by_name(const struct veil_topo *t, const char *name);
+
+/* ---------------------------------------------------------------------------------------------
+ * Pinning (sched/pin.c)
+ */
+
+/**
+ * The NUMA node (hwloc object) nearest a device's OS object dev: the single NUMA node of its
+ * first non-I/O ancestor; with several there (device attached machine-wide), the first of them;
+ * dev NULL gives the first NUMA node of the machine. Never NULL on a loaded topology.
+ */
+hwloc_obj_t veil_topo_nearest_numa(const struct veil_topo *t, hwloc_obj_t dev);
+
+/**
+ * Binds the calling thread to the cores near dev (the CPU set of dev's non-I/O ancestor; the
+ * whole machine when dev is NULL) with hwloc_set_cpubind(HWLOC_CPUBIND_THREAD). Returns VEIL_OK
+ * or VEIL_ERR_UNSUPPORTED (the OS refused binding; nothing changed; callers may go on unbound).
+ */
+int veil_pin_thread_near(const struct veil_topo *t, hwloc_obj_t dev);
+
+/**
+ * Allocates len bytes of host staging memory bound to the NUMA node nearest dev
+ * (hwloc_alloc_membind, HWLOC_MEMBIND_BIND; falls back to a plain page-aligned allocation when
+ * the OS cannot bind, see *bound) and, when lock is non-zero, built with CUDA and a CUDA device
+ * is present, page-locks it with cudaHostRegister so copies to GPUs are DMA (see *registered).
+ * Stores the result in *p. Release with veil_pin_free (same t, p, len). Returns VEIL_OK,
+ * VEIL_ERR_INVAL, VEIL_ERR_NOMEM.
+ */
+int veil_pin_alloc_near(const struct veil_topo *t, hwloc_obj_t dev, size_t len, int lock, void **p,
+                        int *bound, int *registered);
+
+/** Unregisters (if registered) and frees memory from veil_pin_alloc_near; p NULL is a no-op. */
+void veil_pin_free(const struct veil_topo *t, void *p, size_t len, int registered);
+
+/** Page-locks [p, p+len) with cudaHostRegister when built with CUDA and a device exists: 1 when
+ * registered, 0 otherwise (a failure is logged as a warning; the memory stays pageable). */
+int veil_pin_register(void *p, size_t len);
+
+/** Undoes veil_pin_register when registered is non-zero. */
+void veil_pin_unregister(void *p, int registered);
+
+/* ---------------------------------------------------------------------------------------------
+ * Locality: what one party uses of its machine (sched/locality.c)
+ */
+
+/** A party's choice, made from the topology alone (so tests check it on synthetic XML). */
+struct veil_locality {
+    int nic;              /* index in t->nics of its network device, -1 when the machine has none */
+    int numa;             /* OS index of the NUMA node of its I/O thread and staging buffers */
+    hwloc_obj_t numa_obj; /* that node, valid while the topology lives */
+    unsigned npus;        /* PUs of that node: where its network I/O thread may run */
+    int ngpus;            /* its CUDA devices: those local to that node, else every GPU */
+    int gpus[VEIL_TOPO_MAX_GPUS];
+};
+
+/**
+ * Chooses for the party-th party on this host: its NIC is the (party mod count)-th network
+ * interface (OpenFabrics devices only when there is no interface; loopback never), its NUMA node
+ * the NIC's (with no single one: the (party mod nodes)-th node), its GPUs those local to that
+ * node (with none there: all). Returns VEIL_OK or VEIL_ERR_INVAL (t or out NULL, party < 0).
+ */
+int veil_locality_choose(const struct veil_topo *t, int party, struct veil_locality *out);
+
+/** Prints the choice in one paragraph (veil-topo). Returns VEIL_OK or VEIL_ERR_IO. */
+int veil_locality_print(const struct veil_topo *t, const struct veil_locality *c, FILE *f);
+
+/**
+ * Binds the calling thread (the network I/O thread) to the cores of this process's NUMA node,
+ * chosen once per process as party 0 of the host (one party per host is the deployment; parties
+ * sharing a host share its NIC). On a machine with one NUMA node nothing is bound. Never fails:
+ * a refusal by the OS is logged and the thread stays unbound. Thread-safe.
+ */
+void veil_locality_bind_io_thread(void);
+
+/**
+ * Host staging memory for the network (net/pool.c): len bytes on this process's NUMA node (on a
+ * one-node machine, 64-byte aligned memory), page-locked when StarPU is initialised with at
+ * least one CUDA worker. *flags records how, for veil_locality_staging_free. NULL when out of
+ * memory. Thread-safe.
+ */
+void *veil_locality_staging_alloc(size_t len, int *flags);
+
+/** Frees memory from veil_locality_staging_alloc (same len and flags); NULL is a no-op. */
+void veil_locality_staging_free(void *p, size_t len, int flags);
+
+/** Flags of veil_locality_staging_alloc. */
+enum { VEIL_STAGING_NUMA = 1, VEIL_STAGING_LOCKED = 2 };
+
+/* ---------------------------------------------------------------------------------------------
+ * The devices a party places over (sched/devices.c)
+ */
+
+/** The first ncuda CUDA workers, then the first ncpu CPU workers, as devices 0, 1, ... */
+struct veil_device_set {
+    enum veil_device_kind kind; /* resolved: CPU or CUDA (the first device's) */
+    int ncuda, ncpu;
+};
+
+/**
+ * Resolves the device kind asked (AUTO: CUDA when ncuda > 0, else CPU) and the device count ndev
+ * (0: every worker of the kind, at most max) against StarPU's ncuda CUDA and ncpu CPU workers.
+ * With kind AUTO, exactly one CUDA worker and 1 < ndev <= 1 + ncpu, the set is that GPU and
+ * ndev - 1 CPU workers. Returns VEIL_OK, VEIL_ERR_UNSUPPORTED (CUDA asked, no CUDA worker) or
+ * VEIL_ERR_INVAL (bad arguments, or more devices asked than there are or than max); the last two
+ * leave the message to the caller, who knows which setting to name.
+ */
+int veil_sched_devices(enum veil_device_kind asked, int ndev, int ncuda, int ncpu, int max,
+                       struct veil_device_set *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Pipeline partitioning and tensor-parallel split (sched/partition.c)

@@ -231,6 +231,22 @@ void veil_topo_destroy(struct veil_topo **t)
     *t = NULL;
 }
 
+const struct veil_topo_gpu *veil_topo_gpu_by_cuda(const struct veil_topo *t, int cuda_index)
+{
+    for (unsigned i = 0; t != NULL && i < t->ngpus; i++)
+        if (t->gpus[i].cuda_index == cuda_index)
+            return &t->gpus[i];
+    return NULL;
+}
+
+const struct veil_topo_nic *veil_topo_nic_by_name(const struct veil_topo *t, const char *name)
+{
+    for (unsigned i = 0; t != NULL && name != NULL && i < t->nnics; i++)
+        if (strcmp(t->nics[i].name, name) == 0)
+            return &t->nics[i];
+    return NULL;
+}
+
 int veil_topo_print(const struct veil_topo *t, FILE *f)
 {
     if (t == NULL || f == NULL)

@@ -203,6 +203,12 @@ cover() { # file line command
         "python3 tests/faults/campaign.py --build build --runs 20 --seed 1 --only kill,stop")
         echo "test: tests/test_faults_sample.sh (a random sample of the campaign)"
         named tests/test_faults_sample.sh ;;
+    # README.md and docs/gpu.md: the offline GPU host
+    "scripts/gpu-bundle.sh")
+        echo "not run: downloads Debian packages and StarPU's source (docs/gpu.md says how it was" \
+            "proven: a fresh Debian chroot without network ran the check from the bundle alone)" ;;
+    "scripts/gpu-check.sh gpu-bundle /tmp/gpu-out")
+        echo "not run: needs the bundle and builds StarPU and Veil (about 40 minutes on 2 cores)" ;;
     # docs/gpu.md
     "sudo scripts/build-starpu-cuda.sh /opt/starpu-cuda")
         echo "not run: needs root, the network and a CUDA toolkit, and builds StarPU for 15 minutes" ;;

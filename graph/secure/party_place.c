@@ -10,6 +10,7 @@
 #include "base/env.h"
 #include "codelets/codelets_internal.h"
 #include "graph/secure/party_internal.h"
+#include "sched/sched_internal.h"
 
 #include <starpu.h>
 #include <stdio.h>
@@ -34,10 +35,25 @@ static int resolve_device_kind(veil_party_t *me, const char *env)
     if ((unsigned)me->kind >= VEIL_DEVICE_COUNT)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown device kind %d",
                           (int)me->kind);
+    return VEIL_OK;
+}
+
+/* The devices: the kind resolved (AUTO: CUDA when StarPU has CUDA workers) and the count checked
+ * against StarPU's workers (sched/devices.c; one GPU takes CPU workers beside it). */
+static int resolve_devices(veil_party_t *me)
+{
     const int ncuda = (int)starpu_worker_get_count_by_type(STARPU_CUDA_WORKER);
+    const int ncpu = (int)starpu_worker_get_count_by_type(STARPU_CPU_WORKER);
+    struct veil_device_set set;
+    int rc = veil_sched_devices(me->kind, me->ndev, ncuda, ncpu, VEIL_PLACE_MAX_DEV, &set);
+    if (rc == VEIL_OK) {
+        me->kind = set.kind;
+        me->ndev = set.ncuda + set.ncpu;
+        return VEIL_OK;
+    }
     if (me->kind == VEIL_DEVICE_AUTO)
         me->kind = ncuda > 0 ? VEIL_DEVICE_CUDA : VEIL_DEVICE_CPU;
-    if (me->kind == VEIL_DEVICE_CUDA && ncuda <= 0)
+    if (rc == VEIL_ERR_UNSUPPORTED)
         return veil_error(VEIL_ERR_UNSUPPORTED,
                           "veil_party_open: CUDA devices asked for, but StarPU has no CUDA worker "
                           "(%s)",
@@ -47,7 +63,15 @@ static int resolve_device_kind(veil_party_t *me, const char *env)
                           "the StarPU Veil was built with has no CUDA: see docs/gpu.md"
 #endif
         );
-    return VEIL_OK;
+    if (me->ndev < 0)
+        return veil_error(VEIL_ERR_INVAL, "veil_party_open: %d devices", me->ndev);
+    const int nworkers = me->kind == VEIL_DEVICE_CUDA ? ncuda : ncpu;
+    return veil_error(VEIL_ERR_INVAL,
+                      "veil_party_open: %d devices asked for, but StarPU has %d %s workers "
+                      "(set %s) and Veil places over at most %d",
+                      me->ndev, nworkers, me->kind == VEIL_DEVICE_CUDA ? "CUDA" : "CPU",
+                      me->kind == VEIL_DEVICE_CUDA ? "STARPU_NCUDA" : "STARPU_NCPU",
+                      VEIL_PLACE_MAX_DEV);
 }
 
 /* The placement and device count asked for (options, else VEIL_PLACEMENT / VEIL_DEVICES),
@@ -57,9 +81,12 @@ int veil_party_resolve_placement(veil_party_t *me, const struct veil_env_party *
     int rc = resolve_device_kind(me, e->device_kind);
     if (rc != VEIL_OK)
         return rc;
-    const int nworkers = (int)starpu_worker_get_count_by_type(kind_type(me->kind));
     me->placement = me->o.placement;
     me->ndev = e->devices;
+    /* pinning (below) depends on whether a count was asked for, not on the one resolved */
+    const int ndev_asked = me->ndev;
+    if ((rc = resolve_devices(me)) != VEIL_OK)
+        return rc;
     const char *env = e->placement;
     me->calibrate = e->calibrate;
     if (me->calibrate < 0 || me->calibrate > 1)
@@ -70,7 +97,7 @@ int veil_party_resolve_placement(veil_party_t *me, const struct veil_env_party *
     /* nothing asked (no placement, device count or calibration): no pinning at all, StarPU's
      * scheduler places every task (as on a machine whose accelerators Veil's placement does not
      * drive) */
-    me->pin = me->placement != VEIL_PLACEMENT_AUTO || me->ndev > 0 || env || me->calibrate;
+    me->pin = me->placement != VEIL_PLACEMENT_AUTO || ndev_asked > 0 || env || me->calibrate;
     if (me->placement == VEIL_PLACEMENT_AUTO && env &&
         (rc = veil_placement_parse(env, &me->placement)) != VEIL_OK)
         return veil_error(rc, "veil_party_open: VEIL_PLACEMENT: %s", veil_last_error());
@@ -81,17 +108,6 @@ int veil_party_resolve_placement(veil_party_t *me, const struct veil_env_party *
     if ((unsigned)me->o.tp_split >= VEIL_TP_FORCE_COUNT)
         return veil_error(VEIL_ERR_INVAL, "veil_party_open: unknown tensor-parallel split %d",
                           (int)me->o.tp_split);
-    if (me->ndev < 0)
-        return veil_error(VEIL_ERR_INVAL, "veil_party_open: %d devices", me->ndev);
-    if (me->ndev == 0)
-        me->ndev = nworkers < VEIL_PLACE_MAX_DEV ? nworkers : VEIL_PLACE_MAX_DEV;
-    if (me->ndev > nworkers || me->ndev > VEIL_PLACE_MAX_DEV)
-        return veil_error(VEIL_ERR_INVAL,
-                          "veil_party_open: %d devices asked for, but StarPU has %d %s workers "
-                          "(set %s) and Veil places over at most %d",
-                          me->ndev, nworkers, me->kind == VEIL_DEVICE_CUDA ? "CUDA" : "CPU",
-                          me->kind == VEIL_DEVICE_CUDA ? "STARPU_NCUDA" : "STARPU_NCPU",
-                          VEIL_PLACE_MAX_DEV);
     if (me->o.group < 0 || me->o.group > me->ndev)
         return veil_error(VEIL_ERR_INVAL,
                           "veil_party_open: hybrid group of %d devices out of %d devices",
@@ -114,11 +130,13 @@ int veil_party_place(veil_party_t *me)
                   1e3 * t[VEIL_PLACEMENT_DP], 1e3 * t[VEIL_PLACEMENT_PP],
                   1e3 * t[VEIL_PLACEMENT_TP], 1e3 * t[VEIL_PLACEMENT_HYBRID],
                   veil_placement_name(best));
-    /* the devices are the first ndev workers of the kind (resolve_placement checked that
-     * there are that many) */
+    /* the devices are the first ndev workers of the kind (resolve_devices checked that there
+     * are that many); past a single CUDA worker, CPU workers (sched/devices.c) */
     int workers[VEIL_PLACE_MAX_DEV];
-    const int got =
-        (int)starpu_worker_get_ids_by_type(kind_type(me->kind), workers, (unsigned)me->ndev);
+    int got = (int)starpu_worker_get_ids_by_type(kind_type(me->kind), workers, (unsigned)me->ndev);
+    if (me->kind == VEIL_DEVICE_CUDA && got == 1 && me->ndev > 1)
+        got += (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, workers + 1,
+                                                  (unsigned)(me->ndev - 1));
     if (got < me->ndev)
         return veil_error(VEIL_ERR_STARPU, "veil_party_open: StarPU listed %d of %d %s workers",
                           got, me->ndev, veil_device_kind_name(me->kind));

@@ -1,0 +1,217 @@
+#!/bin/sh
+# gpu-check.sh — one offline run on a GPU host, from the folder scripts/gpu-bundle.sh made: unpacks
+# the dependencies into a prefix, builds StarPU 1.3.10 (with CUDA when nvcc is found) into another,
+# builds Veil from its `make dist` tarball against them (CUDA kernels when nvcc is found), runs
+# `make check` (the CUDA tests included), bench/bench_gemm, secure LeNet-5 inference (2 parties
+# and the dealer, all on the one GPU) with and without CUDA workers, and the VGG16 and transformer
+# examples with and without CUDA workers. Everything it learns goes into one report file,
+# OUT/gpu-check-report.txt, written as it goes (a run cut short still leaves what it reached),
+# and the logs of failures into OUT/gpu-check-logs.tar.gz. Nothing is fetched and nothing is
+# written outside WORKDIR and OUT. Without nvcc or without a GPU it still completes: StarPU and
+# Veil are then built without CUDA or run with zero CUDA workers, the CUDA tests skip, and the
+# report says so.
+#
+#   scripts/gpu-check.sh BUNDLE OUT
+#   environment: WORKDIR (default /tmp/veil-gpu; builds there are reused by a second run),
+#                JOBS (default nproc), CUDA_DIR (default: the directory of nvcc on PATH, else
+#                /usr/local/cuda), PHASES (default "build check bench lenet models"),
+#                CHECK_TIMEOUT (seconds for make check, default 300), TIME_SCALE (every phase's
+#                limit is multiplied by it, default 1: the limits fit 16 cores; 2 slow cores
+#                need about 6)
+set -u
+SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+STEP=
+if [ "${1:-}" = --step ]; then STEP=$2; shift 2; fi
+[ $# -eq 2 ] || { echo "usage: $0 BUNDLE OUT" >&2; exit 2; }
+abs() { case $1 in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
+BUNDLE=$(abs "$1")
+OUT=$(abs "$2")
+WORKDIR=$(abs "${WORKDIR:-/tmp/veil-gpu}")
+JOBS=${JOBS:-$(nproc)}
+PHASES=${PHASES:-build check bench lenet models}
+CHECK_TIMEOUT=${CHECK_TIMEOUT:-300}
+TIME_SCALE=${TIME_SCALE:-1}
+mkdir -p "$OUT" "$WORKDIR/logs" || exit 1
+R="$OUT/gpu-check-report.txt"
+LOGS="$WORKDIR/logs"
+P="$WORKDIR/prefix"
+SP="$WORKDIR/starpu"
+SRC="$WORKDIR/src"
+B="$WORKDIR/veil"
+NVCC=
+if command -v nvcc >/dev/null 2>&1; then NVCC=$(command -v nvcc)
+elif [ -x "${CUDA_DIR:-/usr/local/cuda}/bin/nvcc" ]; then NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
+fi
+[ -z "$NVCC" ] || CUDA_DIR=${CUDA_DIR:-$(dirname "$(dirname "$(readlink -f "$NVCC")")")}
+# The bundle's libraries and tools: its prefix first on every search path, the host's make first
+# (the bundle's where the host has none). Set here so that every step sees the same.
+LIBS_P="$P/usr/lib/x86_64-linux-gnu:$P/lib/x86_64-linux-gnu"
+export LD_LIBRARY_PATH="$SP/lib:$LIBS_P${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PKG_CONFIG="$P/usr/bin/pkgconf"
+export PKG_CONFIG_LIBDIR="$SP/lib/pkgconfig:$P/usr/lib/x86_64-linux-gnu/pkgconfig:$P/usr/share/pkgconfig"
+export CPPFLAGS="-I$P/usr/include -I$P/usr/include/x86_64-linux-gnu"
+export LDFLAGS="-L$P/usr/lib/x86_64-linux-gnu -L$P/lib/x86_64-linux-gnu -Wl,-rpath-link,$P/usr/lib/x86_64-linux-gnu"
+export PATH="$PATH:$P/usr/bin"
+export STARPU_SILENT=1
+VEIL_TGZ=$(ls "$BUNDLE"/veil-*.tar.gz 2>/dev/null | head -n 1)
+DATA="$BUNDLE/fashion-mnist"
+W="$WORKDIR/lenet5-fmnist.safetensors"
+
+# ---- the steps, each run as `gpu-check.sh --step NAME` under a time limit
+step_starpu() {
+    rm -rf "$SRC/starpu-1.3.10" "$SP" && mkdir -p "$SRC" &&
+        tar -C "$SRC" -xJf "$BUNDLE/starpu-1.3.10-veil.tar.xz" || return 1
+    if [ -n "$NVCC" ]; then cuda="--enable-cuda --with-cuda-dir=$CUDA_DIR"; else cuda=--disable-cuda; fi
+    mkdir -p "$SRC/starpu-1.3.10/build" && cd "$SRC/starpu-1.3.10/build" &&
+        NVCCFLAGS="-Xcompiler -fPIC" ../configure --prefix="$SP" $cuda --disable-starpufft \
+            --enable-maxcpus=128 --disable-mpi --disable-opencl --disable-socl --disable-openmp \
+            --disable-fortran --disable-build-examples --disable-build-tests --disable-build-doc \
+            --disable-glpk --disable-static --enable-quick-check &&
+        grep 'STARPU_USE_CUDA \|STARPU_HAVE_HWLOC ' include/starpu_config.h &&
+        make -j"$JOBS" && make install && touch "$SP/.veil-built"
+}
+step_veil() {
+    if [ -n "$NVCC" ]; then cuda="--with-cuda=$CUDA_DIR"; else cuda=--without-cuda; fi
+    rm -rf "$B" && mkdir -p "$B" && tar -C "$B" --strip-components=1 -xzf "$VEIL_TGZ" && cd "$B" &&
+        ./configure $cuda PROTOC_C="$P/usr/bin/protoc-c" \
+            ONNX_PROTO="$P/usr/include/onnx/onnx.proto" && make -j"$JOBS" && touch "$B/.veil-built"
+}
+step_check() { make -C "$B" -j"$JOBS" check; }
+step_workers() { "$SP/bin/starpu_machine_display"; }
+step_bench() { "$B/bench/bench_gemm" 1024; }
+step_train() {
+    "$B/examples/lenet_fmnist" train --limit 6000 --epochs 1 --batch 64 --data "$DATA" --weights "$W"
+}
+# ncuda all|0: each process's CUDA workers, as StarPU finds them or none (STARPU_NCUDA=0)
+ncuda() { if [ "$1" = 0 ]; then export STARPU_NCUDA=0; else unset STARPU_NCUDA; fi; }
+# infer all|0 IMAGES BATCH: 2 parties and the dealer, all three on the host's GPU(s)
+step_infer() {
+    ncuda "$1"
+    "$B/tools/veil-run" -n 2 --dealer --timeout 300 -- \
+        "$B/examples/lenet_fmnist" infer --images "$2" --batch "$3" --data "$DATA" --weights "$W"
+}
+step_model() { ncuda "$1"; "$B/tools/veil-run" -n 2 --dealer --timeout 300 -- "$B/examples/$2"; }
+if [ -n "$STEP" ]; then
+    set -- ${STEP_ARGS:-}
+    "step_$STEP" "$@"
+    exit $?
+fi
+
+T0=$(date +%s)
+: > "$R"
+say() { echo "$*" | tee -a "$R"; }
+elapsed() { echo $(($(date +%s) - T0)); }
+# phase NAME SECONDS STEP [ARGS]: one step under a time limit, its output in LOGS/NAME.log
+phase() {
+    name=$1 limit=$(($2 * TIME_SCALE)) step=$3
+    shift 3
+    s=$(date +%s)
+    STEP_ARGS="$*" timeout -k 10 "$limit" "$SELF" --step "$step" "$BUNDLE" "$OUT" \
+        > "$LOGS/$name.log" 2>&1
+    rc=$?
+    say "phase $name: rc=$rc, $(($(date +%s) - s)) s (limit $limit s; $(elapsed) s since start)"
+    [ $rc -eq 0 ] || { echo "--- last lines of $name.log" >> "$R"; tail -n 25 "$LOGS/$name.log" >> "$R"; }
+    return $rc
+}
+finish() {
+    say "total: $(elapsed) s"
+    tar -C "$WORKDIR" -czf "$OUT/gpu-check-logs.tar.gz" logs 2>/dev/null
+    exit "$1"
+}
+has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# ---- the host: what it has, whether the bundle's binaries can run on it
+say "== host"
+say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+say "kernel: $(uname -srm)"
+say "os: $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}")"
+say "cores: $(nproc), jobs: $JOBS, time scale: $TIME_SCALE"
+say "memory: $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
+for f in deps.tar.xz starpu-1.3.10-veil.tar.xz; do
+    [ -f "$BUNDLE/$f" ] || { say "bundle: $BUNDLE/$f missing (run scripts/gpu-bundle.sh)"; finish 1; }
+done
+[ -n "$VEIL_TGZ" ] || { say "bundle: no veil-*.tar.gz in $BUNDLE"; finish 1; }
+say "bundle: $(head -n 1 "$BUNDLE/MANIFEST" 2>/dev/null); $(basename "$VEIL_TGZ")"
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+say "glibc: ${glibc:-?} (the bundle's binaries need $(tar -xJOf "$BUNDLE/deps.tar.xz" prefix/GLIBC_NEEDED))"
+for t in gcc g++ make python3 perl tar xz timeout; do say "tool $t: $(command -v $t || echo MISSING)"; done
+if [ -n "$NVCC" ]; then
+    say "nvcc: $NVCC ($("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')), CUDA_DIR=$CUDA_DIR"
+else
+    say "nvcc: none (StarPU and Veil are built without CUDA)"
+fi
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L > "$LOGS/nvidia-smi.log" 2>&1; then
+    sed 's/^/gpu: /' "$LOGS/nvidia-smi.log" | tee -a "$R"
+    say "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)"
+else
+    say "gpu: none found (nvidia-smi missing or failing): zero CUDA workers, the CUDA tests skip"
+fi
+
+# ---- the dependency prefix: Debian's .pc files name /usr; point them at the prefix. Shared
+# linking only, so the private requirements (Kerberos, PGM, NORM for libzmq) are not needed.
+if [ ! -f "$P/.veil-fixed" ]; then
+    rm -rf "$P" && tar -C "$WORKDIR" -xJf "$BUNDLE/deps.tar.xz" || finish 1
+    for pc in "$P"/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc "$P"/usr/share/pkgconfig/*.pc; do
+        [ -f "$pc" ] || continue
+        sed -i -e "s|=/usr|=$P/usr|g" -e "s| /usr/| $P/usr/|g" -e '/^Requires.private:/d' "$pc"
+    done
+    touch "$P/.veil-fixed"
+fi
+say "pkgconf $("$PKG_CONFIG" --version): hwloc $("$PKG_CONFIG" --modversion hwloc), libzmq $("$PKG_CONFIG" --modversion libzmq), libcrypto $("$PKG_CONFIG" --modversion libcrypto)"
+
+if has build; then
+    say "== build"
+    if [ -f "$SP/.veil-built" ]; then say "phase starpu: reused $SP"
+    else phase starpu 420 starpu || finish 1
+    fi
+    grep 'define STARPU_USE_CUDA\|define STARPU_HAVE_HWLOC' "$LOGS/starpu.log" 2>/dev/null | sed 's/^/starpu: /' | tee -a "$R"
+    if [ -f "$B/.veil-built" ]; then say "phase veil: reused $B"
+    else phase veil 420 veil || finish 1
+    fi
+    grep -E '^  (StarPU|CUDA kernels built|CUDA codelets used): ' "$LOGS/veil.log" | sed 's/^ */veil: /' | tee -a "$R"
+    grep -c 'warning:' "$LOGS/veil.log" | sed 's/^/veil: compiler warnings: /' | tee -a "$R"
+fi
+[ -f "$B/.veil-built" ] || { say "no Veil build in $B: nothing to run"; finish 1; }
+phase workers 60 workers
+grep -E 'CUDA|CPU' "$LOGS/workers.log" | grep -i 'worker' | head -n 8 | sed 's/^/workers: /' | tee -a "$R"
+CUDA_WORKERS=$(grep -c 'CUDA [0-9]* (' "$LOGS/workers.log")
+say "CUDA workers: $CUDA_WORKERS"
+
+if has check; then
+    say "== make check"
+    phase check "$CHECK_TIMEOUT" check
+    grep -E '^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):' "$B/test-suite.log" 2>/dev/null | tee -a "$R"
+    grep -E '^(PASS|SKIP|FAIL|ERROR): tests/test_(tasks_cuda|codelets_backend|graph_placement|sched)' \
+        "$LOGS/check.log" | tee -a "$R"
+    grep -E '^(FAIL|ERROR):' "$LOGS/check.log" | tee -a "$R"
+    mkdir -p "$LOGS/tests" && for f in $(grep -E '^(FAIL|ERROR):' "$LOGS/check.log" | awk '{print $2}'); do
+        cp "$B/$f.log" "$LOGS/tests/" 2>/dev/null
+    done
+fi
+if has bench; then
+    say "== bench_gemm (CPU ring GEMM against the naive loop; see docs/gpu.md)"
+    phase bench 120 bench && grep -v '^#' "$LOGS/bench.log" | tail -n 12 >> "$R"
+fi
+if has lenet; then
+    say "== LeNet-5 on Fashion-MNIST (2 parties + dealer; CUDA workers: all, then none)"
+    if phase train 120 train; then
+        tail -n 1 "$LOGS/train.log" | tee -a "$R"
+        for nc in all 0; do
+            for ib in "100 100" "20 1"; do
+                set -- $ib
+                name="infer-b$2-cuda$nc"
+                phase "$name" 300 infer "$nc" "$1" "$2" && grep -E '^(\[p1\] )?model=' "$LOGS/$name.log" | tee -a "$R"
+            done
+        done
+    fi
+fi
+if has models; then
+    say "== VGG16 and the transformer layer (2 parties + dealer; CUDA workers: all, then none)"
+    for m in vgg16 transformer; do
+        for nc in all 0; do
+            name="$m-cuda$nc"
+            phase "$name" 300 model "$nc" "$m" && grep -E '^(\[p1\] )?model=' "$LOGS/$name.log" | tee -a "$R"
+        done
+    done
+fi
+finish 0
