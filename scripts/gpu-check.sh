@@ -50,7 +50,11 @@ export LD_LIBRARY_PATH="$SP/lib:$LIBS_P${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PKG_CONFIG="$P/usr/bin/pkgconf"
 export PKG_CONFIG_LIBDIR="$SP/lib/pkgconfig:$P/usr/lib/x86_64-linux-gnu/pkgconfig:$P/usr/share/pkgconfig"
 export CPPFLAGS="-I$P/usr/include -I$P/usr/include/x86_64-linux-gnu"
-export LDFLAGS="-L$P/usr/lib/x86_64-linux-gnu -L$P/lib/x86_64-linux-gnu -Wl,-rpath-link,$P/usr/lib/x86_64-linux-gnu"
+# RPATH (not RUNPATH: --disable-new-dtags) so that installed programs started under env -i
+# (tests/test_install.sh) find StarPU and the bundle's libraries, and so do their own dependencies.
+export LDFLAGS="-L$P/usr/lib/x86_64-linux-gnu -L$P/lib/x86_64-linux-gnu \
+-Wl,-rpath-link,$P/usr/lib/x86_64-linux-gnu -Wl,--disable-new-dtags -Wl,-rpath,$SP/lib \
+-Wl,-rpath,$P/usr/lib/x86_64-linux-gnu -Wl,-rpath,$P/lib/x86_64-linux-gnu"
 export PATH="$PATH:$P/usr/bin"
 export STARPU_SILENT=1
 VEIL_TGZ=$(ls "$BUNDLE"/veil-*.tar.gz 2>/dev/null | head -n 1)
