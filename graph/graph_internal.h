@@ -35,8 +35,9 @@
  *              row's spread, not its magnitude); mean = trunc_B(sum(xs) * enc_B(1/d)) with
  *              B = VEIL_LN_MEAN_BITS (the product stays below 2^62 while the row's spread is
  *              below 2^(62-f-B), 2^18 at f = 16; the mean is off by at most 1 ulp plus
- *              d spread 2^(f-B-1) ulps, a relative 2^-B of the spread); xc = xs - mean (exactly 0 on a constant
- *              row, which then gives beta); var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + enc(eps)
+ *              d spread 2^(f-B-1) ulps, a relative 2^-B of the spread); xc = xs - mean
+ *              (exactly 0 on a constant row, which then gives beta);
+ *              var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + enc(eps)
  *              (the products xc*xc summed before one truncation); r = inv_sqrt(var) over
  *              [2^-8, 2^8) (veil_mpc_inv_sqrt / veil_ref_inv_sqrt_range(-8, 8));
  *              xhat = trunc(xc * r); y = trunc(xhat * gamma) + beta

@@ -4,9 +4,9 @@
  * nonlinear steps through tasks/nonlinear_ref.h's models); and FIXED against DOUBLE within stated
  * bounds: linear layers on inputs that are multiples of 2^-10 (exact at f = 16) differ only by
  * the floor of each truncation, 0 <= double - fixed < 1 ulp per truncation, nonlinear ones within
- * the error bounds of tasks/nonlinear.h (softmax 3.3e-4 on these rows, GELU 4.5e-4, inverse square root
- * 1.1e-4 relative to the normalised value). Also the saved state of relu, maxpool (first maximum
- * on ties), layer norm and softmax, and frac_bits other than 16. */
+ * the error bounds of tasks/nonlinear.h (softmax 3.3e-4 on these rows, GELU 4.5e-4, inverse
+ * square root 1.1e-4 relative to the normalised value). Also the saved state of relu, maxpool
+ * (first maximum on ties), layer norm and softmax, and frac_bits other than 16. */
 #include "config.h"
 
 #include "graph/plain/plain_internal.h"

@@ -173,7 +173,8 @@ int main(void)
             }
             if (verbose)
                 printf("softmax/%d edge rows: max abs error %.4g (at d = %g)\n", k, werr, at);
-            CHECK(werr <= (k == 2 ? 1e-4 : k == 10 ? 4e-4 : 2.3e-3), "softmax/%d edge rows: max abs error %.4g (at d = %g)", k,
+            CHECK(werr <= (k == 2 ? 1e-4 : k == 10 ? 4e-4 : 2.3e-3),
+                  "softmax/%d edge rows: max abs error %.4g (at d = %g)", k,
                   werr, at);
         }
     }

@@ -2,10 +2,11 @@
  * processes: N = 2, 3 and 4 with a dealer process, N = 2 in trusted-first-party mode. Two inputs
  * shared by party 0: 30 rows of 10 and 3 rows of 128 (tiles of 256, so rows cross tile
  * boundaries), with logits spread over [-12, 12] plus one row of equal values, one row with a
- * gap of 60 and one spread over 40,000 (its terms below exp's domain come back exactly 0); each revealed value is within the stated absolute error of the double softmax, every
- * row sums to 1 within the stated bound, and every party's rounds and bytes equal veil_nl_cost's
- * formulas. Bad input (a last dimension of size 0, binary shares, NULL) is refused before any
- * material is requested. */
+ * gap of 60 and one spread over 40,000 (its terms below exp's domain come back exactly 0); each
+ * revealed value is within the stated absolute error of the double softmax, every row sums to 1
+ * within the stated bound, and every party's rounds and bytes equal veil_nl_cost's formulas. Bad
+ * input (a last dimension of size 0, binary shares, NULL) is refused before any material is
+ * requested. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/nonlinear.h"
