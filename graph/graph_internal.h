@@ -36,8 +36,13 @@
  *              for SQRT and DIV, a fresh RSQRT / RECIPROCAL node (graph/op_nonlinear.c)
  *   ARGMAX     one-hot of the first maximum (veil_mpc_max_lastdim's argmax), then
  *              y = sum_j onehot_j * enc(j) (local): the index as a fixed-point real
- *   LAYERNORM  over the last dimension d, per row: mean = trunc(sum(x) * enc(1/d));
- *              xc = x - mean; var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + enc(eps)
+ *   LAYERNORM  over the last dimension d, per row: xs = x - x[0] (exact; the sum sees the
+ *              row's spread, not its magnitude); mean = trunc_B(sum(xs) * enc_B(1/d)) with
+ *              B = VEIL_LN_MEAN_BITS (the product stays below 2^62 while the row's spread is
+ *              below 2^(62-f-B), 2^18 at f = 16; the mean is off by at most 1 ulp plus
+ *              d spread 2^(f-B-1) ulps, a relative 2^-B of the spread); xc = xs - mean
+ *              (exactly 0 on a constant row, which then gives beta);
+ *              var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + enc(eps)
  *              (the products xc*xc summed before one truncation); r = inv_sqrt(var) over
  *              [2^-8, 2^8) (veil_mpc_inv_sqrt / veil_ref_inv_sqrt_range(-8, 8));
  *              xhat = trunc(xc * r); y = trunc(xhat * gamma) + beta
@@ -122,6 +127,8 @@
 #include <stdint.h>
 
 #define VEIL_NODE_NAME_MAX 64
+/** Fractional bits of 1/d in layer norm's mean (FIXED-POINT SEQUENCES, LAYERNORM). */
+#define VEIL_LN_MEAN_BITS 28
 #define VEIL_NODE_MAX_IN 5
 /* Owners and reveal targets are checked against this at build time, against N at run time. */
 #define VEIL_GRAPH_MAX_PARTIES 63

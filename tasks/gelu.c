@@ -1,6 +1,6 @@
 /*
  * gelu.c — secure GELU (contract, method choice and costs in nonlinear.h; model veil_ref_gelu).
- * Piecewise: 0 below -a, x from a on, and between them x/2 plus an even polynomial of degree 10
+ * Piecewise: 0 below -a, x from a on, and between them x/2 plus an even polynomial of degree 12
  * written in v = x^2/a^2 so that its coefficients are of order one (Horner stays accurate at 24
  * bits; in x the top coefficient would be below one 16-bit ulp). The two comparisons are one ltz
  * call on a stacked tensor, the first Horner step shares the truncation of v (both are linear in
@@ -66,19 +66,19 @@ int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
     }
     if ((rc = veil_mpc_ltz(m, &stk, &bits)) != VEIL_OK)
         goto out;
-    /* v = x^2 / a^2 and the first Horner step C4 + C5 v, both from x^2, one truncation */
+    /* v = x^2 / a^2 and the first Horner step C5 + C6 v, both from x^2, one truncation */
     if ((rc = veil_mpc_square(m, x, &q)) != VEIL_OK ||
         (rc = veil_mpc_mul_scalar(m, &q, g.cv, &qv)) != VEIL_OK ||
-        (rc = veil_mpc_mul_scalar(m, &q, g.cv5, &q5)) != VEIL_OK ||
+        (rc = veil_mpc_mul_scalar(m, &q, g.cvt, &q5)) != VEIL_OK ||
         (rc = veil_sec_init(m, &s2, VEIL_SHARE_ARITH, 1, dims2, 0)) != VEIL_OK ||
         (rc = copy2(m, &s2, NULL, 1, &qv, &q5, 2)) != VEIL_OK ||
         (rc = veil_mpc_trunc(m, &s2, g.shift_v, &t2)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &v, x)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &r1, x)) != VEIL_OK ||
         (rc = copy2(m, &v, &r1, 2, &t2, NULL, 1)) != VEIL_OK ||
-        (rc = veil_mpc_add_scalar(m, &r1, g.c[4], &acc)) != VEIL_OK)
+        (rc = veil_mpc_add_scalar(m, &r1, g.c[VEIL_GELU_DEG - 1], &acc)) != VEIL_OK)
         goto out;
-    for (int i = 3; i >= 1; i--) {
+    for (int i = VEIL_GELU_DEG - 2; i >= 1; i--) {
         veil_mpc_release(m, &tr);
         if ((rc = veil_nl_mul_trunc(m, &v, &acc, F, &tr)) != VEIL_OK)
             goto out;

@@ -39,8 +39,11 @@
 #define VEIL_ISQRT_ITERS 2
 #define VEIL_ISQRT_LO (-8)
 #define VEIL_ISQRT_HI 8
+/** softmax: terms with x - max(row) < -FLOOR are set to an exact 0 (exp's domain is [-64, 0]). */
+#define VEIL_SOFTMAX_FLOOR 64
 /** GELU: cut a (0 below -a, x above a), polynomial precision and the scale of 1/a^2. */
-#define VEIL_GELU_CUT 3.45
+#define VEIL_GELU_CUT 3.7
+#define VEIL_GELU_DEG 6 /* polynomial degree in v = x^2 / a^2 */
 #define VEIL_GELU_FRAC 24
 #define VEIL_GELU_CV_BITS 20
 
@@ -52,9 +55,9 @@
  *   reciprocal        [1, 1024)          14 = 8 + 6      3052          1.8e-5 / 1.5e-5
  *     (range [1, 16): same rounds, 1246 bytes)
  *   inv_sqrt          [2^-8, 2^8)        18 = 8 + 10     4906          1.1e-4 / 9.3e-5
- *   softmax, k = 10   x - max >= -112    62 = 32+14+14+2 309           2.0e-4 / 1.6e-4
- *   softmax, k = 128  x - max >= -112    86 = 56+14+14+2 208           1.1e-4 / 3.7e-5
- *   gelu              |x| < 2^14         19 = 8 + 11     227           1.0e-3 / 1.0e-3
+ *   softmax, k = 10   any row            71 = 32+9+14+14+2 363       3.8e-4 (edge rows)
+ *   softmax, k = 128  any row            95 = 56+9+14+14+2 262       2.2e-3 (edge rows)
+ *   gelu              |x| < 2^14         21 = 8 + 13     251           4.5e-4 / 4.5e-4
  * Row sums of softmax: |sum - 1| <= 1.1e-4 (k = 10), 7.6e-4 (k = 128, model worst case).
  * CrypTen for comparison: softmax over 10 about 94 rounds; exp 8 (1 + x/256) squarings.
  * Reciprocal and inverse square root spend bytes (one 64-bit comparison per threshold and
@@ -110,12 +113,20 @@ int veil_mpc_inv_sqrt(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *
 /**
  * y = softmax(x) over the last dimension (k = dims[ndim-1] >= 1, rows = numel / k; a last
  * dimension of 0 is VEIL_ERR_SHAPE): subtract the row max (veil_mpc_max_lastdim, no argmax),
- * exp, row sum (local), reciprocal of the sums over [1, 2^h), h = floor(log2 k) + 1 (every sum
- * lies in [1, k]: its largest term is exp(0)), then e * (1/s) (mul + trunc); k < 2^16
- * (VEIL_ERR_INVAL beyond: the reciprocal's range limit). Valid while every
- * x - max(row) >= -112 (exp's range). Rounds: R_max(k) + 14 + (R_ltz + 6) + 2 with
- * R_max(k) = 8 ceil(log2 k): 62 for k = 10, 86 for k = 128. Bytes: B_max(rows, k) + 112 (N-1) n
- * + B_ltz(K rows) + 80 (N-1) rows + 24 (N-1) n, K = 8 h - 1, B_max from tasks/pool.h.
+ * exp, then every term with x - max(row) < -VEIL_SOFTMAX_FLOOR = -64 (below exp's domain) set
+ * to an exact 0 (one ltz on n words beside the exp, one product of the bits with the terms, exact
+ * whatever exp made of them), row sum (local), reciprocal of the sums over [1, 2^h),
+ * h = floor(log2 k) + 1 (every sum lies in [1, k]: its largest term is exp(0)), then e * (1/s)
+ * (mul + trunc); k < 2^16 (VEIL_ERR_INVAL beyond: the reciprocal's range limit). Valid for every
+ * row of values in the ring's range (any spread; spread below 2^62 words). Error: at most about
+ * (k + 1) 7.3e-5 abs: exp's absolute error (7.3e-5) is the same for equal terms, so it adds up in
+ * the row sum; measured worst (model on edge rows: [0, d, d, ...], half 0 half d, d over
+ * [-70, 0]) 9.5e-5 (k = 2), 3.8e-4 (k = 10), 2.2e-3 (k = 128, 64 terms near exp(-6)); random
+ * logits over [-12, 12]: 2.0e-4 (k = 10), 1.1e-4 (k = 128). The bound follows exp's accuracy, not
+ * the reciprocal's (an exp with relative error would make it independent of k). Rounds:
+ * R_max(k) + R_ltz + 14 + 1 + (R_ltz + 6) + 2 with R_max(k) = 8 ceil(log2 k): 71 for k = 10, 95
+ * for k = 128. Bytes: B_max(rows, k) + B_ltz(n) + 112 (N-1) n + 16 (N-1) n + B_ltz(K rows)
+ * + 80 (N-1) rows + 24 (N-1) n, K = 8 h - 1, B_max from tasks/pool.h.
  */
 int veil_mpc_softmax_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y);
 
@@ -123,12 +134,14 @@ int veil_mpc_softmax_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct vei
  * y = GELU(x) = x Phi(x), elementwise. Method (chosen over x sigmoid(1.702 x), whose
  * approximation error alone is 2.0e-2 and which needs exp, a reciprocal and a sign test: about
  * 14 + 14 + 8 rounds): 0 for x < -a, x for x >= a, and on [-a, a) the polynomial
- * x/2 + sum_{i<=5} C_i v^i, v = x^2/a^2, a = 3.45, evaluated by Horner at 24 fractional bits.
+ * x/2 + sum_{1<=i<=6} C_i v^i, v = x^2/a^2, a = 3.7, evaluated by Horner at 24 fractional bits;
+ * C_0 = 0, so GELU(0) = 0 (exactly, but for the truncations' 1-ulp error).
  * The two comparisons [x < -a], [x < a] run in one ltz call (2n words), in the DAG beside the
  * polynomial; the select y = x + [x<a] (P - x) - [x<-a] P is one Beaver product over 2n words
- * (bits times values: no truncation). Error: max abs 1.0e-3 (fit 1.0e-3 inside, cut x Phi(-a) =
- * 9.7e-4 outside), for |x| < 2^14. Rounds: R_ltz + 11 = 19 (square, one stacked trunc for v and
- * the first Horner step, 4 (mul + trunc), the select mul). Bytes: B_ltz(2n) + 152 (N-1) n.
+ * (bits times values: no truncation). Error: max abs 4.5e-4 (fit 4.2e-4 inside, cut x Phi(-a) =
+ * 4.0e-4 outside), for |x| < 2^14. Rounds: R_ltz + 2 DEG + 1 = 21 (square, one stacked trunc for
+ * v and the first Horner step, 5 (mul + trunc), the select mul). Bytes:
+ * B_ltz(2n) + (32 + 24 DEG) (N-1) n = B_ltz(2n) + 176 (N-1) n.
  */
 int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y);
 

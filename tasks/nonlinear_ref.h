@@ -11,6 +11,7 @@
 #define VEIL_TASKS_NONLINEAR_REF_H
 
 #include "codelets/flatop_internal.h"
+#include "tasks/nonlinear.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,8 +42,8 @@ int veil_nl_table_init(struct veil_nl_table *tab, enum veil_nl_fn fn, int lo, in
 struct veil_nl_gelu {
     uint64_t a;    /* a at f bits */
     uint64_t cv;   /* round(2^VEIL_GELU_CV_BITS / a^2) */
-    uint64_t cv5;  /* round(C5 2^VEIL_GELU_CV_BITS / a^2) */
-    uint64_t c[6]; /* C_i at VEIL_GELU_FRAC bits (c[5] unused) */
+    uint64_t cvt;  /* round(C_DEG 2^VEIL_GELU_CV_BITS / a^2): the top coefficient */
+    uint64_t c[VEIL_GELU_DEG + 1]; /* C_i at VEIL_GELU_FRAC bits (c[DEG] unused, c[0] = 0) */
     int shift_v;   /* truncation from x^2 * cv to v at VEIL_GELU_FRAC bits */
 };
 /** Fills *g for f fractional bits (f <= VEIL_GELU_FRAC - 2). */

@@ -180,13 +180,14 @@ int veil_nl_cost(enum veil_nl_op op, int nparties, size_t n, size_t k, int lo, i
         max_cost(rows, k, &mr, &mb);
         veil_nl_cost(VEIL_NL_EXP, 2, n, 0, 0, 0, &er, &eb);
         veil_nl_cost(VEIL_NL_RECIP, 2, rows, 0, 0, h, &rr, &rb);
-        r = mr + er + rr + 2;
-        b = mb + eb + rb + 24 * (uint64_t)n;
+        /* + the floor: ltz and a product (bits times words) on n words */
+        r = mr + R + er + 1 + rr + 2;
+        b = mb + ltz_bytes(n) + eb + 16 * (uint64_t)n + rb + 24 * (uint64_t)n;
         break;
     }
     case VEIL_NL_GELU:
-        r = R + 11;
-        b = ltz_bytes(2 * (uint64_t)n) + 152 * (uint64_t)n;
+        r = R + 2 * VEIL_GELU_DEG + 1;
+        b = ltz_bytes(2 * (uint64_t)n) + (32 + 24 * VEIL_GELU_DEG) * (uint64_t)n;
         break;
     default:
         return VEIL_ERR_INVAL;

@@ -5,6 +5,9 @@
  * over whole tensors. The reciprocal runs on one word per row, over [1, 2^(floor(log2 k)+1)):
  * after the max subtraction every row's sum of exponentials lies in [1, k] (its largest term is
  * exp(0) = 1), so the comparisons of the range normalisation cost bytes per row, not per element.
+ * Below exp's domain (x - max < -VEIL_SOFTMAX_FLOOR) exp's result is meaningless and may wrap the
+ * ring, so one comparison per element and one Beaver product with the bit set those terms to an
+ * exact 0 before the row sum: a row may spread over the whole ring range.
  */
 #include "config.h"
 
@@ -12,6 +15,7 @@
 
 #include "base/base_internal.h"
 #include "tasks/beaver.h"
+#include "tasks/compare.h"
 #include "tasks/nonlinear_internal.h"
 #include "tasks/pool.h"
 #include "tasks/trunc.h"
@@ -58,11 +62,17 @@ int veil_mpc_softmax_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct vei
                           "their sums",
                           k);
     struct veil_sec mx = {0}, bmx = {0}, d = {0}, e = {0}, s = {0}, r = {0}, br = {0}, p = {0};
+    struct veil_sec dl = {0}, lo = {0}, ez = {0};
     size_t rdims[1] = {rows};
+    /* e = exp(d) - [d < -FLOOR] exp(d): the bit times the word is exact, whatever the word */
     if ((rc = veil_mpc_max_lastdim(m, x, &mx, NULL)) != VEIL_OK ||
         (rc = bcast(m, &mx, k, x, &bmx)) != VEIL_OK ||
         (rc = veil_mpc_sub(m, x, &bmx, &d)) != VEIL_OK ||
-        (rc = veil_mpc_exp(m, &d, &e)) != VEIL_OK ||
+        (rc = veil_mpc_add_scalar(m, &d, (uint64_t)VEIL_SOFTMAX_FLOOR << f, &dl)) != VEIL_OK ||
+        (rc = veil_mpc_ltz(m, &dl, &lo)) != VEIL_OK ||
+        (rc = veil_mpc_exp(m, &d, &ez)) != VEIL_OK ||
+        (rc = veil_mpc_mul(m, &lo, &ez, &p)) != VEIL_OK ||
+        (rc = veil_mpc_sub(m, &ez, &p, &e)) != VEIL_OK ||
         (rc = veil_sec_init(m, &s, VEIL_SHARE_ARITH, 1, rdims, 0)) != VEIL_OK)
         goto out;
     {
@@ -88,5 +98,8 @@ out:
     veil_mpc_release(m, &r);
     veil_mpc_release(m, &br);
     veil_mpc_release(m, &p);
+    veil_mpc_release(m, &dl);
+    veil_mpc_release(m, &lo);
+    veil_mpc_release(m, &ez);
     return rc;
 }

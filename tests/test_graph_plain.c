@@ -4,9 +4,9 @@
  * nonlinear steps through tasks/nonlinear_ref.h's models); and FIXED against DOUBLE within stated
  * bounds: linear layers on inputs that are multiples of 2^-10 (exact at f = 16) differ only by
  * the floor of each truncation, 0 <= double - fixed < 1 ulp per truncation, nonlinear ones within
- * the error bounds of tasks/nonlinear.h (softmax 2e-4 + rounding, GELU 1e-3, inverse square root
- * 1.1e-4 relative to the normalised value). Also the saved state of relu, maxpool (first maximum
- * on ties), layer norm and softmax, and frac_bits other than 16. */
+ * the error bounds of tasks/nonlinear.h (softmax 3.3e-4 on these rows, GELU 4.5e-4, inverse
+ * square root 1.1e-4 relative to the normalised value). Also the saved state of relu, maxpool
+ * (first maximum on ties), layer norm and softmax, and frac_bits other than 16. */
 #include "config.h"
 
 #include "graph/plain/plain_internal.h"
@@ -290,8 +290,12 @@ static void test_rearrange(void)
 
 static void test_layernorm(void)
 {
-    const size_t rows = 3, d = 8, n = rows * d;
+    const size_t rows = 5, d = 8, n = rows * d;
     tg_fill(xs, n, 3, 14);
+    for (size_t j = 0; j < d; j++) {
+        xs[3 * d + j] = 7.25;                             /* a constant row gives beta */
+        xs[4 * d + j] = 30000 + 5 * sin(1.0 + (double)j); /* a large mean */
+    }
     tg_fill(gs, d, 1, 15);
     tg_fill(bs, d, 1, 16);
     for (size_t j = 0; j < d; j++)
@@ -318,10 +322,10 @@ static void test_layernorm(void)
         /* the fixed-point sequence */
         uint64_t s = 0, ss = 0, xc[8], v, rr;
         for (size_t j = 0; j < d; j++)
-            s += wx[r * d + j];
-        uint64_t mw = tg_tr(s * tg_enc(1.0 / d, F), F);
+            s += wx[r * d + j] - wx[r * d];
+        uint64_t mw = tg_tr(s * tg_enc(1.0 / d, VEIL_LN_MEAN_BITS), VEIL_LN_MEAN_BITS);
         for (size_t j = 0; j < d; j++) {
-            xc[j] = wx[r * d + j] - mw;
+            xc[j] = wx[r * d + j] - wx[r * d] - mw;
             ss += xc[j] * xc[j];
         }
         v = tg_tr(tg_tr(ss, F) * tg_enc(1.0 / d, F), F) + tg_enc(eps, F);
@@ -333,6 +337,9 @@ static void test_layernorm(void)
     check_words("layernorm", outf, refw, n);
     /* xhat within |xhat| 2.5e-4 (relative error of 1/sigma) + a few ulps, times |gamma| <= 2 */
     check_close("layernorm FIXED vs DOUBLE", outf, outd, n, 2e-3);
+    for (size_t j = 0; j < d; j++)
+        VT_CHECK(fabs(outf[3 * d + j] - bs[j]) < 1e-4, "constant row: %g, beta %g",
+                 outf[3 * d + j], bs[j]);
     veil_graph_destroy(&g);
 }
 
@@ -356,7 +363,7 @@ static void test_softmax_gelu(void)
     veil_ref_softmax_lastdim(rows, k, wx, F, NULL, refw);
     check_close("softmax DOUBLE", outd, refd, n, 1e-12);
     check_words("softmax", outf, refw, n);
-    check_close("softmax FIXED vs DOUBLE", outf, outd, n, 3e-4); /* nonlinear.h: 2.0e-4, k=10 */
+    check_close("softmax FIXED vs DOUBLE", outf, outd, n, 3.3e-4); /* nonlinear.h: 3.3e-4 */
     veil_graph_destroy(&g);
 
     const size_t ng = 200;

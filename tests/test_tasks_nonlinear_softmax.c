@@ -1,11 +1,12 @@
 /* Tests the secure softmax over the last dimension (tasks/nonlinear.h) with real party
  * processes: N = 2, 3 and 4 with a dealer process, N = 2 in trusted-first-party mode. Two inputs
  * shared by party 0: 30 rows of 10 and 3 rows of 128 (tiles of 256, so rows cross tile
- * boundaries), with logits spread over [-12, 12] plus one row of equal values and one row with a
- * gap of 60; each revealed value is within the stated absolute error of the double softmax, every
- * row sums to 1 within the stated bound, and every party's rounds and bytes equal veil_nl_cost's
- * formulas. Bad input (a last dimension of size 0, binary shares, NULL) is refused before any
- * material is requested. */
+ * boundaries), with logits spread over [-12, 12] plus one row of equal values, one row with a
+ * gap of 60 and one spread over 40,000 (its terms below exp's domain come back exactly 0); each
+ * revealed value is within the stated absolute error of the double softmax, every row sums to 1
+ * within the stated bound, and every party's rounds and bytes equal veil_nl_cost's formulas. Bad
+ * input (a last dimension of size 0, binary shares, NULL) is refused before any material is
+ * requested. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/nonlinear.h"
@@ -102,6 +103,8 @@ int main(void)
                 v = 2.5; /* equal values */
             if (row == 2 && c == 0)
                 v = j == 3 ? 30 : -30; /* a gap of 60 */
+            if (row == 3 && c == 0)
+                v = j == 5 ? 20000 : j == 6 ? 19999 : -20000 + 100.0 * (double)j; /* > 112 */
             veil_fixed_encode(v, f, &in[c][i]);
         }
     }
@@ -134,6 +137,11 @@ int main(void)
                     s += exp(xs[j] - mx);
                 for (size_t j = 0; j < k; j++) {
                     double got = veil_fixed_decode(out[c * MAXN + row * k + j], f);
+                    if (xs[j] - mx < -VEIL_SOFTMAX_FLOOR && got != 0) {
+                        fprintf(stderr, "FAIL %s: softmax/%zu: row %zu: x - max = %g gives %g, "
+                                "not 0\n", name, k, row, xs[j] - mx, got);
+                        veil_test_failures++;
+                    }
                     worst = fmax(worst, fabs(got - exp(xs[j] - mx) / s));
                     got_sum += got;
                 }

@@ -67,6 +67,7 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
                           "with frac_bits 16 or more", n->name, VEIL_ISQRT_LO, VEIL_ISQRT_HI, e->f);
     const int f = e->f;
     const uint64_t inv_d = veil_plain_enc(1.0 / (double)d, f), eps = veil_plain_enc(n->a.eps, f);
+    const uint64_t inv_dm = veil_plain_enc(1.0 / (double)d, VEIL_LN_MEAN_BITS);
     uint64_t *xc = malloc(n->numel * sizeof *xc), *var = malloc(rows * sizeof *var);
     uint64_t *r = malloc(rows * sizeof *r);
     if (!xc || !var || !r) {
@@ -79,10 +80,10 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
         const uint64_t *xr = e->w[x->index] + row * d;
         uint64_t *c = xc + row * d, s = 0, ss = 0;
         for (size_t j = 0; j < d; j++)
-            s += xr[j];
-        const uint64_t mean = veil_plain_trunc(e, s * inv_d, f);
+            s += xr[j] - xr[0]; /* shifted by the row's first value, as the lowering */
+        const uint64_t mean = veil_plain_trunc(e, s * inv_dm, VEIL_LN_MEAN_BITS);
         for (size_t j = 0; j < d; j++) {
-            c[j] = xr[j] - mean;
+            c[j] = xr[j] - xr[0] - mean;
             ss += c[j] * c[j]; /* the products summed before one truncation */
         }
         var[row] = veil_plain_trunc(e, veil_plain_trunc(e, ss, f) * inv_d, f) + eps;

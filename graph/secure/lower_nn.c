@@ -11,6 +11,7 @@
 #include "graph/secure/exec_internal.h"
 #include "tasks/beaver.h"
 #include "tasks/nonlinear.h"
+#include "tasks/nonlinear_internal.h"
 #include "tasks/pool.h"
 #include "tasks/trunc.h"
 
@@ -32,17 +33,38 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
     const size_t d = xn->dims[xn->ndim - 1], rows = xn->numel / d;
     const size_t rdims[1] = {rows};
     const struct veil_sec *in = VAL(x, n->in[0]);
-    enum { S, MEAN, BMEAN, XC, SQ, SS, VAR, VARE, R, BR, PROD, XHAT, BG, YG, NT };
+    enum { X0, BX0, XS, S, SC, MEAN, BMEAN, XC, SQ, SS, VAR, VARE, R, BR, PROD, XHAT, BG, YG, NT };
     struct veil_sec t[NT];
     memset(t, 0, sizeof t);
     veil_mpc_t *m = x->m;
-    int rc = veil_exec_rowsum(x, in, d, 1, rdims, &t[S]);
+    /* xs = x - x[row, 0] (exact, local): the row's spread, not its magnitude, reaches the sum */
+    int rc = veil_sec_init(m, &t[X0], VEIL_SHARE_ARITH, 1, rdims, x->tile);
+    if (rc == VEIL_OK) {
+        struct veil_flatop_args a;
+        memset(&a, 0, sizeof a);
+        a.kind = VEIL_FLATOP_SLICE;
+        a.k = 1;
+        a.c[0] = d;
+        struct veil_sec *outs[1] = {&t[X0]};
+        const struct veil_sec *ins[1] = {in};
+        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
+    }
     if (rc == VEIL_OK)
-        rc = veil_exec_scale(x, &t[S], 1.0 / (double)d, &t[MEAN]);
+        rc = veil_exec_broadcast(x, &t[X0], d, in, &t[BX0]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_sub(m, in, &t[BX0], &t[XS]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_rowsum(x, &t[XS], d, 1, rdims, &t[S]);
+    /* mean = trunc(s round(2^B / d), B): 1/d at B = VEIL_LN_MEAN_BITS bits, not f */
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul_scalar(m, &t[S], veil_exec_fixed(1.0 / (double)d, VEIL_LN_MEAN_BITS),
+                                 &t[SC]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_trunc(m, &t[SC], VEIL_LN_MEAN_BITS, &t[MEAN]);
     if (rc == VEIL_OK)
         rc = veil_exec_broadcast(x, &t[MEAN], d, in, &t[BMEAN]);
     if (rc == VEIL_OK)
-        rc = veil_mpc_sub(m, in, &t[BMEAN], &t[XC]);
+        rc = veil_mpc_sub(m, &t[XS], &t[BMEAN], &t[XC]);
     /* var = trunc(trunc(sum(xc xc)) enc(1/d)) + enc(eps): the products summed before one trunc */
     if (rc == VEIL_OK)
         rc = veil_mpc_square(m, &t[XC], &t[SQ]);
