@@ -35,6 +35,14 @@ int veil_nl_square_trunc(veil_mpc_t *m, const struct veil_sec *x, int s, struct 
 int veil_nl_rsub_scalar(veil_mpc_t *m, const struct veil_sec *x, uint64_t c, struct veil_sec *z);
 
 /**
+ * Newton's method for 1 / d: cur <- cur (2 - d cur), iters >= 1 times, d and cur with `bits`
+ * fractional bits, one truncation by 2 bits per step (3 rounds a step). Consumes *cur (released
+ * whatever happens); the last step's result goes to y.
+ */
+int veil_nl_recip_newton(veil_mpc_t *m, const struct veil_sec *d, struct veil_sec *cur, int bits,
+                         int iters, struct veil_sec *y);
+
+/**
  * The start y0 of a Newton method from tab (nonlinear_ref.h): x replicated k times minus the
  * thresholds (one tensor of k numel words), one ltz call on it, then the linear form of the
  * comparison bits. y0 is initialised like x. Rounds R_ltz; bytes B_ltz(k numel).

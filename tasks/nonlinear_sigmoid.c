@@ -98,36 +98,17 @@ static int clamp_abs(veil_mpc_t *m, const struct veil_sec *x, int clamp, struct 
 static int recip_12(veil_mpc_t *m, const struct veil_sec *d, struct veil_sec *r)
 {
     const int f = veil_mpc_frac_bits(m);
-    struct veil_sec a = {0}, b = {0}, cur = {0}, xy = {0}, c = {0}, p = {0};
+    struct veil_sec a = {0}, b = {0}, cur = {0};
     int rc;
     if ((rc = veil_mpc_mul_scalar(m, d, 0 - start_k1(f), &a)) != VEIL_OK ||
         (rc = veil_mpc_add_scalar(m, &a, start_k0(f), &b)) != VEIL_OK ||
-        (rc = veil_mpc_trunc(m, &b, f, &cur)) != VEIL_OK)
-        goto out;
-    for (int it = 0; it < NEWTON_ITERS; it++) {
-        struct veil_sec *dst = it + 1 == NEWTON_ITERS ? r : &c;
-        if ((rc = veil_mpc_mul(m, d, &cur, &xy)) != VEIL_OK ||
-            (rc = veil_nl_rsub_scalar(m, &xy, UINT64_C(2) << 2 * f, &c)) != VEIL_OK ||
-            (rc = veil_mpc_mul(m, &cur, &c, &p)) != VEIL_OK)
-            goto out;
-        veil_mpc_release(m, &c);
-        veil_mpc_release(m, &xy);
+        (rc = veil_mpc_trunc(m, &b, f, &cur)) != VEIL_OK) {
         veil_mpc_release(m, &cur);
-        if ((rc = veil_mpc_trunc(m, &p, 2 * f, dst)) != VEIL_OK)
-            goto out;
-        veil_mpc_release(m, &p);
-        if (dst == &c) {
-            cur = c;
-            c = (struct veil_sec){0};
-        }
+    } else {
+        rc = veil_nl_recip_newton(m, d, &cur, f, NEWTON_ITERS, r);
     }
-out:
     veil_mpc_release(m, &a);
     veil_mpc_release(m, &b);
-    veil_mpc_release(m, &cur);
-    veil_mpc_release(m, &xy);
-    veil_mpc_release(m, &c);
-    veil_mpc_release(m, &p);
     return rc;
 }
 

@@ -91,6 +91,29 @@ int veil_nl_rsub_scalar(veil_mpc_t *m, const struct veil_sec *x, uint64_t c, str
     return rc;
 }
 
+int veil_nl_recip_newton(veil_mpc_t *m, const struct veil_sec *d, struct veil_sec *cur, int bits,
+                         int iters, struct veil_sec *y)
+{
+    struct veil_sec xy = {0}, c = {0}, p = {0};
+    int rc = VEIL_OK;
+    for (int it = 0; it < iters && rc == VEIL_OK; it++) {
+        if ((rc = veil_mpc_mul(m, d, cur, &xy)) != VEIL_OK ||
+            (rc = veil_nl_rsub_scalar(m, &xy, UINT64_C(2) << 2 * bits, &c)) != VEIL_OK ||
+            (rc = veil_mpc_mul(m, cur, &c, &p)) != VEIL_OK)
+            break;
+        veil_mpc_release(m, &c);
+        veil_mpc_release(m, &xy);
+        veil_mpc_release(m, cur);
+        rc = veil_mpc_trunc(m, &p, 2 * bits, it + 1 == iters ? y : cur);
+        veil_mpc_release(m, &p);
+    }
+    veil_mpc_release(m, cur);
+    veil_mpc_release(m, &xy);
+    veil_mpc_release(m, &c);
+    veil_mpc_release(m, &p);
+    return rc;
+}
+
 int veil_nl_start(veil_mpc_t *m, const struct veil_sec *x, const struct veil_nl_table *tab,
                   struct veil_sec *y0)
 {

@@ -26,33 +26,13 @@ int veil_mpc_reciprocal_range(veil_mpc_t *m, const struct veil_sec *x, int lo, i
     if (rc != VEIL_OK ||
         (rc = veil_nl_table_init(&tab, VEIL_NL_RECIPROCAL, lo, hi, VEIL_RECIP_STEPS, f)) != VEIL_OK)
         return rc;
-    struct veil_sec cur = {0}, xy = {0}, c = {0}, p = {0};
-    if ((rc = veil_nl_start(m, x, &tab, &cur)) != VEIL_OK)
-        goto out;
-    for (int it = 0; it < VEIL_RECIP_ITERS; it++) {
-        /* y <- y (2 - x y): x y at 2f bits, the product at 3f, one truncation by 2f */
-        struct veil_sec *dst = it + 1 == VEIL_RECIP_ITERS ? y : &c;
-        if ((rc = veil_mpc_mul(m, x, &cur, &xy)) != VEIL_OK ||
-            (rc = veil_nl_rsub_scalar(m, &xy, UINT64_C(2) << 2 * f, &c)) != VEIL_OK ||
-            (rc = veil_mpc_mul(m, &cur, &c, &p)) != VEIL_OK)
-            goto out;
-        veil_mpc_release(m, &c);
-        veil_mpc_release(m, &xy);
+    struct veil_sec cur = {0};
+    if ((rc = veil_nl_start(m, x, &tab, &cur)) != VEIL_OK) {
         veil_mpc_release(m, &cur);
-        if ((rc = veil_mpc_trunc(m, &p, 2 * f, dst)) != VEIL_OK)
-            goto out;
-        veil_mpc_release(m, &p);
-        if (dst == &c) {
-            cur = c;
-            c = (struct veil_sec){0};
-        }
+        return rc;
     }
-out:
-    veil_mpc_release(m, &cur);
-    veil_mpc_release(m, &xy);
-    veil_mpc_release(m, &c);
-    veil_mpc_release(m, &p);
-    return rc;
+    /* y <- y (2 - x y): x y at 2f bits, the product at 3f, one truncation by 2f */
+    return veil_nl_recip_newton(m, x, &cur, f, VEIL_RECIP_ITERS, y);
 }
 
 int veil_mpc_reciprocal(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)

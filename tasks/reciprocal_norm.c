@@ -134,32 +134,19 @@ int veil_mpc_reciprocal_norm(veil_mpc_t *m, const struct veil_sec *x, int lo, in
     const int f = veil_mpc_frac_bits(m);
     if ((rc = veil_reciprocal_norm_check("reciprocal", f, lo, hi)) != VEIL_OK)
         return rc;
-    struct veil_sec s1 = {0}, s2 = {0}, mp = {0}, cur = {0}, xy = {0}, c = {0}, p = {0};
+    struct veil_sec s1 = {0}, s2 = {0}, mp = {0}, cur = {0}, r = {0};
     if ((rc = scales(m, x, lo, hi, &s1, &s2)) != VEIL_OK ||
         (rc = normalise(m, x, &s1, f + hi - 1, &mp, &cur)) != VEIL_OK)
         goto out;
-    for (int it = 0; it < 2; it++) {
-        if ((rc = veil_mpc_mul(m, &mp, &cur, &xy)) != VEIL_OK ||
-            (rc = veil_nl_rsub_scalar(m, &xy, UINT64_C(2) << 2 * P, &c)) != VEIL_OK ||
-            (rc = veil_mpc_mul(m, &cur, &c, &p)) != VEIL_OK)
-            goto out;
-        veil_mpc_release(m, &c);
-        veil_mpc_release(m, &xy);
-        veil_mpc_release(m, &cur);
-        rc = veil_mpc_trunc(m, &p, 2 * P, &cur);
-        veil_mpc_release(m, &p);
-        if (rc != VEIL_OK)
-            goto out;
-    }
-    rc = veil_nl_mul_trunc(m, &cur, &s2, P, y);
+    if ((rc = veil_nl_recip_newton(m, &mp, &cur, P, 2, &r)) != VEIL_OK)
+        goto out;
+    rc = veil_nl_mul_trunc(m, &r, &s2, P, y);
 out:
     veil_mpc_release(m, &s1);
     veil_mpc_release(m, &s2);
     veil_mpc_release(m, &mp);
     veil_mpc_release(m, &cur);
-    veil_mpc_release(m, &xy);
-    veil_mpc_release(m, &c);
-    veil_mpc_release(m, &p);
+    veil_mpc_release(m, &r);
     return rc;
 }
 
