@@ -87,6 +87,23 @@ static int fixed_ok(const struct veil_plain_exec *e, const struct veil_node *n)
     return VEIL_OK;
 }
 
+/* The fixed-point run sees the values the protocol would not: an input of reciprocal, div's
+ * divisor, sqrt or rsqrt outside [2^lo, 2^hi) would give a wrong number there, so the plaintext
+ * run says so (VEIL_ERR_RANGE) instead of modelling it. */
+static int check_domain(const struct veil_plain_exec *e, const struct veil_node *n,
+                        const uint64_t *src, int lo, int hi)
+{
+    const int64_t min = (int64_t)1 << (e->f + lo), lim = (int64_t)1 << (e->f + hi);
+    for (size_t k = 0; k < n->numel; k++) {
+        const int64_t v = (int64_t)src[k];
+        if (v < min || v >= lim)
+            return veil_error(VEIL_ERR_RANGE, "plain run: %s '%s': element %zu is %g, outside "
+                              "the op's domain [2^%d, 2^%d)", veil_op_name(n->op), n->name, k,
+                              ldexp((double)v, -e->f), lo, hi);
+    }
+    return VEIL_OK;
+}
+
 static int plain_nonlinear(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const int i = n->index, a = n->in[0], b = n->nin > 1 ? n->in[1] : -1;
@@ -126,6 +143,9 @@ static int plain_nonlinear(struct veil_plain_exec *e, const struct veil_node *n)
     if (!recip && (rc = fixed_ok(e, n)) != VEIL_OK)
         return rc;
     const uint64_t *src = n->op == VEIL_OP_DIV ? e->w[b] : e->w[a];
+    if ((rc = check_domain(e, n, src, recip ? -e->f : VEIL_ISQRT_LO,
+                           recip ? VEIL_RECIP_NORM_HI : VEIL_ISQRT_HI)) != VEIL_OK)
+        return rc;
     if (recip)
         veil_ref_reciprocal_norm(n->numel, src, -e->f, VEIL_RECIP_NORM_HI, e->f, NULL, e->w[i]);
     else

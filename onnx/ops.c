@@ -401,9 +401,9 @@ static const char *const supported[] = {
     "Concat", "Constant", "ConstantOfShape", "Conv", "DepthToSpace", "Div", "Dropout",
     "Erf (in GELU's pattern)", "Exp", "Expand", "Flatten", "Gather", "Gemm", "GlobalAveragePool",
     "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "Max", "MaxPool", "Mean", "Min",
-    "Mul", "Neg", "Pad", "PRelu", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Relu",
-    "Reshape", "Shape", "Slice", "Softmax", "SpaceToDepth", "Split", "Squeeze", "Sub", "Sum",
-    "Tile", "Transpose", "Unsqueeze", NULL};
+    "Mul", "Neg", "Pad", "PRelu", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin",
+    "ReduceSum", "Relu", "Reshape", "Shape", "Sigmoid", "Slice", "Softmax", "SpaceToDepth",
+    "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unsqueeze", NULL};
 /* clang-format on */
 
 const char *veil_onnx_supported_ops(void)

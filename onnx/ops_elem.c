@@ -1,5 +1,6 @@
 /*
- * ops_elem.c — the unary and constant ops: Identity, Dropout (inference), Relu, Neg, Exp, Abs
+ * ops_elem.c — the unary and constant ops: Identity, Dropout (inference), Relu, Neg, Exp,
+ * Sigmoid, Tanh, Reciprocal, Sqrt (the DSL's ops, with their domains), Abs
  * (relu(x) + relu(-x)), LeakyRelu and PRelu with a public slope (relu(x) - a relu(-x)), Clip
  * (lo + relu(x - lo) - relu(x - hi): exact), Constant, ConstantOfShape and Shape (public numbers
  * computed at load).
@@ -52,6 +53,14 @@ int ox_op_unary(struct veil_onnx_model *m, const Onnx__NodeProto *n, const char 
         y = veil_scale(m->g, name, xn, -1.0);
     } else if (!strcmp(op, "Exp")) { /* the DSL's range: accurate on [-64, 0] (veil/graph.h) */
         y = veil_exp(m->g, name, xn);
+    } else if (!strcmp(op, "Sigmoid")) { /* every accepted x, saturating (veil/graph.h) */
+        y = veil_sigmoid(m->g, name, xn);
+    } else if (!strcmp(op, "Tanh")) {
+        y = veil_tanh(m->g, name, xn);
+    } else if (!strcmp(op, "Reciprocal")) { /* x in [2^-16, 2^15) */
+        y = veil_reciprocal(m->g, name, xn);
+    } else if (!strcmp(op, "Sqrt")) { /* x in [2^-8, 2^8) */
+        y = veil_sqrt(m->g, name, xn);
     } else if (!strcmp(op, "Abs")) { /* relu(x) + relu(-x) */
         y = veil_add(m->g, name, veil_relu(m->g, ox_name(m, NULL, b1), xn),
                      veil_relu(m->g, ox_name(m, NULL, b2),

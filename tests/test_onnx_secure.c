@@ -298,7 +298,8 @@ int main(void)
         return 1;
     const char *sample[] = {"test_relu", "test_gemm_all_attributes",
                             "test_conv_with_strides_padding", "test_maxpool_2d_default",
-                            "test_softmax_example", "test_exp_example"};
+                            "test_softmax_example", "test_exp_example", "test_sigmoid_example",
+                            "test_reciprocal"};
     for (int n = 2; n <= 3; n++) {
         for (size_t i = 0; i < (n == 2 ? sizeof sample / sizeof *sample : 3); i++)
             node_test(dir, sample[i], n,
