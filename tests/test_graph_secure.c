@@ -280,6 +280,12 @@ static void check_files(struct veil_test_net *t)
                  "%s N=%d: %llu items, %llu bytes for 2 runs; one run is %llu, %llu", t->name, n,
                  (unsigned long long)items, (unsigned long long)bytes,
                  (unsigned long long)run_items, (unsigned long long)run_bytes);
+        uint64_t items2 = 0, bytes2 = 0; /* the same count without writing files */
+        VT_CHECK(veil_plan_preproc_runs(t->plan, n, 2, &items2, &bytes2) == VEIL_OK &&
+                     items2 == items && bytes2 == bytes && veil_plan_preproc_runs(t->plan, n, 0,
+                     NULL, NULL) == VEIL_ERR_INVAL,
+                 "%s N=%d: veil_plan_preproc_runs(2) %llu items, %llu bytes", t->name, n,
+                 (unsigned long long)items2, (unsigned long long)bytes2);
         if (rc != VEIL_OK)
             continue;
         file_fmt = fmt;

@@ -88,13 +88,16 @@ static int measure_party(const struct veil_harness_party *id, void *arg)
 /* The cost lines for n parties: dealer material (recorded) and the measured online costs. */
 static void print_cost(const veil_plan_t *plan, int n)
 {
-    uint64_t items = 0, bytes = 0;
-    if (veil_plan_preproc(plan, n, &items, &bytes) != VEIL_OK) {
+    uint64_t items = 0, bytes = 0, items2 = 0, bytes2 = 0;
+    if (veil_plan_preproc(plan, n, &items, &bytes) != VEIL_OK ||
+        veil_plan_preproc_runs(plan, n, 2, &items2, &bytes2) != VEIL_OK) {
         printf("  %d parties: %s\n", n, veil_last_error());
         return;
     }
-    printf("  %d parties: dealer material %llu bytes (%llu items) for the first inference\n", n,
-           (unsigned long long)bytes, (unsigned long long)items);
+    printf("  %d parties: dealer material %llu bytes (%llu items) for the first inference, "
+           "%llu bytes (%llu items) for each later one\n", n, (unsigned long long)bytes,
+           (unsigned long long)items, (unsigned long long)(bytes2 - bytes),
+           (unsigned long long)(items2 - items));
     struct veil_harness_opts ho;
     memset(&ho, 0, sizeof ho);
     ho.nparties = n;

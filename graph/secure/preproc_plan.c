@@ -62,14 +62,22 @@ static int record(const veil_plan_t *p, int nparties, int runs, veil_mpc_t **rec
 
 int veil_plan_preproc(const veil_plan_t *p, int nparties, uint64_t *items, uint64_t *dealer_bytes)
 {
+    return veil_plan_preproc_runs(p, nparties, 1, items, dealer_bytes);
+}
+
+int veil_plan_preproc_runs(const veil_plan_t *p, int nparties, int runs, uint64_t *items,
+                           uint64_t *dealer_bytes)
+{
     if (!p)
         return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc: no plan");
+    if (runs < 1 || runs > 1000000)
+        return veil_error(VEIL_ERR_INVAL, "veil_plan_preproc: %d runs; give 1 to 1000000", runs);
     veil_mpc_t *rec = NULL;
     struct veil_exec x;
     const struct veil_preproc_item *list = NULL;
     size_t n = 0;
     uint64_t words = 0;
-    int rc = record(p, nparties, 1, &rec, &x, &list, &n, &words);
+    int rc = record(p, nparties, runs, &rec, &x, &list, &n, &words);
     if (rc == VEIL_OK) {
         if (items)
             *items = n;

@@ -266,6 +266,10 @@ int veil_plan_leaf_is_param(const veil_plan_t *p, size_t i);
  * the run's protocol calls, not estimated.
  */
 int veil_plan_preproc(const veil_plan_t *p, int nparties, uint64_t *items, uint64_t *dealer_bytes);
+/** The same for `runs` consecutive runs of one session (1 to 1000000): a later run may need less
+ * than the first (weights stationary: their masks are opened once per session). */
+int veil_plan_preproc_runs(const veil_plan_t *p, int nparties, int runs, uint64_t *items,
+                           uint64_t *dealer_bytes);
 /**
  * THE OFFLINE PHASE AHEAD OF A SESSION: writes every party's preprocessing file for `runs` runs
  * (veil_run calls, or veil_train_step calls without the loss reveal) of plan p with nparties
