@@ -36,10 +36,6 @@ struct shared {
 };
 
 static struct shared *sh;
-static const veil_plan_t *cur_plan;
-static const struct veil_feed *cur_feeds;
-static size_t cur_nfeeds;
-static int cur_train;
 
 static double xs[NX];
 
@@ -61,36 +57,6 @@ static double tol_of(double x)
     if (x <= 0.0)
         return 1e-4;
     return 1e-3 * exp(x) + 1e-4;
-}
-
-static int child(const struct veil_harness_party *me, void *arg)
-{
-    (void)arg;
-    struct veil_party_options po;
-    veil_party_options_defaults(&po);
-    veil_party_t *pt = veil_party_open(cur_plan, &po);
-    if (!pt) {
-        fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
-        return 3;
-    }
-    int code = 0;
-    if (cur_train) {
-        if (veil_train_step(pt, cur_feeds, cur_nfeeds) != VEIL_OK ||
-            veil_party_reveal_param(pt, "w", VEIL_ALL_PARTIES, sh->w[me->id]) != VEIL_OK) {
-            fprintf(stderr, "process %d: step: %s\n", me->id, veil_last_error());
-            code = 4;
-        }
-    } else {
-        double *outs[1] = {sh->y[me->id]};
-        if (veil_run(pt, cur_feeds, cur_nfeeds, outs) != VEIL_OK) {
-            fprintf(stderr, "process %d: run: %s\n", me->id, veil_last_error());
-            code = 4;
-        }
-        veil_party_last_stats(pt, &sh->stats[me->id]);
-    }
-    if (veil_party_close(&pt) != VEIL_OK && code == 0)
-        code = 5;
-    return code;
 }
 
 /* The largest error of got against exp over xs, each within its tolerance. */
@@ -130,14 +96,13 @@ static void test_forward(void)
              veil_last_error());
     check_forward("plain fixed", out);
 
-    cur_plan = p;
-    cur_feeds = f;
-    cur_nfeeds = 1;
-    cur_train = 0;
+    struct veil_test_graph_step st = {.plan = p, .feeds = f, .nfeeds = 1, .train = 0,
+                                      .param = "w", .y = &sh->y[0][0], .w = &sh->w[0][0],
+                                      .y_stride = NX, .w_stride = DIN * DOUT, .stats = sh->stats};
     for (int n = 2; n <= 3; n++) {
         memset(sh, 0, sizeof *sh);
         struct veil_test_graph_opts o = {.nparties = n, .dealer = 1};
-        if (veil_test_graph_run(&o, child, NULL, NULL) != VEIL_OK) {
+        if (veil_test_graph_run(&o, veil_test_graph_step_child, &st, NULL) != VEIL_OK) {
             VT_CHECK(0, "exp N=%d: the secure run failed", n);
             continue;
         }
@@ -248,13 +213,12 @@ static void test_backward(void)
 
     /* one secure step with N = 2 ends with the FIXED trainer's weights (the truncations' 0/+1
      * ulps apart: 1e-3 is some 65 ulps at f = 16) */
-    cur_plan = p;
-    cur_feeds = feeds;
-    cur_nfeeds = 3;
-    cur_train = 1;
+    struct veil_test_graph_step st = {.plan = p, .feeds = feeds, .nfeeds = 3, .train = 1,
+                                      .param = "w", .y = &sh->y[0][0], .w = &sh->w[0][0],
+                                      .y_stride = NX, .w_stride = DIN * DOUT, .stats = sh->stats};
     memset(sh, 0, sizeof *sh);
     struct veil_test_graph_opts o = {.nparties = 2, .dealer = 1};
-    if (veil_test_graph_run(&o, child, NULL, NULL) != VEIL_OK) {
+    if (veil_test_graph_run(&o, veil_test_graph_step_child, &st, NULL) != VEIL_OK) {
         VT_CHECK(0, "exp training N=2: the secure step failed");
     } else {
         for (int q = 0; q < 2; q++)

@@ -43,10 +43,6 @@ struct shared {
 };
 
 static struct shared *sh;
-static const veil_plan_t *cur_plan;
-static const struct veil_feed *cur_feeds;
-static size_t cur_nfeeds;
-static int cur_train;
 static double xs[NX], ys[NX]; /* ys: the divisor of div */
 static double worst[NOPS][3]; /* fixed, secure N=2, secure N=3 */
 
@@ -113,36 +109,6 @@ static void fill(int op)
         while (k < NX)
             xs[k] = -20.0 + 40.0 * (k - k0) / (NX - 1 - k0), k++;
     }
-}
-
-static int child(const struct veil_harness_party *me, void *arg)
-{
-    (void)arg;
-    struct veil_party_options po;
-    veil_party_options_defaults(&po);
-    veil_party_t *pt = veil_party_open(cur_plan, &po);
-    if (!pt) {
-        fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
-        return 3;
-    }
-    int code = 0;
-    if (cur_train) {
-        if (veil_train_step(pt, cur_feeds, cur_nfeeds) != VEIL_OK ||
-            veil_party_reveal_param(pt, "w", VEIL_ALL_PARTIES, sh->w[me->id]) != VEIL_OK) {
-            fprintf(stderr, "process %d: step: %s\n", me->id, veil_last_error());
-            code = 4;
-        }
-    } else {
-        double *outs[1] = {sh->y[me->id]};
-        if (veil_run(pt, cur_feeds, cur_nfeeds, outs) != VEIL_OK) {
-            fprintf(stderr, "process %d: run: %s\n", me->id, veil_last_error());
-            code = 4;
-        }
-        veil_party_last_stats(pt, &sh->stats[me->id]);
-    }
-    if (veil_party_close(&pt) != VEIL_OK && code == 0)
-        code = 5;
-    return code;
 }
 
 static double worst_rel[NOPS]; /* relative, where the reference is at least 2^-4 */
@@ -223,14 +189,13 @@ static void test_forward(int op)
              veil_last_error());
     worst[op][0] = check(op, "plain fixed", out);
 
-    cur_plan = p;
-    cur_feeds = f;
-    cur_nfeeds = nf;
-    cur_train = 0;
+    struct veil_test_graph_step st = {.plan = p, .feeds = f, .nfeeds = nf, .train = 0,
+                                      .param = "w", .y = &sh->y[0][0], .w = &sh->w[0][0],
+                                      .y_stride = NX, .w_stride = DIN * DOUT, .stats = sh->stats};
     for (int n = 2; n <= 3; n++) {
         memset(sh, 0, sizeof *sh);
         struct veil_test_graph_opts o = {.nparties = n, .dealer = 1};
-        if (veil_test_graph_run(&o, child, NULL, NULL) != VEIL_OK) {
+        if (veil_test_graph_run(&o, veil_test_graph_step_child, &st, NULL) != VEIL_OK) {
             VT_CHECK(0, "%s N=%d: the secure run failed", names[op], n);
             continue;
         }
@@ -361,13 +326,13 @@ static void test_backward(int op)
     }
     struct veil_feed feeds[4] = {{"x", tx, B * DIN}, {"labels", tl, B * DOUT},
                                  {"w", tw, DIN * DOUT}, {"num", tn, B * DOUT}};
-    cur_plan = p;
-    cur_feeds = feeds;
-    cur_nfeeds = op == DIV ? 4 : 3;
-    cur_train = 1;
+    struct veil_test_graph_step st = {.plan = p, .feeds = feeds, .nfeeds = op == DIV ? 4 : 3,
+                                      .train = 1,
+                                      .param = "w", .y = &sh->y[0][0], .w = &sh->w[0][0],
+                                      .y_stride = NX, .w_stride = DIN * DOUT, .stats = sh->stats};
     memset(sh, 0, sizeof *sh);
     struct veil_test_graph_opts o = {.nparties = 2, .dealer = 1};
-    if (veil_test_graph_run(&o, child, NULL, NULL) != VEIL_OK) {
+    if (veil_test_graph_run(&o, veil_test_graph_step_child, &st, NULL) != VEIL_OK) {
         VT_CHECK(0, "%s training N=2: the secure step failed", names[op]);
     } else {
         for (int q = 0; q < 2; q++)

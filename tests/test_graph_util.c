@@ -75,3 +75,32 @@ int veil_test_graph_run(const struct veil_test_graph_opts *o, veil_harness_fn fn
     remove_keys(dir, nprocs);
     return rc;
 }
+
+int veil_test_graph_step_child(const struct veil_harness_party *me, void *arg)
+{
+    const struct veil_test_graph_step *st = arg;
+    veil_party_t *pt = veil_party_open(st->plan, NULL);
+    if (!pt) {
+        fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
+        return 3;
+    }
+    int code = 0;
+    if (st->train) {
+        if (veil_train_step(pt, st->feeds, st->nfeeds) != VEIL_OK ||
+            veil_party_reveal_param(pt, st->param, VEIL_ALL_PARTIES,
+                                    st->w + (size_t)me->id * st->w_stride) != VEIL_OK) {
+            fprintf(stderr, "process %d: step: %s\n", me->id, veil_last_error());
+            code = 4;
+        }
+    } else {
+        double *outs[1] = {st->y + (size_t)me->id * st->y_stride};
+        if (veil_run(pt, st->feeds, st->nfeeds, outs) != VEIL_OK) {
+            fprintf(stderr, "process %d: run: %s\n", me->id, veil_last_error());
+            code = 4;
+        }
+        veil_party_last_stats(pt, &st->stats[me->id]);
+    }
+    if (veil_party_close(&pt) != VEIL_OK && code == 0)
+        code = 5;
+    return code;
+}

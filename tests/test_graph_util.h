@@ -33,4 +33,23 @@ struct veil_test_graph_opts {
 int veil_test_graph_run(const struct veil_test_graph_opts *o, veil_harness_fn fn, void *arg,
                         struct veil_harness_result *results);
 
+/**
+ * One party's part in the single-op tests: veil_run of plan on feeds, output 0 into
+ * y + id * y_stride and the run's counters into stats[id]; or, with train, veil_train_step then
+ * the parameter `param` revealed to all into w + id * w_stride. The pointers point into memory
+ * shared across fork. Pass it as the arg of veil_test_graph_run with veil_test_graph_step_child.
+ */
+struct veil_test_graph_step {
+    const veil_plan_t *plan;
+    const struct veil_feed *feeds;
+    size_t nfeeds;
+    int train;
+    const char *param;
+    double *y, *w;
+    size_t y_stride, w_stride;
+    struct veil_run_stats *stats;
+};
+/** The veil_harness_fn for struct veil_test_graph_step (exit 3: open, 4: run or step, 5: close). */
+int veil_test_graph_step_child(const struct veil_harness_party *me, void *arg);
+
 #endif
