@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "lenet_fmnist.h"
+#include "models.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -82,6 +83,8 @@ int infer(const struct opts *o)
         }
         struct veil_run_stats st;
         veil_party_last_stats(me, &st);
+        struct veil_run_profile prof;
+        example_print_busy(me, "batch", (int)(first / o->batch), &prof); /* when tracing */
         online += st.online_s;
         bytes += st.bytes_sent;
         rounds += st.rounds;

@@ -14,10 +14,14 @@
 #   scripts/gpu-check.sh BUNDLE OUT
 #   environment: WORKDIR (default /tmp/veil-gpu; builds there are reused by a second run),
 #                JOBS (default nproc), CUDA_DIR (default: the directory of nvcc on PATH, else
-#                /usr/local/cuda), PHASES (default "build check bench lenet models"),
-#                CHECK_TIMEOUT (seconds for make check, default 300), TIME_SCALE (every phase's
-#                limit is multiplied by it, default 1: the limits fit 16 cores; 2 slow cores
-#                need about 6)
+#                /usr/local/cuda), CUDA_ARCHS (compute capabilities to compile Veil's kernels
+#                for, e.g. "90"; default: those of the GPUs nvidia-smi lists, else Veil's own
+#                sm_80 + sm_90), PHASES (default "build check bench lenet models", run in the
+#                order given; "cudatests" runs the CUDA, backend, placement and locality tests
+#                alone), CHECK_TIMEOUT (seconds for make check, default 300), TIME_SCALE (every
+#                phase's limit is multiplied by it, default 1: the limits fit 16 cores; 2 slow
+#                cores need about 6), DEADLINE (seconds from the start after which no phase
+#                starts and to which every limit is cut; default none)
 set -u
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 STEP=
@@ -31,6 +35,7 @@ JOBS=${JOBS:-$(nproc)}
 PHASES=${PHASES:-build check bench lenet models}
 CHECK_TIMEOUT=${CHECK_TIMEOUT:-300}
 TIME_SCALE=${TIME_SCALE:-1}
+DEADLINE=${DEADLINE:-0}
 mkdir -p "$OUT" "$WORKDIR/logs" || exit 1
 R="$OUT/gpu-check-report.txt"
 LOGS="$WORKDIR/logs"
@@ -47,6 +52,9 @@ fi
 # (the bundle's where the host has none). Set here so that every step sees the same.
 LIBS_P="$P/usr/lib/x86_64-linux-gnu:$P/lib/x86_64-linux-gnu"
 export LD_LIBRARY_PATH="$SP/lib:$LIBS_P${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# This host's CUDA runtime and cuBLAS, wherever its toolkit lives (a build made elsewhere has the
+# RPATH of that machine's toolkit).
+[ -z "$NVCC" ] || export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$CUDA_DIR/lib64"
 export PKG_CONFIG="$P/usr/bin/pkgconf"
 export PKG_CONFIG_LIBDIR="$SP/lib/pkgconfig:$P/usr/lib/x86_64-linux-gnu/pkgconfig:$P/usr/share/pkgconfig"
 export CPPFLAGS="-I$P/usr/include -I$P/usr/include/x86_64-linux-gnu"
@@ -74,23 +82,36 @@ step_starpu() {
         grep 'STARPU_USE_CUDA \|STARPU_HAVE_HWLOC ' include/starpu_config.h &&
         make -j"$JOBS" && make install && touch "$SP/.veil-built"
 }
+# The -gencode flags for CUDA_ARCHS ("90" or "80 90"); empty: Veil's default (sm_80, sm_90).
+gencode() {
+    for a in ${CUDA_ARCHS:-}; do printf -- '-gencode arch=compute_%s,code=[sm_%s,compute_%s] ' \
+        "$a" "$a" "$a"; done
+}
 step_veil() {
     if [ -n "$NVCC" ]; then cuda="--with-cuda=$CUDA_DIR"; else cuda=--without-cuda; fi
     rm -rf "$B" && mkdir -p "$B" && tar -C "$B" --strip-components=1 -xzf "$VEIL_TGZ" && cd "$B" &&
         ./configure $cuda PROTOC_C="$P/usr/bin/protoc-c" \
-            ONNX_PROTO="$P/usr/include/onnx/onnx.proto" && make -j"$JOBS" && touch "$B/.veil-built"
+            ONNX_PROTO="$P/usr/include/onnx/onnx.proto" || return 1
+    if [ -n "${CUDA_ARCHS:-}" ]; then make -j"$JOBS" VEIL_CUDA_GENCODE="$(gencode)"
+    else make -j"$JOBS"; fi && touch "$B/.veil-built"
 }
 step_check() { make -C "$B" -j"$JOBS" check; }
+CUDA_TESTS="tests/test_codelets_backend tests/test_tasks_cuda_beaver tests/test_tasks_cuda_compare \
+tests/test_tasks_cuda_pool tests/test_graph_placement tests/test_sched_locality"
+step_cudatests() { make -C "$B" -j"$JOBS" check TESTS="$CUDA_TESTS"; }
 step_workers() { "$SP/bin/starpu_machine_display"; }
 step_bench() { "$B/bench/bench_gemm" 1024; }
+step_bench_cuda() { "$B/bench/bench_gemm_cuda" "${GEMM_MAX:-8192}"; }
 step_train() {
     "$B/examples/lenet_fmnist" train --limit 6000 --epochs 1 --batch 64 --data "$DATA" --weights "$W"
 }
 # ncuda all|0: each process's CUDA workers, as StarPU finds them or none (STARPU_NCUDA=0)
 ncuda() { if [ "$1" = 0 ]; then export STARPU_NCUDA=0; else unset STARPU_NCUDA; fi; }
 # infer all|0 IMAGES BATCH: 2 parties and the dealer, all three on the host's GPU(s)
+# With a fourth argument, a trace per process (VEIL_TRACE) and the busy / overlap profile.
 step_infer() {
     ncuda "$1"
+    [ -z "${4:-}" ] || export VEIL_TRACE="$WORKDIR/trace-$4-%d.json"
     "$B/tools/veil-run" -n 2 --dealer --timeout 300 -- \
         "$B/examples/lenet_fmnist" infer --images "$2" --batch "$3" --data "$DATA" --weights "$W"
 }
@@ -109,12 +130,18 @@ elapsed() { echo $(($(date +%s) - T0)); }
 phase() {
     name=$1 limit=$(($2 * TIME_SCALE)) step=$3
     shift 3
+    if [ "$DEADLINE" -gt 0 ]; then
+        left=$((DEADLINE - $(elapsed) - 5))
+        [ "$left" -ge 20 ] || { say "phase $name: not run ($left s before the deadline)"; return 1; }
+        [ "$limit" -le "$left" ] || limit=$left
+    fi
     s=$(date +%s)
     STEP_ARGS="$*" timeout -k 10 "$limit" "$SELF" --step "$step" "$BUNDLE" "$OUT" \
         > "$LOGS/$name.log" 2>&1
     rc=$?
     say "phase $name: rc=$rc, $(($(date +%s) - s)) s (limit $limit s; $(elapsed) s since start)"
     [ $rc -eq 0 ] || { echo "--- last lines of $name.log" >> "$R"; tail -n 25 "$LOGS/$name.log" >> "$R"; }
+    tar -C "$WORKDIR" -czf "$OUT/gpu-check-logs.tar.gz" logs 2>/dev/null
     return $rc
 }
 finish() {
@@ -147,6 +174,8 @@ fi
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L > "$LOGS/nvidia-smi.log" 2>&1; then
     sed 's/^/gpu: /' "$LOGS/nvidia-smi.log" | tee -a "$R"
     say "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)"
+    nvidia-smi --query-gpu=name,memory.total,compute_cap,clocks.max.sm,power.limit \
+        --format=csv,noheader 2>/dev/null | sed 's/^/gpu properties: /' | tee -a "$R"
 else
     say "gpu: none found (nvidia-smi missing or failing): zero CUDA workers, the CUDA tests skip"
 fi
@@ -163,59 +192,103 @@ if [ ! -f "$P/.veil-fixed" ]; then
 fi
 say "pkgconf $("$PKG_CONFIG" --version): hwloc $("$PKG_CONFIG" --modversion hwloc), libzmq $("$PKG_CONFIG" --modversion libzmq), libcrypto $("$PKG_CONFIG" --modversion libcrypto)"
 
-if has build; then
+# ---- the phases, run in the order PHASES names them
+run_build() {
     say "== build"
+    if [ -z "${CUDA_ARCHS+set}" ] && [ -n "$NVCC" ] && command -v nvidia-smi >/dev/null 2>&1; then
+        CUDA_ARCHS=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+            tr -d . | sort -u | tr '\n' ' ')
+        export CUDA_ARCHS
+    fi
     if [ -f "$SP/.veil-built" ]; then say "phase starpu: reused $SP"
     else phase starpu 420 starpu || finish 1
     fi
     grep 'define STARPU_USE_CUDA\|define STARPU_HAVE_HWLOC' "$LOGS/starpu.log" 2>/dev/null | sed 's/^/starpu: /' | tee -a "$R"
     if [ -f "$B/.veil-built" ]; then say "phase veil: reused $B"
-    else phase veil 420 veil || finish 1
+    else
+        say "CUDA kernels for: ${CUDA_ARCHS:-sm_80 and sm_90 (Veil's default)}"
+        phase veil 420 veil || finish 1
     fi
     grep -E '^  (StarPU|CUDA kernels built|CUDA codelets used): ' "$LOGS/veil.log" | sed 's/^ */veil: /' | tee -a "$R"
     grep -c 'warning:' "$LOGS/veil.log" | sed 's/^/veil: compiler warnings: /' | tee -a "$R"
-fi
-[ -f "$B/.veil-built" ] || { say "no Veil build in $B: nothing to run"; finish 1; }
-phase workers 60 workers
-grep -E 'CUDA|CPU' "$LOGS/workers.log" | grep -i 'worker' | head -n 8 | sed 's/^/workers: /' | tee -a "$R"
-CUDA_WORKERS=$(grep -c 'CUDA [0-9]* (' "$LOGS/workers.log")
-say "CUDA workers: $CUDA_WORKERS"
-
-if has check; then
-    say "== make check"
-    phase check "$CHECK_TIMEOUT" check
+}
+# test_RESULT lines of a make check log into the report, and each failing test's log into LOGS
+report_tests() {
     grep -E '^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):' "$B/test-suite.log" 2>/dev/null | tee -a "$R"
     grep -E '^(PASS|SKIP|FAIL|ERROR): tests/test_(tasks_cuda|codelets_backend|graph_placement|sched)' \
-        "$LOGS/check.log" | tee -a "$R"
-    grep -E '^(FAIL|ERROR):' "$LOGS/check.log" | tee -a "$R"
-    mkdir -p "$LOGS/tests" && for f in $(grep -E '^(FAIL|ERROR):' "$LOGS/check.log" | awk '{print $2}'); do
+        "$LOGS/$1.log" | tee -a "$R"
+    grep -E '^(FAIL|ERROR):' "$LOGS/$1.log" | grep -vE 'tests/test_(tasks_cuda|codelets_backend|graph_placement|sched)' | tee -a "$R"
+    mkdir -p "$LOGS/tests" && for f in $(grep -E '^(PASS|SKIP|FAIL|ERROR):' "$LOGS/$1.log" |
+        grep -E '^(FAIL|ERROR)|tasks_cuda|codelets_backend|graph_placement|sched_locality' | awk '{print $2}'); do
         cp "$B/$f.log" "$LOGS/tests/" 2>/dev/null
     done
-fi
-if has bench; then
-    say "== bench_gemm (CPU ring GEMM against the naive loop; see docs/gpu.md)"
-    phase bench 120 bench && grep -v '^#' "$LOGS/bench.log" | tail -n 12 >> "$R"
-fi
-if has lenet; then
-    say "== LeNet-5 on Fashion-MNIST (2 parties + dealer; CUDA workers: all, then none)"
-    if phase train 120 train; then
-        tail -n 1 "$LOGS/train.log" | tee -a "$R"
-        for nc in all 0; do
-            for ib in "100 100" "20 1"; do
-                set -- $ib
-                name="infer-b$2-cuda$nc"
-                phase "$name" 300 infer "$nc" "$1" "$2" && grep -E '^(\[p1\] )?model=' "$LOGS/$name.log" | tee -a "$R"
-            done
-        done
+}
+run_check() {
+    say "== make check"
+    phase check "$CHECK_TIMEOUT" check
+    report_tests check
+}
+run_cudatests() {
+    say "== the CUDA, backend, placement and locality tests"
+    phase cudatests 240 cudatests
+    report_tests cudatests
+}
+run_bench() {
+    if [ -x "$B/bench/bench_gemm_cuda" ]; then
+        say "== bench_gemm_cuda (the ring GEMM's CUDA implementations against cuBLAS DGEMM)"
+        phase bench-cuda 120 bench_cuda; grep -E '^(#|\|)' "$LOGS/bench-cuda.log" >> "$R"
     fi
-fi
-if has models; then
+    say "== bench_gemm (the CPU ring GEMM, one core)"
+    phase bench 120 bench && grep -v '^#' "$LOGS/bench.log" | tail -n 12 >> "$R"
+}
+run_lenet() {
+    say "== LeNet-5 on Fashion-MNIST (2 parties + dealer; CUDA workers: all, then none)"
+    if [ -f "$W" ]; then say "phase train: reused $W"
+    else phase train 120 train && tail -n 1 "$LOGS/train.log" | tee -a "$R" || return 1
+    fi
+    for nc in all 0; do
+        for ib in "100 100" "20 1"; do
+            set -- $ib
+            name="infer-b$2-cuda$nc"
+            # the batch-100 runs traced: the busy / overlap profile of each party
+            tr=; [ "$2" = 100 ] && tr=$name
+            phase "$name" 300 infer "$nc" "$1" "$2" $tr &&
+                grep -E 'model=|batch [0-9]+: compute' "$LOGS/$name.log" | tee -a "$R"
+            # the traced run drawn: one lane per worker and per peer (scripts/trace_svg.py)
+            if [ -n "$tr" ] && command -v python3 >/dev/null 2>&1 &&
+                ls "$WORKDIR"/trace-"$name"-*.json >/dev/null 2>&1; then
+                python3 "$(dirname "$SELF")/trace_svg.py" -o "$OUT/trace-$name.svg" --run 0 \
+                    --title "LeNet-5 batch 100, CUDA workers: $nc" "$WORKDIR"/trace-"$name"-*.json \
+                    >> "$LOGS/$name.log" 2>&1 && say "trace: $OUT/trace-$name.svg"
+            fi
+        done
+    done
+}
+run_models() {
     say "== VGG16 and the transformer layer (2 parties + dealer; CUDA workers: all, then none)"
     for m in vgg16 transformer; do
         for nc in all 0; do
             name="$m-cuda$nc"
-            phase "$name" 300 model "$nc" "$m" && grep -E '^(\[p1\] )?model=' "$LOGS/$name.log" | tee -a "$R"
+            phase "$name" 300 model "$nc" "$m" &&
+                grep -E 'model=|run [0-9]+: compute' "$LOGS/$name.log" | tee -a "$R"
         done
     done
-fi
+}
+workers_known=
+for ph in $PHASES; do
+    case $ph in
+    build) run_build ;;
+    check | cudatests | bench | lenet | models)
+        [ -f "$B/.veil-built" ] || { say "no Veil build in $B: nothing to run"; finish 1; }
+        if [ -z "$workers_known" ]; then
+            workers_known=1
+            phase workers 60 workers
+            grep -E 'CUDA|CPU' "$LOGS/workers.log" | grep -i 'worker' | head -n 8 | sed 's/^/workers: /' | tee -a "$R"
+            say "CUDA workers: $(grep -c 'CUDA [0-9]* (' "$LOGS/workers.log")"
+        fi
+        "run_$ph" ;;
+    none) ;;
+    *) say "unknown phase '$ph' (build check cudatests bench lenet models none)"; finish 2 ;;
+    esac
+done
 finish 0

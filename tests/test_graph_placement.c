@@ -42,6 +42,7 @@ struct cfg {
     enum veil_placement placement;
     int devices, ncpu, group;
     int cuda;                  /* the devices are CUDA workers (else CPU workers) */
+    int mixed;                 /* kind AUTO on one GPU: the GPU, then CPU workers (devices.c) */
     enum veil_tp_force tp;
     uint8_t seed_tag;          /* the material seed's distinguishing byte */
     const char *env_name;      /* a variable set to env_value for the children, or NULL */
@@ -117,9 +118,9 @@ static int child(const struct veil_harness_party *me, void *arg)
     o.tp_split = ccfg->tp;
     o.calibrate = ccfg->calibrate;
     o.device_kind = ccfg->cuda ? VEIL_DEVICE_CUDA
-                    : ccfg->env_name && !strcmp(ccfg->env_name, "VEIL_DEVICE_KIND")
-                        ? VEIL_DEVICE_AUTO /* the variable decides */
-                                     : VEIL_DEVICE_CPU;
+                    : ccfg->mixed || (ccfg->env_name && !strcmp(ccfg->env_name, "VEIL_DEVICE_KIND"))
+                        ? VEIL_DEVICE_AUTO /* the variable or the worker counts decide */
+                        : VEIL_DEVICE_CPU;
     veil_party_t *pt = veil_party_open(cur->plan, &o);
     if (!pt && ccfg->cuda && strstr(veil_last_error(), "no CUDA worker")) {
         sh->no_cuda[me->id] = 1; /* no GPU (or no CUDA in StarPU): check_cuda's answer */
@@ -148,8 +149,10 @@ static int child(const struct veil_harness_party *me, void *arg)
     starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
     /* the workers of the party's device kind, device d being ids[d] (veil_party_open's order) */
     int ids[MAXW];
-    const int nw = (int)starpu_worker_get_ids_by_type(
+    int nw = (int)starpu_worker_get_ids_by_type(
         kind == VEIL_DEVICE_CUDA ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER, ids, MAXW);
+    if (kind == VEIL_DEVICE_CUDA && nw == 1 && sh->devices[me->id] > 1) /* one GPU + CPU workers */
+        nw += (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids + 1, MAXW - 1);
     unsigned long long before[MAXW] = {0};
     for (int d = 0; d < nw; d++) {
         struct starpu_profiling_worker_info info;
@@ -204,7 +207,8 @@ static const char *label(const struct cfg *c)
     static char s[64];
     static const char *tp[] = {"", "/rows", "/columns", "/inner"};
     snprintf(s, sizeof s, "%s%s x%d%s%s", veil_placement_name(c->placement), tp[c->tp],
-             c->devices, c->cuda ? " cuda" : "", c->calibrate ? " calibrated" : "");
+             c->devices, c->cuda ? " cuda" : c->mixed ? " gpu+cpu" : "",
+             c->calibrate ? " calibrated" : "");
     return s;
 }
 
@@ -239,7 +243,7 @@ static void check_session(struct veil_test_net *t, struct cfg *c)
     }
     for (int q = 0; q < 2; q++) {
         VT_CHECK(sh->placement[q] == (int)c->placement && sh->devices[q] == c->devices &&
-                     sh->kind[q] == (c->cuda ? VEIL_DEVICE_CUDA : VEIL_DEVICE_CPU),
+                     sh->kind[q] == (c->cuda || c->mixed ? VEIL_DEVICE_CUDA : VEIL_DEVICE_CPU),
                  "%s %s: party %d runs %s over %d %s devices", t->name, label(c), q,
                  veil_placement_name((enum veil_placement)sh->placement[q]), sh->devices[q],
                  veil_device_kind_name((enum veil_device_kind)sh->kind[q]));
@@ -250,7 +254,10 @@ static void check_session(struct veil_test_net *t, struct cfg *c)
                      label(c), q, veil_plan_output_name(p, k));
         unsigned long long total = 0;
         for (int w = 0; w < c->devices; w++) {
-            VT_CHECK(sh->executed[q][w] == sh->pinned[q][w],
+            /* in a mixed set a CPU device also runs unpinned tasks (the material expansion,
+             * which has no CUDA body) */
+            VT_CHECK(c->mixed && w > 0 ? sh->executed[q][w] >= sh->pinned[q][w]
+                                       : sh->executed[q][w] == sh->pinned[q][w],
                      "%s %s: party %d device %d ran %llu tasks, %llu were pinned to it", t->name,
                      label(c), q, w, sh->executed[q][w], sh->pinned[q][w]);
             total += sh->executed[q][w];
@@ -306,7 +313,8 @@ static void check_net(struct veil_test_net *t, int with_three)
 }
 
 /* The same network on CUDA devices (a GPU host with a CUDA-enabled StarPU): SINGLE on one GPU,
- * and DP, TP and HYBRID over two when the party has two, bit-identical to the CPU single-device
+ * DP, TP and HYBRID over two when the party has two, and over the GPU and CPU workers (kind AUTO,
+ * DP, TP and HYBRID over 2 devices, DP over 3) when it has one, bit-identical to the CPU single-device
  * plan of base; the material expansion stays on CPU workers (not pinned). Without a CUDA worker
  * the CUDA session must be refused at open saying so, and the GPU checks are skipped (logged). */
 static int have_cuda = -1; /* unknown until the first CUDA session */
@@ -331,6 +339,18 @@ static void check_cuda(struct veil_test_net *t)
         }
     }
     check_session(t, &one);
+    if (sh->ncuda[0] == 1 && sh->ncuda[1] == 1) {
+        /* one GPU: CPU workers join it as a second device class (sched/devices.c) */
+        struct cfg mixed[] = {
+            {.placement = VEIL_PLACEMENT_DP, .devices = 2, .ncpu = 2, .mixed = 1},
+            {.placement = VEIL_PLACEMENT_TP, .devices = 2, .ncpu = 2, .mixed = 1},
+            {.placement = VEIL_PLACEMENT_HYBRID, .devices = 2, .ncpu = 2, .mixed = 1},
+            {.placement = VEIL_PLACEMENT_DP, .devices = 3, .ncpu = 3, .mixed = 1},
+        };
+        for (size_t c = 0; c < sizeof mixed / sizeof mixed[0]; c++)
+            check_session(t, &mixed[c]);
+        return;
+    }
     if (sh->ncuda[0] < 2 || sh->ncuda[1] < 2)
         return;
     struct cfg two[] = {

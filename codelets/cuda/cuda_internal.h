@@ -62,9 +62,10 @@ void veil_gemm_int_cuda(void *buffers[], void *cl_arg);
 void veil_flatop_cuda(void *buffers[], void *cl_arg);
 #endif
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(CUDART_VERSION)
 /* Launchers: enqueue on stream s and return cudaGetLastError() (no synchronisation). Pointers
- * are device pointers. */
+ * are device pointers. Declared for CUDA sources and for C files that include
+ * cuda_runtime_api.h first (bench/bench_gemm_cuda.c). */
 /** out[i] = veil_ew_apply(op, a[i], y) with y = b[i] (binary ops), p (parameter ops) or unused
  * (unary ops), i < n; operation codes and element math in elementwise_common.h. */
 cudaError_t veil_cuda_elementwise(enum veil_ew_op op, const uint64_t *a, const uint64_t *b,
