@@ -21,7 +21,9 @@
 #                alone), CHECK_TIMEOUT (seconds for make check, default 300), TIME_SCALE (every
 #                phase's limit is multiplied by it, default 1: the limits fit 16 cores; 2 slow
 #                cores need about 6), DEADLINE (seconds from the start after which no phase
-#                starts and to which every limit is cut; default none)
+#                starts and to which every limit is cut; default none), CHECK_TESTS (the tests
+#                the check phase runs; default all), LENET_RUNS (the secure LeNet runs as
+#                IMAGES:BATCH pairs; default "100:100 20:1")
 set -u
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 STEP=
@@ -95,7 +97,10 @@ step_veil() {
     if [ -n "${CUDA_ARCHS:-}" ]; then make -j"$JOBS" VEIL_CUDA_GENCODE="$(gencode)"
     else make -j"$JOBS"; fi && touch "$B/.veil-built"
 }
-step_check() { make -C "$B" -j"$JOBS" check; }
+step_check() {
+    if [ -n "${CHECK_TESTS:-}" ]; then make -C "$B" -j"$JOBS" check TESTS="$CHECK_TESTS"
+    else make -C "$B" -j"$JOBS" check; fi
+}
 CUDA_TESTS="tests/test_codelets_backend tests/test_tasks_cuda_beaver tests/test_tasks_cuda_compare \
 tests/test_tasks_cuda_pool tests/test_graph_placement tests/test_sched_locality"
 step_cudatests() { make -C "$B" -j"$JOBS" check TESTS="$CUDA_TESTS"; }
@@ -247,18 +252,18 @@ run_lenet() {
     else phase train 120 train && tail -n 1 "$LOGS/train.log" | tee -a "$R" || return 1
     fi
     for nc in all 0; do
-        for ib in "100 100" "20 1"; do
-            set -- $ib
+        for ib in ${LENET_RUNS:-100:100 20:1}; do
+            set -- $(echo "$ib" | tr : ' ')
             name="infer-b$2-cuda$nc"
-            # the batch-100 runs traced: the busy / overlap profile of each party
-            tr=; [ "$2" = 100 ] && tr=$name
+            # the batch-100 and larger runs traced: the busy / overlap profile of each party
+            tr=; [ "$2" -ge 100 ] && tr=$name
             phase "$name" 300 infer "$nc" "$1" "$2" $tr &&
                 grep -E 'model=|batch [0-9]+: compute' "$LOGS/$name.log" | tee -a "$R"
             # the traced run drawn: one lane per worker and per peer (scripts/trace_svg.py)
             if [ -n "$tr" ] && command -v python3 >/dev/null 2>&1 &&
                 ls "$WORKDIR"/trace-"$name"-*.json >/dev/null 2>&1; then
                 python3 "$(dirname "$SELF")/trace_svg.py" -o "$OUT/trace-$name.svg" --run 0 \
-                    --title "LeNet-5 batch 100, CUDA workers: $nc" "$WORKDIR"/trace-"$name"-*.json \
+                    --title "LeNet-5 batch $2, CUDA workers: $nc" "$WORKDIR"/trace-"$name"-*.json \
                     >> "$LOGS/$name.log" 2>&1 && say "trace: $OUT/trace-$name.svg"
             fi
         done
@@ -284,7 +289,7 @@ for ph in $PHASES; do
             workers_known=1
             phase workers 60 workers
             grep -E 'CUDA|CPU' "$LOGS/workers.log" | grep -i 'worker' | head -n 8 | sed 's/^/workers: /' | tee -a "$R"
-            say "CUDA workers: $(grep -c 'CUDA [0-9]* (' "$LOGS/workers.log")"
+            say "CUDA workers: $(grep -c 'CUDA [0-9.]* (' "$LOGS/workers.log")"
         fi
         "run_$ph" ;;
     none) ;;

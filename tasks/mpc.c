@@ -559,3 +559,14 @@ int veil_sec_same_layout(const struct veil_sec *a, const struct veil_sec *b)
             return 0;
     return 1;
 }
+
+int veil_sec_to_host(struct veil_sec *t)
+{
+    for (int i = 0; t && t->h && i < t->ntiles; i++) {
+        if (starpu_data_acquire(t->h[i], STARPU_R) != 0)
+            return veil_error(VEIL_ERR_STARPU, "cannot bring tile %d of %d to host memory", i,
+                              t->ntiles);
+        starpu_data_release(t->h[i]);
+    }
+    return VEIL_OK;
+}

@@ -222,6 +222,14 @@ void veil_mpc_release(veil_mpc_t *m, struct veil_sec *t);
 size_t veil_sec_tile_numel(const struct veil_sec *t, int i);
 /** 1 when a and b have the same shape (kind not compared) and the same tiling. */
 int veil_sec_same_layout(const struct veil_sec *a, const struct veil_sec *b);
+/**
+ * Makes t->data hold t's current value in host memory: each tile acquired for reading on main
+ * memory, then released (a tile last written by a task on a GPU is copied back; StarPU never
+ * copies back by itself). Results of open, reveal or any task are read through t->data only after
+ * a veil_mpc_wait and this call. Blocking: never from a task or a callback. An empty tensor (the
+ * dealer's, a reveal meant for another party) is a no-op. VEIL_ERR_STARPU if StarPU refuses.
+ */
+int veil_sec_to_host(struct veil_sec *t);
 
 /* ---- material ----------------------------------------------------------------------------- */
 

@@ -99,6 +99,10 @@ static int crash_party(const struct veil_harness_party *me, void *arg)
 
 int main(void)
 {
+    /* Timeouts of a few seconds are what this test checks; on a GPU host each process's CUDA
+     * set-up (a context per process, under make -j) can take longer than that, and no part of
+     * the test needs a GPU: StarPU starts without CUDA workers. */
+    setenv("STARPU_NCUDA", "0", 1);
     struct veil_harness_result res[VEIL_HARNESS_MAX_PROCS];
     struct veil_harness_opts o = {.nparties = 3, .dealer = 1, .timeout_s = 30, .grace_s = -1};
 

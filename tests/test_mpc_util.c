@@ -272,3 +272,10 @@ void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op, struct veil_test_mp
              now.bytes - before->bytes, bytes);
     *before = now;
 }
+
+const uint64_t *veil_test_host(struct veil_sec *x)
+{
+    VT_CHECK(veil_sec_to_host(x) == VEIL_OK, "bringing a result to host memory: %s",
+             veil_last_error());
+    return x->data;
+}

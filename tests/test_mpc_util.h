@@ -82,4 +82,8 @@ void veil_test_mpc_shared_free(void *p, size_t bytes);
 void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op, struct veil_test_mpc_counters *before,
                               uint64_t rounds, uint64_t bytes);
 
+/** x's words in host memory, read after a veil_mpc_wait (veil_sec_to_host: a tile last written
+ * on a GPU is copied back first); a refusal counts as a test failure. */
+const uint64_t *veil_test_host(struct veil_sec *x);
+
 #endif /* VEIL_TEST_MPC_UTIL_H */

@@ -189,6 +189,10 @@ static int run(struct karg *a, int victim)
 
 int main(void)
 {
+    /* Timeouts of a few seconds are what this test checks; on a GPU host each process's CUDA
+     * set-up (a context per process, under make -j) can take longer than that, and no part of
+     * the test needs a GPU: StarPU starts without CUDA workers. */
+    setenv("STARPU_NCUDA", "0", 1);
     struct karg a;
     void *shared =
         mmap(NULL, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -20,6 +20,7 @@
 #define NWORKERS 2
 
 static atomic_int seen[NWORKERS], ran[NWORKERS];
+static int cpu_ids[NWORKERS]; /* StarPU's ids of the CPU workers (a CUDA worker may come first) */
 
 static int my_nice(void)
 {
@@ -30,8 +31,11 @@ static int my_nice(void)
 static void read_nice(void *arg)
 {
     (void)arg;
-    const int w = starpu_worker_get_id();
-    if (w >= 0 && w < NWORKERS) {
+    const int id = starpu_worker_get_id();
+    int w = 0;
+    while (w < NWORKERS && cpu_ids[w] != id)
+        w++;
+    if (w < NWORKERS) {
         atomic_store(&seen[w], my_nice());
         atomic_fetch_add(&ran[w], 1);
     }
@@ -59,6 +63,8 @@ int main(void)
     }
     VT_CHECK(starpu_cpu_worker_get_count() == NWORKERS, "%u CPU workers, expected %d",
              starpu_cpu_worker_get_count(), NWORKERS);
+    VT_CHECK(starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, cpu_ids, NWORKERS) == NWORKERS,
+             "listing the CPU workers");
     const int main_nice = my_nice(), base = main_nice; /* workers start where the process was */
     check_workers(base, "before");
     VT_CHECK(veil_sched_worker_nice(0) == VEIL_OK, "nice 0: %s", veil_last_error());

@@ -104,8 +104,8 @@ static int body(veil_mpc_t *m, void *arg)
     }
     if (veil_mpc_computes(m)) {
         if (self == 0) {
-            memcpy(j->out, open.data, j->n * 8);
-            memcpy(j->out + j->n, open2.data, j->n * 8);
+            memcpy(j->out, veil_test_host(&open), j->n * 8);
+            memcpy(j->out + j->n, veil_test_host(&open2), j->n * 8);
         }
         struct veil_test_mpc_counters c;
         veil_test_mpc_counters(m, &c);

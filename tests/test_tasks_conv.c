@@ -156,9 +156,9 @@ static int run_geom(veil_mpc_t *m, int gi, struct veil_test_mpc_counters *c)
         VT_CHECK(r[0].ndim == 4 && r[0].dims[2] == s.oh && r[0].dims[3] == s.ow, "y shape");
         VT_CHECK(r[1].ndim == 4 && r[1].dims[1] == g->c && r[1].dims[2] == g->h, "dx shape");
         VT_CHECK(r[2].ndim == 4 && r[2].dims[0] == g->oc && r[2].dims[3] == g->kw, "dw shape");
-        memcpy(out + out_off[gi][0], r[0].data, s.y * 8);
-        memcpy(out + out_off[gi][1], r[1].data, s.x * 8);
-        memcpy(out + out_off[gi][2], r[2].data, s.w * 8);
+        memcpy(out + out_off[gi][0], veil_test_host(&r[0]), s.y * 8);
+        memcpy(out + out_off[gi][1], veil_test_host(&r[1]), s.x * 8);
+        memcpy(out + out_off[gi][2], veil_test_host(&r[2]), s.w * 8);
     }
     struct veil_sec *all[] = {&sx, &sw, &sdy, &y, &dx, &dw, &r[0], &r[1], &r[2]};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

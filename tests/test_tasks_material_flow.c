@@ -66,7 +66,7 @@ static int body(veil_mpc_t *m, void *arg)
         if (rc == VEIL_OK)
             rc = veil_mpc_wait(m);
         if (rc == VEIL_OK && self == 0)
-            memcpy(out + (size_t)c * NUMEL, r.data, NUMEL * 8);
+            memcpy(out + (size_t)c * NUMEL, veil_test_host(&r), NUMEL * 8);
         veil_mpc_release(m, &r);
     }
     VT_CHECK(rc == VEIL_OK, "reveal: %s", veil_last_error());

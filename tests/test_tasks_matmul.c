@@ -110,8 +110,8 @@ static int body(veil_mpc_t *m, void *arg)
     if (veil_mpc_self(m) == 0) {
         VT_CHECK(r[0].ndim == 2 && r[0].dims[0] == A && r[0].dims[1] == C, "z is a x c");
         for (int i = 0; i < 3; i++)
-            memcpy(out + i * A * C, r[i].data, A * C * 8);
-        memcpy(out + 3 * A * C, r[3].data, LA * LC * 8);
+            memcpy(out + i * A * C, veil_test_host(&r[i]), A * C * 8);
+        memcpy(out + 3 * A * C, veil_test_host(&r[3]), LA * LC * 8);
     }
     struct veil_sec *all[] = {&sx, &sy, &su, &sv, &slx, &sly};
     for (size_t i = 0; i < 6; i++)

@@ -31,6 +31,12 @@ struct run {
     char sec[VEIL_NET_MAX_PROCS][VEIL_Z85_KEY_CHARS + 1];
 };
 
+/* t's words in host memory (a tile last written on a GPU is copied back); after a wait. */
+static void to_host(struct veil_sec *t)
+{
+    VT_CHECK(veil_sec_to_host(t) == VEIL_OK, "to host memory: %s", veil_last_error());
+}
+
 static struct run the_run; /* what every run hands its processes (forked: a copy each) */
 static int tfp; /* the run is in trusted-first-party mode */
 
@@ -119,6 +125,11 @@ static int sequence(veil_mpc_t *m)
         return 1;
     }
     if (party) {
+        struct veil_sec *read[] = {&d, &pub_all, &pub_one, &mask_open};
+        for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
+            to_host(read[i]);
+        for (int i = 0; i < nmat; i++)
+            to_host(&mat[i]);
         for (size_t i = 0; i < N_ELEMS; i++) {
             uint64_t want = 3 * (x[i] + y[i]) + 7;
             if (pub_all.data[i] != want) {
@@ -196,6 +207,7 @@ static int sequence(veil_mpc_t *m)
         veil_mpc_reveal(m, &sreal, -1, &preal) != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
         VT_CHECK(0, "process %d: real input: %s", self, veil_last_error());
     } else if (party) {
+        to_host(&preal);
         for (int i = 0; i < 4; i++)
             VT_CHECK(veil_fixed_decode(preal.data[i], f) == real[i], "real input %d", i);
     }

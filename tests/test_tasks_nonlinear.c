@@ -115,7 +115,7 @@ static int body(veil_mpc_t *m, void *arg)
             return 1;
         }
         if (self == 0)
-            memcpy(out + (size_t)fn * NUMEL, r.data, NUMEL * 8);
+            memcpy(out + (size_t)fn * NUMEL, veil_test_host(&r), NUMEL * 8);
         veil_mpc_release(m, &x);
         veil_mpc_release(m, &y);
         veil_mpc_release(m, &r);

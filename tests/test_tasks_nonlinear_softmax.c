@@ -82,7 +82,7 @@ static int body(veil_mpc_t *m, void *arg)
             return 1;
         }
         if (self == 0)
-            memcpy(out + (size_t)c * MAXN, r.data, n * 8);
+            memcpy(out + (size_t)c * MAXN, veil_test_host(&r), n * 8);
         veil_mpc_release(m, &x);
         veil_mpc_release(m, &y);
         veil_mpc_release(m, &r);

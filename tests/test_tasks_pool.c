@@ -117,14 +117,14 @@ static int body(veil_mpc_t *m, void *arg)
     if (veil_mpc_computes(m)) {
         if (self == 0) {
             for (int i = 0; i < NK; i++) {
-                memcpy(j->out + off_max[i], o_mx[i].data, ROWS * 8);
-                memcpy(j->out + off_oh[i], o_oh[i].data, ROWS * ks[i] * 8);
+                memcpy(j->out + off_max[i], veil_test_host(&o_mx[i]), ROWS * 8);
+                memcpy(j->out + off_oh[i], veil_test_host(&o_oh[i]), ROWS * ks[i] * 8);
             }
-            memcpy(j->out + off_y2, o_y2.data, OUT2 * 8);
-            memcpy(j->out + off_route, o_route.data, OUT2 * 4 * 8);
-            memcpy(j->out + off_dx, o_dx.data, IMG * 8);
-            memcpy(j->out + off_y3, o_y3.data, OUT3 * 8);
-            memcpy(j->out + off_ya, o_ya.data, OUT2 * 8);
+            memcpy(j->out + off_y2, veil_test_host(&o_y2), OUT2 * 8);
+            memcpy(j->out + off_route, veil_test_host(&o_route), OUT2 * 4 * 8);
+            memcpy(j->out + off_dx, veil_test_host(&o_dx), IMG * 8);
+            memcpy(j->out + off_y3, veil_test_host(&o_y3), OUT3 * 8);
+            memcpy(j->out + off_ya, veil_test_host(&o_ya), OUT2 * 8);
         }
         struct veil_test_mpc_counters c;
         veil_test_mpc_counters(m, &c);

@@ -63,10 +63,10 @@ static int body(veil_mpc_t *m, void *arg)
     }
     if (veil_mpc_computes(m)) {
         if (self == 0) {
-            memcpy(j->out, oy.data, j->n * 8);
-            memcpy(j->out + j->n, om.data, j->n * 8);
-            memcpy(j->out + 2 * j->n, oz.data, j->n * 8);
-            memcpy(j->out + 3 * j->n, omx.data, j->n * 8);
+            memcpy(j->out, veil_test_host(&oy), j->n * 8);
+            memcpy(j->out + j->n, veil_test_host(&om), j->n * 8);
+            memcpy(j->out + 2 * j->n, veil_test_host(&oz), j->n * 8);
+            memcpy(j->out + 3 * j->n, veil_test_host(&omx), j->n * 8);
         }
         struct veil_test_mpc_counters c;
         veil_test_mpc_counters(m, &c);

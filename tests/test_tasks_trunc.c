@@ -88,9 +88,9 @@ static int body(veil_mpc_t *m, void *arg)
         return 1;
     }
     if (self == 0) {
-        memcpy(out, r[0].data, n_run * 8);
+        memcpy(out, veil_test_host(&r[0]), n_run * 8);
         for (int i = 1; i < 4; i++)
-            memcpy(out + MAXN + (size_t)(i - 1) * SMALLN, r[i].data, SMALLN * 8);
+            memcpy(out + MAXN + (size_t)(i - 1) * SMALLN, veil_test_host(&r[i]), SMALLN * 8);
     }
     struct veil_sec *all[] = {&sx, &ss, &sa, &sb};
     for (int i = 0; i < 4; i++) {

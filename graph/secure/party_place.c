@@ -38,6 +38,19 @@ static int resolve_device_kind(veil_party_t *me, const char *env)
     return VEIL_OK;
 }
 
+/* The first n workers of a type into ids; how many there were (at most n). StarPU's
+ * starpu_worker_get_ids_by_type fails (-ERANGE) when the array is shorter than the type's whole
+ * worker count, so all are listed first: a party placing over 2 of a host's 15 CPU workers. */
+static int first_workers(enum starpu_worker_archtype type, int *ids, int n)
+{
+    int all[STARPU_NMAXWORKERS];
+    const int got = starpu_worker_get_ids_by_type(type, all, STARPU_NMAXWORKERS);
+    const int k = got < 0 ? 0 : got < n ? got : n;
+    for (int i = 0; i < k; i++)
+        ids[i] = all[i];
+    return k;
+}
+
 /* The devices: the kind resolved (AUTO: CUDA when StarPU has CUDA workers) and the count checked
  * against StarPU's workers (sched/devices.c; one GPU takes CPU workers beside it). */
 static int resolve_devices(veil_party_t *me)
@@ -133,10 +146,9 @@ int veil_party_place(veil_party_t *me)
     /* the devices are the first ndev workers of the kind (resolve_devices checked that there
      * are that many); past a single CUDA worker, CPU workers (sched/devices.c) */
     int workers[VEIL_PLACE_MAX_DEV];
-    int got = (int)starpu_worker_get_ids_by_type(kind_type(me->kind), workers, (unsigned)me->ndev);
+    int got = first_workers(kind_type(me->kind), workers, me->ndev);
     if (me->kind == VEIL_DEVICE_CUDA && got == 1 && me->ndev > 1)
-        got += (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, workers + 1,
-                                                  (unsigned)(me->ndev - 1));
+        got += first_workers(STARPU_CPU_WORKER, workers + 1, me->ndev - 1);
     if (got < me->ndev)
         return veil_error(VEIL_ERR_STARPU, "veil_party_open: StarPU listed %d of %d %s workers",
                           got, me->ndev, veil_device_kind_name(me->kind));

@@ -52,16 +52,14 @@ static void counters(veil_party_t *me, struct veil_run_stats *s)
     }
 }
 
-/* Decodes a revealed output into out (numel doubles). The barrier is behind us; acquiring each
- * tile brings it to main memory should it live on a device. */
+/* Decodes a revealed output into out (numel doubles). The barrier is behind us; the tiles are
+ * brought to main memory first should they live on a device. */
 int veil_party_decode(veil_party_t *me, struct veil_pub *r, double *out)
 {
-    for (int t = 0; t < r->ntiles; t++)
-        if (starpu_data_acquire(r->h[t], STARPU_R) != 0)
-            return veil_error(VEIL_ERR_STARPU, "veil_run: cannot read a revealed output");
+    if (veil_sec_to_host(r) != VEIL_OK)
+        return veil_error(VEIL_ERR_STARPU, "veil_run: cannot read a revealed output: %s",
+                          veil_last_error());
     veil_fixed_decode_array(r->data, r->numel, me->p->opts.frac_bits, out);
-    for (int t = 0; t < r->ntiles; t++)
-        starpu_data_release(r->h[t]);
     return VEIL_OK;
 }
 
