@@ -175,8 +175,8 @@ static int body(veil_mpc_t *m, void *arg)
         for (int i = 0; i < NRUN; i++) {
             VT_CHECK(r[i].ndim == 2 && r[i].dims[0] == rows[i] && r[i].dims[1] == C,
                      "z %d is rows x C", i);
-            memcpy(out + (size_t)i * 11 * C, r[i].data, rows[i] * C * 8);
-            memcpy(out + NRUN * 11 * C + (size_t)i * YMAX, r[NRUN + i].data,
+            memcpy(out + (size_t)i * 11 * C, veil_test_host(&r[i]), rows[i] * C * 8);
+            memcpy(out + NRUN * 11 * C + (size_t)i * YMAX, veil_test_host(&r[NRUN + i]),
                    batches[i] * COC * CH * CH * 8);
         }
     }
