@@ -163,3 +163,29 @@ void veil_locality_staging_free(void *p, size_t len, int flags)
         veil_aligned_free(p);
     }
 }
+
+int veil_locality_cuda_conf(const struct veil_locality *c, struct starpu_conf *conf)
+{
+    /* STARPU_NCUDA (read into conf->ncuda by starpu_conf_init) or an application's explicit
+     * list wins; StarPU itself prefers STARPU_WORKERS_CUDAID to what conf says */
+    if (c == NULL || conf == NULL || c->ngpus <= 0 || conf->ncuda >= 0 ||
+        conf->use_explicit_workers_cuda_gpuid)
+        return 0;
+    conf->use_explicit_workers_cuda_gpuid = 1;
+    for (int i = 0; i < c->ngpus && i < STARPU_NMAXWORKERS; i++)
+        conf->workers_cuda_gpuid[i] = (unsigned)c->gpus[i];
+    conf->ncuda = c->ngpus;
+    return 1;
+}
+
+int veil_locality_starpu_conf(struct starpu_conf *conf)
+{
+    pthread_once(&proc_once, proc_init);
+    if (proc_topo == NULL)
+        return 0; /* one NUMA node: every GPU is as near as any other, StarPU takes them all */
+    const int set = veil_locality_cuda_conf(&proc_choice, conf);
+    if (set)
+        VEIL_LOG_INFO("locality: StarPU's CUDA workers on the %d GPUs near NUMA node %d",
+                      proc_choice.ngpus, proc_choice.numa);
+    return set;
+}

@@ -146,6 +146,22 @@ int veil_locality_choose(const struct veil_topo *t, int party, struct veil_local
 int veil_locality_print(const struct veil_topo *t, const struct veil_locality *c, FILE *f);
 
 /**
+ * Fills a starpu_conf (from starpu_conf_init) so that StarPU's CUDA workers are c's GPUs: ncuda
+ * and the explicit device list. Changes nothing (returns 0) when c names no GPU or when conf
+ * already fixes the CUDA devices (STARPU_NCUDA set, or an explicit list); 1 when it set them.
+ * StarPU still prefers STARPU_WORKERS_CUDAID to the list.
+ */
+struct starpu_conf;
+int veil_locality_cuda_conf(const struct veil_locality *c, struct starpu_conf *conf);
+
+/**
+ * veil_locality_cuda_conf with this process's choice (party 0 of its host, as for the network
+ * thread), before starpu_init (veil_party_open). On a machine with one NUMA node nothing is
+ * chosen and conf is left as it is. Returns what veil_locality_cuda_conf returned.
+ */
+int veil_locality_starpu_conf(struct starpu_conf *conf);
+
+/**
  * Binds the calling thread (the network I/O thread) to the cores of this process's NUMA node,
  * chosen once per process as party 0 of the host (one party per host is the deployment; parties
  * sharing a host share its NIC). On a machine with one NUMA node nothing is bound. Never fails:

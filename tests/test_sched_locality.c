@@ -3,7 +3,9 @@
  * (tests/data/2pkg-8gpu.xml, an InfiniBand NIC per package) party 0 takes ib0, NUMA node 0 (4
  * PUs) and GPUs 0-3, party 1 ib1, node 1 and GPUs 4-7, party 2 ib0 again; with the GPU and NIC
  * attached machine-wide (2pkg-machine-gpu.xml) parties spread over the two nodes by index and
- * both see the one GPU; the choice prints as veil-topo shows it; bad arguments are refused. On
+ * both see the one GPU; StarPU's CUDA devices are set from the choice (GPUs 0-3 / 4-7) unless
+ * STARPU_NCUDA fixed them, and left alone when no GPU is chosen; the choice prints as veil-topo
+ * shows it; bad arguments are refused. On
  * this machine the staging memory the network pool uses is writable and freed, and it is
  * page-locked exactly when StarPU runs with a CUDA worker and the CUDA kernels are built in
  * (before starpu_init: never), and the network thread's binding call returns. */
@@ -47,6 +49,36 @@ static void check_choice(const struct veil_topo *t, int party, const char *nic, 
                  first_gpu + i);
 }
 
+/* StarPU's CUDA devices from party's choice: its GPUs, unless STARPU_NCUDA already fixed them. */
+static void check_cuda_conf(const struct veil_topo *t, int party, int first_gpu, int ngpus)
+{
+    struct veil_locality c;
+    struct starpu_conf conf;
+    VT_CHECK(veil_locality_choose(t, party, &c) == VEIL_OK, "choose %d", party);
+    starpu_conf_init(&conf);
+    conf.ncuda = -1; /* as with STARPU_NCUDA unset */
+    conf.use_explicit_workers_cuda_gpuid = 0;
+    VT_CHECK(veil_locality_cuda_conf(&c, &conf) == 1 && conf.ncuda == ngpus &&
+                 conf.use_explicit_workers_cuda_gpuid == 1,
+             "party %d: StarPU given %d CUDA devices, want %d", party, conf.ncuda, ngpus);
+    for (int i = 0; i < ngpus; i++)
+        VT_CHECK(conf.workers_cuda_gpuid[i] == (unsigned)(first_gpu + i),
+                 "party %d: CUDA worker %d on device %u, want %d", party, i,
+                 conf.workers_cuda_gpuid[i], first_gpu + i);
+    starpu_conf_init(&conf);
+    conf.ncuda = 0; /* STARPU_NCUDA=0 */
+    VT_CHECK(veil_locality_cuda_conf(&c, &conf) == 0 && conf.ncuda == 0 &&
+                 conf.use_explicit_workers_cuda_gpuid == 0,
+             "party %d: STARPU_NCUDA=0 overridden", party);
+    c.ngpus = 0;
+    starpu_conf_init(&conf);
+    conf.ncuda = -1;
+    conf.use_explicit_workers_cuda_gpuid = 0;
+    VT_CHECK(veil_locality_cuda_conf(&c, &conf) == 0 && conf.ncuda == -1 &&
+                 conf.use_explicit_workers_cuda_gpuid == 0,
+             "no GPU chosen: conf changed");
+}
+
 static void check_synthetic(void)
 {
     struct veil_topo *t = load("2pkg-8gpu.xml");
@@ -55,6 +87,8 @@ static void check_synthetic(void)
     check_choice(t, 0, "ib0", 0, 4, 0, 4);
     check_choice(t, 1, "ib1", 1, 4, 4, 4);
     check_choice(t, 2, "ib0", 0, 4, 0, 4);
+    check_cuda_conf(t, 0, 0, 4);
+    check_cuda_conf(t, 1, 4, 4);
     struct veil_locality c;
     char *text = NULL;
     size_t len = 0;

@@ -219,7 +219,12 @@ veil_party_t *veil_party_open(const veil_plan_t *p, const struct veil_party_opti
     int rc = open_config(me, &cfg);
     if (rc != VEIL_OK)
         goto fail;
-    if (starpu_init(NULL) != 0) {
+    /* StarPU's CUDA workers: the GPUs near this host's NIC where hwloc shows a choice
+     * (sched/locality.c), unless STARPU_NCUDA or STARPU_WORKERS_CUDAID say otherwise */
+    struct starpu_conf sconf;
+    starpu_conf_init(&sconf);
+    veil_locality_starpu_conf(&sconf);
+    if (starpu_init(&sconf) != 0) {
         rc = veil_error(VEIL_ERR_STARPU, "veil_party_open: starpu_init failed (no worker? check "
                                          "STARPU_NCPU and the StarPU environment)");
         goto fail;
