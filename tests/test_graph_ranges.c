@@ -3,10 +3,12 @@
  * weights of 1000 sums to 1.92e9, beyond the 2^30 a sum of products may reach before its
  * truncation at f = 16 (the secure truncation's |x| < 2^62 words: the secure run wraps it
  * silently), and is reported OVER at that node with the exact sum, while its input is NEAR and
- * everything else OK; a row whose positive and negative products cancel has a final sum of 0
- * (OK) and a largest partial sum of 9.6e8; a softmax row spread of 102 (beyond exp's domain, 64)
- * is NEAR, 3 is OK; a reciprocal of -1 is OVER (the fixed-point run refuses it) and the node
- * reading it UNREACHED, a reciprocal of values in [0.5, 4] OK; a layer-norm row of variance
+ * everything else OK; the secure run (N = 2) of that model indeed returns wrong sums (off by
+ * multiples of 2^32) where the plaintext FIXED run, exact to 2^63 words, gives 1.92e9; a row
+ * whose positive and negative products cancel has a final sum of 0 (OK, and the secure run
+ * gives 0 to one ulp) and a largest partial sum of 9.6e8; a softmax row spread of 102 (beyond exp's
+ * domain, 64) is NEAR, 3 is OK; a reciprocal of -1 is OVER (the fixed-point run refuses it) and the
+ * node reading it UNREACHED, a reciprocal of values in [0.5, 4] OK; a layer-norm row of variance
  * 800 is OVER at the variance (2^8 is the inverse square root's domain), a constant row is not
  * measured; an exp of 20 is OVER and one of 1 NEAR; a well-scaled conv / pool / dense / layer
  * norm / gelu / softmax model is all OK over two runs, which the report accumulates. Bad input:
@@ -15,6 +17,8 @@
 #include "config.h"
 
 #include "test_graph_plain_util.h"
+#include "test_graph_util.h"
+#include "test_mpc_util.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -61,24 +65,46 @@ static veil_range_report_t *check(const veil_plan_t *p, const struct veil_feed *
     return r;
 }
 
+/* The secure run of p (N = 2, a dealer) on f: output 0 of party 1 into y (n values); 0, or 1
+ * after counting a failure. */
+struct shared {
+    double y[3][64];
+    struct veil_run_stats stats[4];
+};
+static struct shared *sh;
+
+static int secure(const veil_plan_t *p, const struct veil_feed *f, size_t nf, double *y, size_t n)
+{
+    struct veil_test_graph_step st = {
+        .plan = p, .feeds = f, .nfeeds = nf, .y = &sh->y[0][0], .y_stride = 64, .stats = sh->stats};
+    struct veil_test_graph_opts o = {.nparties = 2, .dealer = 1};
+    memset(sh, 0, sizeof *sh);
+    if (veil_test_graph_run(&o, veil_test_graph_step_child, &st, NULL) != VEIL_OK) {
+        VT_CHECK(0, "the secure run failed");
+        return 1;
+    }
+    memcpy(y, sh->y[1], n * sizeof *y);
+    return 0;
+}
+
 static void test_dense_overflow(void)
 {
     veil_graph_t *g = veil_graph_new("ovf");
-    const size_t xd[2] = {1, 64}, wd[2] = {64, 4};
+    const size_t xd[2] = {1, 64}, wd[2] = {64, 64};
     veil_node_t *x = veil_input(g, "x", 1, 2, xd), *w = veil_param(g, "w", 0, 2, wd);
-    veil_reveal(g, veil_relu(g, "act", veil_dense(g, "fc", x, w, NULL)), 1);
+    veil_reveal(g, veil_relu(g, "act", veil_dense(g, "fc", x, w, NULL)), VEIL_ALL_PARTIES);
     veil_plan_t *p = compile(g);
-    static double xv[64], wv[256];
-    for (size_t i = 0; i < 256; i++)
+    static double xv[64], wv[64 * 64], y[64];
+    for (size_t i = 0; i < 64 * 64; i++)
         wv[i] = 1000;
     for (size_t i = 0; i < 64; i++)
         xv[i] = 30000;
-    struct veil_feed f[2] = {{"x", xv, 64}, {"w", wv, 256}};
+    struct veil_feed f[2] = {{"x", xv, 64}, {"w", wv, 64 * 64}};
     veil_range_report_t *r = p ? check(p, f, 2) : NULL;
     if (r) {
         const struct veil_range_check *c = row(r, "fc", "accumulation");
         VT_CHECK(c && c->max == 1.92e9 && c->min == 1.92e9 && c->peak == 1.92e9 &&
-                     c->limit == ldexp(1, 30) && c->count == 4 && c->margin < 0,
+                     c->limit == ldexp(1, 30) && c->count == 64 && c->margin < 0,
                  "fc: max %g min %g peak %g limit %g count %zu margin %g", c ? c->max : 0,
                  c ? c->min : 0, c ? c->peak : 0, c ? c->limit : 0, c ? c->count : 0,
                  c ? c->margin : 0);
@@ -106,8 +132,20 @@ static void test_dense_overflow(void)
                  "printed table:\n%s", buf);
     }
     veil_range_report_destroy(&r);
-    /* +30000 on the first 32 inputs, -30000 on the others: the final sum is 0, the largest
-     * partial 32 * 3e7 */
+    /* what OVER means: the plaintext FIXED run, whose floor truncation holds up to 2^63 words,
+     * gives 1.92e9, but the secure truncation (|x| < 2^62 words) wraps: off by multiples of
+     * 2^(64-2f) = 4.3e9 (each output wrong with probability about 0.4; 64 outputs) */
+    double *outs[1] = {y};
+    VT_CHECK(p && veil_plain_run(p, VEIL_PLAIN_FIXED, f, 2, outs) == VEIL_OK && y[0] == 1.92e9,
+             "plain FIXED: %g", y[0]);
+    int off = 0;
+    if (p && secure(p, f, 2, y, 64) == 0)
+        for (size_t i = 0; i < 64; i++)
+            off += fabs(y[i] - 1.92e9) > 1e9;
+    VT_CHECK(off > 0, "the secure run did not wrap any of the 64 sums");
+    veil_test_log("secure run: %d of 64 outputs wrapped", off);
+    /* +30000 on the first 32 inputs, -30000 on the others: the final sum is 0 (OK, and the secure
+     * run gives 0 to its truncation's ulp), the largest partial 32 * 3e7 */
     for (size_t i = 32; i < 64; i++)
         xv[i] = -30000;
     r = p ? check(p, f, 2) : NULL;
@@ -117,6 +155,9 @@ static void test_dense_overflow(void)
                  "cancelling row: max_abs %g peak %g", c ? c->max_abs : 0, c ? c->peak : 0);
     }
     veil_range_report_destroy(&r);
+    if (p && secure(p, f, 2, y, 64) == 0)
+        for (size_t i = 0; i < 64; i++)
+            VT_CHECK(fabs(y[i]) <= ldexp(1, -16), "cancelling row, secure: %g", y[i]);
     veil_plan_destroy(&p);
     veil_graph_destroy(&g);
 }
@@ -300,10 +341,14 @@ static void test_well_scaled(void)
 
 int main(void)
 {
+    sh = veil_test_mpc_shared(sizeof *sh);
+    if (!sh)
+        return 1;
     test_dense_overflow();
     test_softmax_spread();
     test_reciprocal_domain();
     test_layernorm_exp();
     test_well_scaled();
+    veil_test_mpc_shared_free(sh, sizeof *sh);
     return veil_test_status();
 }
