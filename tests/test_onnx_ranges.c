@@ -4,9 +4,10 @@
  * truncation, beyond 2^30 at f = 16, so the table marks the dense node's accumulation OVER (with
  * the sum printed) and the exit status is 4; inputs of 1 give every row OK and exit 0; with
  * --batch 1 over three examples the one that overflows is found (exit 4, the report over every
- * batch) and three quiet ones pass (exit 0, "3 examples in 3 batches of 1"). Bad input: no input
- * file (usage, exit 2), the stripped model (its weights are what is checked: refused, non-zero,
- * naming the missing values).
+ * batch) and three quiet ones in batches of 2 pass (exit 0, "3 examples in 2 batches of 2"); the
+ * first run's output equals README.md's, line for line. Bad input: no input file (usage, exit 2),
+ * the stripped model (its weights are what is checked: refused, non-zero, naming the missing
+ * values).
  */
 #include "config.h"
 
@@ -115,6 +116,17 @@ int main(void)
               strstr(out, "a sum of products passes 2^62") && line_with("x ", "value", "NEAR") &&
               strstr(out, "summary: ") && strstr(out, " 1 OVER"),
           "inputs of 30000: the table does not show the dense node OVER:\n%s", out);
+    /* the same run from its folder prints what README.md shows, line for line */
+    const char *srcdir = getenv("VEIL_TOP_SRCDIR");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' check-ranges big.onnx big.npy > readme.out 2>&1; "
+             "sed -n '/^\\$ veil-onnx check-ranges big.onnx big.npy$/,/^```$/p' '%s/README.md' "
+             "| sed '1d;$d' > readme.want && [ -s readme.want ] && diff readme.want readme.out",
+             tmp, tool, srcdir ? srcdir : "..");
+    fflush(stdout);
+    rc = system(cmd);
+    CHECK(rc == 0, "veil-onnx check-ranges big.onnx big.npy does not print what README.md shows");
     snprintf(args, sizeof args, "check-ranges '%s' '%s/one.npy'", model, tmp);
     rc = run(args);
     CHECK(rc == 0 && strstr(out, " 0 NEAR, 0 OVER, 0 UNREACHED") &&
@@ -149,7 +161,6 @@ int main(void)
     CHECK(rc != 0 && rc != 4 && strstr(out, "fc.weight"), "the stripped model: exit %d:\n%s", rc,
           out);
 
-    char cmd[1100];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0)
         failures++;

@@ -335,11 +335,11 @@ void veil_range_report_print(const veil_range_report_t *r, void *file)
         return;
     fprintf(f,
             "range check of %s: %zu run%s of the fixed-point plaintext executor, %d "
-            "fractional bits (NEAR: within %d bits of a limit, or outside an op's accurate "
-            "range)\n",
+            "fractional bits\n(margin: bits to the domain's nearest end; NEAR: under %d, or "
+            "outside an op's accurate range)\n",
             r->p->model[0] ? r->p->model : "the plan", r->runs, r->runs == 1 ? "" : "s",
             r->p->opts.frac_bits, VEIL_RANGE_NEAR_BITS);
-    fprintf(f, "%-20s %-12s %-12s %11s %11s  %-24s %7s  %s\n", "node", "op", "quantity", "min",
+    fprintf(f, "%-16s %-11s %-12s %10s %10s  %-23s %6s  %s\n", "node", "op", "quantity", "min",
             "max", "domain", "margin", "verdict");
     for (size_t i = 0; i < r->nrows; i++) {
         const struct veil_range_check *c = &r->rows[i].c;
@@ -350,7 +350,7 @@ void veil_range_report_print(const veil_range_report_t *r, void *file)
             snprintf(mx, sizeof mx, "%.4g", c->max);
             snprintf(mg, sizeof mg, "%.2f", c->margin); /* inf, -inf: an open side */
         }
-        fprintf(f, "%-20s %-12s %-12s %11s %11s  %-24s %7s  %s\n", c->node, c->op, c->quantity, mn,
+        fprintf(f, "%-16s %-11s %-12s %10s %10s  %-23s %6s  %s\n", c->node, c->op, c->quantity, mn,
                 mx, dom, mg, veil_range_verdict_name(c->verdict));
         if (c->verdict != VEIL_RANGE_OK)
             fprintf(f, "    %s: %s\n", c->node, c->note);
