@@ -4,16 +4,18 @@
  * truncation at f = 16 (the secure truncation's |x| < 2^62 words: the secure run wraps it
  * silently), and is reported OVER at that node with the exact sum, while its input is NEAR and
  * everything else OK; the secure run (N = 2) of that model indeed returns wrong sums (off by
- * multiples of 2^32) where the plaintext FIXED run, exact to 2^63 words, gives 1.92e9; a row
- * whose positive and negative products cancel has a final sum of 0 (OK, and the secure run
- * gives 0 to one ulp) and a largest partial sum of 9.6e8; a softmax row spread of 102 (beyond exp's
- * domain, 64) is NEAR, 3 is OK; a reciprocal of -1 is OVER (the fixed-point run refuses it) and the
- * node reading it UNREACHED, a reciprocal of values in [0.5, 4] OK; a layer-norm row of variance
- * 800 is OVER at the variance (2^8 is the inverse square root's domain), a constant row is not
- * measured; an exp of 20 is OVER and one of 1 NEAR; a well-scaled conv / pool / dense / layer
- * norm / gelu / softmax model is all OK over two runs, which the report accumulates. Bad input:
- * NULL arguments, a missing feed (named), a report of another plan. The printed table names
- * the OVER node and the summary. */
+ * multiples of 2^32) where the plaintext FIXED run, exact to 2^63 words, gives 1.92e9; a row whose
+ * positive and negative products cancel has a final sum of 0 (OK, and the secure run gives 0 to
+ * one ulp) and a largest partial sum of 9.6e8; a softmax row spread of 102 (beyond exp's domain,
+ * 64) is NEAR, 3 is OK; a reciprocal of -1 is OVER (the fixed-point run refuses it) and the node
+ * reading it UNREACHED, a reciprocal of values in [0.5, 4] OK; a div by 0 is OVER at its divisor
+ * (the quotients of the other elements measured), a feed of 1e15 (beyond the encoder) OVER and
+ * refused, the div after it UNREACHED; a layer-norm row of variance 800 is OVER at the variance
+ * (2^8 is the inverse square root's domain), a constant row is not measured; an exp of 20 is OVER
+ * and one of 1 NEAR; a well-scaled conv / pool / dense / layer norm / gelu / softmax model is all
+ * OK over two runs, which the report accumulates. Bad input: NULL arguments, a missing feed
+ * (named), a report of another plan. The printed table names the OVER node and the summary.
+ */
 #include "config.h"
 
 #include "test_graph_plain_util.h"
@@ -227,6 +229,44 @@ static void test_reciprocal_domain(void)
     veil_graph_destroy(&g);
 }
 
+/* div by 0: the divisor OVER (the fixed-point run refuses it), the quotients of the other
+ * elements measured, the value not reached; a feed beyond the encoder's 2^46: the leaf OVER,
+ * refused, and the div not reached. */
+static void test_div_and_encoder(void)
+{
+    veil_graph_t *g = veil_graph_new("dv");
+    const size_t d[2] = {1, 3};
+    veil_node_t *q = veil_div(g, "q", veil_input(g, "a", 1, 2, d), veil_input(g, "b", 1, 2, d));
+    veil_reveal(g, q, 1);
+    veil_plan_t *p = compile(g);
+    double av[3] = {1, 2, 3}, bv[3] = {0.5, 0, 2};
+    struct veil_feed f[2] = {{"a", av, 3}, {"b", bv, 3}};
+    veil_range_report_t *r = p ? check(p, f, 2) : NULL;
+    if (r) {
+        expect(r, "q", "divisor", VEIL_RANGE_OVER);
+        const struct veil_range_check *c = row(r, "q", "quotient");
+        VT_CHECK(c && c->count == 2 && c->max == 2 && c->verdict == VEIL_RANGE_OK,
+                 "quotient: count %zu max %g verdict %d", c ? c->count : 0, c ? c->max : 0,
+                 c ? c->verdict : -1);
+        expect(r, "q", "value", VEIL_RANGE_UNREACHED);
+    }
+    veil_range_report_destroy(&r);
+    av[0] = 1e15;
+    bv[1] = 1;
+    r = p ? check(p, f, 2) : NULL;
+    if (r) {
+        const struct veil_range_check *c = row(r, "a", "value");
+        VT_CHECK(c && c->verdict == VEIL_RANGE_OVER && strstr(c->note, "encoder"),
+                 "a feed of 1e15: verdict %d note '%s'", c ? c->verdict : -1, c ? c->note : "");
+        expect(r, "b", "value", VEIL_RANGE_OK);
+        expect(r, "q", "divisor", VEIL_RANGE_UNREACHED);
+        expect(r, "q", "value", VEIL_RANGE_UNREACHED);
+    }
+    veil_range_report_destroy(&r);
+    veil_plan_destroy(&p);
+    veil_graph_destroy(&g);
+}
+
 static void test_layernorm_exp(void)
 {
     veil_graph_t *g = veil_graph_new("ln");
@@ -347,6 +387,7 @@ int main(void)
     test_dense_overflow();
     test_softmax_spread();
     test_reciprocal_domain();
+    test_div_and_encoder();
     test_layernorm_exp();
     test_well_scaled();
     veil_test_mpc_shared_free(sh, sizeof *sh);

@@ -238,14 +238,14 @@ static int check_before(veil_range_report_t *r, const struct veil_plain_exec *e,
 }
 
 /* Node i computed: every row reached. Refused by the executor: its first row (the domain its
- * operands are checked on, or a leaf's or constant's value) is OVER with the executor's message;
- * the others (its value) are not reached in this run. */
+ * operands are checked on, or a leaf's or constant's value) is OVER with the executor's message,
+ * its other measurements from the operands count, its value is not reached in this run. */
 static void mark(veil_range_report_t *r, int i, int refused)
 {
     for (int j = 0; j < r->nrow[i]; j++) {
         struct veil_range_row *w = &r->rows[r->first[i] + (size_t)j];
-        if (!refused) {
-            w->reached = 1;
+        if (!refused || (j > 0 && w->kind != VEIL_RK_VALUE)) {
+            w->reached = 1; /* computed, or measured before the node ran */
         } else if (j == 0 && !w->refused) {
             w->reached = w->refused = 1;
             snprintf(w->msg, sizeof w->msg, "the fixed-point run refused it: %s",
