@@ -8,7 +8,10 @@
  *                                  party 1 owns the images (it reads the test set), the dealer
  *                                  deals correlated randomness; party 1 learns the predicted
  *                                  class of each image and nothing else, party 0 learns nothing.
- *   lenet_fmnist check [options]   compares the classes infer revealed with the plaintext model.
+ *   lenet_fmnist check [options]   compares the classes infer revealed with the plaintext model;
+ *                                  with --check-ranges, the step before deploying: per node, the
+ *                                  largest values sample images reach against the ring's limit
+ *                                  and each op's domain (exit 4 when one is beyond).
  *
  *   build/examples/lenet_fmnist train && \
  *   build/tools/veil-run -n 2 --dealer -- build/examples/lenet_fmnist infer
@@ -36,6 +39,8 @@ static int usage(FILE *f, int code)
             "       lenet_fmnist infer --config FILE ...   (one party of a session on real hosts)\n"
             "       lenet_fmnist check --predictions FILE [--images N] [--weights FILE]\n"
             "                          [--data DIR]\n"
+            "       lenet_fmnist check --check-ranges [--images N] [--batch B] [--weights FILE]\n"
+            "                          [--data DIR]\n"
             "       lenet_fmnist preproc --parties N --session HEX --out FILE%%d [--images N]\n"
             "                          [--batch B] [--weight-stationary]\n"
             "       veil-run -n N --session HEX -- lenet_fmnist infer --preproc FILE%%d ...\n"
@@ -56,6 +61,10 @@ static int usage(FILE *f, int code)
             "          model (fixed point and float) on the same images: it reads the weights\n"
             "          and the images, so it runs where both may be held (a test, or the model\n"
             "          owner on its own sample data), never inside the secure session\n"
+            "  check --check-ranges  before deploying: runs the model on the first N test\n"
+            "          images in the secure run's fixed point (plaintext) and prints per node the\n"
+            "          largest values against the ring's limit and each op's domain; exit status\n"
+            "          4 when a node is OVER (the secure run would compute a wrong value)\n"
             "  preproc the offline phase ahead of an inference session: writes each party's\n"
             "          preprocessing file (FILE%%d: %%d the party id) for the batches infer runs;\n"
             "          infer --preproc then needs no dealer (the files are bound to the session\n"
@@ -104,6 +113,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--weight-stationary") && !is_train) { /* infer, preproc */
             o.weight_stationary = 1;
+            continue;
+        }
+        if (!strcmp(a, "--check-ranges") && is_check) {
+            o.check_ranges = 1;
             continue;
         }
         if (!strcmp(a, "--secure") && is_train) {
@@ -187,15 +200,15 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (is_check && !o.predictions) {
+    if (is_check && !o.predictions && !o.check_ranges) {
         fprintf(stderr, "lenet_fmnist: check needs --predictions FILE (written by infer "
-                        "--predictions)\n");
+                        "--predictions), or --check-ranges\n");
         return 2;
     }
     if (is_preproc)
         return preproc(&o);
     if (is_check)
-        return check(&o);
+        return o.check_ranges ? check_ranges(&o) : check(&o);
     if (o.checkpoint) { /* one %d (the process id), nothing else that printf would read */
         const char *pc = strchr(o.checkpoint, '%');
         if (!pc || pc[1] != 'd' || strchr(pc + 2, '%')) {

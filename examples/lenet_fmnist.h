@@ -1,8 +1,8 @@
 /*
  * lenet_fmnist.h — what the files of the main example share: LeNet-5's parameters and graph,
- * the command-line options, the weights and dataset helpers, progress lines, and the three
- * modes' entry points (lenet_fmnist_infer.c: infer, check and preproc; lenet_fmnist_train.c:
- * plaintext and secure training; lenet_fmnist.c: the command line).
+ * the command-line options, the weights and dataset helpers, progress lines, and the modes'
+ * entry points (lenet_fmnist_infer.c: infer, check, its range check and preproc;
+ * lenet_fmnist_train.c: plaintext and secure training; lenet_fmnist.c: the command line).
  */
 #ifndef VEIL_EXAMPLE_LENET_FMNIST_H
 #define VEIL_EXAMPLE_LENET_FMNIST_H
@@ -53,6 +53,7 @@ struct opts {
     const char *onnx;        /* train: also write the trained model there as ONNX */
     const char *predictions; /* infer: where the data owner writes the revealed classes;
                                 check: the file to compare with the plaintext model */
+    int check_ranges;        /* check: the range check of the model on sample images instead */
 };
 
 /* Elements of parameter i. */
@@ -97,6 +98,7 @@ veil_party_t *open_session(const struct opts *o, int training, veil_plan_t **p);
 
 int infer(const struct opts *o);
 int check(const struct opts *o);
+int check_ranges(const struct opts *o);
 int preproc(const struct opts *o);
 int train(const struct opts *o);
 int train_secure(const struct opts *o);

@@ -235,6 +235,55 @@ out:
     return code;
 }
 
+/*
+ * check --check-ranges: the step before deploying the model. The model owner runs it on its
+ * weights and sample images (here the first --images test images) in the secure run's fixed
+ * point, in plaintext (veil_plain_check_ranges), and reads per node the largest values reached
+ * against the ring's limit and each op's domain. Exit status 4 when a node is OVER (the secure
+ * run would compute a wrong value), 0 otherwise, 1 on an error.
+ */
+int check_ranges(const struct opts *o)
+{
+    int code = 1;
+    veil_dataset_t *test = load_set(o->data, "t10k");
+    veil_plan_t *p = test ? lenet_compile(o->batch, 0, o) : NULL;
+    double *w[NPARAMS] = {NULL};
+    struct veil_feed feeds[NPARAMS + 1];
+    double *x = calloc(o->batch * PIXELS, sizeof *x);
+    veil_range_report_t *r = NULL;
+    if (!p || !x || load_weights(o->weights, w) != 0)
+        goto out;
+    size_t total = o->images;
+    if (total == 0 || total > veil_dataset_count(test))
+        total = veil_dataset_count(test);
+    weight_feeds(w, feeds);
+    for (size_t first = 0; first < total; first += o->batch) {
+        size_t count = total - first < o->batch ? total - first : o->batch;
+        fill_batch(test, NULL, first, count, o->batch, x, NULL);
+        feeds[NPARAMS] = (struct veil_feed){.name = "image", .values = x,
+                                            .numel = o->batch * PIXELS};
+        if (veil_plain_check_ranges(p, feeds, NPARAMS + 1, &r) != VEIL_OK) {
+            fprintf(stderr, "lenet_fmnist: check-ranges: %s\n", veil_last_error());
+            goto out;
+        }
+    }
+    printf("lenet_fmnist: the model %s on %zu test images (batches of %zu)\n", o->weights, total,
+           o->batch);
+    veil_range_report_print(r, stdout);
+    const int worst = veil_range_report_worst(r);
+    printf("model=%s mode=check-ranges images=%zu over=%zu near=%zu ok=%zu\n", MODEL, total,
+           veil_range_report_tally(r, VEIL_RANGE_OVER), veil_range_report_tally(r, VEIL_RANGE_NEAR),
+           veil_range_report_tally(r, VEIL_RANGE_OK));
+    code = worst == VEIL_RANGE_OVER ? 4 : 0;
+out:
+    veil_range_report_destroy(&r);
+    free(x);
+    free_weights(w);
+    veil_plan_destroy(&p);
+    veil_dataset_destroy(&test);
+    return code;
+}
+
 
 /* Writes every party's preprocessing file for the runs `infer` makes (ceil(images / batch)), for
  * a session of o->parties parties with id o->session, and says how long it took. */

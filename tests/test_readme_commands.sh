@@ -198,6 +198,14 @@ cover() { # file line command
     "veil-onnx run fc.onnx --fixed x.npy -o y.npy")
         echo "test: tests/test_onnx_conformance (every model through veil-onnx run --fixed)"
         named tests/test_onnx_conformance ;;
+    # README: before deploying, the range check
+    "build/examples/lenet_fmnist check --check-ranges --images 1000")
+        echo "test: tests/test_examples_ranges.sh (a LeNet-5 trained on 64 images, --images 20)"
+        named tests/test_examples_ranges.sh ;;
+    "veil-onnx check-ranges fc.onnx x.npy")
+        echo "test: tests/test_onnx_ranges (a Gemm + Relu model written there, inputs that" \
+            "overflow and inputs that do not, --batch)"
+        named tests/test_onnx_ranges ;;
     # docs/faults.md
     "make -C build check-faults" | \
         "python3 tests/faults/campaign.py --build build --runs 20 --seed 1 --only kill,stop")

@@ -8,8 +8,10 @@
  * process the stripped model given by --public). IN and OUT are ONNX TensorProto files (.pb) or
  * .npy; inputs bind to the model's graph inputs in order, integer ones (shapes) being public;
  * with --batch N, inputs whose first dimension counts examples run N at a time.
+ * `check-ranges MODEL.onnx IN...`: the step before deploying, per node the largest values the
+ * sample inputs reach against the ring's limit and each op's domain (veil-onnx-ranges.c).
  * Exit status: 0 done, 1 error, 2 usage, 3 the model uses something Veil does not import, 4 an
- * input is outside the fixed-point range of the secure run.
+ * input is outside the fixed-point range of the secure run (check-ranges: a node is OVER).
  */
 #include "config.h"
 
@@ -28,6 +30,8 @@ int usage(void)
 {
     fprintf(stderr,
             "usage: veil-onnx check MODEL.onnx [--nparties N] [--batch N]\n"
+            "       veil-onnx check-ranges MODEL.onnx [--frac-bits F] [--batch N]\n"
+            "            IN.pb|IN.npy...\n"
             "       veil-onnx strip MODEL.onnx -o PUBLIC.onnx\n"
             "       veil-onnx run MODEL.onnx [--fixed] [--frac-bits F] [--batch N]\n"
             "            IN.pb|IN.npy... -o OUT...\n"
@@ -465,6 +469,8 @@ int main(int argc, char **argv)
         return usage();
     if (!strcmp(argv[1], "check"))
         return cmd_check(argc - 2, argv + 2); /* veil-onnx-check.c */
+    if (!strcmp(argv[1], "check-ranges"))
+        return cmd_check_ranges(argc - 2, argv + 2); /* veil-onnx-ranges.c */
     if (!strcmp(argv[1], "strip"))
         return cmd_strip(argc - 2, argv + 2);
     if (!strcmp(argv[1], "run"))

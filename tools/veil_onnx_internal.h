@@ -1,6 +1,7 @@
 /*
- * veil_onnx_internal.h — what the two files of the veil-onnx tool share: the usage text, the
- * exit code of a library status, and `check` (tools/veil-onnx-check.c).
+ * veil_onnx_internal.h — what the files of the veil-onnx tool share: the usage text, the
+ * exit code of a library status, `check` (tools/veil-onnx-check.c) and `check-ranges`
+ * (tools/veil-onnx-ranges.c).
  */
 #ifndef VEIL_ONNX_TOOL_INTERNAL_H
 #define VEIL_ONNX_TOOL_INTERNAL_H
@@ -11,5 +12,8 @@ int usage(void);
 int exit_code(int rc);
 /** `veil-onnx check MODEL.onnx [--nparties N] [--batch N]`; returns the exit code. */
 int cmd_check(int argc, char **argv);
+/** `veil-onnx check-ranges MODEL.onnx [--frac-bits F] [--batch N] IN...`; the exit code (4: a
+ * node OVER). */
+int cmd_check_ranges(int argc, char **argv);
 
 #endif

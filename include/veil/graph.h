@@ -323,6 +323,97 @@ enum veil_plain_mode {
 int veil_plain_run(const veil_plan_t *p, enum veil_plain_mode mode, const struct veil_feed *feeds,
                    size_t nfeeds, double *const *outputs);
 
+/* ---- range check: the step before deploying a model ----------------------------------------- */
+
+/**
+ * Nothing in the secure run checks secret values: a sum of products that passes the ring's limit
+ * before its truncation, a reciprocal of a negative number or a layer-norm row of variance 300
+ * give a wrong result silently. veil_plain_check_ranges runs the FIXED plaintext executor (the
+ * secure run's ring arithmetic) on sample data the caller holds in the clear, the model owner
+ * before deployment, and measures per node every quantity the secure run needs inside a domain:
+ *   value         every node's output (and every leaf's feed) against the ring: |x| < 2^(62-f)
+ *                 (inputs and parameters: the feed range +-2^(31-f), beyond which sharing
+ *                 refuses them; constants: the encoder's 2^(62-f))
+ *   accumulation  dense, conv2d, matmul: each output's sum of products before its truncation,
+ *                 as a real, |acc| < 2^(62-2f) (2^30 at f = 16: the truncation's |x| < 2^62
+ *                 words); `peak` also gives the largest partial sum (in the summation order);
+ *                 the ring's sum is modular, so only the final sum decides the verdict
+ *   product       scale by a non-integer, avgpool, global avgpool: the same for one product
+ *   row spread    softmax: max - min per row, right for any spread within the ring, but terms
+ *                 below the row maximum - 64 (beyond exp's domain) count as an exact 0 (NEAR);
+ *                 layernorm: the mean's product needs a spread below 2^(62-f-28) (2^18)
+ *   variance      layernorm: var + eps in the inverse square root's domain [2^-8, 2^8)
+ *                 (constant rows, whose centred values are exactly 0, are exempt: they give beta)
+ *   input         exp: [-112, 16.6) at f = 16, accurate over [-64, 0] (NEAR outside it); gelu:
+ *                 |x| < 2^14 at f = 16; reciprocal: [2^-f, 2^15); sqrt, rsqrt: [2^-8, 2^8)
+ *   divisor, quotient  div: y in [2^-f, 2^15), |x / y| < 2^(61-2f) (2^29 at f = 16)
+ * (domains: include/veil/graph.h's op comments, tasks/nonlinear.h, tasks/reciprocal_norm.h.)
+ * Nothing leaves the caller's process: the check is plaintext, for the data owner's own use.
+ */
+enum veil_range_verdict {
+    VEIL_RANGE_OK,        /* inside the domain, at least VEIL_RANGE_NEAR_BITS from its ends */
+    VEIL_RANGE_NEAR,      /* inside, but within VEIL_RANGE_NEAR_BITS of an end (real data may
+                             pass it) or outside an op's accurate range (exp above 0 or below
+                             -64, softmax terms set to 0): right, or nearly, on this data */
+    VEIL_RANGE_UNREACHED, /* not computed: an operand was not (it, or a node before it, OVER
+                             in a way the fixed-point run cannot go past) */
+    VEIL_RANGE_OVER,      /* outside the domain: the secure run computes a wrong value */
+    VEIL_RANGE_VERDICT_COUNT
+};
+/** A value within this many bits (a factor 4) of a domain's end is NEAR. */
+#define VEIL_RANGE_NEAR_BITS 2
+
+/** One quantity of one node, over every run checked. Strings are static or borrowed from the
+ * plan (valid while the plan lives). */
+struct veil_range_check {
+    const char *node;     /* the node's name */
+    const char *op;       /* its op ("dense", "softmax", ...) */
+    const char *quantity; /* "value", "accumulation", "product", "row spread", "variance",
+                             "input", "divisor", "quotient" */
+    double min, max;      /* the smallest and largest value of the quantity seen (reals) */
+    double max_abs;       /* max(|min|, |max|) */
+    double peak;          /* accumulations: the largest |partial sum|; otherwise max_abs */
+    double lo, limit;     /* the domain [lo, limit); lo = -limit for a magnitude */
+    double margin;        /* bits between what was seen and the nearest end of the domain
+                             (log2(limit / max_abs) for a magnitude): negative when OVER,
+                             HUGE_VAL when nothing was seen */
+    size_t count;         /* values measured over every run (0: none) */
+    int verdict;          /* enum veil_range_verdict */
+    const char *note;     /* why, for a verdict other than OK; "" otherwise */
+};
+
+/** The checks of one plan, accumulated over runs (owned: veil_range_report_destroy). */
+typedef struct veil_range_report veil_range_report_t;
+
+/**
+ * Runs p (its forward pass) on feeds in the FIXED plaintext mode and records every check above
+ * into *report: a new report when *report is NULL, else the existing one of the same plan
+ * (maxima over every run: call it once per batch of sample data). A node OVER does not stop the
+ * run; a node the fixed-point run cannot compute (a reciprocal of a value outside its domain, a
+ * leaf the encoder refuses) and the nodes that read it are UNREACHED for that run. Returns
+ * VEIL_OK whatever the verdicts (read them from the report), or an error: NULL arguments, a
+ * report of another plan (VEIL_ERR_INVAL), a missing or malformed feed (VEIL_ERR_INVAL naming
+ * it), out of memory; a report passed in may then hold part of that run. Single-threaded, no
+ * StarPU.
+ */
+int veil_plain_check_ranges(const veil_plan_t *p, const struct veil_feed *feeds, size_t nfeeds,
+                            veil_range_report_t **report);
+/** Number of checks (rows; a node has one to three) and the i-th, in plan order. */
+size_t veil_range_report_count(const veil_range_report_t *r);
+const struct veil_range_check *veil_range_report_get(const veil_range_report_t *r, size_t i);
+/** Runs recorded. */
+size_t veil_range_report_runs(const veil_range_report_t *r);
+/** The worst verdict (enum veil_range_verdict order: OVER worst), and how many checks have v. */
+int veil_range_report_worst(const veil_range_report_t *r);
+size_t veil_range_report_tally(const veil_range_report_t *r, int v);
+/** "OK", "NEAR", "UNREACHED", "OVER" ("?" out of range). */
+const char *veil_range_verdict_name(int v);
+/** Writes the table (one line per check: node, op, quantity, min, max, domain, margin in bits,
+ * verdict; a note line under each one that is not OK) and a summary line to f (a FILE*). */
+void veil_range_report_print(const veil_range_report_t *r, void *file);
+/** NULL-safe; sets *r to NULL. */
+void veil_range_report_destroy(veil_range_report_t **r);
+
 /* ---- plaintext trainer ---------------------------------------------------------------------- */
 
 /**
