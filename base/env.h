@@ -42,7 +42,6 @@ struct veil_env_harness {
     int verbose;              /* VEIL_TEST_VERBOSE=1: forward the children's output */
     const char *tmpdir;       /* TMPDIR, else "/tmp" */
     const char *starpu_sched; /* STARPU_SCHED, NULL when unset */
-    int worker_nice_set;      /* VEIL_WORKER_NICE is set (the harness then leaves it) */
     int starpu_nopencl_set;   /* STARPU_NOPENCL is set (the harness then leaves it) */
 };
 void veil_env_harness(struct veil_env_harness *h);
