@@ -10,7 +10,10 @@
  * by another thread: looked for every VEIL_NET_IDLE_POLL_MS while paused) and before the wait
  * returns. The I/O thread resumes right after each handle it releases (veil_net_req_done: a
  * landed message or a finished send may make a task ready). StarPU's pause is per process, so
- * this state is too.
+ * this state is too. The blocking calls left outside it wait on nothing remote:
+ * starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending (every task left
+ * can run, so the workers are resumed for it), and the acquires of revealed outputs and
+ * checkpointed shares (graph/secure) come after that barrier.
  *
  * ORDERING. mu orders a waiter's "nothing ready, pause" against a kick's "released, resume": a
  * release that makes a task ready before the waiter looks is seen by it (StarPU counts a task
