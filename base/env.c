@@ -88,7 +88,6 @@ void veil_env_harness(struct veil_env_harness *h)
     h->verbose = verbose && strcmp(verbose, "1") == 0;
     h->tmpdir = veil_env_get("TMPDIR") ? veil_env_get("TMPDIR") : "/tmp";
     h->starpu_sched = veil_env_get("STARPU_SCHED");
-    h->worker_nice_set = veil_env_get("VEIL_WORKER_NICE") != NULL;
     h->starpu_nopencl_set = veil_env_get("STARPU_NOPENCL") != NULL;
 }
 

@@ -33,8 +33,8 @@ void veil_env_log_level(int *level);
 /** 1 when VEIL_ALLOW_CORE_DUMPS=1 (debugging: party processes stay dumpable), else 0. */
 int veil_env_allow_core_dumps(void);
 
-/** 0 when VEIL_IDLE_PAUSE=0 (StarPU's idle workers keep spinning while veil_net_wait_all waits),
- *  else 1 (they are paused while no task is ready; net/comm.c). Read at each wait. */
+/** 0 when VEIL_IDLE_PAUSE=0 (StarPU's idle workers keep spinning while the process waits),
+ *  else 1 (they are paused while no task is ready; net/idle.c). Read at each wait. */
 int veil_env_idle_pause(void);
 
 /** What the process harness passes on to its children (read in the parent, before forking). */
@@ -42,7 +42,6 @@ struct veil_env_harness {
     int verbose;              /* VEIL_TEST_VERBOSE=1: forward the children's output */
     const char *tmpdir;       /* TMPDIR, else "/tmp" */
     const char *starpu_sched; /* STARPU_SCHED, NULL when unset */
-    int worker_nice_set;      /* VEIL_WORKER_NICE is set (the harness then leaves it) */
     int starpu_nopencl_set;   /* STARPU_NOPENCL is set (the harness then leaves it) */
 };
 void veil_env_harness(struct veil_env_harness *h);

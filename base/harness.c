@@ -128,12 +128,10 @@ static void child_environment(const struct veil_harness_opts *o, const struct ve
         setenv("STARPU_WORKERS_NOBIND", "1", 1);
         setenv("STARPU_SILENT", "1", 1);
         setenv("STARPU_HOME", starpu_home, 1);
-        /* As many spinning workers as cores or more (several processes on one host): let the
-         * network threads preempt an idle worker at once (sched/worker_priority.c). */
-        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (!env->worker_nice_set && cores > 0 &&
-            (long)nprocs * (o->ncpu > 0 ? o->ncpu : 1) >= cores)
-            setenv("VEIL_WORKER_NICE", "19", 1);
+        /* No worker nice value by default: idle workers sleep while their process waits
+         * (net/idle.c), and at nice 19 a busy neighbour at nice 0 starved them (LeNet batch 1
+         * beside two busy loops: 1.3-2.5 s per run at nice 19 against 0.27-0.31 s at nice 0,
+         * bench/README-latency.md). VEIL_WORKER_NICE still sets one. */
         /* A second memory node only when a test asks for it. */
         if (!env->starpu_nopencl_set)
             setenv("STARPU_NOPENCL", "0", 1);

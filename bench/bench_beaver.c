@@ -12,7 +12,10 @@
  * pad 1 (n = the product's output elements).
  * With -f the material is generated ahead into per-party files (the offline phase, not timed)
  * and the parties run without a dealer: the figures are then the online phase alone.
- * Usage: bench_beaver [-f] [max_elements]   (default 10000000; results on stdout as a table)
+ * Usage: bench_beaver [-f] [-o OP] [-m MIN] [max_elements]   (default 10000000; results on stdout
+ * as a table). -o runs only OP's rows (mul, trunc, mul_fixed, matmul, tiles: the tiled mul,
+ * conv), -m starts the elementwise sizes at MIN (a power of ten, default 1000): issue 15's
+ * mul + trunc at 10^5 and 10^6 is `-o mul_fixed -m 100000 1000000`.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAXROWS 40
 
@@ -36,6 +40,8 @@ struct row {
 
 static struct row *rows; /* shared with the children */
 static size_t max_elems = 10000000;
+static size_t min_elems = 1000; /* -m */
+static const char *only;        /* -o: the one op (or row family) to run; NULL: all */
 static uint64_t *plain; /* max_elems words of input (fixed-point values below 2^30) */
 
 enum op { OP_MUL, OP_TRUNC, OP_MULFIX, OP_MATMUL };
@@ -160,22 +166,29 @@ static int measure_conv(veil_mpc_t *m, const struct veil_conv_geom *g, int reps,
     return rc;
 }
 
+/* Whether -o lets the rows of `what` run. */
+static int wanted(const char *what)
+{
+    return !only || strcmp(only, what) == 0;
+}
+
 static int body(veil_mpc_t *m, void *arg)
 {
     (void)arg;
     int k = 0, rc = VEIL_OK;
     for (int op = OP_MUL; op <= OP_MULFIX && rc == VEIL_OK; op++)
-        for (size_t n = 1000; n <= max_elems && rc == VEIL_OK; n *= 10)
+        for (size_t n = min_elems; n <= max_elems && wanted(op_names[op]) && rc == VEIL_OK; n *= 10)
             rc = measure(m, (enum op)op, n, 0, &k);
-    for (size_t n = 64; n <= 512 && n * n <= max_elems && rc == VEIL_OK; n *= 2)
+    for (size_t n = 64; n <= 512 && n * n <= max_elems && wanted("matmul") && rc == VEIL_OK; n *= 2)
         rc = measure(m, OP_MATMUL, n, 0, &k);
     /* the inner-layer pipeline: one mul of 10^6 elements in tiles of 4096 .. one tile */
-    for (size_t t = 4096; t <= 1048576 && max_elems >= 1000000 && rc == VEIL_OK; t *= 4)
+    for (size_t t = 4096; t <= 1048576 && max_elems >= 1000000 && wanted("tiles") && rc == VEIL_OK;
+         t *= 4)
         rc = measure(m, OP_MUL, 1000000, t, &k);
     /* a ResNet-like 3 x 3 layer: batch 8, 32 -> 32 channels, 16 x 16, stride 1, pad 1 */
     const struct veil_conv_geom g = {
         .batch = 8, .c = 32, .h = 16, .w = 16, .oc = 32, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
-    if (rc == VEIL_OK && max_elems >= 65536)
+    if (rc == VEIL_OK && max_elems >= 65536 && wanted("conv"))
         rc = measure_conv(m, &g, 4, &k);
     if (rc != VEIL_OK)
         fprintf(stderr, "process %d: %s\n", veil_mpc_self(m), veil_last_error());
@@ -184,15 +197,31 @@ static int body(veil_mpc_t *m, void *arg)
 
 int main(int argc, char **argv)
 {
-    int from_files = 0;
-    if (argc > 1 && strcmp(argv[1], "-f") == 0) {
-        from_files = 1;
-        argc--, argv++;
+    int from_files = 0, opt;
+    while ((opt = getopt(argc, argv, "fo:m:")) != -1) {
+        if (opt == 'f') {
+            from_files = 1;
+        } else if (opt == 'o' && strcmp(optarg, "mul") && strcmp(optarg, "trunc") &&
+                   strcmp(optarg, "mul_fixed") && strcmp(optarg, "matmul") &&
+                   strcmp(optarg, "tiles") && strcmp(optarg, "conv")) {
+            fprintf(stderr, "bench_beaver: -o %s: not one of mul, trunc, mul_fixed, matmul, "
+                    "tiles, conv\n", optarg);
+            return 2;
+        } else if (opt == 'o') {
+            only = optarg;
+        } else if (opt == 'm') {
+            min_elems = strtoull(optarg, NULL, 10);
+        } else {
+            fprintf(stderr, "usage: %s [-f] [-o OP] [-m MIN] [max_elements]\n", argv[0]);
+            return 2;
+        }
     }
-    if (argc > 1)
-        max_elems = strtoull(argv[1], NULL, 10);
+    if (optind < argc)
+        max_elems = strtoull(argv[optind], NULL, 10);
     if (max_elems < 1000)
         max_elems = 1000;
+    if (min_elems < 1000)
+        min_elems = 1000;
     rows = veil_test_mpc_shared(MAXROWS * sizeof *rows);
     plain = malloc(max_elems * 8);
     if (!rows || !plain)

@@ -284,7 +284,9 @@ unsigned long long veil_place_pinned(int worker);
 /* ---- marker.c: a task that does nothing and completes with the last writer of its handles -- */
 extern struct starpu_codelet veil_lookahead_marker_cl; /* n handles R; runs nowhere */
 /** Submits a marker reading h[0..n) (n > 0) with priority, not detached: *out is the task to
- * starpu_task_wait for. VEIL_ERR_INVAL, VEIL_ERR_NOMEM, VEIL_ERR_STARPU (*out NULL). */
-int veil_task_marker(const starpu_data_handle_t *h, int n, int priority, struct starpu_task **out);
+ * starpu_task_wait for; done(done_arg) (may be NULL) is its callback, run when it completes.
+ * VEIL_ERR_INVAL, VEIL_ERR_NOMEM, VEIL_ERR_STARPU (*out NULL). */
+int veil_task_marker(const starpu_data_handle_t *h, int n, int priority, void (*done)(void *),
+                     void *done_arg, struct starpu_task **out);
 
 #endif /* VEIL_CODELETS_INTERNAL_H */

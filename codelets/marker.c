@@ -19,7 +19,8 @@ struct starpu_codelet veil_lookahead_marker_cl = {
     .name = "veil_lookahead_marker",
 };
 
-int veil_task_marker(const starpu_data_handle_t *h, int n, int priority, struct starpu_task **out)
+int veil_task_marker(const starpu_data_handle_t *h, int n, int priority, void (*done)(void *),
+                     void *done_arg, struct starpu_task **out)
 {
     *out = NULL;
     if (n <= 0 || !h)
@@ -36,6 +37,8 @@ int veil_task_marker(const starpu_data_handle_t *h, int n, int priority, struct 
         return veil_error(VEIL_ERR_STARPU, "marker: cannot build the task");
     t->detach = 0; /* the caller waits for it (starpu_task_wait) */
     t->priority = priority;
+    t->callback_func = done;
+    t->callback_arg = done_arg;
     if (starpu_task_submit(t) != 0) {
         starpu_task_destroy(t);
         return veil_error(VEIL_ERR_STARPU, "marker: cannot submit the task");

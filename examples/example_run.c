@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_RUNS 16
+#define MAX_RUNS 32
 
 int example_parse_int(const char *s, long lo, long hi, long *out)
 {
@@ -220,7 +220,7 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         case O_BATCH:
         case O_RUNS:
             if (example_parse_int(optarg, 1, opt == O_RUNS ? MAX_RUNS : 64, &v) != 0)
-                return bad(c, opts[idx].name, optarg, opt == O_RUNS ? "1..16" : "1..64");
+                return bad(c, opts[idx].name, optarg, opt == O_RUNS ? "1..32" : "1..64");
             *(opt == O_WIDTH ? &mo->width_div : opt == O_BATCH ? &mo->batch : &eo->runs) = (int)v;
             break;
         case O_HIDDEN:

@@ -11,6 +11,7 @@
 #include "base/base_internal.h"
 #include "base/env.h"
 #include "base/trace.h"
+#include "net/idle.h"
 #include "net/net_internal.h"
 
 #include <stdlib.h>
@@ -116,58 +117,6 @@ int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t t
     return post(net, h, peer, tag, VEIL_REQ_RECV);
 }
 
-/* ---- idle workers sleep while this process waits on the network ----------------------------
- * Debian's StarPU 1.3.10 has non-blocking drivers: an idle CPU worker spins (its back-off is a
- * few dozen `pause` instructions, STARPU_BACKOFF_MIN/MAX, never a sleep), so on a host with as
- * many workers as cores a spinning worker of one party delays the network threads of the others
- * by a scheduler tick. starpu_pause() makes every worker sleep at the top of its loop (a condition
- * variable) until starpu_resume(). The waiter of veil_net_wait_all pauses when no task is ready
- * or running (starpu_task_nready() == 0: every remaining task waits on a message); the I/O thread
- * resumes right after each handle it releases (veil_net_req_done: a landed message or a finished
- * send may make a task ready), and the waiter itself resumes when it sees a ready task (a task
- * submitted by another thread: checked every millisecond while paused) and before it leaves.
- * StarPU's pause is per process, so this state is too. idle_mu orders the waiter's "nothing ready,
- * pause" against the I/O thread's "released, resume": a release that makes a task ready before
- * the waiter looks is seen by it, one after is followed by the I/O thread's resume. */
-static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
-static int idle_paused;
-static uint64_t idle_pauses; /* how many times the workers were paused (tests read it) */
-
-uint64_t veil_net_idle_pauses(void)
-{
-    pthread_mutex_lock(&idle_mu);
-    const uint64_t n = idle_pauses;
-    pthread_mutex_unlock(&idle_mu);
-    return n;
-}
-
-void veil_net_idle_kick(void)
-{
-    pthread_mutex_lock(&idle_mu);
-    if (idle_paused) {
-        idle_paused = 0;
-        starpu_resume();
-    }
-    pthread_mutex_unlock(&idle_mu);
-}
-
-/* Pauses the workers when nothing is ready or running; returns whether they are paused. */
-static int idle_try_pause(void)
-{
-    pthread_mutex_lock(&idle_mu);
-    if (!idle_paused && starpu_task_nready() == 0) {
-        starpu_pause();
-        idle_paused = 1;
-        idle_pauses++;
-    } else if (idle_paused && starpu_task_nready() > 0) {
-        idle_paused = 0;
-        starpu_resume();
-    }
-    const int paused = idle_paused;
-    pthread_mutex_unlock(&idle_mu);
-    return paused;
-}
-
 static void wait_ms(struct veil_net *net, long ms)
 {
     struct timespec ts;
@@ -198,7 +147,11 @@ int veil_net_wait_all(veil_net_t *net)
                 else if (veil_now() > fail_deadline)
                     break;
             }
-            wait_ms(net, idle_pause && net->state != VEIL_NET_FAILED && idle_try_pause() ? 1 : 100);
+            /* idle workers sleep meanwhile (net/idle.c); looking every millisecond also while
+             * tasks run, since the last one may end without an event that wakes this thread */
+            wait_ms(net, idle_pause && net->state != VEIL_NET_FAILED
+                             ? veil_net_idle_poll(VEIL_NET_IDLE_POLL_MS)
+                             : 100);
         }
         pthread_mutex_unlock(&net->mu);
         veil_net_idle_kick(); /* starpu_task_wait_for_all needs running workers */

@@ -9,6 +9,7 @@
 #define VEIL_NET_INTERNAL_H
 
 #include "net/comm.h"
+#include "net/idle.h"
 #include "net/net_config.h"
 #include "veil/net.h"
 
@@ -229,10 +230,6 @@ const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32])
 void *veil_net_io_main(void *arg);
 /** io.c: wakes the I/O thread (any thread; async-signal-safe write to the eventfd). */
 void veil_net_wake(struct veil_net *net);
-/** comm.c: resumes StarPU's workers if veil_net_wait_all paused them (any thread). */
-void veil_net_idle_kick(void);
-/** comm.c: how many times this process's workers were paused while waiting (for tests). */
-uint64_t veil_net_idle_pauses(void);
 
 /** stats.c: counter helpers for the I/O thread. */
 void veil_net_count_sent(struct veil_net *net, int peer, uint64_t wire, uint64_t payload_msg,

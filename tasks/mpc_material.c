@@ -22,6 +22,7 @@
 #include "base/base_internal.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
+#include "net/idle.h"
 #include "tasks/mpc_internal.h"
 
 #include <string.h>
@@ -180,7 +181,7 @@ static int await_credit(veil_mpc_t *m, uint64_t bytes)
         starpu_data_handle_t h;
         starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)&word, 1, 8);
         int rc = veil_net_irecv(m->net, h, from, VEIL_MPC_TAG_CREDIT | m->credits);
-        if (rc == VEIL_OK && starpu_data_acquire(h, STARPU_R) == 0)
+        if (rc == VEIL_OK && veil_net_idle_acquire(h, STARPU_R) == 0) /* idle workers sleep */
             starpu_data_release(h);
         starpu_data_unregister(h);
         if (rc == VEIL_OK)

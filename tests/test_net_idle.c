@@ -1,4 +1,4 @@
-/* Tests that idle StarPU workers sleep while a party waits on the network (net/comm.c): party 0
+/* Tests that idle StarPU workers sleep while a party waits on the network (net/idle.c): party 0
  * waits in veil_mpc_wait for an input that party 1 shares only after sleeping 1.5 s; over that
  * wait party 0 must have paused its workers (net's pause counter moved) and used well under a
  * core, and the input must arrive intact. With VEIL_IDLE_PAUSE=0 (the second run) nothing is

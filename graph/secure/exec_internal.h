@@ -48,8 +48,10 @@ struct veil_exec {
                      replicas (veil_exec_average_replicas); set per walk by its caller */
     struct veil_place *place; /* per node: where its tasks run (placement.c); NULL: anywhere */
     /* lookahead.c: markers of the last linear nodes submitted (a ring of lookahead + 1 slots),
-     * and the number of linear nodes submitted in this walk */
+     * each one's completion flag (set by its callback), and the number of linear nodes
+     * submitted in this walk */
     struct starpu_task *markers[VEIL_LOOKAHEAD_MAX + 1];
+    int marker_done[VEIL_LOOKAHEAD_MAX + 1];
     size_t nlinear;
 };
 

@@ -8,8 +8,10 @@
  * submitted, with their opens, masks and results (MPC-Pipe's schedule is L = 1; L = 0 opens each
  * weight at need). The wait is on a marker: a task that does nothing (STARPU_NOWHERE) and reads
  * every tile of the layer's output, so it completes when the layer's last task does
- * (codelets/marker.c). L < 0: no bound (the default; memory is then bounded by the executor's
- * garbage budget alone). Which nodes are linear is the op table's word (region
+ * (codelets/marker.c); its callback sets a flag, and the walk waits for that flag with the
+ * process's idle workers paused whenever nothing is ready (net/idle.c: they do not spin while
+ * the layer waits on a peer). L < 0: no bound (the default; memory is then bounded by the
+ * executor's garbage budget alone). Which nodes are linear is the op table's word (region
  * VEIL_REGION_LINEAR).
  */
 #include "config.h"
@@ -17,6 +19,7 @@
 #include "base/base_internal.h"
 #include "codelets/codelets_internal.h"
 #include "graph/secure/exec_internal.h"
+#include "net/idle.h"
 
 #include <stdio.h>
 
@@ -33,7 +36,7 @@ static int wait_slot(struct veil_exec *x, size_t k)
     x->markers[k] = NULL;
     if (!t)
         return VEIL_OK;
-    return starpu_task_wait(t) == 0
+    return veil_net_idle_wait_task(t, &x->marker_done[k]) == 0
                ? VEIL_OK
                : veil_error(VEIL_ERR_STARPU, "lookahead: waiting for a layer's marker failed");
 }
@@ -56,7 +59,9 @@ int veil_lookahead_after(struct veil_exec *x, const struct veil_node *n)
     if (y->ntiles <= 0)
         return VEIL_OK;
     struct starpu_task *t = NULL;
-    int rc = veil_task_marker(y->h, y->ntiles, veil_mpc_priority(x->m), &t);
+    x->marker_done[k] = 0;
+    int rc = veil_task_marker(y->h, y->ntiles, veil_mpc_priority(x->m), veil_net_idle_done_cb,
+                              &x->marker_done[k], &t);
     if (rc != VEIL_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", veil_last_error());

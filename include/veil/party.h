@@ -130,9 +130,9 @@ struct veil_party_options {
                                  (an idle worker spins without yielding its core; where the
                                  host's cores are shared by more threads than it has, a higher
                                  value lets the network threads preempt it at once); 0: the
-                                 environment's VEIL_WORKER_NICE, else unchanged. Veil's process
-                                 harness (veil-run, the tests) sets VEIL_WORKER_NICE=19 when its
-                                 processes' workers are at least as many as the cores */
+                                 environment's VEIL_WORKER_NICE, else unchanged (the default:
+                                 idle workers sleep while the process waits, and a high value
+                                 lets a busy neighbour starve them) */
     int calibrate;            /* 1: the session's first run (or training step) is a calibration
                                  run: the party records each plan node's task time on its
                                  devices (StarPU's profiling, as tracing does), then replaces

@@ -1,0 +1,141 @@
+/*
+ * idle.c — idle StarPU workers sleep while this process waits (contracts in net/idle.h).
+ * Debian's StarPU 1.3.10 has non-blocking drivers: an idle CPU worker spins (its back-off is a
+ * few dozen `pause` instructions, STARPU_BACKOFF_MIN/MAX, never a sleep), so on a host with as
+ * many workers as cores a spinning worker of one party delays the network threads of the others
+ * by a scheduler tick. starpu_pause() makes every worker sleep at the top of its loop (a condition
+ * variable) until starpu_resume(). Every blocking wait of a party is a loop around
+ * veil_net_idle_poll: it pauses when no task is ready or running (starpu_task_nready() == 0:
+ * every remaining task waits on a message), and resumes when it sees a ready task (one submitted
+ * by another thread: looked for every VEIL_NET_IDLE_POLL_MS while paused) and before the wait
+ * returns. The I/O thread resumes right after each handle it releases (veil_net_req_done: a
+ * landed message or a finished send may make a task ready). StarPU's pause is per process, so
+ * this state is too. The blocking calls left outside it wait on nothing remote:
+ * starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending (every task left
+ * can run, so the workers are resumed for it), and the acquires of revealed outputs and
+ * checkpointed shares (graph/secure) come after that barrier.
+ *
+ * ORDERING. mu orders a waiter's "nothing ready, pause" against a kick's "released, resume": a
+ * release that makes a task ready before the waiter looks is seen by it (StarPU counts a task
+ * ready before the release returns, and before its producer's count drops, so a chain of local
+ * tasks never shows 0 in between); one after is followed by the kick, which takes mu after the
+ * pause. No ready task is missed, and no one waits on a worker: the callback run by StarPU
+ * (veil_net_idle_done_cb) only takes mu. Under mu the waiter calls only starpu_task_nready,
+ * starpu_pause and starpu_resume, which take no lock a callback's thread could hold; net's
+ * waiter holds net->mu outside mu, and nobody takes net->mu under mu.
+ */
+#include "config.h"
+#include "base/base_internal.h"
+#include "base/env.h"
+#include "net/idle.h"
+
+#include <pthread.h>
+#include <time.h>
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; /* kicks and done callbacks broadcast it */
+static int paused;
+static uint64_t pauses;   /* how many times the workers were paused */
+static double paused_at;  /* veil_now() of the current pause */
+static double paused_sum; /* seconds paused before the current pause */
+
+static void resume_locked(void)
+{
+    paused = 0;
+    paused_sum += veil_now() - paused_at;
+    starpu_resume();
+}
+
+uint64_t veil_net_idle_pauses(void)
+{
+    pthread_mutex_lock(&mu);
+    const uint64_t n = pauses;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+double veil_net_idle_paused_s(void)
+{
+    pthread_mutex_lock(&mu);
+    const double s = paused_sum + (paused ? veil_now() - paused_at : 0);
+    pthread_mutex_unlock(&mu);
+    return s;
+}
+
+void veil_net_idle_kick(void)
+{
+    pthread_mutex_lock(&mu);
+    if (paused)
+        resume_locked();
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+/* veil_net_idle_poll with mu held. */
+static long poll_locked(long busy_ms)
+{
+    if (!paused && starpu_task_nready() == 0) {
+        starpu_pause();
+        paused = 1;
+        paused_at = veil_now();
+        pauses++;
+    } else if (paused && starpu_task_nready() > 0) {
+        resume_locked();
+    }
+    return paused ? VEIL_NET_IDLE_POLL_MS : busy_ms;
+}
+
+long veil_net_idle_poll(long busy_ms)
+{
+    if (!veil_env_idle_pause())
+        return busy_ms;
+    pthread_mutex_lock(&mu);
+    const long ms = poll_locked(busy_ms);
+    pthread_mutex_unlock(&mu);
+    return ms;
+}
+
+void veil_net_idle_done_cb(void *arg)
+{
+    pthread_mutex_lock(&mu);
+    *(int *)arg = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+void veil_net_idle_wait_flag(const int *done)
+{
+    const int on = veil_env_idle_pause();
+    pthread_mutex_lock(&mu);
+    while (!*done) {
+        /* also while busy: the workers' last task may end without an event that wakes us */
+        const long ms = on ? poll_locked(VEIL_NET_IDLE_POLL_MS) : 100;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += ms * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&cv, &mu, &ts);
+    }
+    if (paused)
+        resume_locked();
+    pthread_mutex_unlock(&mu);
+}
+
+int veil_net_idle_wait_task(struct starpu_task *t, const int *done)
+{
+    veil_net_idle_wait_flag(done);
+    /* the callback runs just before StarPU marks the task terminated: this returns at once */
+    return starpu_task_wait(t);
+}
+
+int veil_net_idle_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode)
+{
+    int done = 0;
+    int rc = starpu_data_acquire_on_node_cb(h, STARPU_MAIN_RAM, mode, veil_net_idle_done_cb, &done);
+    if (rc == 0)
+        veil_net_idle_wait_flag(&done);
+    return rc;
+}

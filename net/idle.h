@@ -1,0 +1,50 @@
+/*
+ * idle.h — StarPU's idle workers sleep while this process waits (net/idle.c): the one helper that
+ * every blocking wait of a party goes through (veil_net_wait_all behind veil_mpc_wait, the
+ * executor's look-ahead markers, the dealer's credit), so that a worker with nothing to do does
+ * not spin while the process waits on the network. Never installed.
+ */
+#ifndef VEIL_NET_IDLE_H
+#define VEIL_NET_IDLE_H
+
+#include <starpu.h>
+#include <stdint.h>
+
+/** How often a waiter looks at StarPU's ready-task count while it waits (milliseconds). */
+#define VEIL_NET_IDLE_POLL_MS 1
+
+/** The step of a waiting loop: with VEIL_IDLE_PAUSE on, pauses the workers when no task is ready
+ *  or running and resumes them when one is. Returns how many milliseconds the caller may sleep
+ *  before it calls again: VEIL_NET_IDLE_POLL_MS while paused (a task another thread submits is
+ *  seen within it), busy_ms otherwise. Any thread; call it with no StarPU lock held. */
+long veil_net_idle_poll(long busy_ms);
+
+/** Resumes the workers if a waiter paused them, and wakes the waiters of
+ *  veil_net_idle_wait_flag so they look again (any thread): call it after anything that may make
+ *  a task ready (the I/O thread, after each handle it releases). Never blocks. */
+void veil_net_idle_kick(void);
+
+/** A StarPU callback (a task's callback_func, an acquire's callback): arg is the int a waiter of
+ *  veil_net_idle_wait_flag reads; sets it to 1 and wakes that waiter. Takes a mutex for a few
+ *  instructions, never waits otherwise, so it may run on a worker or a driver thread. */
+void veil_net_idle_done_cb(void *arg);
+
+/** Blocks until *done was set by veil_net_idle_done_cb; meanwhile the workers are paused
+ *  whenever no task is ready or running (veil_net_idle_poll). Returns with them running. */
+void veil_net_idle_wait_flag(const int *done);
+
+/** starpu_task_wait(t) for a non-detached task submitted with callback_func
+ *  veil_net_idle_done_cb and callback_arg done, pausing as veil_net_idle_wait_flag does.
+ *  Returns starpu_task_wait's status. */
+int veil_net_idle_wait_task(struct starpu_task *t, const int *done);
+
+/** starpu_data_acquire(h, mode) on main RAM, pausing while the data is not there (a receive the
+ *  peer has not sent yet). 0, or StarPU's error; release with starpu_data_release. */
+int veil_net_idle_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode);
+
+/** How many times this process's workers were paused while it waited, and for how many seconds
+ *  in all (a pause still running counts up to now); for tests and benchmarks. */
+uint64_t veil_net_idle_pauses(void);
+double veil_net_idle_paused_s(void);
+
+#endif

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Tests the machinery of issue 15's latency benchmarks at their smallest (timings are not
+# asserted: benchmarks measure, tests check): bench/latency_set.sh's models section on LeNet
+# batch 1 with 2 runs must print one table row whose first-run, median, best, worst and mean
+# seconds are numbers above 0, whose idle share (from the traced session) is a number in
+# [0, 100] and whose check says ok; bench_beaver -o mul_fixed -m 1000 1000 must print exactly one
+# row, mul_fixed at 1,000 elements with 24 bytes per element, and refuse an unknown op (exit 2).
+set -u
+top=$(cd "${VEIL_TOP_BUILDDIR:-.}" && pwd) || exit 1
+src=$(cd "${VEIL_TOP_SRCDIR:-.}" && pwd) || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/veil-latset-XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+sh "$src/bench/latency_set.sh" -b "$top" -r 2 -m lenet_b1 -o "$tmp/logs" models >"$tmp/out" 2>&1 ||
+    { echo "FAIL: latency_set.sh exited $?"; fail=1; }
+rows=$(awk -F '|' '$2 ~ /lenet_b1/ && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 &&
+                   $9 ~ /^ *[0-9.]+ *$/ && $9 >= 0 && $9 <= 100 && $10 ~ /^ *ok *$/' "$tmp/out" | wc -l)
+[ "$rows" -eq 1 ] || { echo "FAIL: $rows good lenet_b1 rows, expected 1"; cat "$tmp/out"; fail=1; }
+(cd "$top" && ./bench/bench_beaver -o mul_fixed -m 1000 1000) >"$tmp/beaver" 2>&1 ||
+    { echo "FAIL: bench_beaver -o mul_fixed exited $?"; cat "$tmp/beaver"; fail=1; }
+rows=$(awk '$1 ~ /^[a-z]/ && $2 ~ /^[0-9]+$/' "$tmp/beaver" | wc -l)
+good=$(awk '$1 == "mul_fixed" && $2 == 1000 && $6 == "24.00"' "$tmp/beaver" | wc -l)
+if [ "$rows" -ne 1 ] || [ "$good" -ne 1 ]; then
+    echo "FAIL: bench_beaver -o mul_fixed: $rows rows, $good good"
+    cat "$tmp/beaver"
+    fail=1
+fi
+(cd "$top" && ./bench/bench_beaver -o nosuchop 1000) >"$tmp/bad" 2>&1
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "not one of" "$tmp/bad"; then
+    echo "FAIL: bench_beaver -o nosuchop exited $rc"
+    cat "$tmp/bad"
+    fail=1
+fi
+exit $fail
