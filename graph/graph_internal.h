@@ -61,6 +61,8 @@
  *   CONV_GRAD_INPUT  in[0] = w (O,C,KH,KW), in[1] = dy; fwd = the conv2d node -> dx like its x
  *   CONV_GRAD_WEIGHT in[0] = x, in[1] = dy; fwd = the conv2d node -> dw like its w
  *   RELU_GRAD    in[0] = dy; fwd = the relu node -> dy * [x >= 0] (the forward mask, saved)
+ *   GELU_GRAD    in[0] = dy, in[1] = the gelu's input x; fwd = the gelu node -> dy GELU'(x)
+ *                (the secure run reuses the forward's comparison bits and v, saved)
  *   MAXPOOL_GRAD in[0] = dy; fwd = the maxpool node -> dx (route saved by the forward)
  *   AVGPOOL_GRAD in[0] = dy; fwd = the avgpool node -> dx (dy * round(2^f/k^2), truncated,
  *                scattered to each window; overlapping windows add)
@@ -90,6 +92,9 @@
  *                element of dx at the end
  *   CONV_GRAD_WEIGHT  dW = trunc(sum_b dY_b . im2col(x_b)^T): exact over all images, ONE trunc
  *   RELU_GRAD    dx = dy * mask (mask 0/1 saved by the forward; no truncation)
+ *   GELU_GRAD    veil_mpc_gelu_grad / veil_ref_gelu_grad (tasks/gelu.h): w = trunc(dy * x),
+ *                Horner of Q at the forward's v, u = trunc_F(w * Q + dy 2^(F-1)), then the exact
+ *                select dx = dy + [x < a] (u - dy) - [x < -a] u by the forward's bits
  *   MAXPOOL_GRAD dx[tap] = sum over windows containing tap of dy[window] * route[window][tap]
  *                (route one-hot 0/1, saved; no truncation; overlapping windows add)
  *   AVGPOOL_GRAD t = trunc(dy * q), q = floor((2^f + k^2/2) / k^2) (the forward's constant, =
@@ -176,6 +181,7 @@
     X(CONV_GRAD_INPUT, conv_grad_input)                                                           \
     X(CONV_GRAD_WEIGHT, conv_grad_weight)                                                         \
     X(RELU_GRAD, relu_grad)                                                                       \
+    X(GELU_GRAD, gelu_grad)                                                                       \
     X(MAXPOOL_GRAD, maxpool_grad)                                                                 \
     X(AVGPOOL_GRAD, avgpool_grad)                                                                 \
     X(GAVGPOOL_GRAD, gavgpool_grad)                                                               \
@@ -447,6 +453,7 @@ int veil_grad_self(struct veil_ad *a, int i, int gy);
 int veil_grad_add(struct veil_ad *a, int i, int gy);
 int veil_grad_concat(struct veil_ad *a, int i, int gy);
 int veil_grad_layernorm(struct veil_ad *a, int i, int gy);
+int veil_grad_gelu(struct veil_ad *a, int i, int gy);
 int veil_grad_matmul(struct veil_ad *a, int i, int gy);
 
 /**

@@ -83,6 +83,7 @@ int veil_lower_conv_grad(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_sum(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_slice(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_relu_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_gelu_grad(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_pool_grad(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_gavgpool_grad(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_layernorm_grad(struct veil_exec *x, const struct veil_node *n);

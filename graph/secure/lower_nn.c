@@ -10,6 +10,7 @@
 #include "base/base_internal.h"
 #include "graph/secure/exec_internal.h"
 #include "tasks/beaver.h"
+#include "tasks/gelu.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_internal.h"
 #include "tasks/pool.h"
@@ -112,8 +113,12 @@ int veil_lower_softmax(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
+/* With a GELU_GRAD after it (n->saved), the comparison bits and v stay for the backward pass. */
 int veil_lower_gelu(struct veil_exec *x, const struct veil_node *n)
 {
+    if (n->saved)
+        return veil_mpc_gelu_saved(x->m, VAL(x, n->in[0]), VAL(x, n->index), &x->aux[n->index][0],
+                                   &x->aux[n->index][1]);
     return veil_mpc_gelu(x->m, VAL(x, n->in[0]), VAL(x, n->index));
 }
 
