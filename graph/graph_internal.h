@@ -42,10 +42,20 @@
  *              below 2^(62-f-B), 2^18 at f = 16; the mean is off by at most 1 ulp plus
  *              d spread 2^(f-B-1) ulps, a relative 2^-B of the spread); xc = xs - mean
  *              (exactly 0 on a constant row, which then gives beta);
+ *              ROW SCALE (so that no square, sum or inv_sqrt input leaves its range):
+ *              ssq = sum(trunc_{f-8}(xc)^2) (xc at 8 bits: d var 2^16, below 2^62 while
+ *              d var < 2^46); h = #{j in 1..12 : ssq >= T_j}, T_j = d 2^(21 + 2j) (var reaches
+ *              2^(5+2j)), one ltz on 12 words per row; S = 2^(15-h) = 2^3 + sum_j [ssq < T_j]
+ *              2^(15-j) (local); xc := trunc_15(xc * S) = xc 2^-h (exact when h = 0, i.e. var
+ *              below 2^7: such rows are unchanged), so var 2^-2h < 2^7 for every row whose spread
+ *              is below 2^16 (every row of values the feeds accept);
  *              var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + enc(eps)
  *              (the products xc*xc summed before one truncation); r = inv_sqrt(var) over
  *              [2^-8, 2^8) (veil_mpc_inv_sqrt / veil_ref_inv_sqrt_range(-8, 8));
- *              xhat = trunc(xc * r); y = trunc(xhat * gamma) + beta
+ *              xhat = trunc(xc * r) (the scale cancels: xc 2^-h / sqrt(var 2^-2h + eps), eps
+ *              acting as eps 4^h where var >= 2^7, a relative change below eps / 2^6);
+ *              y = trunc(xhat * gamma) + beta; the saved 1/sigma is trunc_15(r * S) = r 2^-h
+ *              (2 rounds more when a backward op reads it)
  *   BATCHNORM  folded at bind time (W' = W s, b' = (b - mean) s + beta, s = gamma/sqrt(var +
  *              eps), in double at the weight owner, then encoded): no online op
  *   SOFTMAX_XENT  s = softmax(logits) (saved for XENT_GRAD); the node's own value is the loss
@@ -134,6 +144,17 @@
 #define VEIL_NODE_NAME_MAX 64
 /** Fractional bits of 1/d in layer norm's mean (FIXED-POINT SEQUENCES, LAYERNORM). */
 #define VEIL_LN_MEAN_BITS 28
+/** Layer norm's row scale (FIXED-POINT SEQUENCES, LAYERNORM): fractional bits of the coarse
+ * values, number of thresholds (scales 2^-h, h <= VEIL_LN_SCALES) and the bits of S = 2^(15-h). */
+#define VEIL_LN_COARSE_FRAC 8
+#define VEIL_LN_SCALES 12
+#define VEIL_LN_SCALE_BITS 15
+/** Threshold T_j of the coarse sum of squares (at 2 VEIL_LN_COARSE_FRAC bits) for a row of d:
+ * the row's variance reaches 2^(5 + 2j). */
+static inline uint64_t veil_ln_threshold(size_t d, int j)
+{
+    return (uint64_t)d << (2 * VEIL_LN_COARSE_FRAC + 5 + 2 * j);
+}
 #define VEIL_NODE_MAX_IN 5
 /* Owners and reveal targets are checked against this at build time, against N at run time. */
 #define VEIL_GRAPH_MAX_PARTIES 63

@@ -69,21 +69,32 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
     const uint64_t inv_d = veil_plain_enc(1.0 / (double)d, f), eps = veil_plain_enc(n->a.eps, f);
     const uint64_t inv_dm = veil_plain_enc(1.0 / (double)d, VEIL_LN_MEAN_BITS);
     uint64_t *xc = malloc(n->numel * sizeof *xc), *var = malloc(rows * sizeof *var);
-    uint64_t *r = malloc(rows * sizeof *r);
-    if (!xc || !var || !r) {
+    uint64_t *r = malloc(rows * sizeof *r), *sc = malloc(rows * sizeof *sc);
+    if (!xc || !var || !r || !sc) {
         free(xc);
         free(var);
         free(r);
+        free(sc);
         return veil_error(VEIL_ERR_NOMEM, "plain run: layernorm '%s': out of memory", n->name);
     }
     for (size_t row = 0; row < rows; row++) {
         const uint64_t *xr = e->w[x->index] + row * d;
-        uint64_t *c = xc + row * d, s = 0, ss = 0;
+        uint64_t *c = xc + row * d, s = 0, ss = 0, ssq = 0;
         for (size_t j = 0; j < d; j++)
             s += xr[j] - xr[0]; /* shifted by the row's first value, as the lowering */
         const uint64_t mean = veil_plain_trunc(e, s * inv_dm, VEIL_LN_MEAN_BITS);
         for (size_t j = 0; j < d; j++) {
             c[j] = xr[j] - xr[0] - mean;
+            const uint64_t q = veil_plain_trunc(e, c[j], f - VEIL_LN_COARSE_FRAC);
+            ssq += q * q;
+        }
+        /* the row scale S = 2^(15 - h): h thresholds reached by the coarse sum of squares */
+        sc[row] = UINT64_C(1) << (VEIL_LN_SCALE_BITS - VEIL_LN_SCALES);
+        for (int h = 1; h <= VEIL_LN_SCALES; h++)
+            if ((int64_t)(ssq - veil_ln_threshold(d, h)) < 0)
+                sc[row] += UINT64_C(1) << (VEIL_LN_SCALE_BITS - h);
+        for (size_t j = 0; j < d; j++) {
+            c[j] = veil_plain_trunc(e, c[j] * sc[row], VEIL_LN_SCALE_BITS);
             ss += c[j] * c[j]; /* the products summed before one truncation */
         }
         var[row] = veil_plain_trunc(e, veil_plain_trunc(e, ss, f) * inv_d, f) + eps;
@@ -96,12 +107,13 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
             if (n->saved)
                 e->waux[i][0][row * d + j] = xhat;
         }
-        if (n->saved)
-            e->waux[i][1][row] = r[row];
+        if (n->saved) /* 1/sigma of the row itself: r 2^-h */
+            e->waux[i][1][row] = veil_plain_trunc(e, r[row] * sc[row], VEIL_LN_SCALE_BITS);
     }
     free(xc);
     free(var);
     free(r);
+    free(sc);
     return VEIL_OK;
 }
 

@@ -10,6 +10,7 @@
 #include "base/base_internal.h"
 #include "graph/secure/exec_internal.h"
 #include "tasks/beaver.h"
+#include "tasks/compare.h"
 #include "tasks/gelu.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_internal.h"
@@ -28,13 +29,72 @@ static void release_all(struct veil_exec *x, struct veil_sec *t, int n)
         veil_mpc_release(x->m, &t[i]);
 }
 
+/* Layer norm's row scale (graph_internal.h, LAYERNORM): from xc (numel, laid out like the input)
+ * the coarse sum of squares ssq = sum(trunc_{f-8}(xc)^2), its H comparisons with the thresholds
+ * T_j in one ltz call, S = 2^(15 - h) (h the number of thresholds ssq reaches) as a linear form
+ * of the bits, and xcs = trunc_15(xc * S) = xc 2^-h (exact when h = 0). *sc gets S (rows). */
+static int ln_scale(struct veil_exec *x, const struct veil_sec *xc, const struct veil_sec *like,
+                    size_t d, size_t rows, struct veil_sec *xcs, struct veil_sec *sc)
+{
+    enum { XQ, SQQ, SSQ, STK, BITS, BS, XS15, NT };
+    struct veil_sec t[NT];
+    memset(t, 0, sizeof t);
+    veil_mpc_t *m = x->m;
+    const size_t rdims[1] = {rows}, sdims[1] = {VEIL_LN_SCALES * rows};
+    const int f = x->frac_bits, H = VEIL_LN_SCALES;
+    struct veil_flatop_args a;
+    int rc = veil_mpc_trunc(m, xc, f - VEIL_LN_COARSE_FRAC, &t[XQ]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_square(m, &t[XQ], &t[SQQ]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_rowsum(x, &t[SQQ], d, 1, rdims, &t[SSQ]);
+    if (rc == VEIL_OK)
+        rc = veil_sec_init(m, &t[STK], VEIL_SHARE_ARITH, 1, sdims, veil_nl_stack_tile(m));
+    if (rc == VEIL_OK) { /* [ssq - T_1; ...; ssq - T_H] */
+        memset(&a, 0, sizeof a);
+        a.kind = VEIL_FLATOP_REPLICATE;
+        a.k = (uint64_t)H;
+        a.add_const = 1;
+        for (int j = 1; j <= H; j++)
+            a.c[j - 1] = 0 - veil_ln_threshold(d, j);
+        struct veil_sec *outs[1] = {&t[STK]};
+        const struct veil_sec *ins[1] = {&t[SSQ]};
+        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
+    }
+    if (rc == VEIL_OK)
+        rc = veil_mpc_ltz(m, &t[STK], &t[BITS]);
+    if (rc == VEIL_OK)
+        rc = veil_sec_init_like(m, sc, &t[SSQ]);
+    if (rc == VEIL_OK) { /* S = 2^(15 - H) + sum_j [ssq < T_j] 2^(15 - j) */
+        memset(&a, 0, sizeof a);
+        a.kind = VEIL_FLATOP_WSUM;
+        a.k = (uint64_t)H;
+        a.add_const = 1;
+        a.c0 = UINT64_C(1) << (VEIL_LN_SCALE_BITS - H);
+        for (int j = 1; j <= H; j++)
+            a.c[j - 1] = UINT64_C(1) << (VEIL_LN_SCALE_BITS - j);
+        struct veil_sec *outs[1] = {sc};
+        const struct veil_sec *ins[1] = {&t[BITS]};
+        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
+    }
+    if (rc == VEIL_OK)
+        rc = veil_exec_broadcast(x, sc, d, like, &t[BS]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul(m, xc, &t[BS], &t[XS15]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_trunc(m, &t[XS15], VEIL_LN_SCALE_BITS, xcs);
+    release_all(x, t, NT);
+    return rc;
+}
+
 int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *xn = &x->p->nodes[n->in[0]];
     const size_t d = xn->dims[xn->ndim - 1], rows = xn->numel / d;
     const size_t rdims[1] = {rows};
     const struct veil_sec *in = VAL(x, n->in[0]);
-    enum { X0, BX0, XS, S, SC, MEAN, BMEAN, XC, SQ, SS, VAR, VARE, R, BR, PROD, XHAT, BG, YG, NT };
+    enum { X0, BX0, XS, S, SC, MEAN, BMEAN, XC, XCS, SCL, SQ, SS, VAR, VARE, R, BR, PROD, XHAT,
+           BG, YG, RS, R1, NT };
     struct veil_sec t[NT];
     memset(t, 0, sizeof t);
     veil_mpc_t *m = x->m;
@@ -66,9 +126,12 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
         rc = veil_exec_broadcast(x, &t[MEAN], d, in, &t[BMEAN]);
     if (rc == VEIL_OK)
         rc = veil_mpc_sub(m, &t[XS], &t[BMEAN], &t[XC]);
+    /* xc scaled by 2^-h so that its squares' sum cannot wrap and var lands in inv_sqrt's range */
+    if (rc == VEIL_OK)
+        rc = ln_scale(x, &t[XC], in, d, rows, &t[XCS], &t[SCL]);
     /* var = trunc(trunc(sum(xc xc)) enc(1/d)) + enc(eps): the products summed before one trunc */
     if (rc == VEIL_OK)
-        rc = veil_mpc_square(m, &t[XC], &t[SQ]);
+        rc = veil_mpc_square(m, &t[XCS], &t[SQ]);
     if (rc == VEIL_OK)
         rc = veil_exec_rowsum(x, &t[SQ], d, 1, rdims, &t[SS]);
     if (rc == VEIL_OK)
@@ -82,7 +145,7 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
     if (rc == VEIL_OK)
         rc = veil_exec_broadcast(x, &t[R], d, in, &t[BR]);
     if (rc == VEIL_OK)
-        rc = veil_mpc_mul(m, &t[XC], &t[BR], &t[PROD]);
+        rc = veil_mpc_mul(m, &t[XCS], &t[BR], &t[PROD]);
     if (rc == VEIL_OK)
         rc = veil_mpc_trunc(m, &t[PROD], x->frac_bits, &t[XHAT]);
     if (rc == VEIL_OK)
@@ -94,11 +157,16 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
         rc = veil_mpc_trunc(m, &t[YG], x->frac_bits, y);
     if (rc == VEIL_OK)
         rc = veil_exec_add_broadcast(x, y, VAL(x, n->in[2]), 1);
+    /* the backward pass needs 1/sigma of the row itself: r 2^-h = trunc_15(r S) */
+    if (rc == VEIL_OK && n->saved)
+        rc = veil_mpc_mul(m, &t[R], &t[SCL], &t[RS]);
+    if (rc == VEIL_OK && n->saved)
+        rc = veil_mpc_trunc(m, &t[RS], VEIL_LN_SCALE_BITS, &t[R1]);
     if (rc == VEIL_OK && n->saved) {
         x->aux[n->index][0] = t[XHAT];
-        x->aux[n->index][1] = t[R];
+        x->aux[n->index][1] = t[R1];
         memset(&t[XHAT], 0, sizeof t[XHAT]);
-        memset(&t[R], 0, sizeof t[R]);
+        memset(&t[R1], 0, sizeof t[R1]);
     }
     release_all(x, t, NT);
     return rc;
