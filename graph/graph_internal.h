@@ -42,20 +42,25 @@
  *              below 2^(62-f-B), 2^18 at f = 16; the mean is off by at most 1 ulp plus
  *              d spread 2^(f-B-1) ulps, a relative 2^-B of the spread); xc = xs - mean
  *              (exactly 0 on a constant row, which then gives beta);
- *              ROW SCALE (so that no square, sum or inv_sqrt input leaves its range):
+ *              ROW SCALE (so that no square or sum wraps and var lands in inv_sqrt's range):
  *              ssq = sum(trunc_{f-8}(xc)^2) (xc at 8 bits: d var 2^16, below 2^62 while
- *              d var < 2^46); h = #{j in 1..12 : ssq >= T_j}, T_j = d 2^(21 + 2j) (var reaches
- *              2^(5+2j)), one ltz on 12 words per row; S = 2^(15-h) = 2^3 + sum_j [ssq < T_j]
- *              2^(15-j) (local); xc := trunc_15(xc * S) = xc 2^-h (exact when h = 0, i.e. var
- *              below 2^7: such rows are unchanged), so var 2^-2h < 2^7 for every row whose spread
- *              is below 2^16 (every row of values the feeds accept);
- *              var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + enc(eps)
+ *              d var < 2^46); one ltz on 16 words per row gives b_k = [ssq < thr_k] for
+ *              thr_j = d 2^(21+2j), j = 1..12 (var reaches 2^(5+2j)) and d 2^(11-2i), i = 1..4
+ *              (var below 2^(-5-2i)); S = 2^(15-h) for h = #{j : ssq >= thr_j} > 0, 2^(18+i)
+ *              for i = #{i : ssq < thr_i} > 0, 2^15 otherwise, and eps' = enc(eps 4^(3+i)) for
+ *              the latter (enc(eps) otherwise), both linear forms of the bits (veil_ln_form,
+ *              local); xc := trunc_15(xc * S) (exact where S >= 2^15; rows of var in
+ *              [2^-7, 2^7) get S = 2^15 and are unchanged), so var lands in [2^-7, 2^7) for every
+ *              row whose spread is below 2^16 (every row of values the feeds accept) and var
+ *              below 2^-15 becomes small beside eps' (>= 2^-8 for eps >= 2^-22);
+ *              var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + eps'
  *              (the products xc*xc summed before one truncation); r = inv_sqrt(var) over
  *              [2^-8, 2^8) (veil_mpc_inv_sqrt / veil_ref_inv_sqrt_range(-8, 8));
- *              xhat = trunc(xc * r) (the scale cancels: xc 2^-h / sqrt(var 2^-2h + eps), eps
+ *              xhat = trunc(xc * r) (s = S / 2^15 cancels: xc s / sqrt(var s^2 + eps'), eps
  *              acting as eps 4^h where var >= 2^7, a relative change below eps / 2^6);
- *              y = trunc(xhat * gamma) + beta; the saved 1/sigma is trunc_15(r * S) = r 2^-h
- *              (2 rounds more when a backward op reads it)
+ *              y = trunc(xhat * gamma) + beta; the saved 1/sigma is trunc_15(r * S) = r s
+ *              (2 rounds more when a backward op reads it). Limit: the mean is rounded to an
+ *              ulp, so rows whose centred values are a few ulps carry that ulp times 1/sigma
  *   BATCHNORM  folded at bind time (W' = W s, b' = (b - mean) s + beta, s = gamma/sqrt(var +
  *              eps), in double at the weight owner, then encoded): no online op
  *   SOFTMAX_XENT  s = softmax(logits) (saved for XENT_GRAD); the node's own value is the loss
@@ -145,16 +150,20 @@
 /** Fractional bits of 1/d in layer norm's mean (FIXED-POINT SEQUENCES, LAYERNORM). */
 #define VEIL_LN_MEAN_BITS 28
 /** Layer norm's row scale (FIXED-POINT SEQUENCES, LAYERNORM): fractional bits of the coarse
- * values, number of thresholds (scales 2^-h, h <= VEIL_LN_SCALES) and the bits of S = 2^(15-h). */
+ * values, thresholds that scale a row down (2^-h, h <= VEIL_LN_SCALES) and up (2^(3+i),
+ * i <= VEIL_LN_UP), and the bits of S (the scale at 2^15). */
 #define VEIL_LN_COARSE_FRAC 8
 #define VEIL_LN_SCALES 12
+#define VEIL_LN_UP 4
+#define VEIL_LN_NBITS (VEIL_LN_SCALES + VEIL_LN_UP)
 #define VEIL_LN_SCALE_BITS 15
-/** Threshold T_j of the coarse sum of squares (at 2 VEIL_LN_COARSE_FRAC bits) for a row of d:
- * the row's variance reaches 2^(5 + 2j). */
-static inline uint64_t veil_ln_threshold(size_t d, int j)
-{
-    return (uint64_t)d << (2 * VEIL_LN_COARSE_FRAC + 5 + 2 * j);
-}
+/** The row scale as linear forms of the bits b_k = [ssq < thr[k]] (k < VEIL_LN_NBITS):
+ * S = s0 + sum_k sw[k] b_k and eps' = e0 + sum_k ew[k] b_k (at f bits). */
+struct veil_ln_form {
+    uint64_t thr[VEIL_LN_NBITS], sw[VEIL_LN_NBITS], ew[VEIL_LN_NBITS], s0, e0;
+};
+/** Fills *lf for rows of d, layer norm epsilon eps, f fractional bits (plain_forward_nn.c). */
+void veil_ln_form_init(struct veil_ln_form *lf, size_t d, double eps, int f);
 #define VEIL_NODE_MAX_IN 5
 /* Owners and reveal targets are checked against this at build time, against N at run time. */
 #define VEIL_GRAPH_MAX_PARTIES 63

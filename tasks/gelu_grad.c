@@ -20,8 +20,8 @@
 /* Q(v) with GELU'(x) ~ 1/2 + x Q(x^2 / a^2) on [-a, a], a = 3.7: Lawson (IRLS) minimax fit of
  * (GELU'(x) - 1/2) / x on [0, a], 1500 points; max fit error 5.4e-4. */
 static const double grad_c[VEIL_GELU_GRAD_DEG + 1] = {
-    0.7955633142410765,  -3.542405846438067, 9.982520370763465, -17.304509215869313,
-    18.12077669830784,   -10.449902945657932, 2.5336333875301174};
+    0.7955633142410765, -3.542405846438067,  9.982520370763465, -17.304509215869313,
+    18.12077669830784,  -10.449902945657932, 2.5336333875301174};
 
 /* Q's coefficients at VEIL_GELU_FRAC bits. */
 static void grad_coeffs(uint64_t d[VEIL_GELU_GRAD_DEG + 1])
@@ -38,7 +38,8 @@ void veil_gelu_grad_cost(int nparties, size_t n, uint64_t *rounds, uint64_t *byt
 
 double veil_ref_gelu_grad_f64(double x)
 {
-    return 0.5 * (1 + erf(x / sqrt(2.0))) + 0.3989422804014327 * x * exp(-0.5 * x * x); /* 1/sqrt(2 pi) */
+    return 0.5 * (1 + erf(x / sqrt(2.0))) +
+           0.3989422804014327 * x * exp(-0.5 * x * x); /* 1/sqrt(2 pi) */
 }
 
 #define TR(v, s) veil_ref_trunc_model((v), (s), state)
@@ -86,9 +87,10 @@ static int check(const struct veil_sec *dy, const struct veil_sec *x, const stru
     if (dy->kind != VEIL_SHARE_ARITH || bits->kind != VEIL_SHARE_ARITH ||
         v->kind != VEIL_SHARE_ARITH || dy->numel != x->numel || v->numel != x->numel ||
         bits->numel != 2 * x->numel)
-        return veil_error(VEIL_ERR_INVAL, "gelu_grad: dy (%zu), v (%zu) and bits (%zu) must be "
-                          "arithmetic and match x (%zu, bits twice that)", dy->numel, v->numel,
-                          bits->numel, x->numel);
+        return veil_error(VEIL_ERR_INVAL,
+                          "gelu_grad: dy (%zu), v (%zu) and bits (%zu) must be "
+                          "arithmetic and match x (%zu, bits twice that)",
+                          dy->numel, v->numel, bits->numel, x->numel);
     return VEIL_OK;
 }
 
@@ -100,8 +102,10 @@ int veil_mpc_gelu_grad(veil_mpc_t *m, const struct veil_sec *dy, const struct ve
         return rc;
     const int f = veil_mpc_frac_bits(m), F = VEIL_GELU_FRAC, D = VEIL_GELU_GRAD_DEG;
     if (f + 2 > F)
-        return veil_error(VEIL_ERR_UNSUPPORTED, "gelu_grad: f = %d; the polynomial runs at %d "
-                          "bits, use f <= %d", f, F, F - 2);
+        return veil_error(VEIL_ERR_UNSUPPORTED,
+                          "gelu_grad: f = %d; the polynomial runs at %d "
+                          "bits, use f <= %d",
+                          f, F, F - 2);
     uint64_t d[VEIL_GELU_GRAD_DEG + 1];
     grad_coeffs(d);
     enum { W0, W, T0, T1, ACC, HT, P, DS, P2, U, UMD, VALS, PROD, Z1, Z2, S, NT };

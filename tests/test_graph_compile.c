@@ -2,14 +2,15 @@
  * test_graph_compile.c — the compiler's passes, checked on the plan's internal structure: the
  * digest (equal for equal graphs and options, different when a shape, a name, an owner or an
  * option changes); liveness (each node's last_use is its last reader, through operands or saved
- * state) and critical-path priorities; batch-norm folding (fold fields, the synthetic bias
- * inserted before its producer with every reference renumbered and the order still topological,
- * and the refusals: producer not conv2d/dense, producer read elsewhere, parameters of another
- * owner, ...); autodiff structure for an MLP, a CNN, a residual block, tied weights and an
- * attention-like block (the expected backward ops with the right operands and shapes, gradient
- * sums, no gradient for inputs, one SGD_UPDATE per parameter with the parameter's shape; a
- * gelu's GELU_GRAD with its input and saved state); ops without gradient refused by name; the learning-rate, SGD-option and batch-size refusals.
- * Gradient values are checked against finite differences by the executors' tests.
+ * state) and critical-path priorities; batch-norm folding (fold fields, the synthetic bias inserted
+ * before its producer with every reference renumbered and the order still topological, and the
+ * refusals: producer not conv2d/dense, producer read elsewhere, parameters of another owner, ...);
+ * autodiff structure for an MLP, a CNN, a residual block, tied weights and an attention-like block
+ * (the expected backward ops with the right operands and shapes, gradient sums, no gradient for
+ * inputs, one SGD_UPDATE per parameter with the parameter's shape; a gelu's GELU_GRAD with its
+ * input and saved state); ops without gradient refused by name; the learning-rate, SGD-option and
+ * batch-size refusals. Gradient values are checked against finite differences by the executors'
+ * tests.
  */
 #include "config.h"
 #include "test_util.h"

@@ -96,8 +96,8 @@ static void test_model(void)
 static void fill(void)
 {
     const double u = ldexp(1.0, -F), a = VEIL_GELU_CUT, top = 16384.0 - u;
-    const double e[] = {0, u, -u, a, -a, a - u, -a + u, a + u, -a - u, top, -top, 1000, -1000, 1,
-                        -1, 0.5, -0.5, 2.4, -2.4};
+    const double e[] = {0,    u,    -u,    a, -a, a - u, -a + u, a + u, -a - u, top,
+                        -top, 1000, -1000, 1, -1, 0.5,   -0.5,   2.4,   -2.4};
     int k = 0;
     for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
         xw[k++] = enc(e[i]);
@@ -184,20 +184,20 @@ static void test_protocol(void)
     veil_ref_gelu_grad(NX, dyw, xw, F, NULL, model);
     for (int n = 2; n <= 3; n++) {
         memset(sh, 0, sizeof *sh);
-        struct veil_test_mpc_opts o = {.nparties = n, .material = VEIL_MPC_MAT_DEALER,
-                                       .frac_bits = -1};
+        struct veil_test_mpc_opts o = {
+            .nparties = n, .material = VEIL_MPC_MAT_DEALER, .frac_bits = -1};
         if (veil_test_mpc_run(&o, body, NULL) != 0) {
             VT_CHECK(0, "N=%d: the run failed", n);
             continue;
         }
-        VT_CHECK(sh->rc_bad == 1, "N=%d: bad input not refused cleanly: %s", n,
-                 veil_last_error());
+        VT_CHECK(sh->rc_bad == 1, "N=%d: bad input not refused cleanly: %s", n, veil_last_error());
         uint64_t r, b;
         veil_gelu_grad_cost(n, NX, &r, &b);
         for (int q = 0; q < n; q++)
             VT_CHECK(sh->r_grad[q] == r && sh->b_grad[q] == b,
-                     "N=%d party %d: gelu_grad %" PRIu64 " rounds %" PRIu64 " bytes, formula %"
-                     PRIu64 " / %" PRIu64, n, q, sh->r_grad[q], sh->b_grad[q], r, b);
+                     "N=%d party %d: gelu_grad %" PRIu64 " rounds %" PRIu64
+                     " bytes, formula %" PRIu64 " / %" PRIu64,
+                     n, q, sh->r_grad[q], sh->b_grad[q], r, b);
         double worst = 0, worst_y = 0, at = 0;
         int64_t ulps = 0;
         for (int i = 0; i < NX; i++) {
@@ -211,17 +211,20 @@ static void test_protocol(void)
             }
             /* the secure truncations' ulps, those of v and acc multiplied by w = dy x */
             const int64_t d = (int64_t)(sh->dx[i] - model[i]);
-            VT_CHECK(llabs(d) <= 4 + (int64_t)(fabs(dy) / 16), "N=%d: dx at x = %.9g, dy = %g "
-                     "off the model by %lld ulps", n, x, dy, (long long)d);
+            VT_CHECK(llabs(d) <= 4 + (int64_t)(fabs(dy) / 16),
+                     "N=%d: dx at x = %.9g, dy = %g "
+                     "off the model by %lld ulps",
+                     n, x, dy, (long long)d);
             if (llabs(d) > ulps)
                 ulps = llabs(d);
             const double ey = fabs(dec(sh->y[i]) - veil_ref_gelu_f64(x));
             worst_y = ey > worst_y ? ey : worst_y;
         }
         VT_CHECK(worst_y <= 4.5e-4, "N=%d: forward max error %.3g", n, worst_y);
-        veil_test_log("N=%d: dx max error %.4g |dy| (at x = %g), at most %" PRId64 " ulps from the model; "
-                      "%" PRIu64 " rounds, %" PRIu64 " bytes for %d elements", n, worst, at, ulps,
-                      r, b, NX);
+        veil_test_log("N=%d: dx max error %.4g |dy| (at x = %g), at most %" PRId64
+                      " ulps from the model; "
+                      "%" PRIu64 " rounds, %" PRIu64 " bytes for %d elements",
+                      n, worst, at, ulps, r, b, NX);
     }
 }
 
@@ -266,8 +269,10 @@ static int plain_step(const veil_plan_t *p, int fixed, const double *w1, const d
 static int train_child(const struct veil_harness_party *me, void *arg)
 {
     const veil_plan_t *p = arg;
-    struct veil_feed feeds[4] = {{"x", tx, B * DIN}, {"labels", tl, B * DOUT},
-                                 {"w1", tw1, DIN * DH}, {"w2", tw2, DH * DOUT}};
+    struct veil_feed feeds[4] = {{"x", tx, B * DIN},
+                                 {"labels", tl, B * DOUT},
+                                 {"w1", tw1, DIN * DH},
+                                 {"w2", tw2, DH * DOUT}};
     veil_party_t *pt = veil_party_open(p, NULL);
     if (!pt) {
         fprintf(stderr, "process %d: open: %s\n", me->id, veil_last_error());
@@ -322,8 +327,7 @@ static void test_training(void)
         const double num = (lp - lm) / (2 * hh);
         VT_CHECK(ok && fabs(num - gd[k]) <= 1e-6 + 1e-4 * fabs(num),
                  "double dW1[%d] = %.9g, central difference %.9g", k, gd[k], num);
-        VT_CHECK(fabs(gf[k] - gd[k]) <= 3e-3, "fixed dW1[%d] = %.6g, double %.6g", k, gf[k],
-                 gd[k]);
+        VT_CHECK(fabs(gf[k] - gd[k]) <= 3e-3, "fixed dW1[%d] = %.6g, double %.6g", k, gf[k], gd[k]);
     }
     for (int n = 2; n <= 3; n++) {
         memset(sh, 0, sizeof *sh);
@@ -339,8 +343,8 @@ static void test_training(void)
             for (int k = 0; k < DH * DOUT; k++)
                 worst = fmax(worst, fabs(sh->w2[q][k] - f2[k]));
         }
-        VT_CHECK(worst <= 5e-4, "training N=%d: secure weights off the FIXED trainer's by %.3g",
-                 n, worst);
+        VT_CHECK(worst <= 5e-4, "training N=%d: secure weights off the FIXED trainer's by %.3g", n,
+                 worst);
         veil_test_log("training N=%d: max |secure - FIXED| %.3g (%.1f ulp)", n, worst,
                       ldexp(worst, F));
     }

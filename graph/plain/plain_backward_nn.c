@@ -3,9 +3,9 @@
  * normalisation (input and gamma), softmax, GELU and the softmax cross-entropy loss. Except for
  * GELU (whose FIXED sequence recomputes the forward's comparisons and v from its input, exactly
  * what the forward computed) they read the forward node's saved state (plain_ops_internal.h: xhat
- * and 1/sigma, the softmax output) rather than recomputing a nonlinear function, so the FIXED sequences (graph_internal.h, BACKWARD
- * FIXED-POINT SEQUENCES) need only products, sums and public constants; DOUBLE mode is the real
- * derivative evaluated at the saved state.
+ * and 1/sigma, the softmax output) rather than recomputing a nonlinear function, so the FIXED
+ * sequences (graph_internal.h, BACKWARD FIXED-POINT SEQUENCES) need only products, sums and public
+ * constants; DOUBLE mode is the real derivative evaluated at the saved state.
  */
 #include "config.h"
 

@@ -29,20 +29,41 @@ static void release_all(struct veil_exec *x, struct veil_sec *t, int n)
         veil_mpc_release(x->m, &t[i]);
 }
 
+/* One WSUM of the scale's bits: out (rows, like `like`) = c0 + sum_k w[k] bits_k. */
+static int ln_wsum(veil_mpc_t *m, const struct veil_sec *bits, const struct veil_sec *like,
+                   uint64_t c0, const uint64_t *w, struct veil_sec *out)
+{
+    int rc = veil_sec_init_like(m, out, like);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_flatop_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = VEIL_FLATOP_WSUM;
+    a.k = VEIL_LN_NBITS;
+    a.add_const = 1;
+    a.c0 = c0;
+    memcpy(a.c, w, VEIL_LN_NBITS * sizeof *w);
+    struct veil_sec *outs[1] = {out};
+    const struct veil_sec *ins[1] = {bits};
+    return veil_nl_flat(m, a, outs, 1, ins, 1);
+}
+
 /* Layer norm's row scale (graph_internal.h, LAYERNORM): from xc (numel, laid out like the input)
- * the coarse sum of squares ssq = sum(trunc_{f-8}(xc)^2), its H comparisons with the thresholds
- * T_j in one ltz call, S = 2^(15 - h) (h the number of thresholds ssq reaches) as a linear form
- * of the bits, and xcs = trunc_15(xc * S) = xc 2^-h (exact when h = 0). *sc gets S (rows). */
-static int ln_scale(struct veil_exec *x, const struct veil_sec *xc, const struct veil_sec *like,
-                    size_t d, size_t rows, struct veil_sec *xcs, struct veil_sec *sc)
+ * the coarse sum of squares ssq = sum(trunc_{f-8}(xc)^2), its comparisons with the thresholds
+ * in one ltz call, the scale S and eps' (rows) as linear forms of the bits (veil_ln_form), and
+ * xcs = trunc_15(xc * S) (exact: xc unchanged when S = 2^15, the rows of var in [2^-7, 2^7)). */
+static int ln_scale(struct veil_exec *x, const struct veil_node *n, const struct veil_sec *xc,
+                    const struct veil_sec *like, size_t d, size_t rows, struct veil_sec *xcs,
+                    struct veil_sec *sc, struct veil_sec *epsv)
 {
     enum { XQ, SQQ, SSQ, STK, BITS, BS, XS15, NT };
     struct veil_sec t[NT];
     memset(t, 0, sizeof t);
     veil_mpc_t *m = x->m;
-    const size_t rdims[1] = {rows}, sdims[1] = {VEIL_LN_SCALES * rows};
-    const int f = x->frac_bits, H = VEIL_LN_SCALES;
-    struct veil_flatop_args a;
+    const size_t rdims[1] = {rows}, sdims[1] = {VEIL_LN_NBITS * rows};
+    const int f = x->frac_bits;
+    struct veil_ln_form lf;
+    veil_ln_form_init(&lf, d, n->a.eps, f);
     int rc = veil_mpc_trunc(m, xc, f - VEIL_LN_COARSE_FRAC, &t[XQ]);
     if (rc == VEIL_OK)
         rc = veil_mpc_square(m, &t[XQ], &t[SQQ]);
@@ -50,13 +71,14 @@ static int ln_scale(struct veil_exec *x, const struct veil_sec *xc, const struct
         rc = veil_exec_rowsum(x, &t[SQQ], d, 1, rdims, &t[SSQ]);
     if (rc == VEIL_OK)
         rc = veil_sec_init(m, &t[STK], VEIL_SHARE_ARITH, 1, sdims, veil_nl_stack_tile(m));
-    if (rc == VEIL_OK) { /* [ssq - T_1; ...; ssq - T_H] */
+    if (rc == VEIL_OK) { /* [ssq - thr_0; ...; ssq - thr_(K-1)] */
+        struct veil_flatop_args a;
         memset(&a, 0, sizeof a);
         a.kind = VEIL_FLATOP_REPLICATE;
-        a.k = (uint64_t)H;
+        a.k = VEIL_LN_NBITS;
         a.add_const = 1;
-        for (int j = 1; j <= H; j++)
-            a.c[j - 1] = 0 - veil_ln_threshold(d, j);
+        for (int k = 0; k < VEIL_LN_NBITS; k++)
+            a.c[k] = 0 - lf.thr[k];
         struct veil_sec *outs[1] = {&t[STK]};
         const struct veil_sec *ins[1] = {&t[SSQ]};
         rc = veil_nl_flat(m, a, outs, 1, ins, 1);
@@ -64,19 +86,9 @@ static int ln_scale(struct veil_exec *x, const struct veil_sec *xc, const struct
     if (rc == VEIL_OK)
         rc = veil_mpc_ltz(m, &t[STK], &t[BITS]);
     if (rc == VEIL_OK)
-        rc = veil_sec_init_like(m, sc, &t[SSQ]);
-    if (rc == VEIL_OK) { /* S = 2^(15 - H) + sum_j [ssq < T_j] 2^(15 - j) */
-        memset(&a, 0, sizeof a);
-        a.kind = VEIL_FLATOP_WSUM;
-        a.k = (uint64_t)H;
-        a.add_const = 1;
-        a.c0 = UINT64_C(1) << (VEIL_LN_SCALE_BITS - H);
-        for (int j = 1; j <= H; j++)
-            a.c[j - 1] = UINT64_C(1) << (VEIL_LN_SCALE_BITS - j);
-        struct veil_sec *outs[1] = {sc};
-        const struct veil_sec *ins[1] = {&t[BITS]};
-        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
-    }
+        rc = ln_wsum(m, &t[BITS], &t[SSQ], lf.s0, lf.sw, sc);
+    if (rc == VEIL_OK)
+        rc = ln_wsum(m, &t[BITS], &t[SSQ], lf.e0, lf.ew, epsv);
     if (rc == VEIL_OK)
         rc = veil_exec_broadcast(x, sc, d, like, &t[BS]);
     if (rc == VEIL_OK)
@@ -93,8 +105,8 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
     const size_t d = xn->dims[xn->ndim - 1], rows = xn->numel / d;
     const size_t rdims[1] = {rows};
     const struct veil_sec *in = VAL(x, n->in[0]);
-    enum { X0, BX0, XS, S, SC, MEAN, BMEAN, XC, XCS, SCL, SQ, SS, VAR, VARE, R, BR, PROD, XHAT,
-           BG, YG, RS, R1, NT };
+    enum { X0, BX0, XS, S, SC, MEAN, BMEAN, XC, XCS, SCL, EPSV, SQ, SS, VAR, VARE, R, BR, PROD,
+           XHAT, BG, YG, RS, R1, NT };
     struct veil_sec t[NT];
     memset(t, 0, sizeof t);
     veil_mpc_t *m = x->m;
@@ -128,8 +140,8 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
         rc = veil_mpc_sub(m, &t[XS], &t[BMEAN], &t[XC]);
     /* xc scaled by 2^-h so that its squares' sum cannot wrap and var lands in inv_sqrt's range */
     if (rc == VEIL_OK)
-        rc = ln_scale(x, &t[XC], in, d, rows, &t[XCS], &t[SCL]);
-    /* var = trunc(trunc(sum(xc xc)) enc(1/d)) + enc(eps): the products summed before one trunc */
+        rc = ln_scale(x, n, &t[XC], in, d, rows, &t[XCS], &t[SCL], &t[EPSV]);
+    /* var = trunc(trunc(sum(xc xc)) enc(1/d)) + eps': the products summed before one trunc */
     if (rc == VEIL_OK)
         rc = veil_mpc_square(m, &t[XCS], &t[SQ]);
     if (rc == VEIL_OK)
@@ -139,7 +151,7 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
     if (rc == VEIL_OK)
         rc = veil_exec_scale(x, &t[SS], 1.0 / (double)d, &t[VAR]);
     if (rc == VEIL_OK)
-        rc = veil_mpc_add_scalar(m, &t[VAR], veil_exec_fixed(n->a.eps, x->frac_bits), &t[VARE]);
+        rc = veil_mpc_add(m, &t[VAR], &t[EPSV], &t[VARE]);
     if (rc == VEIL_OK)
         rc = veil_mpc_inv_sqrt(m, &t[VARE], &t[R]);
     if (rc == VEIL_OK)
