@@ -131,7 +131,7 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
             if (n->saved)
                 e->waux[i][0][row * d + j] = xhat;
         }
-        if (n->saved) /* 1/sigma of the row itself: r 2^-h */
+        if (n->saved) /* 1/sigma of the row itself: r S / 2^15 */
             e->waux[i][1][row] = veil_plain_trunc(e, r[row] * sc[row], VEIL_LN_SCALE_BITS);
     }
     free(xc);

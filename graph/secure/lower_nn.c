@@ -138,7 +138,7 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
         rc = veil_exec_broadcast(x, &t[MEAN], d, in, &t[BMEAN]);
     if (rc == VEIL_OK)
         rc = veil_mpc_sub(m, &t[XS], &t[BMEAN], &t[XC]);
-    /* xc scaled by 2^-h so that its squares' sum cannot wrap and var lands in inv_sqrt's range */
+    /* xc scaled by a power of two: its squares cannot wrap and var lands in inv_sqrt's range */
     if (rc == VEIL_OK)
         rc = ln_scale(x, n, &t[XC], in, d, rows, &t[XCS], &t[SCL], &t[EPSV]);
     /* var = trunc(trunc(sum(xc xc)) enc(1/d)) + eps': the products summed before one trunc */
@@ -169,7 +169,7 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
         rc = veil_mpc_trunc(m, &t[YG], x->frac_bits, y);
     if (rc == VEIL_OK)
         rc = veil_exec_add_broadcast(x, y, VAL(x, n->in[2]), 1);
-    /* the backward pass needs 1/sigma of the row itself: r 2^-h = trunc_15(r S) */
+    /* the backward pass needs 1/sigma of the row itself: r S / 2^15 = trunc_15(r S) */
     if (rc == VEIL_OK && n->saved)
         rc = veil_mpc_mul(m, &t[R], &t[SCL], &t[RS]);
     if (rc == VEIL_OK && n->saved)
