@@ -485,9 +485,7 @@ int model_transformer(struct model *m, const struct model_opts *o)
         veil_node_t *h1 = veil_layernorm(m->g, nm, veil_add(m->g, NULL, x, a), P("ln1.gamma"),
                                          P("ln1.beta"), 1e-5);
         snprintf(nm, sizeof nm, "%sff1", pre);
-        /* Training uses ReLU in the feed-forward: Veil has no GELU backward pass. */
-        veil_node_t *f = veil_dense(m->g, nm, h1, P("ff1.w"), P("ff1.b"));
-        f = o->train ? veil_relu(m->g, NULL, f) : veil_gelu(m->g, NULL, f);
+        veil_node_t *f = veil_gelu(m->g, NULL, veil_dense(m->g, nm, h1, P("ff1.w"), P("ff1.b")));
         snprintf(nm, sizeof nm, "%sff2", pre);
         f = veil_dense(m->g, nm, f, P("ff2.w"), P("ff2.b"));
         snprintf(nm, sizeof nm, "%sln2", pre);

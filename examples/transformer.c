@@ -6,9 +6,9 @@
  * layer (H=1024, A=16, sequence 512, FF 4096). Party 0 owns the synthetic weights, party 1 the
  * sequences and the layer's output. The test size is --small (H=16, A=2, sequence 8, FF 32).
  * `transformer train` runs --runs secure SGD steps of the layer instead, every token classified
- * over the H output features against party 1's one-hot labels (softmax cross-entropy), with ReLU
- * in place of GELU in the feed-forward (Veil has no GELU backward pass); party 0 receives the
- * trained weights and checks them against the plaintext fixed-point trainer.
+ * over the H output features against party 1's one-hot labels (softmax cross-entropy), GELU's
+ * backward pass included; party 0 receives the trained weights and checks them against the
+ * plaintext fixed-point trainer.
  *
  * Usage: veil-run -n 2 --dealer -- transformer [train] [--small] [--bert-large] [--hidden H
  *        --heads A --seq S --ff F] [--batch B] [--runs R]
@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     static const struct example_cli cli = {
         .prog = "transformer",
         .summary = "Secure inference (or with `train`, secure SGD steps) of a transformer encoder\n"
-                   "layer (H=64, A=4, seq 16, FF 256); training uses ReLU in place of GELU.",
+                   "layer (H=64, A=4, seq 16, FF 256) with its GELU feed-forward.",
         .small_help = "the test size: H=16, A=2, sequence 8, FF 32",
         .big_flag = "--bert-large",
         .big_help = "BERT-large: H=1024, A=16, sequence 512, FF 4096",

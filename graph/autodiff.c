@@ -295,6 +295,18 @@ int veil_grad_layernorm(struct veil_ad *a, int i, int gy)
     return rc;
 }
 
+/* GELU_GRAD(dy, x): the forward's input as an operand (kept alive until then), its saved
+ * comparison bits and v through fwd. */
+int veil_grad_gelu(struct veil_ad *a, int i, int gy)
+{
+    struct operands o = operands_of(a, i);
+    if (!o.nx)
+        return VEIL_OK;
+    int in[2] = {gy, o.x};
+    return veil_ad_contrib(a, o.x, veil_ad_emit_like(a, VEIL_OP_GELU_GRAD, i, ".dx", 2, in, o.x,
+                                                     &o.n.a, i, o.x));
+}
+
 int veil_grad_matmul(struct veil_ad *a, int i, int gy)
 {
     struct operands o = operands_of(a, i);

@@ -42,10 +42,25 @@
  *              below 2^(62-f-B), 2^18 at f = 16; the mean is off by at most 1 ulp plus
  *              d spread 2^(f-B-1) ulps, a relative 2^-B of the spread); xc = xs - mean
  *              (exactly 0 on a constant row, which then gives beta);
- *              var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + enc(eps)
+ *              ROW SCALE (so that no square or sum wraps and var lands in inv_sqrt's range):
+ *              ssq = sum(trunc_{f-8}(xc)^2) (xc at 8 bits: d var 2^16, below 2^62 while
+ *              d var < 2^46); one ltz on 16 words per row gives b_k = [ssq < thr_k] for
+ *              thr_j = d 2^(21+2j), j = 1..12 (var reaches 2^(5+2j)) and d 2^(11-2i), i = 1..4
+ *              (var below 2^(-5-2i)); S = 2^(15-h) for h = #{j : ssq >= thr_j} > 0, 2^(18+i)
+ *              for i = #{i : ssq < thr_i} > 0, 2^15 otherwise, and eps' = enc(eps 4^(3+i)) for
+ *              the latter (enc(eps) otherwise), both linear forms of the bits (veil_ln_form,
+ *              local); xc := trunc_15(xc * S) (exact where S >= 2^15; rows of var in
+ *              [2^-7, 2^7) get S = 2^15 and are unchanged), so var lands in [2^-7, 2^7) for every
+ *              row whose spread is below 2^16 (every row of values the feeds accept) and var
+ *              below 2^-15 becomes small beside eps' (>= 2^-8 for eps >= 2^-22);
+ *              var = trunc(trunc(sum(xc * xc)) * enc(1/d)) + eps'
  *              (the products xc*xc summed before one truncation); r = inv_sqrt(var) over
  *              [2^-8, 2^8) (veil_mpc_inv_sqrt / veil_ref_inv_sqrt_range(-8, 8));
- *              xhat = trunc(xc * r); y = trunc(xhat * gamma) + beta
+ *              xhat = trunc(xc * r) (s = S / 2^15 cancels: xc s / sqrt(var s^2 + eps'), eps
+ *              acting as eps 4^h where var >= 2^7, a relative change below eps / 2^6);
+ *              y = trunc(xhat * gamma) + beta; the saved 1/sigma is trunc_15(r * S) = r s
+ *              (2 rounds more when a backward op reads it). Limit: the mean is rounded to an
+ *              ulp, so rows whose centred values are a few ulps carry that ulp times 1/sigma
  *   BATCHNORM  folded at bind time (W' = W s, b' = (b - mean) s + beta, s = gamma/sqrt(var +
  *              eps), in double at the weight owner, then encoded): no online op
  *   SOFTMAX_XENT  s = softmax(logits) (saved for XENT_GRAD); the node's own value is the loss
@@ -61,6 +76,8 @@
  *   CONV_GRAD_INPUT  in[0] = w (O,C,KH,KW), in[1] = dy; fwd = the conv2d node -> dx like its x
  *   CONV_GRAD_WEIGHT in[0] = x, in[1] = dy; fwd = the conv2d node -> dw like its w
  *   RELU_GRAD    in[0] = dy; fwd = the relu node -> dy * [x >= 0] (the forward mask, saved)
+ *   GELU_GRAD    in[0] = dy, in[1] = the gelu's input x; fwd = the gelu node -> dy GELU'(x)
+ *                (the secure run reuses the forward's comparison bits and v, saved)
  *   MAXPOOL_GRAD in[0] = dy; fwd = the maxpool node -> dx (route saved by the forward)
  *   AVGPOOL_GRAD in[0] = dy; fwd = the avgpool node -> dx (dy * round(2^f/k^2), truncated,
  *                scattered to each window; overlapping windows add)
@@ -90,6 +107,9 @@
  *                element of dx at the end
  *   CONV_GRAD_WEIGHT  dW = trunc(sum_b dY_b . im2col(x_b)^T): exact over all images, ONE trunc
  *   RELU_GRAD    dx = dy * mask (mask 0/1 saved by the forward; no truncation)
+ *   GELU_GRAD    veil_mpc_gelu_grad / veil_ref_gelu_grad (tasks/gelu.h): w = trunc(dy * x),
+ *                Horner of Q at the forward's v, u = trunc_F(w * Q + dy 2^(F-1)), then the exact
+ *                select dx = dy + [x < a] (u - dy) - [x < -a] u by the forward's bits
  *   MAXPOOL_GRAD dx[tap] = sum over windows containing tap of dy[window] * route[window][tap]
  *                (route one-hot 0/1, saved; no truncation; overlapping windows add)
  *   AVGPOOL_GRAD t = trunc(dy * q), q = floor((2^f + k^2/2) / k^2) (the forward's constant, =
@@ -129,6 +149,21 @@
 #define VEIL_NODE_NAME_MAX 64
 /** Fractional bits of 1/d in layer norm's mean (FIXED-POINT SEQUENCES, LAYERNORM). */
 #define VEIL_LN_MEAN_BITS 28
+/** Layer norm's row scale (FIXED-POINT SEQUENCES, LAYERNORM): fractional bits of the coarse
+ * values, thresholds that scale a row down (2^-h, h <= VEIL_LN_SCALES) and up (2^(3+i),
+ * i <= VEIL_LN_UP), and the bits of S (the scale at 2^15). */
+#define VEIL_LN_COARSE_FRAC 8
+#define VEIL_LN_SCALES 12
+#define VEIL_LN_UP 4
+#define VEIL_LN_NBITS (VEIL_LN_SCALES + VEIL_LN_UP)
+#define VEIL_LN_SCALE_BITS 15
+/** The row scale as linear forms of the bits b_k = [ssq < thr[k]] (k < VEIL_LN_NBITS):
+ * S = s0 + sum_k sw[k] b_k and eps' = e0 + sum_k ew[k] b_k (at f bits). */
+struct veil_ln_form {
+    uint64_t thr[VEIL_LN_NBITS], sw[VEIL_LN_NBITS], ew[VEIL_LN_NBITS], s0, e0;
+};
+/** Fills *lf for rows of d, layer norm epsilon eps, f fractional bits (plain_forward_nn.c). */
+void veil_ln_form_init(struct veil_ln_form *lf, size_t d, double eps, int f);
 #define VEIL_NODE_MAX_IN 5
 /* Owners and reveal targets are checked against this at build time, against N at run time. */
 #define VEIL_GRAPH_MAX_PARTIES 63
@@ -176,6 +211,7 @@
     X(CONV_GRAD_INPUT, conv_grad_input)                                                           \
     X(CONV_GRAD_WEIGHT, conv_grad_weight)                                                         \
     X(RELU_GRAD, relu_grad)                                                                       \
+    X(GELU_GRAD, gelu_grad)                                                                       \
     X(MAXPOOL_GRAD, maxpool_grad)                                                                 \
     X(AVGPOOL_GRAD, avgpool_grad)                                                                 \
     X(GAVGPOOL_GRAD, gavgpool_grad)                                                               \
@@ -447,6 +483,7 @@ int veil_grad_self(struct veil_ad *a, int i, int gy);
 int veil_grad_add(struct veil_ad *a, int i, int gy);
 int veil_grad_concat(struct veil_ad *a, int i, int gy);
 int veil_grad_layernorm(struct veil_ad *a, int i, int gy);
+int veil_grad_gelu(struct veil_ad *a, int i, int gy);
 int veil_grad_matmul(struct veil_ad *a, int i, int gy);
 
 /**

@@ -224,7 +224,7 @@ const struct veil_op_desc veil_opd_gelu = {
     .passes = 128,
     .plain = veil_plain_gelu,
     .lower = veil_lower_gelu,
-    .no_grad_hint = " (use relu)",
+    .grad = veil_grad_gelu,
 };
 const struct veil_op_desc veil_opd_argmax = {
     .name = "argmax",
@@ -322,6 +322,16 @@ const struct veil_op_desc veil_opd_relu_grad = {
     .passes = 2,
     .plain = veil_plain_relu_grad,
     .lower = veil_lower_relu_grad,
+};
+const struct veil_op_desc veil_opd_gelu_grad = {
+    .name = "gelu_grad",
+    .nin_min = 2,
+    .nin_max = 2,
+    .flags = VEIL_OPF_BACKWARD,
+    .region = VEIL_REGION_RELU,
+    .passes = 32,
+    .plain = veil_plain_gelu_grad,
+    .lower = veil_lower_gelu_grad,
 };
 const struct veil_op_desc veil_opd_maxpool_grad = {
     .name = "maxpool2d_grad",

@@ -7,12 +7,15 @@
  * x^2: stacked into one truncation), and the final select is one Beaver product of the stacked
  * comparison bits with the stacked [P; P - x]. Words outside [-a, a) make P meaningless (even
  * wrapping the ring), but the select multiplies them by an exact 0 or cancels them exactly.
+ * veil_mpc_gelu_saved (gelu.h) runs the same protocol and keeps the comparison bits and v for the
+ * backward pass (gelu_grad.c).
  */
 #include "config.h"
 
 #include "tasks/nonlinear.h"
 
 #include "base/base_internal.h"
+#include "tasks/gelu.h"
 #include "tasks/beaver.h"
 #include "tasks/compare.h"
 #include "tasks/nonlinear_internal.h"
@@ -31,7 +34,10 @@ static int copy2(veil_mpc_t *m, struct veil_sec *o0, struct veil_sec *o1, int no
     return veil_nl_flat(m, a, outs, nouts, ins, nins);
 }
 
-int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
+/* The forward; with keep_bits / keep_v (both or neither) the comparison bits and v move there
+ * instead of being released (veil_mpc_gelu_saved, gelu.h). */
+static int gelu_run(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
+                    struct veil_sec *keep_bits, struct veil_sec *keep_v)
 {
     int rc = veil_nl_check_unary("gelu", x, y);
     if (rc != VEIL_OK)
@@ -105,10 +111,29 @@ int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
         (rc = veil_mpc_add(m, x, &z2, &w)) != VEIL_OK ||
         (rc = veil_mpc_sub(m, &w, &z1, y)) != VEIL_OK)
         goto out;
+    if (keep_bits && keep_v) {
+        *keep_bits = bits;
+        *keep_v = v;
+        memset(&bits, 0, sizeof bits);
+        memset(&v, 0, sizeof v);
+    }
 out:;
     struct veil_sec *tmp[] = {&stk, &bits, &q,  &qv, &q5,  &s2,   &t2,   &v,  &acc, &pr, &tr,
                               &r1,  &xs,   &r2, &pp, &pmx, &vals, &prod, &z1, &z2,  &w};
     for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
         veil_mpc_release(m, tmp[i]);
     return rc;
+}
+
+int veil_mpc_gelu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y)
+{
+    return gelu_run(m, x, y, NULL, NULL);
+}
+
+int veil_mpc_gelu_saved(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
+                        struct veil_sec *bits, struct veil_sec *v)
+{
+    if (!bits || !v)
+        return veil_error(VEIL_ERR_INVAL, "gelu: NULL state to keep");
+    return gelu_run(m, x, y, bits, v);
 }

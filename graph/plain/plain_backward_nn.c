@@ -1,15 +1,18 @@
 /*
  * plain_backward_nn.c — plaintext evaluation of the gradients of the nonlinear forward ops: layer
- * normalisation (input and gamma), softmax and the softmax cross-entropy loss. They read the
- * forward node's saved state (plain_ops_internal.h: xhat and 1/sigma, the softmax output) rather
- * than recomputing a nonlinear function, so the FIXED sequences (graph_internal.h, BACKWARD
- * FIXED-POINT SEQUENCES) need only products, sums and public constants; DOUBLE mode is the real
- * derivative evaluated at the saved state.
+ * normalisation (input and gamma), softmax, GELU and the softmax cross-entropy loss. Except for
+ * GELU (whose FIXED sequence recomputes the forward's comparisons and v from its input, exactly
+ * what the forward computed) they read the forward node's saved state (plain_ops_internal.h: xhat
+ * and 1/sigma, the softmax output) rather than recomputing a nonlinear function, so the FIXED
+ * sequences (graph_internal.h, BACKWARD FIXED-POINT SEQUENCES) need only products, sums and public
+ * constants; DOUBLE mode is the real derivative evaluated at the saved state.
  */
 #include "config.h"
 
 #include "base/base_internal.h"
 #include "graph/plain/plain_ops_internal.h"
+#include "tasks/gelu.h"
+#include "tasks/nonlinear.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +134,27 @@ int veil_plain_softmax_grad(struct veil_plain_exec *e, const struct veil_node *n
                 e->d[i][o + j] = s[j] * (g[j] - q);
         }
     }
+    return VEIL_OK;
+}
+
+/* GELU_GRAD dx = dy GELU'(x), x = in[1] (the gelu's input): DOUBLE the derivative
+ * Phi(x) + x phi(x); FIXED the protocol's ring sequence (veil_ref_gelu_grad, tasks/gelu.h). */
+int veil_plain_gelu_grad(struct veil_plain_exec *e, const struct veil_node *n)
+{
+    const int i = n->index, dy = n->in[0], xi = n->in[1];
+    if (IS_FIXED(e) && e->f > VEIL_GELU_FRAC - 2)
+        return veil_error(VEIL_ERR_UNSUPPORTED, "plain run: gelu_grad '%s': the GELU polynomial "
+                          "needs at most %d fractional bits (frac_bits is %d)", n->name,
+                          VEIL_GELU_FRAC - 2, e->f);
+    int rc = veil_plain_alloc(e, n);
+    if (rc != VEIL_OK)
+        return rc;
+    if (IS_FIXED(e)) {
+        veil_ref_gelu_grad(n->numel, e->w[dy], e->w[xi], e->f, NULL, e->w[i]);
+        return VEIL_OK;
+    }
+    for (size_t k = 0; k < n->numel; k++)
+        e->d[i][k] = e->d[dy][k] * veil_ref_gelu_grad_f64(e->d[xi][k]);
     return VEIL_OK;
 }
 

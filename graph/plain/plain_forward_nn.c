@@ -24,6 +24,25 @@ static void rows_of(const struct veil_node *x, size_t *rows, size_t *k)
     *rows = *k ? x->numel / *k : 0;
 }
 
+void veil_ln_form_init(struct veil_ln_form *lf, size_t d, double eps, int f)
+{
+    const int H = VEIL_LN_SCALES, c2 = 2 * VEIL_LN_COARSE_FRAC;
+    lf->s0 = UINT64_C(1) << (VEIL_LN_SCALE_BITS - H);
+    lf->e0 = veil_plain_enc(eps, f);
+    for (int j = 1; j <= H; j++) { /* var >= 2^(5+2j): scale 2^-j */
+        lf->thr[j - 1] = (uint64_t)d << (c2 + 5 + 2 * j);
+        lf->sw[j - 1] = UINT64_C(1) << (VEIL_LN_SCALE_BITS - j);
+        lf->ew[j - 1] = 0;
+    }
+    for (int i = 1; i <= VEIL_LN_UP; i++) { /* var < 2^(-5-2i): scale 2^(3+i), eps 4^(3+i) */
+        lf->thr[H + i - 1] = (uint64_t)d << (c2 - 5 - 2 * i);
+        lf->sw[H + i - 1] = i == 1 ? (UINT64_C(1) << 19) - (UINT64_C(1) << 15)
+                                   : UINT64_C(1) << (17 + i);
+        lf->ew[H + i - 1] = veil_plain_enc(ldexp(eps, 2 * (3 + i)), f) -
+                            (i == 1 ? lf->e0 : veil_plain_enc(ldexp(eps, 2 * (2 + i)), f));
+    }
+}
+
 int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
 {
     const struct veil_node *x = &e->p->nodes[n->in[0]];
@@ -66,27 +85,43 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
                           "root over [2^%d, 2^%d) cannot run with %d fractional bits; compile "
                           "with frac_bits 16 or more", n->name, VEIL_ISQRT_LO, VEIL_ISQRT_HI, e->f);
     const int f = e->f;
-    const uint64_t inv_d = veil_plain_enc(1.0 / (double)d, f), eps = veil_plain_enc(n->a.eps, f);
+    const uint64_t inv_d = veil_plain_enc(1.0 / (double)d, f);
+    struct veil_ln_form lf;
+    veil_ln_form_init(&lf, d, n->a.eps, f);
     const uint64_t inv_dm = veil_plain_enc(1.0 / (double)d, VEIL_LN_MEAN_BITS);
     uint64_t *xc = malloc(n->numel * sizeof *xc), *var = malloc(rows * sizeof *var);
-    uint64_t *r = malloc(rows * sizeof *r);
-    if (!xc || !var || !r) {
+    uint64_t *r = malloc(rows * sizeof *r), *sc = malloc(rows * sizeof *sc);
+    if (!xc || !var || !r || !sc) {
         free(xc);
         free(var);
         free(r);
+        free(sc);
         return veil_error(VEIL_ERR_NOMEM, "plain run: layernorm '%s': out of memory", n->name);
     }
     for (size_t row = 0; row < rows; row++) {
         const uint64_t *xr = e->w[x->index] + row * d;
-        uint64_t *c = xc + row * d, s = 0, ss = 0;
+        uint64_t *c = xc + row * d, s = 0, ss = 0, ssq = 0;
         for (size_t j = 0; j < d; j++)
             s += xr[j] - xr[0]; /* shifted by the row's first value, as the lowering */
         const uint64_t mean = veil_plain_trunc(e, s * inv_dm, VEIL_LN_MEAN_BITS);
         for (size_t j = 0; j < d; j++) {
             c[j] = xr[j] - xr[0] - mean;
+            const uint64_t q = veil_plain_trunc(e, c[j], f - VEIL_LN_COARSE_FRAC);
+            ssq += q * q;
+        }
+        /* the row scale S and eps' from the bits [ssq < thr_k] (graph_internal.h) */
+        uint64_t epsr = lf.e0;
+        sc[row] = lf.s0;
+        for (int k = 0; k < VEIL_LN_NBITS; k++)
+            if ((int64_t)(ssq - lf.thr[k]) < 0) {
+                sc[row] += lf.sw[k];
+                epsr += lf.ew[k];
+            }
+        for (size_t j = 0; j < d; j++) {
+            c[j] = veil_plain_trunc(e, c[j] * sc[row], VEIL_LN_SCALE_BITS);
             ss += c[j] * c[j]; /* the products summed before one truncation */
         }
-        var[row] = veil_plain_trunc(e, veil_plain_trunc(e, ss, f) * inv_d, f) + eps;
+        var[row] = veil_plain_trunc(e, veil_plain_trunc(e, ss, f) * inv_d, f) + epsr;
     }
     veil_ref_inv_sqrt_range(rows, var, VEIL_ISQRT_LO, VEIL_ISQRT_HI, f, NULL, r);
     for (size_t row = 0; row < rows; row++) {
@@ -96,12 +131,13 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
             if (n->saved)
                 e->waux[i][0][row * d + j] = xhat;
         }
-        if (n->saved)
-            e->waux[i][1][row] = r[row];
+        if (n->saved) /* 1/sigma of the row itself: r S / 2^15 */
+            e->waux[i][1][row] = veil_plain_trunc(e, r[row] * sc[row], VEIL_LN_SCALE_BITS);
     }
     free(xc);
     free(var);
     free(r);
+    free(sc);
     return VEIL_OK;
 }
 

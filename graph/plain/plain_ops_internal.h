@@ -14,6 +14,9 @@
  *   LAYERNORM    [0] xhat (numel, fixed point f bits) and [1] r = 1/sigma (rows = numel / d,
  *                fixed point f bits)
  *   SOFTMAX      [0] the output s (numel, fixed point)
+ *   GELU         secure run only (the plaintext GELU_GRAD recomputes them from the gelu's input):
+ *                [0] the comparison bits [x < -a] then [x < a] (2 numel, integers 0/1, laid out
+ *                for ltz) and [1] v = x^2 / a^2 (numel, VEIL_GELU_FRAC bits), tasks/gelu.h
  *   SOFTMAX_XENT [0] s = softmax(logits) (B, C, fixed point)
  */
 #ifndef VEIL_GRAPH_PLAIN_OPS_INTERNAL_H
@@ -110,6 +113,7 @@ int veil_plain_softmax_xent(struct veil_plain_exec *e, const struct veil_node *n
 int veil_plain_layernorm_grad(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_layernorm_grad_gamma(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_softmax_grad(struct veil_plain_exec *e, const struct veil_node *n);
+int veil_plain_gelu_grad(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_xent_grad(struct veil_plain_exec *e, const struct veil_node *n);
 
 #endif

@@ -9,10 +9,11 @@
  * LOWERING. A lowering turns one plan node into protocol calls of tasks/ (SPMD: every party, the
  * dealer and a recorder call it with the same shapes; it submits and returns, never waits). It
  * reads its operands from x->val[in] and initialises x->val[n->index]; state a backward op will
- * need (the ReLU mask, the max-pool route, layer norm's xhat and 1/sigma, the softmax output)
- * goes in x->aux[n->index][0..VEIL_EXEC_MAX_AUX-1] when n->saved is set, with the layouts of
- * graph/plain/plain_ops_internal.h (SAVED STATE). run.c releases val and aux of a node after the node
- * at its last_use has been lowered (never parameters, which persist across runs).
+ * need (the ReLU mask, the max-pool route, layer norm's xhat and 1/sigma, the softmax output,
+ * GELU's comparison bits and v) goes in x->aux[n->index][0..VEIL_EXEC_MAX_AUX-1] when n->saved
+ * is set, with the layouts of graph/plain/plain_ops_internal.h (SAVED STATE). run.c releases val
+ * and aux of a node after the node at its last_use has been lowered (never parameters, which
+ * persist across runs).
  *
  * LAYOUTS. Tensors are tiled by x->tile elements (a multiple of 64: the comparison circuit's
  * packing), except where a protocol needs one handle (matrix products, convolutions, transposes:
@@ -85,6 +86,7 @@ int veil_lower_conv_grad(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_sum(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_slice(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_relu_grad(struct veil_exec *x, const struct veil_node *n);
+int veil_lower_gelu_grad(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_pool_grad(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_gavgpool_grad(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_layernorm_grad(struct veil_exec *x, const struct veil_node *n);

@@ -14,6 +14,7 @@
 #include "base/base_internal.h"
 #include "graph/secure/exec_internal.h"
 #include "tasks/beaver.h"
+#include "tasks/gelu.h"
 #include "tasks/nonlinear_internal.h"
 #include "tasks/pool.h"
 #include "tasks/trunc.h"
@@ -139,6 +140,25 @@ int veil_lower_relu_grad(struct veil_exec *x, const struct veil_node *n)
     if (rc == VEIL_OK)
         rc = veil_mpc_mul(x->m, dy, mask, VAL(x, n->index));
     veil_mpc_release(x->m, &t);
+    return rc;
+}
+
+/* GELU_GRAD dx = dy GELU'(x) (tasks/gelu.h) from the gelu's saved bits and v, laid out like v. */
+int veil_lower_gelu_grad(struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_sec *bits = &x->aux[n->fwd][0], *v = &x->aux[n->fwd][1];
+    if (v->numel != n->numel || bits->numel != 2 * n->numel)
+        return veil_error(VEIL_ERR_STATE, "the gelu '%s' kept no state (not run this step)",
+                          x->p->nodes[n->fwd].name);
+    struct veil_sec t[2];
+    memset(t, 0, sizeof t);
+    const struct veil_sec *dy, *xv;
+    int rc = veil_exec_like_layout(x, VAL(x, n->in[0]), v, &t[0], &dy);
+    if (rc == VEIL_OK)
+        rc = veil_exec_like_layout(x, VAL(x, n->in[1]), v, &t[1], &xv);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_gelu_grad(x->m, dy, xv, bits, v, VAL(x, n->index));
+    release_all(x, t, 2);
     return rc;
 }
 

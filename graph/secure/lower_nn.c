@@ -10,6 +10,8 @@
 #include "base/base_internal.h"
 #include "graph/secure/exec_internal.h"
 #include "tasks/beaver.h"
+#include "tasks/compare.h"
+#include "tasks/gelu.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_internal.h"
 #include "tasks/pool.h"
@@ -27,13 +29,84 @@ static void release_all(struct veil_exec *x, struct veil_sec *t, int n)
         veil_mpc_release(x->m, &t[i]);
 }
 
+/* One WSUM of the scale's bits: out (rows, like `like`) = c0 + sum_k w[k] bits_k. */
+static int ln_wsum(veil_mpc_t *m, const struct veil_sec *bits, const struct veil_sec *like,
+                   uint64_t c0, const uint64_t *w, struct veil_sec *out)
+{
+    int rc = veil_sec_init_like(m, out, like);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_flatop_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = VEIL_FLATOP_WSUM;
+    a.k = VEIL_LN_NBITS;
+    a.add_const = 1;
+    a.c0 = c0;
+    memcpy(a.c, w, VEIL_LN_NBITS * sizeof *w);
+    struct veil_sec *outs[1] = {out};
+    const struct veil_sec *ins[1] = {bits};
+    return veil_nl_flat(m, a, outs, 1, ins, 1);
+}
+
+/* Layer norm's row scale (graph_internal.h, LAYERNORM): from xc (numel, laid out like the input)
+ * the coarse sum of squares ssq = sum(trunc_{f-8}(xc)^2), its comparisons with the thresholds
+ * in one ltz call, the scale S and eps' (rows) as linear forms of the bits (veil_ln_form), and
+ * xcs = trunc_15(xc * S) (exact: xc unchanged when S = 2^15, the rows of var in [2^-7, 2^7)). */
+static int ln_scale(struct veil_exec *x, const struct veil_node *n, const struct veil_sec *xc,
+                    const struct veil_sec *like, size_t d, size_t rows, struct veil_sec *xcs,
+                    struct veil_sec *sc, struct veil_sec *epsv)
+{
+    enum { XQ, SQQ, SSQ, STK, BITS, BS, XS15, NT };
+    struct veil_sec t[NT];
+    memset(t, 0, sizeof t);
+    veil_mpc_t *m = x->m;
+    const size_t rdims[1] = {rows}, sdims[1] = {VEIL_LN_NBITS * rows};
+    const int f = x->frac_bits;
+    struct veil_ln_form lf;
+    veil_ln_form_init(&lf, d, n->a.eps, f);
+    int rc = veil_mpc_trunc(m, xc, f - VEIL_LN_COARSE_FRAC, &t[XQ]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_square(m, &t[XQ], &t[SQQ]);
+    if (rc == VEIL_OK)
+        rc = veil_exec_rowsum(x, &t[SQQ], d, 1, rdims, &t[SSQ]);
+    if (rc == VEIL_OK)
+        rc = veil_sec_init(m, &t[STK], VEIL_SHARE_ARITH, 1, sdims, veil_nl_stack_tile(m));
+    if (rc == VEIL_OK) { /* [ssq - thr_0; ...; ssq - thr_(K-1)] */
+        struct veil_flatop_args a;
+        memset(&a, 0, sizeof a);
+        a.kind = VEIL_FLATOP_REPLICATE;
+        a.k = VEIL_LN_NBITS;
+        a.add_const = 1;
+        for (int k = 0; k < VEIL_LN_NBITS; k++)
+            a.c[k] = 0 - lf.thr[k];
+        struct veil_sec *outs[1] = {&t[STK]};
+        const struct veil_sec *ins[1] = {&t[SSQ]};
+        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
+    }
+    if (rc == VEIL_OK)
+        rc = veil_mpc_ltz(m, &t[STK], &t[BITS]);
+    if (rc == VEIL_OK)
+        rc = ln_wsum(m, &t[BITS], &t[SSQ], lf.s0, lf.sw, sc);
+    if (rc == VEIL_OK)
+        rc = ln_wsum(m, &t[BITS], &t[SSQ], lf.e0, lf.ew, epsv);
+    if (rc == VEIL_OK)
+        rc = veil_exec_broadcast(x, sc, d, like, &t[BS]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_mul(m, xc, &t[BS], &t[XS15]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_trunc(m, &t[XS15], VEIL_LN_SCALE_BITS, xcs);
+    release_all(x, t, NT);
+    return rc;
+}
+
 int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *xn = &x->p->nodes[n->in[0]];
     const size_t d = xn->dims[xn->ndim - 1], rows = xn->numel / d;
     const size_t rdims[1] = {rows};
     const struct veil_sec *in = VAL(x, n->in[0]);
-    enum { X0, BX0, XS, S, SC, MEAN, BMEAN, XC, SQ, SS, VAR, VARE, R, BR, PROD, XHAT, BG, YG, NT };
+    enum { X0, BX0, XS, S, SC, MEAN, BMEAN, XC, XCS, SCL, EPSV, SQ, SS, VAR, VARE, R, BR, PROD,
+           XHAT, BG, YG, RS, R1, NT };
     struct veil_sec t[NT];
     memset(t, 0, sizeof t);
     veil_mpc_t *m = x->m;
@@ -65,9 +138,12 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
         rc = veil_exec_broadcast(x, &t[MEAN], d, in, &t[BMEAN]);
     if (rc == VEIL_OK)
         rc = veil_mpc_sub(m, &t[XS], &t[BMEAN], &t[XC]);
-    /* var = trunc(trunc(sum(xc xc)) enc(1/d)) + enc(eps): the products summed before one trunc */
+    /* xc scaled by a power of two: its squares cannot wrap and var lands in inv_sqrt's range */
     if (rc == VEIL_OK)
-        rc = veil_mpc_square(m, &t[XC], &t[SQ]);
+        rc = ln_scale(x, n, &t[XC], in, d, rows, &t[XCS], &t[SCL], &t[EPSV]);
+    /* var = trunc(trunc(sum(xc xc)) enc(1/d)) + eps': the products summed before one trunc */
+    if (rc == VEIL_OK)
+        rc = veil_mpc_square(m, &t[XCS], &t[SQ]);
     if (rc == VEIL_OK)
         rc = veil_exec_rowsum(x, &t[SQ], d, 1, rdims, &t[SS]);
     if (rc == VEIL_OK)
@@ -75,13 +151,13 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
     if (rc == VEIL_OK)
         rc = veil_exec_scale(x, &t[SS], 1.0 / (double)d, &t[VAR]);
     if (rc == VEIL_OK)
-        rc = veil_mpc_add_scalar(m, &t[VAR], veil_exec_fixed(n->a.eps, x->frac_bits), &t[VARE]);
+        rc = veil_mpc_add(m, &t[VAR], &t[EPSV], &t[VARE]);
     if (rc == VEIL_OK)
         rc = veil_mpc_inv_sqrt(m, &t[VARE], &t[R]);
     if (rc == VEIL_OK)
         rc = veil_exec_broadcast(x, &t[R], d, in, &t[BR]);
     if (rc == VEIL_OK)
-        rc = veil_mpc_mul(m, &t[XC], &t[BR], &t[PROD]);
+        rc = veil_mpc_mul(m, &t[XCS], &t[BR], &t[PROD]);
     if (rc == VEIL_OK)
         rc = veil_mpc_trunc(m, &t[PROD], x->frac_bits, &t[XHAT]);
     if (rc == VEIL_OK)
@@ -93,11 +169,16 @@ int veil_lower_layernorm(struct veil_exec *x, const struct veil_node *n)
         rc = veil_mpc_trunc(m, &t[YG], x->frac_bits, y);
     if (rc == VEIL_OK)
         rc = veil_exec_add_broadcast(x, y, VAL(x, n->in[2]), 1);
+    /* the backward pass needs 1/sigma of the row itself: r S / 2^15 = trunc_15(r S) */
+    if (rc == VEIL_OK && n->saved)
+        rc = veil_mpc_mul(m, &t[R], &t[SCL], &t[RS]);
+    if (rc == VEIL_OK && n->saved)
+        rc = veil_mpc_trunc(m, &t[RS], VEIL_LN_SCALE_BITS, &t[R1]);
     if (rc == VEIL_OK && n->saved) {
         x->aux[n->index][0] = t[XHAT];
-        x->aux[n->index][1] = t[R];
+        x->aux[n->index][1] = t[R1];
         memset(&t[XHAT], 0, sizeof t[XHAT]);
-        memset(&t[R], 0, sizeof t[R]);
+        memset(&t[R1], 0, sizeof t[R1]);
     }
     release_all(x, t, NT);
     return rc;
@@ -112,8 +193,12 @@ int veil_lower_softmax(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
+/* With a GELU_GRAD after it (n->saved), the comparison bits and v stay for the backward pass. */
 int veil_lower_gelu(struct veil_exec *x, const struct veil_node *n)
 {
+    if (n->saved)
+        return veil_mpc_gelu_saved(x->m, VAL(x, n->in[0]), VAL(x, n->index), &x->aux[n->index][0],
+                                   &x->aux[n->index][1]);
     return veil_mpc_gelu(x->m, VAL(x, n->in[0]), VAL(x, n->index));
 }
 

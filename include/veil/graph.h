@@ -117,6 +117,8 @@ veil_node_t *veil_transpose(veil_graph_t *g, const char *name, veil_node_t *x);
 veil_node_t *veil_scale(veil_graph_t *g, const char *name, veil_node_t *x, double c);
 /** Softmax over the last dimension. */
 veil_node_t *veil_softmax(veil_graph_t *g, const char *name, veil_node_t *x);
+/** GELU x Phi(x), elementwise, |x| < 2^14 (abs error 4.5e-4); trainable: dx = dy GELU'(x) within
+ * 1.5e-3 |dy| (tasks/gelu.h). */
 veil_node_t *veil_gelu(veil_graph_t *g, const char *name, veil_node_t *x);
 /**
  * y = exp(x), elementwise, same shape; trainable (dx = dy * y). The secure run evaluates it with

@@ -289,7 +289,7 @@ enum veil_region {
     VEIL_REGION_OTHER,   /* reshape, add, concat, scale, transpose, slice, mul, exp, sgd update */
     VEIL_REGION_INPUT,   /* sharing inputs and parameters, constants */
     VEIL_REGION_LINEAR,  /* dense, conv2d, matmul and their backward products */
-    VEIL_REGION_RELU,    /* relu, relu_grad, gelu */
+    VEIL_REGION_RELU,    /* relu, relu_grad, gelu, gelu_grad */
     VEIL_REGION_POOLING, /* max / average / global average pooling and their gradients */
     VEIL_REGION_SOFTMAX, /* softmax, softmax cross-entropy and their gradients */
     VEIL_REGION_NORM,    /* batch norm, layer norm and their gradients */
