@@ -53,12 +53,11 @@ static const struct {
                            "mean's product wraps",
                            "beyond 2^(62-f-28): the row mean's product "
                            "wraps; scale the rows down"},
-    [VEIL_RK_VARIANCE] = {"variance",
-                          "within a factor 4 of an end of the inverse square root's "
-                          "domain [2^-8, 2^8)",
-                          "outside the inverse square root's domain "
-                          "[2^-8, 2^8): the secure run normalises the row wrongly; scale the "
-                          "layer's input"},
+    [VEIL_RK_VARIANCE] = {"d x variance",
+                          "within a factor 4 of 2^46, where the row scale's sum of "
+                          "squares wraps",
+                          "reaches 2^46: the row scale's sum of squares wraps and the "
+                          "secure run normalises the row wrongly; scale the layer's input"},
     [VEIL_RK_EXP] = {"input",
                      "outside exp's accurate range [-64, 0] (relative error about "
                      "x^3/24576 above 0, a result of about 0 below -64)",
@@ -106,7 +105,10 @@ static void domain(enum veil_range_kind k, int f, double *lo, double *hi, double
     case VEIL_RK_QUOTIENT:
         h = ldexp(1.0, 61 - 2 * f);
         break;
-    case VEIL_RK_VARIANCE:
+    case VEIL_RK_VARIANCE: /* rows of any variance are scaled into inv_sqrt's domain */
+        *lo = 0;
+        *hi = ldexp(1.0, 46);
+        return;
     case VEIL_RK_ISQRT:
         *lo = ldexp(1.0, VEIL_ISQRT_LO);
         *hi = ldexp(1.0, VEIL_ISQRT_HI);

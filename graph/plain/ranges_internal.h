@@ -21,7 +21,7 @@ enum veil_range_kind {
     VEIL_RK_PRODUCT,   /* one product before its truncation: +-2^(62-2f) */
     VEIL_RK_SOFTMAX,   /* softmax row spread: the ring; accurate up to VEIL_SOFTMAX_FLOOR */
     VEIL_RK_LN_SPREAD, /* layer norm row spread: 2^(62-f-VEIL_LN_MEAN_BITS) */
-    VEIL_RK_VARIANCE,  /* layer norm var + eps: [2^VEIL_ISQRT_LO, 2^VEIL_ISQRT_HI) */
+    VEIL_RK_VARIANCE,  /* layer norm: d var per row, below 2^46 */
     VEIL_RK_EXP,       /* exp's input: [-112, 16.6) at f = 16, accurate on [-64, 0] */
     VEIL_RK_GELU,      /* gelu's input: +-2^(30-f) */
     VEIL_RK_RECIP,     /* reciprocal's input: [2^-f, 2^VEIL_RECIP_NORM_HI) */
