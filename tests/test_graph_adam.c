@@ -8,7 +8,9 @@
  *    trainer within TOL_SECURE_FIXED and against the DOUBLE trainer within TOL_SECURE_DOUBLE;
  *  - a checkpoint after step 2 of the Adam session, loaded by a new session of the same processes
  *    (same session id and material seed), which does steps 3 and 4: its weights equal the
- *    uninterrupted run's bit for bit (the moments and the step count round-trip);
+ *    uninterrupted run's bit for bit (the moments and the step count round-trip); the same files
+ *    rewritten as version 1, or as version 2 (whose records cannot hold a second moment), are
+ *    refused by every process naming why;
  *  - the update's cost: the second step of Adam minus that of SGD (momentum 0, no decay) on the
  *    same model, bytes sent by party 0, equals the formula per parameter tensor of n elements
  *    (N = 2) 2 B_ltz(127 n) + B_ltz(n) + 368 n - 8 n (two table inverse square roots, one
@@ -28,6 +30,7 @@
  * sum, 4e-3 (1% and 2% of the largest possible move, lr K).
  * The measured errors are printed with VEIL_TEST_VERBOSE=1. */
 #include "config.h"
+#include "data/data_internal.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
@@ -53,11 +56,13 @@
 static const char *pnames[NP] = {"w1", "b1", "w2", "b2"};
 static const size_t pnumel[NP] = {30, 5, 15, 3};
 
-enum mode { FULL, SAVE, RESUME, COST };
+enum mode { FULL, SAVE, RESUME, COST, REFUSE };
 
 struct shared {
     double w[3][NP][MAXN]; /* per mode FULL, SAVE (unused), RESUME: party 0's final weights */
     uint64_t steps_after_load[3];
+    char refusal[2][3][256]; /* per altered file (version 1; version 2 with moments), process */
+    int refusal_rc[2][3];
     struct veil_run_stats stats;
 };
 
@@ -125,6 +130,16 @@ static int child(const struct veil_harness_party *me, void *arg)
     char path[128];
     ckpt_path(path, sizeof path, me->id);
     int rc = VEIL_OK, first = 0;
+    if (mode == REFUSE) {
+        for (int v = 0; v < 2; v++) {
+            char alt[160];
+            snprintf(alt, sizeof alt, "%s.v%d", path, v + 1);
+            sh->refusal_rc[v][me->id] = veil_party_load(pt, alt);
+            snprintf(sh->refusal[v][me->id], 256, "%s", veil_last_error());
+        }
+        veil_party_close(&pt);
+        return 0;
+    }
     if (mode == RESUME) {
         rc = veil_party_load(pt, path);
         first = (int)veil_party_steps(pt);
@@ -272,6 +287,47 @@ static void check_refusals(void)
     veil_plan_destroy(&c);
 }
 
+/* Each process's checkpoint rewritten as version 1 (.v1) and, moments kept, as version 2 (.v2),
+ * with a valid SHA-256: both must be refused naming why. */
+static void check_old_versions(const veil_plan_t *p)
+{
+    for (int id = 0; id < 3; id++) {
+        char path[128], alt[160];
+        ckpt_path(path, sizeof path, id);
+        uint8_t *b = NULL;
+        size_t len = 0;
+        VT_CHECK(veil_data_read_file(path, 0, &b, &len) == VEIL_OK && len > 44, "read %s: %s",
+                 path, veil_last_error());
+        VT_CHECK(b && b[8] == 3, "an Adam checkpoint is version 3, not %d", b ? b[8] : -1);
+        for (int v = 0; b && v < 2; v++) {
+            b[8] = (uint8_t)(v + 1);
+            veil_data_sha256(b, len - 32, b + len - 32, "test");
+            snprintf(alt, sizeof alt, "%s.v%d", path, v + 1);
+            FILE *f = fopen(alt, "wb");
+            VT_CHECK(f && fwrite(b, 1, len, f) == len, "write %s", alt);
+            if (f)
+                fclose(f);
+        }
+        free(b);
+    }
+    VT_CHECK(run(REFUSE, p) == VEIL_OK, "refusal run failed");
+    static const char *const says[2] = {"version 1, this build reads 2 and 3", "bad flags"};
+    for (int v = 0; v < 2; v++)
+        for (int id = 0; id < 3; id++) {
+            VT_CHECK(sh->refusal_rc[v][id] != VEIL_OK && strstr(sh->refusal[v][id], says[v]),
+                     "process %d loading a version %d file: rc %d, \"%s\" (expected '%s')", id,
+                     v + 1, sh->refusal_rc[v][id], sh->refusal[v][id], says[v]);
+            veil_test_log("version %d file at process %d: %s", v + 1, id, sh->refusal[v][id]);
+        }
+    for (int id = 0; id < 3; id++)
+        for (int v = 0; v < 2; v++) {
+            char path[128], alt[160];
+            ckpt_path(path, sizeof path, id);
+            snprintf(alt, sizeof alt, "%s.v%d", path, v + 1);
+            unlink(alt);
+        }
+}
+
 static uint64_t b_ltz(uint64_t w)
 {
     return 8 * (w + 237 * ((w + 63) / 64));
@@ -317,6 +373,7 @@ static void check_secure(int adamw, double eps)
             VT_CHECK(memcmp(sh->w[FULL][i], sh->w[RESUME][i], pnumel[i] * 8) == 0,
                      "%s: '%s' after a resumption differs from the uninterrupted run", nm,
                      pnames[i]);
+        check_old_versions(p);
         /* the update's cost: an Adam step minus an SGD step */
         VT_CHECK(run(COST, p) == VEIL_OK, "cost run (Adam) failed");
         const struct veil_run_stats adam = sh->stats;
