@@ -15,7 +15,8 @@
  *    same model, bytes sent by party 0, equals the formula per parameter tensor of n elements
  *    (N = 2) 2 B_ltz(127 n) + B_ltz(n) + 368 n - 8 n (two table inverse square roots, one
  *    comparison, 14 products and truncations; SGD's 8 n), B_ltz(w) = 8 (w + 237 ceil(w / 64)),
- *    and its rounds 56 - 1 per parameter tensor (counted; 27 on a tensor's critical path);
+ *    and its rounds 56 - 1 per parameter tensor (counted; 27 on a tensor's critical path); the
+ *    offline phase (veil_plan_preproc_runs) of 2 Adam steps needs more material than SGD's;
  *  - bad options refused by veil_compile with a message naming the option, its value and what to
  *    give (beta1 or beta2 outside [0, 1), eps <= 0, lr <= 0, an unknown optimizer, 1 - beta2 or eps
  *    too small for the fixed point), and an SGD plan's digest does not depend on Adam's fields.
@@ -391,6 +392,15 @@ static void check_secure(int adamw, double eps)
         VT_CHECK(adam.rounds - sh->stats.rounds == 55 * NP, "Adam's update counted %llu rounds "
                  "more than SGD's, not %d", (unsigned long long)(adam.rounds - sh->stats.rounds),
                  55 * NP);
+        /* the offline phase records the update's material for every step (the step number of
+         * each recorded run sets the public constants, not the items) */
+        uint64_t ia = 0, ba = 0, is = 0, bs = 0;
+        VT_CHECK(veil_plan_preproc_runs(p, 2, 2, &ia, &ba) == VEIL_OK && sgd &&
+                     veil_plan_preproc_runs(sgd, 2, 2, &is, &bs) == VEIL_OK && ba > bs &&
+                     ia > is,
+                 "preprocessing of 2 Adam steps: %llu items, %llu bytes (SGD: %llu, %llu): %s",
+                 (unsigned long long)ia, (unsigned long long)ba, (unsigned long long)is,
+                 (unsigned long long)bs, veil_last_error());
         veil_test_log("Adam step: %llu bytes, %llu rounds; SGD step: %llu bytes, %llu rounds; "
                       "the update: %.1f bytes per parameter element (%llu elements)",
                       (unsigned long long)adam.bytes_sent, (unsigned long long)adam.rounds,
