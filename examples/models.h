@@ -86,6 +86,7 @@ struct example_opts {
     int microbatches;
     int lookahead;
     int serialized;
+    int optimizer;      /* training: enum veil_optimizer [SGD] (--optimizer sgd|adam|adamw) */
     /* the offline phase ahead (inference): with preproc set, the parties read their correlated
      * randomness from these files ("%d": the party id) and the session has no dealer; in
      * `preproc` mode (write_preproc) the process writes them for `parties` parties, session

@@ -2,15 +2,16 @@
  * autodiff.c — reverse-mode differentiation of a plan for training. Given the forward nodes and
  * the loss (a softmax_cross_entropy node), it appends the backward nodes of every node on a path
  * from a parameter to the loss, in reverse topological order of the forward pass, then gives each
- * parameter that reaches the loss one SGD_UPDATE. A node's gradient is complete when the walk
- * reaches it (every consumer comes later in the forward order, so it was visited first); several
- * contributions are summed with ADD at that moment. Only what a parameter's gradient needs is
- * built: no gradient flows into inputs, constants or nodes that no parameter influences (the first
- * layer's dx is skipped), and a parameter that does not reach the loss gets no update. The backward
- * ops and their operands are specified in graph_internal.h. A parameter's SGD_UPDATE is emitted
- * as soon as its gradient is complete, which is after every backward op that reads the parameter
- * (they belong to its consumers, visited first): updates overlap the rest of the backward pass
- * and are correct even where an executor writes w' at once rather than at the end of the step.
+ * parameter that reaches the loss one SGD_UPDATE (ADAM_UPDATE under Adam). A node's gradient is
+ * complete when the walk reaches it (every consumer comes later in the forward order, so it was
+ * visited first); several contributions are summed with ADD at that moment. Only what a
+ * parameter's gradient needs is built: no gradient flows into inputs, constants or nodes that no
+ * parameter influences (the first layer's dx is skipped), and a parameter that does not reach the
+ * loss gets no update. The backward ops and their operands are specified in graph_internal.h. A
+ * parameter's update is emitted as soon as its gradient is complete, which is after every
+ * backward op that reads the parameter (they belong to its consumers, visited first): updates
+ * overlap the rest of the backward pass and are correct even where an executor writes w' at once
+ * rather than at the end of the step.
  *
  * Names of generated nodes: "<layer>.dx", ".dw", ".db" (conv2d, dense; ".dx" for one-operand
  * layers), "<matmul or concat>.da" / ".db", "<layernorm>.dgamma" / ".dbeta", "<loss>.dlogits",
@@ -429,8 +430,18 @@ int veil_plan_build_backward(veil_plan_t *p)
             /* weight averaging: a replica's gradient is 1/R of its own rows' mean loss's */
             if (p->opts.dp_average == VEIL_DP_AVERAGE_WEIGHTS)
                 at.grad_mul = p->opts.microbatches;
+            enum veil_op up = VEIL_OP_SGD_UPDATE;
+            if (p->opts.optimizer != VEIL_OPTIMIZER_SGD) {
+                up = VEIL_OP_ADAM_UPDATE;
+                at.momentum = 0.0;
+                at.beta1 = p->opts.beta1;
+                at.beta2 = p->opts.beta2;
+                at.adam_eps = p->opts.eps;
+                at.adamw = p->opts.optimizer == VEIL_OPTIMIZER_ADAMW;
+                at.adam_s = veil_adam_scale_bits(p->opts.eps, p->opts.frac_bits);
+            }
             int in[2] = {i, g};
-            if (veil_ad_emit_like(&a, VEIL_OP_SGD_UPDATE, i, ".update", 2, in, i, &at, -1, -1) < 0) {
+            if (veil_ad_emit_like(&a, up, i, ".update", 2, in, i, &at, -1, -1) < 0) {
                 rc = VEIL_ERR_NOMEM;
                 goto done;
             }

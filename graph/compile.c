@@ -1,7 +1,7 @@
 /*
  * compile.c — veil_compile: turns a checked graph into an immutable plan. It checks the options
- * (training's SGD hyper-parameters against what the fixed-point encoding represents), copies the
- * nodes (the graph may be destroyed afterwards), checks what only a whole graph can tell (at
+ * (training's SGD and Adam hyper-parameters against what the fixed-point encoding represents),
+ * copies the nodes (the graph may be destroyed afterwards), checks what only a whole graph can tell (at
  * least one output, or a loss when training), folds batch normalisation into its producer
  * (fold.c), appends the backward pass when training (autodiff.c), computes each node's last use
  * (liveness: the executors release a temporary right after it) and its critical-path priority,
@@ -31,6 +31,10 @@ void veil_compile_options_defaults(struct veil_compile_options *o)
     o->weight_decay = 0.0;
     o->dp_average = VEIL_DP_AVERAGE_GRADIENTS;
     o->average_every = 1;
+    o->optimizer = VEIL_OPTIMIZER_SGD;
+    o->beta1 = 0.9;
+    o->beta2 = 0.999;
+    o->eps = 1e-8;
 }
 
 /* Whether a public real c in (0, 1] keeps at least 4 significant bits in fixed point at f
@@ -114,9 +118,16 @@ static int check_options(const struct veil_compile_options *o)
                               "replicas are averaged after every K-th step; 1 is the default)",
                               o->average_every);
     }
-    if (o->training)
-        return check_sgd(o);
-    return VEIL_OK;
+    if (o->optimizer < 0 || o->optimizer >= VEIL_OPTIMIZER_COUNT)
+        return veil_error(VEIL_ERR_INVAL, "veil_compile: optimizer %d; give VEIL_OPTIMIZER_SGD "
+                          "(0, the default), VEIL_OPTIMIZER_ADAM (1) or VEIL_OPTIMIZER_ADAMW (2)",
+                          o->optimizer);
+    if (!o->training)
+        return VEIL_OK;
+    int rc = check_sgd(o);
+    if (rc == VEIL_OK && o->optimizer != VEIL_OPTIMIZER_SGD)
+        rc = veil_adam_check_options(o);
+    return rc;
 }
 
 int veil_plan_average_due(const veil_plan_t *p, uint64_t step)
@@ -243,6 +254,12 @@ static int compute_digest(veil_plan_t *p)
     }
     ok = ok && EVP_DigestUpdate(ctx, o, sizeof o) == 1 &&
          EVP_DigestUpdate(ctx, sgd, sizeof sgd) == 1;
+    /* Adam's options, hashed only when it is on: an SGD plan keeps the digest it always had */
+    if (p->opts.training && p->opts.optimizer != VEIL_OPTIMIZER_SGD) {
+        const double adam[4] = {(double)p->opts.optimizer, p->opts.beta1, p->opts.beta2,
+                                p->opts.eps};
+        ok = ok && EVP_DigestUpdate(ctx, adam, sizeof adam) == 1;
+    }
     ok = ok && EVP_DigestUpdate(ctx, p->model, strlen(p->model) + 1) == 1;
     for (size_t i = 0; ok && i < p->count; i++) {
         const struct veil_node *n = &p->nodes[i];

@@ -132,6 +132,18 @@
  *                skipped when its coefficient is 0; v = 0 before the first step);
  *                w' = w - trunc(v * enc(lr)). Elementwise, public constants only. With grad_mul
                 R >= 2 (weight averaging), g is replaced by R g first (exact, no truncation).
+ *   ADAM_UPDATE  (graph/op_adam.c; scale(x, c) = x * c for an integer c, else trunc(x * enc(c)),
+ *                as veil_exec_scale; t = the step, public; s = a.adam_s, lo = -floor(f/2)):
+ *                g = R g (grad_mul); ADAM with weight_decay: g = g + trunc(w * enc(wd));
+ *                gs = g 2^s (exact); m = gs + scale(m - gs, beta1);
+ *                v = trunc(gs * gs) + (v - scale(v, 1 - beta2)) (the float rule's v / (1 - beta2));
+ *                mh = scale(m, 1 / (1 - beta1^t)); z = scale(v, (1 - beta2) / (1 - beta2^t))
+ *                + enc(2^2s eps);
+ *                rr = 2^8 isqrt(z) when z < 2^(lo+16), else isqrt(trunc_16(z)) (= 2^8 / sqrt(z)),
+ *                isqrt the table protocol over [2^lo, 2^(lo+16)) (veil_mpc_inv_sqrt_range /
+ *                veil_ref_inv_sqrt_range), the choice one ltz and one select;
+ *                u = trunc_(f+8)(mh * rr); ADAMW with weight_decay: u = u + trunc(w * enc(wd));
+ *                w' = w - scale(u, lr). m and v start at 0 (executor state, as SGD's v).
  * WEIGHT AVERAGING (after every average_every-th step, both executors; not a node): for each
  *                parameter with replicas w_0 .. w_{R-1}: s = sum_i w_i (exact);
  *                a = trunc(s * enc(1/R)); every w_i = a. Velocities untouched.
@@ -221,7 +233,8 @@ void veil_ln_form_init(struct veil_ln_form *lf, size_t d, double eps, int f);
     X(XENT_GRAD, xent_grad)                                                                       \
     X(SLICE, slice)                                                                               \
     X(MUL, mul)                                                                                   \
-    X(SGD_UPDATE, sgd_update)
+    X(SGD_UPDATE, sgd_update)                                                                     \
+    X(ADAM_UPDATE, adam_update)
 
 enum veil_op {
 #define X(op, id) VEIL_OP_##op,
@@ -242,8 +255,12 @@ struct veil_node_attrs {
     double eps;         /* BATCHNORM, LAYERNORM */
     double c;           /* SCALE */
     double lr, momentum, weight_decay; /* SGD_UPDATE */
-    int grad_mul;       /* SGD_UPDATE: the gradient is multiplied by this public integer first
-                           (weight averaging: R, a replica's own mean loss); 0 or 1: unchanged */
+    int grad_mul;       /* SGD_UPDATE, ADAM_UPDATE: the gradient is multiplied by this public
+                           integer first (weight averaging: R, a replica's own mean loss); 0 or 1:
+                           unchanged */
+    double beta1, beta2, adam_eps; /* ADAM_UPDATE (lr and weight_decay above) */
+    int adamw;          /* ADAM_UPDATE: 1 decoupled weight decay (AdamW), 0 coupled (Adam) */
+    int adam_s;         /* ADAM_UPDATE: the moments' scale bits s (veil_adam_scale_bits) */
 };
 
 struct veil_node {
@@ -489,9 +506,19 @@ int veil_grad_matmul(struct veil_ad *a, int i, int gy);
 /**
  * Training: appends to p the backward nodes of every node on a path from a parameter to the
  * loss (p->loss), gradients accumulated with ADD where a node has several consumers, then one
- * SGD_UPDATE per parameter (attrs from the training options). nforward stays the forward count.
+ * SGD_UPDATE (or ADAM_UPDATE, per the optimizer option) per parameter (attrs from the training
+ * options). nforward stays the forward count.
  */
 int veil_plan_build_backward(veil_plan_t *p);
+
+/* ---- op_adam.c ---------------------------------------------------------------------------- */
+
+/** Adam's scale bits s for eps at f fractional bits (include/veil/graph.h, enum veil_optimizer):
+ * the smallest s >= 0 with 2^2s eps >= 2^-floor(f/2). */
+int veil_adam_scale_bits(double eps, int f);
+/** The Adam / AdamW options of o (training with optimizer ADAM or ADAMW): VEIL_OK, or
+ * VEIL_ERR_INVAL / VEIL_ERR_RANGE with a message saying what to change. */
+int veil_adam_check_options(const struct veil_compile_options *o);
 
 /* ---- bind.c: feeds -> per-leaf values (shared by both executors) ---------------------------- */
 

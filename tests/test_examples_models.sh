@@ -9,7 +9,8 @@
 # party 0's trained parameters must agree with the plaintext FIXED trainer (agree=1) and party 1
 # must have learnt a finite loss for each step. The pipeline options (--microbatches,
 # --lookahead, --serialized) run and agree too; a transformer cannot be micro-batched (refused,
-# with the reason). Under tracing (VEIL_TRACE) `mlp train` prints each step's busy figures and
+# with the reason). `mlp train --optimizer adam` (a 16-8-4 MLP) and `transformer train
+# --optimizer adamw` agree with the plaintext trainer within the Adam tolerance. Under tracing (VEIL_TRACE) `mlp train` prints each step's busy figures and
 # the summary's compute_s ... overlap_share, stretch fields. Bad arguments exit 2. Measured: 53 s on the
 # shared 2-core VM (load average ~9) before the training runs were added.
 set -u
@@ -86,6 +87,16 @@ train 2 resnet resnet18
 "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --batch 4 \
     --microbatches 2 >"$T/out" 2>&1 || bad "mlp train --microbatches 2 exited $?"
 grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train in 2 micro-batches: no agree=1"
+# Adam inside MPC (a small MLP: the update costs about 10 kB per parameter element)
+"$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --layers 16,8,4 --runs 2 \
+    --optimizer adam >"$T/out" 2>&1 || bad "mlp train --optimizer adam exited $?"
+grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train with Adam: no agree=1"
+grep -q '^\[p0\] .*training.*, Adam, lr 0.01, betas 0.9 0.999' "$T/out" ||
+    bad "mlp train with Adam: the optimizer is not printed"
+"$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/transformer" train --small --runs 2 \
+    --optimizer adamw >"$T/out" 2>&1 || bad "transformer train --optimizer adamw exited $?"
+grep -q '^\[p0\] model=transformer .* agree=1 ' "$T/out" ||
+    bad "transformer train with AdamW: no agree=1"
 # with tracing on, each step prints its busy figures and the last line carries the fields a run's
 # has, by the same names (bench/suite.sh -t reads them)
 VEIL_TRACE="$T/trace-%d.json" "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train \
@@ -105,7 +116,7 @@ for args in "mlp --batch 0" "mlp --layers 10" "mlp --imagenet" "vgg16 --width-di
     "transformer --seq 0" "transformer --width-div 2" "vgg16 train infer" "mlp train --runs 0" \
     "mlp train train" "resnet train --runs 0" "mlp --microbatches 0" "vgg16 --lookahead 65" \
     "vgg16 preproc --parties 2 --preproc /tmp/x-%d" "mlp --preproc no-pattern" \
-    "mlp --parties 2" "mlp preproc --parties 2 --session 12ab --preproc /tmp/x-%d" \
+    "mlp --parties 2" "mlp train --optimizer rmsprop" "mlp --optimizer adam" "mlp preproc --parties 2 --session 12ab --preproc /tmp/x-%d" \
     "mlp train --preproc /tmp/x-%d" "resnet preproc --parties 1 --session \
     00000000000000000000000000000000 --preproc /tmp/x-%d"; do
     # shellcheck disable=SC2086

@@ -35,8 +35,10 @@ int veil_plain_exec_init(struct veil_plain_exec *e, const veil_plan_t *p, enum v
     e->vw = calloc(n, sizeof *e->vw);
     e->gd = calloc(n, sizeof *e->gd);
     e->gw = calloc(n, sizeof *e->gw);
+    e->sd = calloc(n, sizeof *e->sd);
+    e->sw = calloc(n, sizeof *e->sw);
     if (!e->d || !e->w || !e->daux || !e->waux || !e->aux_numel || !e->vd || !e->vw || !e->gd ||
-        !e->gw) {
+        !e->gw || !e->sd || !e->sw) {
         veil_plain_exec_fini(e);
         return veil_error(VEIL_ERR_NOMEM, "plain run: out of memory (%zu nodes)", p->count);
     }
@@ -163,8 +165,8 @@ static int eval(struct veil_plain_exec *e, size_t i)
         drop(e, i);
         return rc;
     }
-    /* SGD_UPDATE's effect is the parameter's new value; the node itself holds none. */
-    if (!has_value(e, i) && n->op != VEIL_OP_SGD_UPDATE)
+    /* an update's effect is the parameter's new value; the node itself holds none. */
+    if (!has_value(e, i) && n->op != VEIL_OP_SGD_UPDATE && n->op != VEIL_OP_ADAM_UPDATE)
         return veil_error(VEIL_ERR_STATE, "plain run: %s '%s' produced no value",
                           veil_op_name(n->op), n->name);
     return VEIL_OK;
@@ -209,12 +211,14 @@ void veil_plain_exec_fini(struct veil_plain_exec *e)
     if (e->p && e->d && e->w && e->daux && e->waux && e->aux_numel)
         for (size_t i = 0; i < e->p->count; i++)
             drop(e, i);
-    if (e->p && e->vd && e->vw && e->gd && e->gw)
+    if (e->p && e->vd && e->vw && e->gd && e->gw && e->sd && e->sw)
         for (size_t i = 0; i < e->p->count; i++) {
             free(e->vd[i]);
             free(e->vw[i]);
             free(e->gd[i]);
             free(e->gw[i]);
+            free(e->sd[i]);
+            free(e->sw[i]);
         }
     free(e->d);
     free(e->w);
@@ -225,6 +229,8 @@ void veil_plain_exec_fini(struct veil_plain_exec *e)
     free(e->vw);
     free(e->gd);
     free(e->gw);
+    free(e->sd);
+    free(e->sw);
     memset(e, 0, sizeof *e);
 }
 

@@ -9,7 +9,8 @@
  * state a backward op reads (ReLU mask, max-pool route, layer norm xhat and 1/sigma, softmax
  * output) goes in e->daux / e->waux [node][0..VEIL_PLAIN_MAX_AUX-1], each with its element count
  * in e->aux_numel. Parameters' values are bound in e->d / e->w before the walk and survive it
- * (the trainer updates them in place through SGD_UPDATE; velocity in e->vd / e->vw per PARAM).
+ * (the trainer updates them in place through SGD_UPDATE; velocity in e->vd / e->vw per PARAM;
+ * ADAM_UPDATE: first moment there, second moment in e->sd / e->sw).
  *
  * SGD_UPDATE writes w' into the parameter's own array (e->d / e->w [in[0]]) and holds no value
  * itself (nothing reads it); it keeps a copy of the gradient it applied in e->gd / e->gw [the
@@ -36,6 +37,11 @@ struct veil_plain_exec {
     uint64_t **vw;                           /* (FIXED) */
     double **gd;                             /* last applied gradient per PARAM (DOUBLE) */
     uint64_t **gw;                           /* (FIXED) */
+    double **sd;                             /* ADAM_UPDATE: second moment per PARAM (DOUBLE; its
+                                                first moment is in vd) */
+    uint64_t **sw;                           /* (FIXED) */
+    uint64_t step;                           /* the training step being run, 1, 2, ... (Adam's
+                                                bias corrections); set by the trainer */
 };
 
 /* Each op's evaluation is its descriptor's `plain` (graph_internal.h, graph/ops.c); leaves are

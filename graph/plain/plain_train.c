@@ -185,6 +185,7 @@ int veil_plain_trainer_step(veil_plain_trainer_t *t, const struct veil_feed *fee
         rc = bind_kind(t, VEIL_OP_INPUT, feeds, nfeeds, 0, fn);
     if (rc != VEIL_OK)
         return rc;
+    t->e.step = t->steps + 1; /* Adam's bias corrections */
     rc = veil_plain_exec_run(&t->e, 0, t->p->count, 1);
     if (rc == VEIL_OK && veil_plan_average_due(t->p, t->steps + 1))
         rc = veil_plain_exec_average_replicas(&t->e);

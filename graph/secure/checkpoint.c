@@ -1,6 +1,7 @@
 /*
  * checkpoint.c — veil_party_save / veil_party_load (include/veil/graph.h, CHECKPOINTS): one file
- * per process holding its shares of the parameters and SGD velocities, the step count and the
+ * per process holding its shares of the parameters and SGD velocities (Adam: both moments), the
+ * step count (Adam's t) and the
  * protocol context's item and tag counters and the session's joint seed (the data order), bound
  * to the session id, the party id, the party count and the plan digest, closed by a SHA-256 over
  * everything before it, kept in two generations (checkpoint_files.c). Loading checks each
@@ -8,12 +9,16 @@
  * steps they hold and all load the newest step every one of them has (or all refuse, naming who
  * holds what), before anything changes.
  *
- * FORMAT (little-endian): "VEILCKP1", u32 version (2), u32 party, u32 nparties, u32 0,
+ * FORMAT (little-endian): "VEILCKP1", u32 version (2; 3 when a record has flag 4), u32 party,
+ * u32 nparties, u32 0,
  * session[16], plan digest[32], model name[64] (NUL-padded), u64 steps, u64 next item,
  * u64 next tag, u32 records, u32 0, u32 1 when a joint seed follows (else 0), u32 0, seed[16];
  * per record (every PARAM node, plan order): u32 node index,
- * u32 flags (1: the parameter is shared, 2: it has a velocity), u64 numel, then at a party the
- * share words of each flagged tensor (numel u64 each; the dealer holds no shares); SHA-256[32].
+ * u32 flags (1: the parameter is shared, 2: it has a velocity or Adam's first moment, 4: Adam's
+ * second moment, version 3 only), u64 numel, then at a party the share words of each flagged
+ * tensor in that order (numel u64 each; the dealer holds no shares); SHA-256[32]. Version 2 is
+ * what every SGD plan writes, byte for byte as before Adam; this build reads 2 and 3 and refuses
+ * any other version (1 included) naming it.
  */
 #include "config.h"
 
@@ -28,7 +33,8 @@
 #include <unistd.h>
 
 #define MAGIC "VEILCKP1"
-#define CKP_VERSION 2u
+#define CKP_VERSION 2u      /* SGD: no second moments */
+#define CKP_VERSION_ADAM 3u /* records may carry flag 4 */
 #define HDR (8 + 4 * 4 + 16 + 32 + 64 + 3 * 8 + 2 * 4 + 2 * 4 + 16)
 #define NONE UINT64_MAX
 #define REC 16
@@ -65,7 +71,8 @@ static size_t file_size(const veil_party_t *me)
         total += REC;
         if (!me->is_dealer)
             total += 8 * me->p->nodes[i].numel *
-                     ((me->x.val[i].numel ? 1u : 0u) + (me->x.velocity[i].numel ? 1u : 0u));
+                     ((me->x.val[i].numel ? 1u : 0u) + (me->x.velocity[i].numel ? 1u : 0u) +
+                      (me->x.moment2[i].numel ? 1u : 0u));
     }
     return total;
 }
@@ -90,11 +97,14 @@ int veil_party_save(veil_party_t *me, const char *path)
         return veil_error(VEIL_ERR_NOMEM, "veil_party_save %s: out of memory", path);
     uint64_t item, tag;
     veil_mpc_counters(me->m, &item, &tag);
-    uint32_t nrec = 0;
-    for (size_t i = 0; i < me->p->count; i++)
+    uint32_t nrec = 0, version = CKP_VERSION;
+    for (size_t i = 0; i < me->p->count; i++) {
         nrec += me->p->nodes[i].op == VEIL_OP_PARAM;
+        if (me->p->nodes[i].op == VEIL_OP_PARAM && me->x.moment2[i].numel)
+            version = CKP_VERSION_ADAM;
+    }
     memcpy(p, MAGIC, 8);
-    veil_put_le32(p + 8, CKP_VERSION);
+    veil_put_le32(p + 8, version);
     veil_put_le32(p + 12, (uint32_t)me->self);
     veil_put_le32(p + 16, (uint32_t)me->nparties);
     memcpy(p + 24, me->net->cfg.session, 16);
@@ -112,13 +122,14 @@ int veil_party_save(veil_party_t *me, const char *path)
         const struct veil_node *n = &me->p->nodes[i];
         if (n->op != VEIL_OP_PARAM)
             continue;
-        const struct veil_sec *w = &me->x.val[i], *v = &me->x.velocity[i];
+        const struct veil_sec *ts[3] = {&me->x.val[i], &me->x.velocity[i], &me->x.moment2[i]};
         veil_put_le32(p, (uint32_t)i);
-        veil_put_le32(p + 4, (w->numel ? 1u : 0u) | (v->numel ? 2u : 0u));
+        veil_put_le32(p + 4, (ts[0]->numel ? 1u : 0u) | (ts[1]->numel ? 2u : 0u) |
+                                 (ts[2]->numel ? 4u : 0u));
         veil_put_le64(p + 8, n->numel);
         p += REC;
-        for (int k = 0; k < 2 && !me->is_dealer && rc == VEIL_OK; k++) {
-            const struct veil_sec *t = k ? v : w;
+        for (int k = 0; k < 3 && !me->is_dealer && rc == VEIL_OK; k++) {
+            const struct veil_sec *t = ts[k];
             if (t->numel && (rc = read_words(t, p)) == VEIL_OK)
                 p += 8 * t->numel;
         }
@@ -179,12 +190,12 @@ static int records(veil_party_t *me, const char *path, const uint8_t *b, size_t 
         const uint64_t numel = veil_get_le64(p + 8);
         p += REC;
         if (i >= me->p->count || me->p->nodes[i].op != VEIL_OP_PARAM ||
-            me->p->nodes[i].numel != numel || flags > 3)
+            me->p->nodes[i].numel != numel || flags > 7)
             return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: record %u does not match a "
                               "parameter of plan '%s'", path, r, me->p->model);
         const struct veil_node *n = &me->p->nodes[i];
         const size_t tile = veil_exec_leaf_tile(&me->x, (int)i);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             if (!(flags & (1u << k)))
                 continue;
             uint64_t *words = NULL;
@@ -200,7 +211,8 @@ static int records(veil_party_t *me, const char *path, const uint8_t *b, size_t 
             }
             if (!apply)
                 continue;
-            struct veil_sec *t = k ? &me->x.velocity[i] : &me->x.val[i];
+            struct veil_sec *t = k == 2 ? &me->x.moment2[i]
+                                 : k ? &me->x.velocity[i] : &me->x.val[i];
             veil_mpc_release(me->m, t);
             int rc = veil_sec_init_words(me->m, t, VEIL_SHARE_ARITH, n->ndim, n->dims, tile,
                                          words);
@@ -230,9 +242,10 @@ int veil_ckpt_check_format(const uint8_t *b, size_t len, const char *path)
     if (memcmp(digest, b + len - 32, 32) != 0)
         return veil_error(VEIL_ERR_CRYPTO, "checkpoint %s: SHA-256 mismatch: the file is "
                           "corrupted or was altered", path);
-    if (veil_get_le32(b + 8) != CKP_VERSION)
-        return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: version %u, this build reads %u", path,
-                          veil_get_le32(b + 8), CKP_VERSION);
+    const uint32_t version = veil_get_le32(b + 8);
+    if (version != CKP_VERSION && version != CKP_VERSION_ADAM)
+        return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: version %u, this build reads %u and %u",
+                          path, version, CKP_VERSION, CKP_VERSION_ADAM);
     const uint32_t party = veil_get_le32(b + 12), np = veil_get_le32(b + 16);
     if (np < 1 || np >= VEIL_NET_MAX_PROCS || party > np || veil_get_le32(b + 20) != 0 ||
         veil_get_le32(b + 164) != 0 || veil_get_le32(b + 168) > 1 || veil_get_le32(b + 172) != 0 ||
@@ -247,9 +260,10 @@ int veil_ckpt_check_format(const uint8_t *b, size_t len, const char *path)
         const uint32_t flags = veil_get_le32(p + 4);
         const uint64_t numel = veil_get_le64(p + 8);
         p += REC;
-        if (flags > 3)
+        if (flags > (version == CKP_VERSION ? 3u : 7u))
             return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: record %u: bad flags", path, r);
-        const uint64_t words = party == np ? 0 : numel * ((flags & 1) + (flags >> 1));
+        const uint64_t words =
+            party == np ? 0 : numel * ((flags & 1) + ((flags >> 1) & 1) + (flags >> 2));
         if (party != np && (numel > (uint64_t)(end - p) / 8 || words > (uint64_t)(end - p) / 8))
             return veil_error(VEIL_ERR_FORMAT, "checkpoint %s: truncated shares in record %u",
                               path, r);
@@ -350,6 +364,7 @@ static int install(veil_party_t *me, const char *path, const struct gen *g)
         if (me->p->nodes[i].op == VEIL_OP_PARAM) {
             veil_mpc_release(me->m, &me->x.val[i]);
             veil_mpc_release(me->m, &me->x.velocity[i]);
+            veil_mpc_release(me->m, &me->x.moment2[i]);
         }
     rc = records(me, path, b, g->len, 1);
     me->steps = g->step;

@@ -37,7 +37,9 @@ struct veil_exec {
     const veil_plan_t *p;
     struct veil_sec *val;                      /* p->count tensors (shares; public for CONST) */
     struct veil_sec (*aux)[VEIL_EXEC_MAX_AUX]; /* p->count x VEIL_EXEC_MAX_AUX saved tensors */
-    struct veil_sec *velocity;                 /* SGD momentum per node (PARAM nodes), persistent */
+    struct veil_sec *velocity;                 /* SGD momentum per node (PARAM nodes), persistent;
+                                                  Adam's first moment */
+    struct veil_sec *moment2;                  /* Adam's second moment (PARAM nodes), persistent */
     struct veil_mpc_wstat *ws;                 /* weight-stationary state per PARAM node used as a
                                                   product's weight (NULL when the option is off) */
     int frac_bits;
@@ -47,6 +49,8 @@ struct veil_exec {
     struct veil_pub loss_rev; /* that reveal (B values) at the receivers */
     int average;  /* weight averaging: a training walk ends by averaging every parameter's
                      replicas (veil_exec_average_replicas); set per walk by its caller */
+    uint64_t step; /* training: the step this walk is, 1, 2, ... (Adam's bias corrections); set
+                      per walk by its caller */
     struct veil_place *place; /* per node: where its tasks run (placement.c); NULL: anywhere */
     /* lookahead.c: markers of the last linear nodes submitted (a ring of lookahead + 1 slots),
      * each one's completion flag (set by its callback), and the number of linear nodes

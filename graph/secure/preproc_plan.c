@@ -54,6 +54,7 @@ static int record(const veil_plan_t *p, int nparties, int runs, veil_mpc_t **rec
     for (int r = 0; r < runs && rc == VEIL_OK; r++) {
         /* run r of a training session is its step r + 1 (weight averaging's schedule) */
         x->average = veil_plan_average_due(p, (uint64_t)r + 1);
+        x->step = (uint64_t)r + 1;
         rc = veil_exec_walk(x, p->opts.training ? p->count : p->nforward, NULL, NULL);
     }
     *list = veil_mpc_items(*rec, n);

@@ -34,9 +34,11 @@ int veil_exec_init(struct veil_exec *x, const veil_plan_t *p, veil_mpc_t *m)
     x->val = calloc(n, sizeof *x->val);
     x->aux = calloc(n, sizeof *x->aux);
     x->velocity = calloc(n, sizeof *x->velocity);
+    x->moment2 = calloc(n, sizeof *x->moment2);
     if (p->opts.weight_stationary)
         x->ws = calloc(n, sizeof *x->ws);
-    if (!x->val || !x->aux || !x->velocity || (p->opts.weight_stationary && !x->ws)) {
+    if (!x->val || !x->aux || !x->velocity || !x->moment2 ||
+        (p->opts.weight_stationary && !x->ws)) {
         veil_exec_fini(x);
         return veil_error(VEIL_ERR_NOMEM, "secure run: out of memory (%zu nodes)", p->count);
     }
@@ -59,6 +61,8 @@ void veil_exec_fini(struct veil_exec *x)
             release_node(x, i);
         if (x->velocity)
             veil_mpc_release(x->m, &x->velocity[i]);
+        if (x->moment2)
+            veil_mpc_release(x->m, &x->moment2[i]);
         if (x->ws)
             veil_mpc_wstat_release(x->m, &x->ws[i]);
     }
@@ -67,6 +71,7 @@ void veil_exec_fini(struct veil_exec *x)
     free(x->val);
     free(x->aux);
     free(x->velocity);
+    free(x->moment2);
     free(x->ws);
     free(x->place);
     memset(x, 0, sizeof *x);

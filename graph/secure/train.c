@@ -38,6 +38,7 @@ int veil_train_step(veil_party_t *me, const struct veil_feed *feeds, size_t nfee
     int rc = check_training(me, "veil_train_step");
     if (rc == VEIL_OK) {
         me->x.average = veil_plan_average_due(me->p, me->steps + 1);
+        me->x.step = me->steps + 1;
         rc = veil_party_walk(me, "veil_train_step", me->p->count, feeds, nfeeds, NULL, -2, NULL);
         me->x.average = 0;
     }
@@ -63,6 +64,7 @@ int veil_train_step_reveal_loss(veil_party_t *me, const struct veil_feed *feeds,
     if (here && !pr)
         return veil_error(VEIL_ERR_NOMEM, "%s: out of memory", what);
     me->x.average = veil_plan_average_due(me->p, me->steps + 1);
+    me->x.step = me->steps + 1;
     rc = veil_party_walk(me, what, me->p->count, feeds, nfeeds, NULL, to, pr);
     me->x.average = 0;
     if (rc == VEIL_OK) {

@@ -205,6 +205,42 @@ enum veil_dp_average {
     VEIL_DP_AVERAGE_COUNT
 };
 
+/**
+ * The update rule of training (veil_compile_options.optimizer; each parameter's state is kept by
+ * the session, the plaintext trainer and checkpoints):
+ *  - SGD (the default): v = momentum v + g + weight_decay w; w -= lr v.
+ *  - ADAM: g += weight_decay w (coupled, as torch.optim.Adam); m = beta1 m + (1 - beta1) g;
+ *    v = beta2 v + (1 - beta2) g^2; mhat = m / (1 - beta1^t), vhat = v / (1 - beta2^t), t the
+ *    step (1, 2, ...: public, so both bias corrections are public reals);
+ *    w -= lr mhat / sqrt(vhat + eps) (eps inside the square root).
+ *  - ADAMW: the same without the coupled decay, and w -= lr (mhat / sqrt(vhat + eps) +
+ *    weight_decay w) (decoupled decay, as torch.optim.AdamW).
+ * IN FIXED POINT (the secure run and VEIL_PLAIN_FIXED; graph_internal.h gives the ring sequence)
+ * the moments are kept for the scaled gradient S g, S = 2^s with s >= 0 the smallest integer such
+ * that S^2 eps >= 2^lo, lo = -floor(f/2) (-8 at f = 16): a gradient of one ulp (2^-f) then has a
+ * square of 2^(2s-f) that the fixed point still holds, and S^2 (vhat + eps), whose inverse square
+ * root the update needs, is never below the secure inverse square root's domain [2^lo, ...).
+ * That inverse square root covers [2^lo, 2^(lo+32)) (two 16-octave table protocols, one on the
+ * value truncated by 2^16, and one comparison choosing between them), so the update is right
+ * while S^2 (vhat + eps) < 2^(lo+32), that is while |g| stays below about 2^(lo/2+16) / S:
+ * 4.0 at f = 16 with the default eps = 1e-8 (s = 10), 2^12 at eps >= 2^-8. Above it the result is
+ * wrong (undetected). Costs per parameter element and step: README, "Secure training".
+ * ACCURACY: the secure run performs the FIXED trainer's ring operations (the truncations 0/+1 ulp
+ * apart), but Adam divides by sqrt(vhat + eps) where SGD multiplies by lr, so a gradient error of
+ * E ulps moves a step by about lr E 2^-f / sqrt(vhat + eps): negligible for gradients well above
+ * the ulp, up to a good part of lr where they are a few ulps and eps is small (sqrt(1e-8) is 6.5
+ * ulps at f = 16); choose eps well above the square of the gradients' error. Measured after 2
+ * steps at lr 0.01, eps 1e-8 / 1e-6 / 1e-4: the transformer example (--small) 0.0235 / 0.0032 /
+ * 4.1e-4 from the FIXED trainer, examples/mlp --small 0.0046 / 4.7e-4 / 1.2e-4;
+ * tests/test_graph_adam.c (MLP 6-5-3, 4 steps) <= 3.2e-4.
+ */
+enum veil_optimizer {
+    VEIL_OPTIMIZER_SGD,
+    VEIL_OPTIMIZER_ADAM,
+    VEIL_OPTIMIZER_ADAMW,
+    VEIL_OPTIMIZER_COUNT
+};
+
 struct veil_compile_options {
     int frac_bits;        /* fixed-point fractional bits; default 16 */
     size_t tile;          /* elements per tile of elementwise protocols; 0: default (16384) */
@@ -224,9 +260,10 @@ struct veil_compile_options {
     int serialized;       /* 1: the blocking baseline: each node's messages and tasks complete
                              before the next node is submitted (no overlap across layers) */
     int weight_stationary; /* 1: one weight mask per session (inference): W - B opened once */
-    int training;         /* 1: also build the backward pass and the SGD update (veil_train_*) */
-    /* SGD, used only when training: v = momentum v + g + weight_decay w; w -= lr v. Each must be
-     * representable at frac_bits (at least 16 ulps when not 0), else veil_compile refuses it. */
+    int training;         /* 1: also build the backward pass and the update (veil_train_*) */
+    /* SGD, used only when training: v = momentum v + g + weight_decay w; w -= lr v (optimizer
+     * below: Adam and AdamW use lr and weight_decay too). Each must be representable at
+     * frac_bits (at least 16 ulps when not 0), else veil_compile refuses it. */
     double lr;            /* learning rate in (0, 1]; default 0.01 */
     double momentum;      /* in [0, 1); default 0.9 */
     double weight_decay;  /* in [0, 0.1]; default 0 */
@@ -234,6 +271,12 @@ struct veil_compile_options {
      * training = 1 and microbatches >= 2, else veil_compile refuses it saying what to change. */
     int dp_average;       /* enum veil_dp_average; default VEIL_DP_AVERAGE_GRADIENTS */
     int average_every;    /* WEIGHTS: replicas averaged after every K-th step, K >= 1; default 1 */
+    /* The update rule (enum veil_optimizer above), used only when training; default SGD. ADAM and
+     * ADAMW also read lr and weight_decay (momentum is SGD's alone) and: */
+    int optimizer;
+    double beta1;         /* in [0, 1); default 0.9 */
+    double beta2;         /* in [0, 1); default 0.999; 1 - beta2 representable at frac_bits */
+    double eps;           /* in (0, 1]; default 1e-8 */
 };
 /** The defaults above. */
 void veil_compile_options_defaults(struct veil_compile_options *o);
@@ -419,8 +462,8 @@ void veil_range_report_destroy(veil_range_report_t **r);
 /* ---- plaintext trainer ---------------------------------------------------------------------- */
 
 /**
- * A plaintext SGD trainer over a plan compiled with training = 1: it holds the parameters (bound
- * once), their SGD velocities and last gradients, and runs forward + backward + update per batch
+ * A plaintext trainer over a plan compiled with training = 1: it holds the parameters (bound
+ * once), their SGD velocities (Adam: both moments, and the step count) and last gradients, and runs forward + backward + update per batch
  * in DOUBLE or FIXED mode (FIXED: the ring operations the secure training performs, with floor
  * truncation). The oracle of secure training and a way to train a model in the clear.
  */
@@ -438,7 +481,7 @@ veil_plain_trainer_t *veil_plain_trainer_new(const veil_plan_t *p, enum veil_pla
                                              const struct veil_feed *params, size_t nparams);
 
 /**
- * One SGD step on one batch: binds every input (feeds by name: images and labels; a missing one
+ * One training step (SGD, Adam or AdamW: the plan's optimizer) on one batch: binds every input (feeds by name: images and labels; a missing one
  * is VEIL_ERR_INVAL naming it, a feed naming a parameter is refused), runs the forward pass, the
  * backward pass and every parameter's update. *loss (loss may be NULL) receives the batch loss of
  * the forward pass, before the update (FIXED mode: as the executor encoded it, to 2^-f). A

@@ -191,7 +191,8 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
 /* ---- secure training ------------------------------------------------------------------------ */
 
 /**
- * One SGD step on a plan compiled with training = 1: shares this party's inputs (the images and
+ * One training step (SGD, or Adam / AdamW per the plan's optimizer option, its bias corrections
+ * from veil_party_steps + 1) on a plan compiled with training = 1: shares this party's inputs (the images and
  * the labels, fed by their owners by name; parameters are shared at the first step or run, as in
  * veil_run, and then updated in place, secret-shared), runs the forward pass, the backward pass
  * and every parameter's update (graph_internal.h's BACKWARD FIXED-POINT SEQUENCES: the result
@@ -244,7 +245,7 @@ int veil_party_reveal_param(veil_party_t *me, const char *name, int to, double *
 
 /**
  * CHECKPOINTS. veil_party_save writes this process's own file at path: its shares of every
- * parameter and SGD velocity, the number of steps, the last joint seed (veil_party_joint_seed),
+ * parameter and SGD velocity (Adam: both moments), the number of steps, the last joint seed (veil_party_joint_seed),
  * and the protocol context's item and tag counters (so the correlated-randomness stream continues
  * where it stopped; the dealer's file holds its counters only), bound to the session id, the
  * party id, the number of parties and the plan digest, with a SHA-256 over the whole content.
