@@ -127,13 +127,16 @@ int veil_net_mesh_create(struct veil_net *net)
             (rc = zcheck(zmq_setsockopt(net->router, ZMQ_ZAP_DOMAIN, "veil", 4), "ZAP domain")))
             return rc;
     }
-    /* Handshake failures (garbage, wrong keys) are logged from a monitor the I/O thread polls. */
+    /* Handshake failures (garbage, wrong keys) are logged, and the disconnection of a peer's
+     * established connection (a corrupted stream: ZeroMQ drops it) fails the session, from a
+     * monitor the I/O thread polls (peers.c). */
     char mon[64];
     snprintf(mon, sizeof mon, "inproc://veil-monitor-%p", (void *)net);
     if ((rc = zcheck(zmq_socket_monitor(net->router, mon,
                                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH),
+                                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                            ZMQ_EVENT_DISCONNECTED),
                      "monitor")))
         return rc;
     net->monitor = zmq_socket(net->ctx, ZMQ_PAIR);
@@ -315,6 +318,7 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
     for (int p = 0; p < net->nprocs; p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
         ps->outq_cap = window;
+        ps->rfd = ps->suspect_fd = -1;
         ps->outq = calloc((size_t)window, sizeof *ps->outq);
         if (!ps->outq) {
             rc = veil_error(VEIL_ERR_NOMEM, "net: cannot allocate the send window");
