@@ -200,6 +200,7 @@ struct veil_net {
     double next_drop_check; /* when peers.c next drains the DEALERs' monitors */
     uint32_t last_proto_error; /* the ROUTER monitor's previous event, when a ZMTP error */
     double stall_at;           /* a message on the ROUTER failed CURVE decoding (peers.c); 0 */
+    double stall_last;         /* the latest such failure (a later one re-arms the check) */
     uint32_t stall_code;
 };
 

@@ -170,7 +170,8 @@ static int zmtp_midstream(uint32_t code)
 /* After a message failed CURVE decoding (stall_at), the peer whose connection it was falls
  * silent: once 2.5 heartbeats have passed, the established peer not heard from for 1.5 heartbeats
  * (the longest silent) is the one, and the session fails naming it; when every peer is still
- * heard, it was a stranger's handshake and is forgotten. Returns whether the session failed. */
+ * heard, it was a stranger's handshake and is forgotten (a later failure is checked in its own
+ * turn, so a stranger cannot mask a corruption). Returns whether the session failed. */
 static int stall_check(struct veil_net *net, double now)
 {
     const double hb = net->cfg.heartbeat_s;
@@ -184,9 +185,11 @@ static int stall_check(struct veil_net *net, double now)
             (who < 0 || ps->last_heard < net->peers[who].last_heard))
             who = p;
     }
-    net->stall_at = 0;
-    if (who < 0)
+    if (who < 0) { /* a stranger's; one that came since is checked in its turn */
+        net->stall_at = net->stall_last > net->stall_at ? net->stall_last : 0;
         return 0;
+    }
+    net->stall_at = 0;
     char name[32], me[32];
     veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
                      "%s lost: the connection from it to %s stalled: %s, and nothing came from it "
@@ -337,9 +340,11 @@ void veil_net_monitor_serve(struct veil_net *net)
             continue;
         }
         net->last_proto_error = event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? value : 0;
-        if (net->last_proto_error && zmtp_midstream(value) && net->stall_at == 0) {
-            net->stall_at = now;
+        if (net->last_proto_error && zmtp_midstream(value)) {
+            net->stall_last = now;
             net->stall_code = value;
+            if (net->stall_at == 0)
+                net->stall_at = now;
         }
         net->nhandshake_failures++;
         if (net->nhandshake_failures <= 10)
