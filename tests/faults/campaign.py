@@ -405,6 +405,9 @@ class Campaign:
                                            or "silent for" in line):
                     wrong.append("%s: %s" % (s.names[k], line))
             ok = None not in codes and not late and not wrong and any(c != 0 for c in codes)
+            if None not in codes:
+                what += " (exits %s, the last %.1f s after the act)" % (
+                    codes, max(t - t_act for t in times))
             if not ok:
                 what += ": exits %s, late %s, messages %s" % (codes, late, wrong)
         if s.leftovers():
