@@ -267,7 +267,11 @@ class Campaign:
         time.sleep(delay)
         t_fault = time.time()
         already = procs[victim].poll() is not None
-        os.kill(procs[victim].pid, signal.SIGKILL if cat == "kill" else signal.SIGSTOP)
+        if not already:
+            try:
+                os.kill(procs[victim].pid, signal.SIGKILL if cat == "kill" else signal.SIGSTOP)
+            except ProcessLookupError:  # it ended (and was reaped) between the two calls
+                already = True
         noticed = []
         codes, times = wait_all([p for k, p in enumerate(procs) if k != victim],
                                 t_fault + self.bound() + 60, noticed)
