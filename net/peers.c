@@ -7,7 +7,7 @@
  * injected, a byte flipped, a stretch replayed), told from other connections by the descriptor
  * the peer's messages come on; the DEALERs' report the disconnection of ours to them (a cut, a
  * peer that died). ZeroMQ reconnects silently and the messages in flight are lost, so a drop of
- * an established connection, either way, ends the session within about a heartbeat, naming the
+ * an established connection, either way, ends the session within a few heartbeats, naming the
  * peer and the link. When several failures are known, the message names the first one first
  * (overdue_before). Called by the I/O thread (io.c); calls io_core.c's veil_net_io_fail.
  */
