@@ -170,15 +170,24 @@ static void timers(struct veil_net *net, double now, double connect_deadline, do
             return;
         }
     }
+    /* Of several silent peers, the one silent longest failed first (peers.c states the rule). */
+    int lost = -1;
+    for (int p = 0; p < net->nprocs; p++) {
+        const struct veil_net_peer_state *ps = &net->peers[p];
+        if (p != net->self && ps->hello_ok && !ps->bye && ps->acked &&
+            now - ps->last_heard > net->cfg.timeout_s &&
+            (lost < 0 || ps->last_heard < net->peers[lost].last_heard))
+            lost = p;
+    }
+    if (lost >= 0 && !veil_net_io_failed(net)) {
+        veil_net_io_fail(net, VEIL_ERR_PEER_LOST, "%s lost: silent for %.1f s",
+                         veil_net_peer_name(net, lost, name), now - net->peers[lost].last_heard);
+        return;
+    }
     for (int p = 0; p < net->nprocs && !veil_net_io_failed(net); p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
         if (p == net->self || !ps->hello_ok)
             continue;
-        if (!ps->bye && ps->acked && now - ps->last_heard > net->cfg.timeout_s) {
-            veil_net_io_fail(net, VEIL_ERR_PEER_LOST, "%s lost: silent for %.1f s",
-                             veil_net_peer_name(net, p, name), now - ps->last_heard);
-            return;
-        }
         /* A peer that said goodbye still watches us until our goodbye: keep beating until then,
          * and send nothing after it. */
         if (!net->bye_sent && now >= ps->next_heartbeat) {

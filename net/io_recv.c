@@ -176,8 +176,8 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
                                 name, h->type);
     if (h->type == VEIL_FRAME_HELLO) {
         veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES + h->length, 0, 0);
-        if (ps->hello_ok)
-            return veil_net_io_fail(net, VEIL_ERR_PROTO, "%s sent a second hello", name);
+        /* Checked before "a second hello": a liar holding a peer's key says in its hello that
+         * it is someone else, and is refused as such whether or not the peer's hello came first. */
         struct veil_hello mine, theirs;
         veil_net_io_hello(net, &mine);
         if (veil_hello_decode(zmq_msg_data(payload), zmq_msg_size(payload), &theirs) != VEIL_OK)
@@ -185,6 +185,8 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
                                     veil_last_error());
         if (veil_hello_compare(&mine, &theirs, (uint32_t)p) != VEIL_OK)
             return veil_net_io_fail(net, VEIL_ERR_MISMATCH, "%s", veil_last_error());
+        if (ps->hello_ok)
+            return veil_net_io_fail(net, VEIL_ERR_PROTO, "%s sent a second hello", name);
         ps->hello_ok = 1;
         /* Our acknowledgement; if ZeroMQ refuses it, the heartbeat timer sends it next turn. */
         int sent = veil_net_send_control(net, p, VEIL_FRAME_HEARTBEAT, NULL, 0) == 0;
@@ -282,6 +284,8 @@ int veil_net_io_recv(struct veil_net *net, double now)
         }
         int rc = VEIL_OK;
         int p = n >= 2 ? sender_of(net, &part[0], &part[1]) : -1;
+        if (p >= 0)
+            veil_net_peer_seen_on(net, p, &part[1]); /* its connection, for peers.c's monitor */
         struct veil_frame_header h;
         char name[32];
         if (p < 0) {

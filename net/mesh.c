@@ -16,8 +16,9 @@
  *   the peer claims); SNDHWM above the staging window, so EAGAIN means a genuinely stuck peer
  *   (the I/O thread then waits for POLLOUT); IMMEDIATE 0 so the hello queues before the TCP
  *   connection exists; reconnect every 100 ms; LINGER 1 s on an orderly close (our goodbye must
- *   reach the peer), 0.5 s after a failure (the abort should reach live peers, a dead one may
- *   delay the close by that much, never more); RCVHWM 1 and MAXMSGSIZE 256
+ *   reach the peer), 0.5 s after a failure (the abort should reach live peers; 0 to a peer known
+ *   dead or stopped: its dropped connection or half a timeout of silence); RCVHWM 1 and
+ *   MAXMSGSIZE 256
  *   because nothing legitimate ever arrives on a DEALER.
  */
 #include "config.h"
@@ -127,13 +128,16 @@ int veil_net_mesh_create(struct veil_net *net)
             (rc = zcheck(zmq_setsockopt(net->router, ZMQ_ZAP_DOMAIN, "veil", 4), "ZAP domain")))
             return rc;
     }
-    /* Handshake failures (garbage, wrong keys) are logged from a monitor the I/O thread polls. */
+    /* Handshake failures (garbage, wrong keys) are logged, and the disconnection of a peer's
+     * established connection (a corrupted stream: ZeroMQ drops it) fails the session, from a
+     * monitor the I/O thread polls (peers.c). */
     char mon[64];
     snprintf(mon, sizeof mon, "inproc://veil-monitor-%p", (void *)net);
     if ((rc = zcheck(zmq_socket_monitor(net->router, mon,
                                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH),
+                                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                            ZMQ_EVENT_DISCONNECTED),
                      "monitor")))
         return rc;
     net->monitor = zmq_socket(net->ctx, ZMQ_PAIR);
@@ -192,13 +196,22 @@ int veil_net_mesh_create(struct veil_net *net)
 
 void veil_net_mesh_destroy(struct veil_net *net, int linger_ms)
 {
+    const double now = veil_now();
     for (int p = 0; p < net->nprocs; p++) {
+        const struct veil_net_peer_state *ps = &net->peers[p];
         if (net->peers[p].dmonitor)
             zmq_close(net->peers[p].dmonitor);
         net->peers[p].dmonitor = NULL;
         if (!net->peers[p].dealer)
             continue;
-        zmq_setsockopt(net->peers[p].dealer, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
+        /* After a failure, an established peer whose connection dropped or that has been silent
+         * for half the timeout is dead or stopped: our abort cannot help it, and its queue would
+         * only hold the exit back by the whole linger (the others' still get theirs). */
+        int l = linger_ms;
+        if (net->state == VEIL_NET_FAILED && ps->hello_ok && ps->acked && !ps->bye &&
+            (ps->dropped_at > 0 || now - ps->last_heard > net->cfg.timeout_s / 2))
+            l = 0;
+        zmq_setsockopt(net->peers[p].dealer, ZMQ_LINGER, &l, sizeof l);
         zmq_close(net->peers[p].dealer);
         net->peers[p].dealer = NULL;
     }
@@ -315,6 +328,7 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
     for (int p = 0; p < net->nprocs; p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
         ps->outq_cap = window;
+        ps->rfd = ps->suspect_fd = -1;
         ps->outq = calloc((size_t)window, sizeof *ps->outq);
         if (!ps->outq) {
             rc = veil_error(VEIL_ERR_NOMEM, "net: cannot allocate the send window");

@@ -140,7 +140,16 @@ struct veil_net_peer_state {
     int out_blocked; /* ZeroMQ said EAGAIN: wait for POLLOUT */
     struct veil_net_counters ctr;
     void *dmonitor;    /* PAIR receiving the DEALER's disconnection events (peers.c) */
-    double dropped_at; /* when the established connection to it dropped; 0: never */
+    double dropped_at; /* when an established connection with it dropped; 0: never */
+    int dropped_in;    /* 1: the connection from it (our ROUTER), 0: the one to it (a DEALER) */
+    /* Our ROUTER's side of the connection from it (peers.c): the descriptor its messages come on
+     * (ZMQ_SRCFD, -1 until known) and that socket's inode, so that a disconnection event naming
+     * the descriptor can be told from one of an earlier connection whose number was reused */
+    int rfd;
+    unsigned long long rino;
+    int suspect_fd;     /* a disconnection named rfd at suspect_at: confirmed after the grace */
+    double suspect_at;
+    uint32_t drop_code; /* the ZMTP error ZeroMQ reported just before that disconnection; 0 */
 };
 
 enum { VEIL_NET_OPENING = 0, VEIL_NET_READY, VEIL_NET_FAILED };
@@ -190,6 +199,10 @@ struct veil_net {
     int nrefused;
     int nhandshake_failures;
     double next_drop_check; /* when peers.c next drains the DEALERs' monitors */
+    uint32_t last_proto_error; /* the ROUTER monitor's previous event, when a ZMTP error */
+    double stall_at;           /* a message on the ROUTER failed CURVE decoding (peers.c); 0 */
+    double stall_last;         /* the latest such failure (a later one re-arms the check) */
+    uint32_t stall_code;
 };
 
 /* ---- internal API (mesh.c); isend / irecv / abort are net/comm.h, the seam tasks/ uses ------- */
@@ -219,8 +232,11 @@ void veil_net_mesh_destroy(struct veil_net *net, int linger_ms);
 /** peers.c: answers pending ZAP requests (I/O thread). */
 int veil_net_zap_serve(struct veil_net *net);
 /** peers.c: logs the ROUTER's handshake failures, and fails the session when an established
- *  connection to a peer dropped and no goodbye from it followed (I/O thread). */
+ *  connection with a peer (either way) dropped and no goodbye from it followed (I/O thread). */
 void veil_net_monitor_serve(struct veil_net *net);
+/** peers.c: notes the descriptor of the ROUTER connection peer p's message came on (hdr: the
+ *  message's first frame after the routing id; its ZMQ_SRCFD). */
+void veil_net_peer_seen_on(struct veil_net *net, int p, zmq_msg_t *hdr);
 /** peers.c: starts the monitor of peer p's DEALER (its disconnections), before it connects. */
 int veil_net_dealer_monitor(struct veil_net *net, int p);
 /** peers.c: "party 2" or "dealer (id 3)". */

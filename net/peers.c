@@ -1,11 +1,15 @@
 /*
  * peers.c — who a peer is: its name in messages ("party 2", "dealer (id 3)"), and admission: the
  * ZAP handler (RFC 27) that admits only the configured CURVE public keys and maps each to its
- * party id (the user id the I/O thread reads on every message), the monitor that logs the
- * ROUTER's failed handshakes, and the DEALERs' monitors that catch a dropped connection: ZeroMQ
- * reconnects silently after garbage in a CURVE stream or a cut, and the messages in flight are
- * lost, so a drop of an established connection ends the session. Called by the I/O thread
- * (io.c); calls io_core.c's veil_net_io_fail.
+ * party id (the user id the I/O thread reads on every message), and the monitors that watch the
+ * connections: the ROUTER's logs failed handshakes and reports the disconnection of a peer's
+ * connection to us (ZeroMQ drops it at the first message that fails CURVE authentication: garbage
+ * injected, a byte flipped, a stretch replayed), told from other connections by the descriptor
+ * the peer's messages come on; the DEALERs' report the disconnection of ours to them (a cut, a
+ * peer that died). ZeroMQ reconnects silently and the messages in flight are lost, so a drop of
+ * an established connection, either way, ends the session within a few heartbeats, naming the
+ * peer and the link. When several failures are known, the message names the first one first
+ * (overdue_before). Called by the I/O thread (io.c); calls io_core.c's veil_net_io_fail.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -14,6 +18,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32])
 {
@@ -125,17 +130,129 @@ int veil_net_dealer_monitor(struct veil_net *net, int p)
     return VEIL_OK;
 }
 
-/* The DEALERs' disconnections, drained every 50 ms (a drop is rare; the loop wakes at least every
- * 100 ms). A drop counts once the peer acknowledged our hello (an established session), unless it
- * said goodbye: a peer that closes after its goodbye drops the connection too, and its goodbye may
- * still sit in the ROUTER's queue when the event comes, hence the grace of a heartbeat. */
+void veil_net_peer_seen_on(struct veil_net *net, int p, zmq_msg_t *hdr)
+{
+    struct veil_net_peer_state *ps = &net->peers[p];
+    const int fd = zmq_msg_get(hdr, ZMQ_SRCFD); /* deprecated, still served in 4.3 ("__fd") */
+    struct stat st;
+    if (fd < 0 || fd == ps->rfd || fstat(fd, &st) != 0)
+        return;
+    ps->rfd = fd;
+    ps->rino = (unsigned long long)st.st_ino;
+}
+
+static const char *zmtp_error(uint32_t code)
+{
+    switch (code) {
+    case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC:
+        return "a CURVE message failed authentication: the stream was corrupted or tampered with";
+    case ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE:
+        return "a CURVE message came out of sequence: the stream was replayed or corrupted";
+    case 0:
+        return NULL;
+    default:
+        return "a malformed ZMTP frame: the stream was corrupted";
+    }
+}
+
+/* ZMTP errors of a message that fails CURVE decoding on an established connection (also those of
+ * a stranger's bad handshake). ZeroMQ 4.3 then stops reading that connection without closing it:
+ * a stalled link, nothing from the peer ever again, and no disconnection to see. */
+static int zmtp_midstream(uint32_t code)
+{
+    return code == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC ||
+           code == ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE ||
+           code == ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_MESSAGE ||
+           code == ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND ||
+           code == ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED;
+}
+
+/* After a message failed CURVE decoding (stall_at), the peer whose connection it was falls
+ * silent: once 2.5 heartbeats have passed, the established peer not heard from for 1.5 heartbeats
+ * (the longest silent) is the one, and the session fails naming it; when every peer is still
+ * heard, it was a stranger's handshake and is forgotten (a later failure is checked in its own
+ * turn, so a stranger cannot mask a corruption). Returns whether the session failed. */
+static int stall_check(struct veil_net *net, double now)
+{
+    const double hb = net->cfg.heartbeat_s;
+    if (net->stall_at == 0 || now - net->stall_at < 2.5 * hb + 0.2)
+        return 0;
+    int who = -1;
+    for (int p = 0; p < net->nprocs; p++) {
+        const struct veil_net_peer_state *ps = &net->peers[p];
+        if (p != net->self && ps->hello_ok && ps->acked && !ps->bye &&
+            now - ps->last_heard > 1.5 * hb + 0.1 &&
+            (who < 0 || ps->last_heard < net->peers[who].last_heard))
+            who = p;
+    }
+    if (who < 0) { /* a stranger's; one that came since is checked in its turn */
+        net->stall_at = net->stall_last > net->stall_at ? net->stall_last : 0;
+        return 0;
+    }
+    net->stall_at = 0;
+    char name[32], me[32];
+    veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
+                     "%s lost: the connection from it to %s stalled: %s, and nothing came from it "
+                     "for %.1f s (ZeroMQ reads no more of it; messages in flight are lost, so the "
+                     "session cannot go on)",
+                     veil_net_peer_name(net, who, name), veil_net_peer_name(net, net->self, me),
+                     zmtp_error(net->stall_code), now - net->peers[who].last_heard);
+    return 1;
+}
+
+/* How a failure message names the first failure when the news of several are at hand: a peer
+ * already silent for half the timeout when another's connection dropped (one that stopped, and a
+ * process that then gave up on it and left) is named first, as the one silent longest among
+ * several timed-out peers is (io.c); of several drops, the earliest. A relayed abort names its
+ * original cause first (io_recv.c). README's failure section states this rule. */
+static int overdue_before(const struct veil_net *net, int except, double t)
+{
+    int who = -1;
+    for (int q = 0; q < net->nprocs; q++) {
+        const struct veil_net_peer_state *qs = &net->peers[q];
+        if (q == net->self || q == except || qs->bye || !qs->hello_ok || !qs->acked)
+            continue;
+        if (qs->last_heard < t - net->cfg.timeout_s / 2 &&
+            (who < 0 || qs->last_heard < net->peers[who].last_heard))
+            who = q;
+    }
+    return who;
+}
+
+/* A disconnection our ROUTER reported for peer p's descriptor, once the grace has passed: real
+ * when the peer's messages now come on another descriptor, or the descriptor is closed or is
+ * another socket (its number reused); else the event was an earlier connection's. */
+static void confirm_suspect(struct veil_net *net, struct veil_net_peer_state *ps, double now,
+                            double grace)
+{
+    if (ps->suspect_fd < 0 || now - ps->suspect_at < grace)
+        return;
+    struct stat st;
+    const int gone = ps->rfd != ps->suspect_fd || fstat(ps->suspect_fd, &st) != 0 ||
+                     (unsigned long long)st.st_ino != ps->rino;
+    if (gone && !ps->bye && ps->dropped_at == 0) {
+        ps->dropped_at = ps->suspect_at;
+        ps->dropped_in = 1;
+    }
+    if (!gone)
+        ps->drop_code = 0;
+    ps->suspect_fd = -1;
+}
+
+/* The disconnections of established connections with the peers, both ways: the DEALERs' (to
+ * them) drained here, the ROUTER's (from them) noted by veil_net_monitor_serve; checked every
+ * 50 ms (a drop is rare; the loop wakes at least every 100 ms). A drop counts once the peer
+ * acknowledged our hello (an established session), unless it said goodbye: a peer that closes
+ * after its goodbye drops the connection too, and its goodbye may still sit in the ROUTER's
+ * queue when the event comes, hence the grace of a heartbeat (at most a second). */
 static void drops_serve(struct veil_net *net, double now)
 {
     if (now < net->next_drop_check)
         return;
     net->next_drop_check = now + 0.05;
     const double grace = net->cfg.heartbeat_s < 1.0 ? net->cfg.heartbeat_s : 1.0;
-    for (int p = 0; p < net->nprocs && !veil_net_io_failed(net); p++) {
+    int first = -1;
+    for (int p = 0; p < net->nprocs; p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
         if (p == net->self || !ps->dmonitor)
             continue;
@@ -149,28 +266,63 @@ static void drops_serve(struct veil_net *net, double now)
             if (more)
                 (void)zmq_recv(ps->dmonitor, addr, sizeof addr, 0);
             VEIL_LOG_DEBUG("net: connection to peer %d dropped (%s)", p, more ? addr : "?");
-            if (n >= 2 && ps->hello_ok && ps->acked && !ps->bye && ps->dropped_at == 0)
+            if (n >= 2 && ps->hello_ok && ps->acked && !ps->bye && ps->dropped_at == 0) {
                 ps->dropped_at = now;
+                ps->dropped_in = 0;
+            }
         }
-        char name[32];
-        if (ps->dropped_at > 0 && !ps->bye && now - ps->dropped_at >= grace)
-            veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
-                             "%s lost: the connection to it dropped (it died, or the stream was "
-                             "corrupted or cut; messages in flight may be lost, so the session "
-                             "cannot go on)",
-                             veil_net_peer_name(net, p, name));
+        confirm_suspect(net, ps, now, grace);
+        if (ps->dropped_at > 0 && !ps->bye &&
+            (first < 0 || ps->dropped_at < net->peers[first].dropped_at))
+            first = p;
+    }
+    if (veil_net_io_failed(net) || stall_check(net, now))
+        return;
+    if (first < 0 || now - net->peers[first].dropped_at < grace)
+        return;
+    const struct veil_net_peer_state *fs = &net->peers[first];
+    char name[32], me[32], link[96], before[96] = "";
+    veil_net_peer_name(net, first, name);
+    veil_net_peer_name(net, net->self, me);
+    snprintf(link, sizeof link, "the connection from %s to %s", fs->dropped_in ? "it" : me,
+             fs->dropped_in ? me : "it");
+    const int q = overdue_before(net, first, fs->dropped_at);
+    if (q >= 0) {
+        char qname[32];
+        snprintf(before, sizeof before, "%s lost: silent for %.1f s, then ",
+                 veil_net_peer_name(net, q, qname), now - net->peers[q].last_heard);
+    }
+    const char *why = fs->dropped_in ? zmtp_error(fs->drop_code) : NULL;
+    veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
+                     "%s%s lost: %s dropped (%s; messages in flight may be lost, so the "
+                     "session cannot go on)",
+                     before, name, link, why ? why : "it died, or the stream was corrupted or cut");
+}
+
+/* A disconnection on our ROUTER: if it names the descriptor of an established peer's connection,
+ * that peer becomes a suspect (confirmed in drops_serve). */
+static void router_disconnected(struct veil_net *net, int fd, double now)
+{
+    for (int p = 0; p < net->nprocs; p++) {
+        struct veil_net_peer_state *ps = &net->peers[p];
+        if (p == net->self || ps->rfd != fd || !ps->hello_ok || !ps->acked || ps->bye ||
+            ps->dropped_at > 0 || ps->suspect_fd >= 0)
+            continue;
+        ps->suspect_fd = fd;
+        ps->suspect_at = now;
+        ps->drop_code = net->last_proto_error;
     }
 }
 
 void veil_net_monitor_serve(struct veil_net *net)
 {
-    drops_serve(net, veil_now());
+    const double now = veil_now();
     for (;;) {
         uint8_t ev[6];
         char addr[128];
         int n = zmq_recv(net->monitor, ev, sizeof ev, ZMQ_DONTWAIT);
         if (n < 0)
-            return;
+            break;
         int more = 0;
         size_t ml = sizeof more;
         zmq_getsockopt(net->monitor, ZMQ_RCVMORE, &more, &ml);
@@ -182,10 +334,22 @@ void veil_net_monitor_serve(struct veil_net *net)
         uint32_t value;
         memcpy(&event, ev, 2);
         memcpy(&value, ev + 2, 4);
+        if (event == ZMQ_EVENT_DISCONNECTED) {
+            router_disconnected(net, (int)value, now);
+            net->last_proto_error = 0;
+            continue;
+        }
+        net->last_proto_error = event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? value : 0;
+        if (net->last_proto_error && zmtp_midstream(value)) {
+            net->stall_last = now;
+            net->stall_code = value;
+            if (net->stall_at == 0)
+                net->stall_at = now;
+        }
         net->nhandshake_failures++;
         if (net->nhandshake_failures <= 10)
             VEIL_LOG_WARN("net: handshake failed on %s (%s, code %u): not a Veil peer, garbage, "
-                          "or a wrong key%s",
+                          "a wrong key or a corrupted stream%s",
                           addr,
                           event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH       ? "authentication"
                           : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "protocol error"
@@ -193,4 +357,5 @@ void veil_net_monitor_serve(struct veil_net *net)
                           value,
                           net->nhandshake_failures == 10 ? " (further ones not logged)" : "");
     }
+    drops_serve(net, now);
 }
