@@ -9,6 +9,7 @@
 #include "veil.h"
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +49,8 @@ void veil_aligned_free(void *p);
 void veil_wipe(void *p, size_t n);
 /** Monotonic clock in seconds. */
 double veil_now(void);
+/** pthread_cond_timedwait for at most ms milliseconds from now (mu held); its return value. */
+int veil_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, long ms);
 
 /** hex.c: the value of hex digit c (0-9, a-f, A-F), or -1 when c is not one. */
 int veil_hex_digit(int c);

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -72,4 +73,17 @@ double veil_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int veil_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return pthread_cond_timedwait(cv, mu, &ts);
 }

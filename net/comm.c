@@ -119,14 +119,7 @@ int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t t
 
 static void wait_ms(struct veil_net *net, long ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += ms * 1000 * 1000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&net->cv, &net->mu, &ts);
+    veil_cond_wait_ms(&net->cv, &net->mu, ms);
 }
 
 int veil_net_wait_all(veil_net_t *net)

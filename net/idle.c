@@ -110,14 +110,7 @@ void veil_net_idle_wait_flag(const int *done)
     while (!*done) {
         /* also while busy: the workers' last task may end without an event that wakes us */
         const long ms = on ? poll_locked(VEIL_NET_IDLE_POLL_MS) : 100;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += ms * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&cv, &mu, &ts);
+        veil_cond_wait_ms(&cv, &mu, ms);
     }
     if (paused)
         resume_locked();

@@ -23,17 +23,6 @@
 
 #include <string.h>
 
-static int copy2(veil_mpc_t *m, struct veil_sec *o0, struct veil_sec *o1, int nouts,
-                 const struct veil_sec *i0, const struct veil_sec *i1, int nins)
-{
-    struct veil_flatop_args a;
-    memset(&a, 0, sizeof a);
-    a.kind = VEIL_FLATOP_COPY;
-    struct veil_sec *outs[2] = {o0, o1};
-    const struct veil_sec *ins[2] = {i0, i1};
-    return veil_nl_flat(m, a, outs, nouts, ins, nins);
-}
-
 /* The forward; with keep_bits / keep_v (both or neither) the comparison bits and v move there
  * instead of being released (veil_mpc_gelu_saved, gelu.h). */
 static int gelu_run(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
@@ -77,11 +66,11 @@ static int gelu_run(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
         (rc = veil_mpc_mul_scalar(m, &q, g.cv, &qv)) != VEIL_OK ||
         (rc = veil_mpc_mul_scalar(m, &q, g.cvt, &q5)) != VEIL_OK ||
         (rc = veil_sec_init(m, &s2, VEIL_SHARE_ARITH, 1, dims2, 0)) != VEIL_OK ||
-        (rc = copy2(m, &s2, NULL, 1, &qv, &q5, 2)) != VEIL_OK ||
+        (rc = veil_nl_copy2(m, &s2, NULL, 1, &qv, &q5, 2)) != VEIL_OK ||
         (rc = veil_mpc_trunc(m, &s2, g.shift_v, &t2)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &v, x)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &r1, x)) != VEIL_OK ||
-        (rc = copy2(m, &v, &r1, 2, &t2, NULL, 1)) != VEIL_OK ||
+        (rc = veil_nl_copy2(m, &v, &r1, 2, &t2, NULL, 1)) != VEIL_OK ||
         (rc = veil_mpc_add_scalar(m, &r1, g.c[VEIL_GELU_DEG - 1], &acc)) != VEIL_OK)
         goto out;
     for (int i = VEIL_GELU_DEG - 2; i >= 1; i--) {
@@ -103,11 +92,11 @@ static int gelu_run(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
     /* y = x + [x < a] (P - x) - [x < -a] P: one product of [blo; bhi] with [P; P - x] */
     if ((rc = veil_mpc_sub(m, &pp, x, &pmx)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &vals, &bits)) != VEIL_OK ||
-        (rc = copy2(m, &vals, NULL, 1, &pp, &pmx, 2)) != VEIL_OK ||
+        (rc = veil_nl_copy2(m, &vals, NULL, 1, &pp, &pmx, 2)) != VEIL_OK ||
         (rc = veil_mpc_mul(m, &bits, &vals, &prod)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &z1, x)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &z2, x)) != VEIL_OK ||
-        (rc = copy2(m, &z1, &z2, 2, &prod, NULL, 1)) != VEIL_OK ||
+        (rc = veil_nl_copy2(m, &z1, &z2, 2, &prod, NULL, 1)) != VEIL_OK ||
         (rc = veil_mpc_add(m, x, &z2, &w)) != VEIL_OK ||
         (rc = veil_mpc_sub(m, &w, &z1, y)) != VEIL_OK)
         goto out;

@@ -64,18 +64,6 @@ void veil_ref_gelu_grad(size_t n, const uint64_t *dy, const uint64_t *x, int f, 
     }
 }
 
-/* A flat copy: stacks two tensors into one (nouts 1) or splits one into two (nouts 2). */
-static int copy2(veil_mpc_t *m, struct veil_sec *o0, struct veil_sec *o1, int nouts,
-                 const struct veil_sec *i0, const struct veil_sec *i1, int nins)
-{
-    struct veil_flatop_args a;
-    memset(&a, 0, sizeof a);
-    a.kind = VEIL_FLATOP_COPY;
-    struct veil_sec *outs[2] = {o0, o1};
-    const struct veil_sec *ins[2] = {i0, i1};
-    return veil_nl_flat(m, a, outs, nouts, ins, nins);
-}
-
 static int check(const struct veil_sec *dy, const struct veil_sec *x, const struct veil_sec *bits,
                  const struct veil_sec *v, struct veil_sec *dx)
 {
@@ -137,11 +125,11 @@ int veil_mpc_gelu_grad(veil_mpc_t *m, const struct veil_sec *dy, const struct ve
     /* dx = dy + [x < a] (u - dy) - [x < -a] u: one product of [blo; bhi] with [u; u - dy] */
     if ((rc = veil_mpc_sub(m, &t[U], dy, &t[UMD])) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &t[VALS], bits)) != VEIL_OK ||
-        (rc = copy2(m, &t[VALS], NULL, 1, &t[U], &t[UMD], 2)) != VEIL_OK ||
+        (rc = veil_nl_copy2(m, &t[VALS], NULL, 1, &t[U], &t[UMD], 2)) != VEIL_OK ||
         (rc = veil_mpc_mul(m, bits, &t[VALS], &t[PROD])) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &t[Z1], x)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &t[Z2], x)) != VEIL_OK ||
-        (rc = copy2(m, &t[Z1], &t[Z2], 2, &t[PROD], NULL, 1)) != VEIL_OK ||
+        (rc = veil_nl_copy2(m, &t[Z1], &t[Z2], 2, &t[PROD], NULL, 1)) != VEIL_OK ||
         (rc = veil_mpc_add(m, dy, &t[Z2], &t[S])) != VEIL_OK ||
         (rc = veil_mpc_sub(m, &t[S], &t[Z1], dx)) != VEIL_OK)
         goto out;

@@ -21,6 +21,10 @@ int veil_nl_check_unary(const char *op, const struct veil_sec *x, const struct v
  */
 int veil_nl_flat(veil_mpc_t *m, struct veil_flatop_args a, struct veil_sec *const *outs, int nouts,
                  const struct veil_sec *const *ins, int nins);
+/** A flat copy: stacks i0 and i1 into o0 (nouts 1, nins 2) or splits i0 into o0 and o1 (nouts 2,
+ * nins 1), row-major, by veil_nl_flat. */
+int veil_nl_copy2(veil_mpc_t *m, struct veil_sec *o0, struct veil_sec *o1, int nouts,
+                  const struct veil_sec *i0, const struct veil_sec *i1, int nins);
 
 /** Tile for stacked tensors that go through ltz: the context's tile rounded down to a multiple
  * of 64 (at least 64), as ltz requires. */

@@ -221,3 +221,14 @@ int veil_nl_cost(enum veil_nl_op op, int nparties, size_t n, size_t k, int lo, i
         *bytes = b * n1;
     return VEIL_OK;
 }
+
+int veil_nl_copy2(veil_mpc_t *m, struct veil_sec *o0, struct veil_sec *o1, int nouts,
+                  const struct veil_sec *i0, const struct veil_sec *i1, int nins)
+{
+    struct veil_flatop_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = VEIL_FLATOP_COPY;
+    struct veil_sec *outs[2] = {o0, o1};
+    const struct veil_sec *ins[2] = {i0, i1};
+    return veil_nl_flat(m, a, outs, nouts, ins, nins);
+}

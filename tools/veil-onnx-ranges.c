@@ -62,20 +62,10 @@ static int read_all(const struct ranges_args *a, struct veil_onnx_tensor *t, int
                     struct veil_onnx_tensor *known, size_t *nknown)
 {
     char names[MAX_IN][128];
-    int n = veil_onnx_list_inputs(a->model, names, is_int, MAX_IN);
-    if (n < 0) {
-        fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
-        return 1;
-    }
-    if (n != a->nin) {
-        fprintf(stderr, "veil-onnx: the model has %d graph inputs, %d files given\n", n, a->nin);
-        return 2;
-    }
+    int n = a->nin, rc0 = veil_onnx_cli_inputs(a->model, n, names, is_int, MAX_IN);
+    if (rc0 != 0)
+        return rc0;
     for (int i = 0; i < n; i++) {
-        if (is_int[i] < 0) {
-            fprintf(stderr, "veil-onnx: graph input '%s' is not a tensor\n", names[i]);
-            return 3;
-        }
         int rc = veil_onnx_tensor_read(a->in[i], &t[i]);
         if (rc != VEIL_OK) {
             fprintf(stderr, "veil-onnx: %s\n", veil_last_error());

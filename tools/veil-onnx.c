@@ -147,25 +147,34 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 
 /* Reads the input files: integer ones become known (public) tensors for the loader; float ones
  * are kept for the run when read (read_secret). */
+int veil_onnx_cli_inputs(const char *model, int nin, char (*names)[128], int *is_int, int max)
+{
+    int n = veil_onnx_list_inputs(model, names, is_int, max);
+    if (n < 0) {
+        fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
+        return 1;
+    }
+    if (n != nin) {
+        fprintf(stderr, "veil-onnx: the model has %d graph inputs, %d files given\n", n, nin);
+        return 2;
+    }
+    for (int i = 0; i < n; i++)
+        if (is_int[i] < 0) {
+            fprintf(stderr, "veil-onnx: graph input '%s' is not a tensor\n", names[i]);
+            return 3;
+        }
+    return 0;
+}
+
 static int read_inputs(const struct run_args *a, const char *model, int read_secret,
                        struct veil_onnx_tensor *t, int *is_known)
 {
     char names[MAX_IO][128];
     int is_int[MAX_IO];
-    int n = veil_onnx_list_inputs(model, names, is_int, MAX_IO);
-    if (n < 0) {
-        fprintf(stderr, "veil-onnx: %s\n", veil_last_error());
-        return 1;
-    }
-    if (n != a->nin) {
-        fprintf(stderr, "veil-onnx: the model has %d graph inputs, %d files given\n", n, a->nin);
-        return 2;
-    }
+    int n = a->nin, rc0 = veil_onnx_cli_inputs(model, n, names, is_int, MAX_IO);
+    if (rc0 != 0)
+        return rc0;
     for (int i = 0; i < n; i++) {
-        if (is_int[i] < 0) {
-            fprintf(stderr, "veil-onnx: graph input '%s' is not a tensor\n", names[i]);
-            return 3;
-        }
         is_known[i] = is_int[i];
         memset(&t[i], 0, sizeof t[i]);
         if (!is_int[i] && !read_secret)

@@ -16,4 +16,9 @@ int cmd_check(int argc, char **argv);
  * node OVER). */
 int cmd_check_ranges(int argc, char **argv);
 
+/** The graph inputs of model into names / is_int (veil_onnx_list_inputs), checked against the
+ * nin files given: 0, or the exit code after a message (1 unreadable model, 2 a count that
+ * differs, 3 an input that is not a tensor). veil-onnx.c. */
+int veil_onnx_cli_inputs(const char *model, int nin, char (*names)[128], int *is_int, int max);
+
 #endif
