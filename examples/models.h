@@ -34,8 +34,9 @@ struct model {
     struct model_leaf *leaves;
     size_t nleaves, cap;
     double tol; /* the largest accepted |secure - plaintext FIXED| per output element */
-    double train_tol; /* training: the largest accepted |secure - plaintext FIXED| per parameter
-                         element after one step (the bound grows linearly with the steps) */
+    double train_tol; /* training: the largest accepted |secure - plaintext| per parameter
+                         element after one momentum-free step (example_train.c scales it by the
+                         steps, weighted by momentum's geometric sums) */
     int err;    /* VEIL_ERR_NOMEM when a leaf could not be recorded */
     int no_bn;  /* training: batch norms are left out (Veil folds them into the convolution,
                    an inference form with no gradient); such a convolution gets a bias, and its
@@ -110,8 +111,8 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
  * The training driver (a model built with mo->train): compiles for training, runs eo->runs SGD
  * steps securely (each step's batch is run number `step` of model_feeds; the data owner learns
  * each step's loss through the opt-in loss reveal), then reveals every parameter to the model
- * owner, who checks them against the plaintext trainer in FIXED mode on the same data (failing
- * beyond steps * m->train_tol); every process prints its per-step costs and a last key=value
+ * owner, who checks them against the plaintext trainer in FIXED_NEAREST mode on the same data
+ * (failing beyond m->train_tol times the momentum-weighted step count); every process prints its per-step costs and a last key=value
  * line (step_online_s, bytes_sent, rounds; with tracing on, the last step's busy fields as
  * example_run's: compute_s, network_s, compute_pct, network_pct, overlap_pct, overlap_share,
  * stretch). Returns the process's exit status: 0, 1 (a failed step or a disagreement).

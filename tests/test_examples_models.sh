@@ -6,8 +6,8 @@
 # say agree=1 (the secure output agrees with the plaintext FIXED executor within the example's
 # tolerance). `mlp train` (2 and 3 parties), `lenet train`, `transformer train`, `vgg16 train`
 # and `resnet train` (2 parties) run 2 secure SGD steps:
-# party 0's trained parameters must agree with the plaintext FIXED trainer (agree=1) and party 1
-# must have learnt a finite loss for each step. The pipeline options (--microbatches,
+# party 0's trained parameters must agree with the plaintext fixed-point trainer (agree=1) and
+# party 1 must have learnt a finite loss for each step. The pipeline options (--microbatches,
 # --lookahead, --serialized) run and agree too; a transformer cannot be micro-batched (refused,
 # with the reason). `mlp train --optimizer adam` (a 16-8-4 MLP) and `transformer train
 # --optimizer adamw` agree with the plaintext trainer within the Adam tolerance. Under tracing (VEIL_TRACE) `mlp train` prints each step's busy figures and
