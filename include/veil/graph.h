@@ -226,7 +226,8 @@ enum veil_dp_average {
  * 4.0 at f = 16 with the default eps = 1e-8 (s = 10), 2^12 at eps >= 2^-8. Above it the result is
  * wrong (undetected). Costs per parameter element and step: README, "Secure training".
  * ACCURACY: the secure run performs the FIXED trainer's ring operations (the truncations 0/+1 ulp
- * apart), but Adam divides by sqrt(vhat + eps) where SGD multiplies by lr, so a gradient error of
+ * apart: FIXED rounds down, the secure truncation at random without bias, so over many steps
+ * compare with VEIL_PLAIN_FIXED_NEAREST; README, "Secure training"), but Adam divides by sqrt(vhat + eps) where SGD multiplies by lr, so a gradient error of
  * E ulps moves a step by about lr E 2^-f / sqrt(vhat + eps): negligible for gradients well above
  * the ulp, up to a good part of lr where they are a few ulps and eps is small (sqrt(1e-8) is 6.5
  * ulps at f = 16); choose eps well above the square of the gradients' error. Measured after 2
