@@ -224,8 +224,8 @@ enum veil_dp_average {
  * that S^2 eps >= 2^lo, lo = -floor(f/2) (-8 at f = 16): a gradient of one ulp (2^-f) then has a
  * square of 2^(2s-f) that the fixed point still holds, and S^2 (vhat + eps), whose inverse square
  * root the update needs, is never below the secure inverse square root's domain [2^lo, ...).
- * That inverse square root covers [2^lo, 2^(lo+32)) (two 16-octave table protocols, one on the
- * value truncated by 2^16, and one comparison choosing between them), so the update is right
+ * That inverse square root covers [2^lo, 2^(lo+32)) (the normalised one, one comparison per
+ * octave, its result at f + 8 bits: graph_internal.h, ADAM_UPDATE), so the update is right
  * while S^2 (vhat + eps) < 2^(lo+32), that is while |g| stays below about 2^(lo/2+16) / S:
  * 4.0 at f = 16 with the default eps = 1e-8 (s = 10), 2^12 at eps >= 2^-8. Above it the result is
  * wrong (undetected). Costs per parameter element and step: README, "Secure training".
