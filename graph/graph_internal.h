@@ -29,8 +29,9 @@
  *   GELU       veil_mpc_gelu / veil_ref_gelu
  *   EXP        veil_mpc_exp / veil_ref_exp (tasks/nonlinear.h: accurate over [-64, 0]); its
  *              gradient is MUL(dy, y): dx = trunc(dy * y), y the forward's output
- *   RECIPROCAL, RSQRT  veil_mpc_reciprocal_norm over [2^-f, 2^15) / veil_mpc_inv_sqrt
- *              (veil_ref_reciprocal_norm, veil_ref_inv_sqrt_range(-8, 8)); SQRT y = trunc(x * rsqrt(x)); DIV z = trunc(x *
+ *   RECIPROCAL, RSQRT  veil_mpc_reciprocal_norm / veil_mpc_rsqrt_norm over [2^-f, 2^15)
+ *              (veil_ref_reciprocal_norm, veil_ref_rsqrt_norm); SQRT y = trunc_(f+8)(x * r), r
+ *              the rsqrt at f + 8 bits (veil_mpc_rsqrt_norm's xb = 8); DIV z = trunc(x *
  *              reciprocal(y)); SIGMOID, TANH veil_mpc_sigmoid_tanh / veil_ref_sigmoid_tanh
  *              (tasks/nonlinear_sigmoid.h); their gradients are MUL / SCALE / ADD chains and,
  *              for SQRT and DIV, a fresh RSQRT / RECIPROCAL node (graph/op_nonlinear.c)
@@ -139,9 +140,9 @@
  *                v = trunc(gs * gs) + (v - scale(v, 1 - beta2)) (the float rule's v / (1 - beta2));
  *                mh = scale(m, 1 / (1 - beta1^t)); z = scale(v, (1 - beta2) / (1 - beta2^t))
  *                + enc(2^2s eps);
- *                rr = 2^8 isqrt(z) when z < 2^(lo+16), else isqrt(trunc_16(z)) (= 2^8 / sqrt(z)),
- *                isqrt the table protocol over [2^lo, 2^(lo+16)) (veil_mpc_inv_sqrt_range /
- *                veil_ref_inv_sqrt_range), the choice one ltz and one select;
+ *                rr = 2^8 / sqrt(z): the normalised inverse square root over [2^lo, 2^(lo+32))
+ *                with its result at f + 8 bits (veil_mpc_rsqrt_norm / veil_ref_rsqrt_norm,
+ *                xb = 8);
  *                u = trunc_(f+8)(mh * rr); ADAMW with weight_decay: u = u + trunc(w * enc(wd));
  *                w' = w - scale(u, lr). m and v start at 0 (executor state, as SGD's v).
  * WEIGHT AVERAGING (after every average_every-th step, both executors; not a node): for each

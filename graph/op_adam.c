@@ -8,21 +8,19 @@
  * x->moment2, which checkpoints save), the step t is public (the trainer's and the session's step
  * count), so the bias corrections are public reals.
  *
- * WHY A SCALE, A SUM AND TWO INVERSE SQUARE ROOTS. In fixed point a gradient of a few ulps has a
- * square below one ulp, and the table inverse square root (tasks/nonlinear.h) covers 16 octaves,
- * [2^lo, 2^(lo+16)) with lo >= -f/2. The moments are therefore kept for S g, S = 2^s chosen from
- * eps so that S^2 eps >= 2^lo: z = S^2 (vhat + eps) is never below the domain, whatever the
- * gradients, and the update mhat / sqrt(vhat + eps) = S mhat / sqrt(z) does not depend on S. The
- * second moment is kept as the sum v / (1 - beta2) = sum_k beta2^(t-k) (S g_k)^2: each step adds
- * the new square whole instead of (1 - beta2) of it, which fixed point would floor to nothing for
- * every square below about 1000 ulps at beta2 = 0.999 (the small gradients of an MLP then moved
- * their weights by up to lr |g| / sqrt(eps) instead of about lr); the public c2 = (1 - beta2) /
- * (1 - beta2^t) turns it into vhat. Its decay is v - trunc(v enc(1 - beta2)), not
- * trunc(v enc(beta2)), so that the product stays below 2^62 for sums up to 2^(40-f) (the
- * product by c2 is z itself, inside the domain). To reach large gradients too, a second table
- * protocol runs on z / 2^16 (same octaves, so the two cover [2^lo, 2^(lo+32))) and one comparison
- * picks the valid result; the invalid one, however wrong, is discarded exactly (the choice is a
- * product by a 0/1 share).
+ * WHY A SCALE AND A SUM. In fixed point a gradient of a few ulps has a square below one ulp. The
+ * moments are therefore kept for S g, S = 2^s chosen from eps so that S^2 eps >= 2^lo, lo =
+ * -floor(f/2): z = S^2 (vhat + eps) is never below the inverse square root's range [2^lo,
+ * 2^(lo+32)), whatever the gradients, and the update mhat / sqrt(vhat + eps) = S mhat / sqrt(z)
+ * does not depend on S. The second moment is kept as the sum v / (1 - beta2) = sum_k
+ * beta2^(t-k) (S g_k)^2: each step adds the new square whole instead of (1 - beta2) of it, which
+ * fixed point would floor to nothing for every square below about 1000 ulps at beta2 = 0.999
+ * (the small gradients of an MLP then moved their weights by up to lr |g| / sqrt(eps) instead of
+ * about lr); the public c2 = (1 - beta2) / (1 - beta2^t) turns it into vhat. Its decay is v -
+ * trunc(v enc(1 - beta2)), not trunc(v enc(beta2)), so that the product stays below 2^62 for
+ * sums up to 2^(40-f) (the product by c2 is z itself, inside the range). The inverse square root
+ * is the normalised one (tasks/rsqrt_norm.h) over those 32 octaves, its result at f + 8 bits
+ * (rr = 2^8 / sqrt(z) at f bits), so that small values of 1/sqrt(z) keep their precision.
  */
 #include "config.h"
 
@@ -31,19 +29,17 @@
 #include "graph/plain/plain_ops_internal.h"
 #include "graph/secure/exec_internal.h"
 #include "tasks/beaver.h"
-#include "tasks/compare.h"
-#include "tasks/nonlinear.h"
-#include "tasks/nonlinear_ref.h"
+#include "tasks/rsqrt_norm.h"
 #include "tasks/trunc.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define OCTAVES 16 /* of each table inverse square root; the second one reads z / 2^16 */
-#define RR_BITS 8  /* rr = 2^8 / sqrt(z): isqrt(z / 2^16) without a shift back */
+#define OCTAVES 32 /* of the inverse square root: z in [2^lo, 2^(lo+32)) */
+#define RR_BITS 8  /* rr = 2^8 / sqrt(z) at f bits: the inverse square root at f + 8 bits */
 
-/* The lowest octave of the inverse square root at f bits (its limit: lo >= -f/2). */
+/* The lowest octave of the inverse square root's range at f bits. */
 static int isqrt_lo(int f)
 {
     return -(f / 2);
@@ -78,6 +74,10 @@ int veil_adam_check_options(const struct veil_compile_options *o)
         return veil_error(VEIL_ERR_RANGE, "veil_compile: %s 1 - beta2 = %g is below what %d "
                           "fractional bits can represent (at least %g); use a smaller beta2 or "
                           "more frac_bits", nm, 1.0 - o->beta2, f, ldexp(15.5, -f));
+    if (veil_rsqrt_norm_check(o->optimizer == VEIL_OPTIMIZER_ADAMW ? "veil_compile: AdamW"
+                                                                   : "veil_compile: Adam",
+                              f, isqrt_lo(f), isqrt_lo(f) + OCTAVES, RR_BITS) != VEIL_OK)
+        return VEIL_ERR_UNSUPPORTED; /* its message names the limits */
     if (veil_adam_scale_bits(o->eps, f) > f)
         return veil_error(VEIL_ERR_RANGE, "veil_compile: %s eps %g is too small for %d fractional "
                           "bits (the moments are kept for the gradient times 2^s with 2^2s eps >= "
@@ -88,10 +88,10 @@ int veil_adam_check_options(const struct veil_compile_options *o)
 
 /* The public constants of step t: the bias corrections c1 = 1 / (1 - beta1^t) and, for the
  * second moment kept as a sum (v / (1 - beta2)), c2 = (1 - beta2) / (1 - beta2^t), both public;
- * enc(2^2s eps) and the threshold 2^(lo+16) between the two inverse square roots. */
+ * and enc(2^2s eps). */
 struct adam_k {
     double c1, c2, c2d; /* c2d = 1 / (1 - beta2^t): the float rule's */
-    uint64_t eps_w, split_w;
+    uint64_t eps_w;
     int lo, s, f;
 };
 
@@ -108,7 +108,6 @@ static int constants(const struct veil_node *n, uint64_t t, int f, const char *w
     k->c2 = (1.0 - n->a.beta2) / (1.0 - pow(n->a.beta2, (double)t));
     k->c2d = 1.0 / (1.0 - pow(n->a.beta2, (double)t));
     k->eps_w = veil_exec_fixed(ldexp(n->a.adam_eps, 2 * k->s), f);
-    k->split_w = UINT64_C(1) << (f + k->lo + OCTAVES);
     return VEIL_OK;
 }
 
@@ -143,7 +142,7 @@ static void plain_double(struct veil_plain_exec *e, const struct veil_node *n,
 }
 
 /* FIXED: graph_internal.h's ADAM_UPDATE sequence. tmp: TMP_ARRAYS x numel words. */
-#define TMP_ARRAYS 5
+#define TMP_ARRAYS 3
 static void plain_fixed(struct veil_plain_exec *e, const struct veil_node *n,
                         const struct adam_k *k, uint64_t *ga, uint64_t *tmp)
 {
@@ -153,8 +152,7 @@ static void plain_fixed(struct veil_plain_exec *e, const struct veil_node *n,
     const size_t cnt = n->numel;
     uint64_t *w = e->w[p], *m = e->vw[p], *v = e->sw[p];
     const uint64_t *gr = e->w[n->in[1]];
-    uint64_t *mh = tmp, *z = tmp + cnt, *z2 = tmp + 2 * cnt, *r1 = tmp + 3 * cnt,
-             *r2 = tmp + 4 * cnt;
+    uint64_t *mh = tmp, *z = tmp + cnt, *rr = tmp + 2 * cnt;
     for (size_t i = 0; i < cnt; i++) {
         ga[i] = gm * gr[i];
         uint64_t g = ga[i];
@@ -165,13 +163,10 @@ static void plain_fixed(struct veil_plain_exec *e, const struct veil_node *n,
         v[i] = veil_plain_trunc(e, gs * gs, f) + (v[i] - pscale(e, v[i], 1.0 - n->a.beta2));
         mh[i] = pscale(e, m[i], k->c1);
         z[i] = pscale(e, v[i], k->c2) + k->eps_w;
-        z2[i] = veil_plain_trunc(e, z[i], OCTAVES);
     }
-    veil_ref_inv_sqrt_range(cnt, z, k->lo, k->lo + OCTAVES, f, NULL, r1);
-    veil_ref_inv_sqrt_range(cnt, z2, k->lo, k->lo + OCTAVES, f, NULL, r2);
+    veil_ref_rsqrt_norm(cnt, z, k->lo, k->lo + OCTAVES, f, RR_BITS, NULL, rr);
     for (size_t i = 0; i < cnt; i++) {
-        const uint64_t rr = (int64_t)(z[i] - k->split_w) < 0 ? r1[i] << RR_BITS : r2[i];
-        uint64_t u = veil_plain_trunc(e, mh[i] * rr, f + RR_BITS);
+        uint64_t u = veil_plain_trunc(e, mh[i] * rr[i], f + RR_BITS);
         if (n->a.adamw && wd != 0.0)
             u += pscale(e, w[i], wd);
         w[i] -= pscale(e, u, n->a.lr);
@@ -216,27 +211,15 @@ static int plain_adam(struct veil_plain_exec *e, const struct veil_node *n)
 /* ---- secure ---------------------------------------------------------------------------------- */
 
 /* The temporaries of the lowering, released together. */
-enum { G, GM, WD1, GG, GS, D1, D2, M1, SQ0, SQ, D3, D4, V1, MH, VH, Z, Z2, R1, R2, R1S, ZT, B,
-       RR, U0, U, WD2, U1, DW, W1, NT };
+enum { G, GM, WD1, GG, GS, D1, D2, M1, SQ0, SQ, D3, D4, V1, MH, VH, Z, RR, U0, U, WD2, U1, DW,
+       W1, NT };
 
-/* rr = 2^8 isqrt(z) where z < 2^(lo+16), else isqrt(z / 2^16); then u = trunc_(f+8)(mh rr). */
+/* rr = 2^8 / sqrt(z) (the inverse square root at f + 8 bits over [2^lo, 2^(lo+32))), then
+ * u = trunc_(f+8)(mh rr). */
 static int lower_ratio(struct veil_exec *x, const struct adam_k *k, struct veil_sec *t)
 {
     veil_mpc_t *m = x->m;
-    const int lo = k->lo, hi = k->lo + OCTAVES;
-    int rc = veil_mpc_trunc(m, &t[Z], OCTAVES, &t[Z2]);
-    if (rc == VEIL_OK)
-        rc = veil_mpc_inv_sqrt_range(m, &t[Z], lo, hi, &t[R1]);
-    if (rc == VEIL_OK)
-        rc = veil_mpc_inv_sqrt_range(m, &t[Z2], lo, hi, &t[R2]);
-    if (rc == VEIL_OK)
-        rc = veil_mpc_add_scalar(m, &t[Z], 0 - k->split_w, &t[ZT]);
-    if (rc == VEIL_OK)
-        rc = veil_mpc_ltz(m, &t[ZT], &t[B]);
-    if (rc == VEIL_OK)
-        rc = veil_mpc_mul_scalar(m, &t[R1], UINT64_C(1) << RR_BITS, &t[R1S]);
-    if (rc == VEIL_OK)
-        rc = veil_mpc_select(m, &t[B], &t[R1S], &t[R2], &t[RR]);
+    int rc = veil_mpc_rsqrt_norm(m, &t[Z], k->lo, k->lo + OCTAVES, RR_BITS, &t[RR]);
     if (rc == VEIL_OK)
         rc = veil_mpc_mul(m, &t[MH], &t[RR], &t[U0]);
     if (rc == VEIL_OK)
@@ -335,15 +318,15 @@ static int lower_adam(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
-/* Cost: about 45 rounds (two 18-round inverse square roots beside one 8-round comparison, the
- * products and truncations around them), two passes each. */
+/* Cost: 27 rounds counted (the 17-round inverse square root, the products and truncations around
+ * it; 24 deep), two passes each. */
 const struct veil_op_desc veil_opd_adam_update = {
     .name = "adam_update",
     .nin_min = 2,
     .nin_max = 2,
     .flags = VEIL_OPF_BACKWARD | VEIL_OPF_ELEMENTWISE,
     .region = VEIL_REGION_OTHER,
-    .passes = 90,
+    .passes = 54,
     .plain = plain_adam,
     .lower = lower_adam,
 };

@@ -8,8 +8,10 @@
  * existing MUL, SCALE and ADD ops (and, for SQRT and DIV, a second RSQRT / RECIPROCAL node in the
  * backward pass rather than a saved internal value). Domains (the protocols' ranges; nothing
  * checks secret values, an input outside them gives the protocol's wrong value): reciprocal and
- * the divisor of div in [2^-f, 2^15) (tasks/reciprocal_norm.h: every positive input the feeds
- * accept), rsqrt and sqrt in [2^-8, 2^8), sigmoid and tanh everywhere.
+ * the divisor of div in [2^-f, 2^15) (tasks/reciprocal_norm.h), rsqrt and sqrt in [2^-f, 2^15)
+ * (tasks/rsqrt_norm.h; sqrt = trunc_(f+8)(x rsqrt(x)) with rsqrt at f + 8 bits, so that its
+ * relative error holds up to 2^15), both every positive input the feeds accept; sigmoid and tanh
+ * everywhere.
  */
 #include "config.h"
 
@@ -17,10 +19,13 @@
 #include "graph/graph_internal.h"
 #include "graph/plain/plain_ops_internal.h"
 #include "graph/secure/exec_internal.h"
+#include "tasks/beaver.h"
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_ref.h"
 #include "tasks/nonlinear_sigmoid.h"
 #include "tasks/reciprocal_norm.h"
+#include "tasks/rsqrt_norm.h"
+#include "tasks/trunc.h"
 
 #include <math.h>
 
@@ -75,16 +80,13 @@ veil_node_t *veil_div(veil_graph_t *g, const char *name, veil_node_t *x, veil_no
 
 /* ---- plaintext ---------------------------------------------------------------------------- */
 
-/* The FIXED rsqrt sequence needs the protocol's table at f (its range limits, nonlinear.h). */
-static int fixed_ok(const struct veil_plain_exec *e, const struct veil_node *n)
+/* The FIXED sequences need the protocols' limits at f (reciprocal_norm.h, rsqrt_norm.h). */
+static int fixed_ok(const struct veil_plain_exec *e, const struct veil_node *n, int recip)
 {
-    struct veil_nl_table t;
-    const int rc = veil_nl_table_init(&t, VEIL_NL_INV_SQRT, VEIL_ISQRT_LO, VEIL_ISQRT_HI,
-                                      VEIL_ISQRT_STEPS, e->f);
-    if (rc != VEIL_OK)
-        return veil_error(VEIL_ERR_UNSUPPORTED, "plain run: %s '%s': the protocol's range does "
-                          "not fit %d fractional bits", veil_op_name(n->op), n->name, e->f);
-    return VEIL_OK;
+    if (recip)
+        return veil_reciprocal_norm_check(n->name, e->f, -e->f, VEIL_RECIP_NORM_HI);
+    return veil_rsqrt_norm_check(n->name, e->f, -e->f, VEIL_RSQRT_NORM_HI,
+                                 n->op == VEIL_OP_SQRT ? VEIL_SQRT_NORM_BITS : 0);
 }
 
 /* The fixed-point run sees the values the protocol would not: an input of reciprocal, div's
@@ -137,22 +139,21 @@ static int plain_nonlinear(struct veil_plain_exec *e, const struct veil_node *n)
         veil_ref_sigmoid_tanh(n->numel, e->w[a], e->f, n->op == VEIL_OP_TANH, NULL, e->w[i]);
         return VEIL_OK;
     }
-    if (recip && (rc = veil_reciprocal_norm_check(n->name, e->f, -e->f, VEIL_RECIP_NORM_HI)) !=
-                     VEIL_OK)
-        return rc;
-    if (!recip && (rc = fixed_ok(e, n)) != VEIL_OK)
+    if ((rc = fixed_ok(e, n, recip)) != VEIL_OK)
         return rc;
     const uint64_t *src = n->op == VEIL_OP_DIV ? e->w[b] : e->w[a];
-    if ((rc = check_domain(e, n, src, recip ? -e->f : VEIL_ISQRT_LO,
-                           recip ? VEIL_RECIP_NORM_HI : VEIL_ISQRT_HI)) != VEIL_OK)
+    if ((rc = check_domain(e, n, src, -e->f, recip ? VEIL_RECIP_NORM_HI : VEIL_RSQRT_NORM_HI)) !=
+        VEIL_OK)
         return rc;
+    /* sqrt: rsqrt at f + 8 bits, then trunc_(f+8)(x r); div: trunc_f(x (1/y)) */
+    const int xb = n->op == VEIL_OP_SQRT ? VEIL_SQRT_NORM_BITS : 0;
     if (recip)
         veil_ref_reciprocal_norm(n->numel, src, -e->f, VEIL_RECIP_NORM_HI, e->f, NULL, e->w[i]);
     else
-        veil_ref_inv_sqrt_range(n->numel, src, VEIL_ISQRT_LO, VEIL_ISQRT_HI, e->f, NULL, e->w[i]);
+        veil_ref_rsqrt_norm(n->numel, src, -e->f, VEIL_RSQRT_NORM_HI, e->f, xb, NULL, e->w[i]);
     if (n->op == VEIL_OP_SQRT || n->op == VEIL_OP_DIV)
         for (size_t k = 0; k < n->numel; k++)
-            e->w[i][k] = veil_plain_trunc(e, e->w[a][k] * e->w[i][k], e->f);
+            e->w[i][k] = veil_plain_trunc(e, e->w[a][k] * e->w[i][k], e->f + xb);
     return VEIL_OK;
 }
 
@@ -161,24 +162,31 @@ static int plain_nonlinear(struct veil_plain_exec *e, const struct veil_node *n)
 static int lower_nonlinear(struct veil_exec *x, const struct veil_node *n)
 {
     struct veil_sec *a = &x->val[n->in[0]], *y = &x->val[n->index];
+    const int f = veil_mpc_frac_bits(x->m);
     switch (n->op) {
     case VEIL_OP_RECIPROCAL:
-        return veil_mpc_reciprocal_norm(x->m, a, -veil_mpc_frac_bits(x->m), VEIL_RECIP_NORM_HI,
-                                        y);
-    case VEIL_OP_RSQRT: return veil_mpc_inv_sqrt(x->m, a, y);
+        return veil_mpc_reciprocal_norm(x->m, a, -f, VEIL_RECIP_NORM_HI, y);
+    case VEIL_OP_RSQRT: return veil_mpc_rsqrt_norm(x->m, a, -f, VEIL_RSQRT_NORM_HI, 0, y);
     case VEIL_OP_SIGMOID: return veil_mpc_sigmoid_tanh(x->m, a, 0, y);
     case VEIL_OP_TANH: return veil_mpc_sigmoid_tanh(x->m, a, 1, y);
     default: break;
     }
-    /* SQRT = x * rsqrt(x), DIV = x * (1 / y): the function, then one product and truncation */
-    struct veil_sec r = {0};
-    int rc = n->op == VEIL_OP_SQRT ? veil_mpc_inv_sqrt(x->m, a, &r)
-                                   : veil_mpc_reciprocal_norm(x->m, &x->val[n->in[1]],
-                                                              -veil_mpc_frac_bits(x->m),
-                                                              VEIL_RECIP_NORM_HI, &r);
-    if (rc == VEIL_OK)
-        rc = veil_exec_mul_trunc(x, a, &r, y);
+    /* SQRT = trunc_(f+8)(x * rsqrt(x)) with rsqrt at f + 8 bits; DIV = trunc_f(x * (1 / y)) */
+    struct veil_sec r = {0}, p = {0};
+    int rc;
+    if (n->op == VEIL_OP_SQRT) {
+        rc = veil_mpc_rsqrt_norm(x->m, a, -f, VEIL_RSQRT_NORM_HI, VEIL_SQRT_NORM_BITS, &r);
+        if (rc == VEIL_OK)
+            rc = veil_mpc_mul(x->m, a, &r, &p);
+        if (rc == VEIL_OK)
+            rc = veil_mpc_trunc(x->m, &p, f + VEIL_SQRT_NORM_BITS, y);
+    } else {
+        rc = veil_mpc_reciprocal_norm(x->m, &x->val[n->in[1]], -f, VEIL_RECIP_NORM_HI, &r);
+        if (rc == VEIL_OK)
+            rc = veil_exec_mul_trunc(x, a, &r, y);
+    }
     veil_mpc_release(x->m, &r);
+    veil_mpc_release(x->m, &p);
     return rc;
 }
 
@@ -274,8 +282,8 @@ static int grad_div(struct veil_ad *a, int i, int gy)
     };
 
 NL_DESC(reciprocal, "reciprocal", 1, VEIL_RECIP_NORM_ROUNDS, grad_unary)
-NL_DESC(rsqrt, "rsqrt", 1, 18, grad_unary)
-NL_DESC(sqrt, "sqrt", 1, 20, grad_unary)
+NL_DESC(rsqrt, "rsqrt", 1, VEIL_RSQRT_NORM_ROUNDS, grad_unary)
+NL_DESC(sqrt, "sqrt", 1, VEIL_RSQRT_NORM_ROUNDS + 2, grad_unary)
 NL_DESC(div, "div", 2, VEIL_RECIP_NORM_ROUNDS + 2, grad_div)
 NL_DESC(sigmoid, "sigmoid", 1, VEIL_SIGMOID_ROUNDS, grad_unary)
 NL_DESC(tanh, "tanh", 1, VEIL_SIGMOID_ROUNDS, grad_unary)

@@ -59,7 +59,7 @@ int ox_op_unary(struct veil_onnx_model *m, const Onnx__NodeProto *n, const char 
         y = veil_tanh(m->g, name, xn);
     } else if (!strcmp(op, "Reciprocal")) { /* x in [2^-16, 2^15) */
         y = veil_reciprocal(m->g, name, xn);
-    } else if (!strcmp(op, "Sqrt")) { /* x in [2^-8, 2^8) */
+    } else if (!strcmp(op, "Sqrt")) { /* x in [2^-f, 2^15) */
         y = veil_sqrt(m->g, name, xn);
     } else if (!strcmp(op, "Abs")) { /* relu(x) + relu(-x) */
         y = veil_add(m->g, name, veil_relu(m->g, ox_name(m, NULL, b1), xn),

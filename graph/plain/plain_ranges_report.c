@@ -2,8 +2,8 @@
  * plain_ranges_report.c — the range check's report (contract in include/veil/graph.h,
  * veil_plain_check_ranges; structure in ranges_internal.h): which quantities each op is checked
  * on, the domain of each kind of quantity as a function of the fractional bits f (taken from the
- * protocols' headers: tasks/trunc.h for the ring, tasks/nonlinear.h for exp, softmax and the
- * inverse square root, tasks/reciprocal_norm.h, graph/secure/run.c's feed range), the margin and
+ * protocols' headers: tasks/trunc.h for the ring, tasks/nonlinear.h for exp and softmax,
+ * tasks/reciprocal_norm.h, tasks/rsqrt_norm.h, graph/secure/run.c's feed range), the margin and
  * verdict of each row, and the printed table.
  */
 #include "config.h"
@@ -12,6 +12,7 @@
 #include "graph/plain/ranges_internal.h"
 #include "tasks/nonlinear.h"
 #include "tasks/reciprocal_norm.h"
+#include "tasks/rsqrt_norm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -69,8 +70,9 @@ static const struct {
     [VEIL_RK_RECIP] = {"input", "within a factor 4 of an end of the domain [2^-f, 2^15)",
                        "outside the domain [2^-f, 2^15) (0 and negative values included): the "
                        "secure run returns a wrong value"},
-    [VEIL_RK_ISQRT] = {"input", "within a factor 4 of an end of the domain [2^-8, 2^8)",
-                       "outside the domain [2^-8, 2^8): the secure run returns a wrong value"},
+    [VEIL_RK_ISQRT] = {"input", "within a factor 4 of an end of the domain [2^-f, 2^15)",
+                       "outside the domain [2^-f, 2^15) (0 and negative values included): the "
+                       "secure run returns a wrong value"},
     [VEIL_RK_DIVISOR] = {"divisor", "within a factor 4 of an end of the domain [2^-f, 2^15)",
                          "outside the domain [2^-f, 2^15) (0 and negative values included): the "
                          "secure run returns a wrong value"},
@@ -110,8 +112,8 @@ static void domain(enum veil_range_kind k, int f, double *lo, double *hi, double
         *hi = ldexp(1.0, 46);
         return;
     case VEIL_RK_ISQRT:
-        *lo = ldexp(1.0, VEIL_ISQRT_LO);
-        *hi = ldexp(1.0, VEIL_ISQRT_HI);
+        *lo = ldexp(1.0, -f);
+        *hi = ldexp(1.0, VEIL_RSQRT_NORM_HI);
         return;
     case VEIL_RK_RECIP:
     case VEIL_RK_DIVISOR:

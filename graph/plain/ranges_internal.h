@@ -25,7 +25,7 @@ enum veil_range_kind {
     VEIL_RK_EXP,       /* exp's input: [-112, 16.6) at f = 16, accurate on [-64, 0] */
     VEIL_RK_GELU,      /* gelu's input: +-2^(30-f) */
     VEIL_RK_RECIP,     /* reciprocal's input: [2^-f, 2^VEIL_RECIP_NORM_HI) */
-    VEIL_RK_ISQRT,     /* sqrt's and rsqrt's input: [2^VEIL_ISQRT_LO, 2^VEIL_ISQRT_HI) */
+    VEIL_RK_ISQRT,     /* sqrt's and rsqrt's input: [2^-f, 2^VEIL_RSQRT_NORM_HI) */
     VEIL_RK_DIVISOR,   /* div's divisor: as the reciprocal's input */
     VEIL_RK_QUOTIENT,  /* div's |x / y|: 2^(61-2f) */
     VEIL_RK_COUNT

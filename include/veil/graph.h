@@ -140,10 +140,14 @@ veil_node_t *veil_exp(veil_graph_t *g, const char *name, veil_node_t *x);
  *                    1 ulp (the test's bound).
  *   veil_div         x / y, y in [2^-16, 2^15), |x / y| < 2^29: reciprocal + product +
  *                    truncation, 20 rounds, 1288.75 B; error 2^-12 |x / y| + 2^-15 (1 + |x|).
- *   veil_rsqrt       1/sqrt(x), x in [2^-8, 2^8): 18 rounds, 4906 B; abs error 9.2e-5 (test:
- *                    1.2e-4).
- *   veil_sqrt        sqrt(x) = x rsqrt(x), x in [2^-8, 2^8): 20 rounds, 4930 B; relative error
- *                    2.5e-4 (abs 3.9e-3 near x = 256; test: 2.5e-4 sqrt(x) + 3e-5).
+ *   veil_rsqrt       1/sqrt(x), x in [2^-16, 2^15) (every positive accepted input; by
+ *                    normalisation, tasks/rsqrt_norm.h): 17 rounds, 1272.75 B; relative error
+ *                    1.2e-5 plus 1 ulp (test: 2^-15 |y| + 2^-15).
+ *   veil_sqrt        sqrt(x) = x rsqrt(x) (rsqrt kept at f + 8 bits), x in [2^-16, 2^15): 19
+ *                    rounds, 1296.75 B; relative error 1.2e-5 plus 1 ulp (test: 2^-15 sqrt(x) +
+ *                    2^-15).
+ *   (x = 0 at f = 16: the secure rsqrt returns 604.31 and sqrt 0, the FIXED plaintext run refuses it with
+ *   VEIL_ERR_RANGE, as every input outside an op's domain; negative x: an unspecified value.)
  *   veil_sigmoid     1/(1 + exp(-x)), every accepted x (saturates beyond |x| = 16): 31 rounds,
  *                    377 B; abs error 7.0e-5 (test: 1e-4).
  *   veil_tanh        tanh(x) = 2 sigmoid(2x) - 1, every accepted x: 31 rounds, 377 B; abs
@@ -220,8 +224,8 @@ enum veil_dp_average {
  * that S^2 eps >= 2^lo, lo = -floor(f/2) (-8 at f = 16): a gradient of one ulp (2^-f) then has a
  * square of 2^(2s-f) that the fixed point still holds, and S^2 (vhat + eps), whose inverse square
  * root the update needs, is never below the secure inverse square root's domain [2^lo, ...).
- * That inverse square root covers [2^lo, 2^(lo+32)) (two 16-octave table protocols, one on the
- * value truncated by 2^16, and one comparison choosing between them), so the update is right
+ * That inverse square root covers [2^lo, 2^(lo+32)) (the normalised one, one comparison per
+ * octave, its result at f + 8 bits: graph_internal.h, ADAM_UPDATE), so the update is right
  * while S^2 (vhat + eps) < 2^(lo+32), that is while |g| stays below about 2^(lo/2+16) / S:
  * 4.0 at f = 16 with the default eps = 1e-8 (s = 10), 2^12 at eps >= 2^-8. Above it the result is
  * wrong (undetected). Costs per parameter element and step: README, "Secure training".
@@ -391,7 +395,7 @@ int veil_plain_run(const veil_plan_t *p, enum veil_plain_mode mode, const struct
  *   variance      layernorm: var + eps in the inverse square root's domain [2^-8, 2^8)
  *                 (constant rows, whose centred values are exactly 0, are exempt: they give beta)
  *   input         exp: [-112, 16.6) at f = 16, accurate over [-64, 0] (NEAR outside it); gelu:
- *                 |x| < 2^14 at f = 16; reciprocal: [2^-f, 2^15); sqrt, rsqrt: [2^-8, 2^8)
+ *                 |x| < 2^14 at f = 16; reciprocal, sqrt, rsqrt: [2^-f, 2^15)
  *   divisor, quotient  div: y in [2^-f, 2^15), |x / y| < 2^(61-2f) (2^29 at f = 16)
  * (domains: include/veil/graph.h's op comments, tasks/nonlinear.h, tasks/reciprocal_norm.h.)
  * Nothing leaves the caller's process: the check is plaintext, for the data owner's own use.
