@@ -3,7 +3,7 @@
  * test_graph_placement.c), two runs per session. A session that prepares reveals the same outputs
  * bit for bit as one that does not (both runs, every party), and its first run sends the same
  * bytes in the same rounds as its second at every party, while prepare itself sent the parameters
- * (party 0: 8 bytes per parameter word); without prepare party 0's first run sends exactly those
+ * (party 0: 8 bytes per parameter word) and received run 0's material from the dealer; without prepare party 0's first run sends exactly those
  * bytes more than its second (so the comparison is not vacuous). Refused with VEIL_ERR_STATE and a message, the session going
  * on: a second prepare, a prepare after a run. Refused at the parameters' owner, the session
  * failing at every process (never hanging): a missing parameter and one with the wrong element
@@ -172,7 +172,14 @@ static void check_cold_warm(void)
                  "party %d unprepared: run 0 sent %llu bytes, run 1 %llu", q,
                  (unsigned long long)cold->st[0][q].bytes_sent,
                  (unsigned long long)cold->st[1][q].bytes_sent);
-        VT_CHECK(sh->prep[q].bytes_sent == (q == 0 ? 8 * param_words() : 0),
+        /* the dealer dealt run 0's material in prepare, all of it here when prepare returned:
+         * at least half of the two runs' material (with the dealer's seed) */
+        const uint64_t dealt = cold->st[0][q].dealer_bytes_recv + cold->st[1][q].dealer_bytes_recv;
+        VT_CHECK(sh->prep[q].dealer_bytes_recv >= dealt / 2 && dealt > 0,
+                 "party %d: %llu bytes from the dealer in prepare, of %llu for both runs", q,
+                 (unsigned long long)sh->prep[q].dealer_bytes_recv, (unsigned long long)dealt);
+        /* the parameters, and the one word of the closing exchange to the other party */
+        VT_CHECK(sh->prep[q].bytes_sent == (q == 0 ? 8 * param_words() : 0) + 8,
                  "party %d: prepare sent %llu bytes (party 0 owns %zu parameter words)", q,
                  (unsigned long long)sh->prep[q].bytes_sent, param_words());
         veil_test_log("party %d: prepare %.1f ms, %llu bytes; run 0 %.1f ms (unprepared %.1f), "

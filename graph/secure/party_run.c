@@ -228,6 +228,26 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
     return rc != VEIL_OK ? fail_session(me, rc) : rc;
 }
 
+/* An inference plan's first call can only be veil_run (a training plan's could be either, with
+ * other material), so prepare deals run 0's material ahead: the dealer walks run 0 now (its own
+ * first veil_run then has nothing left to do) and, once all of it is handed to the network, sends
+ * every process one word, which every process waits for. Messages from one peer arrive in order,
+ * so when a party has the word it has run 0's material too: its first run then waits for the
+ * dealer no more than a steady run does (whose material the dealer dealt a run ahead). */
+static int deal_ahead(veil_party_t *me)
+{
+    int rc = VEIL_OK;
+    me->ahead = 1;
+    if (me->is_dealer)
+        rc = veil_party_walk(me, "veil_party_prepare", me->p->nforward, NULL, 0, NULL, -2, NULL);
+    uint64_t word = 0, got[VEIL_NET_MAX_PROCS];
+    if (rc == VEIL_OK)
+        rc = veil_mpc_exchange(me->m, &word, 1, got);
+    if (rc == VEIL_OK && me->is_dealer)
+        counters(me, &me->mark); /* the word is prepare's; the walk measured run 0 */
+    return rc;
+}
+
 /* Why prepare may not run now (the same answer at every process: SPMD), or VEIL_OK. */
 static int prepare_refused(veil_party_t *me)
 {
@@ -271,10 +291,13 @@ int veil_party_prepare(veil_party_t *me, const struct veil_feed *params, size_t 
     const int wrc = veil_mpc_wait(me->m);
     if (rc == VEIL_OK)
         rc = wrc;
-    /* the sharing's traffic (and whatever the dealer sent meanwhile) is prepare's, not run 0's */
-    measure(me, now_s() - t0);
+    if (rc == VEIL_OK && me->has_dealer && !p->opts.training)
+        rc = deal_ahead(me);
+    /* the sharing's traffic (and run 0's material) is prepare's, not run 0's */
+    if (!me->is_dealer)
+        measure(me, now_s() - t0);
     if (rc != VEIL_OK)
-        return fail_session(me, rc);
+        return me->failed ? rc : fail_session(me, rc);
     me->prepared = 1;
     return VEIL_OK;
 }
@@ -284,6 +307,13 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, dou
     int rc = veil_party_usable(me, "veil_run");
     if (rc != VEIL_OK)
         return rc;
+    if (me->ahead) {
+        me->ahead = 0;
+        if (me->is_dealer) { /* dealt in veil_party_prepare */
+            measure(me, 0);
+            return VEIL_OK;
+        }
+    }
     return veil_party_walk(me, "veil_run", me->p->nforward, feeds, nfeeds, outputs, -2, NULL);
 }
 
