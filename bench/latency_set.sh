@@ -11,11 +11,15 @@
 #   busy    LeNet batch 1 (R runs) with two busy loops at nice 0 beside it (`yes > /dev/null`,
 #           someone else's load), without a worker nice value (VEIL_WORKER_NICE=0) and with
 #           VEIL_WORKER_NICE=19, and the same pair without the busy loops.
+#   warm    the first run with and without veil_party_prepare (the examples call it; --cold
+#           not): LeNet batch 1 and 16 and MLP batch 64 inference (those of -m), R runs each,
+#           party 1's prepare seconds, first run, steady statistics and first / steady median.
+# The models and busy sections run the examples as they are: with veil_party_prepare.
 # Every session: 2 parties and the dealer on loopback (veil-run, CURVE), one StarPU CPU worker per
 # process, the load average printed before and after each section.
 #
 # Usage: bench/latency_set.sh [-b BUILD_DIR] [-r RUNS] [-o OUTDIR] [-m "MODEL ..."] [models]
-#                             [prims] [busy]
+#                             [prims] [busy] [warm]
 # Defaults: build/ beside bench/, 21 runs, OUTDIR a fresh directory under /tmp (raw logs), every
 # model of the models section (-m picks some of lenet_b1 lenet_b16 mlp64_infer mlp64_sgd), every
 # section. Tables go to stdout.
@@ -31,11 +35,11 @@ while getopts b:r:o:m:h opt; do
     r) runs=$OPTARG ;;
     o) out=$OPTARG ;;
     m) pick=$OPTARG ;;
-    *) sed -n '2,21p' "$0"; exit 2 ;;
+    *) sed -n '2,25p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-sections=${*:-models prims busy}
+sections=${*:-models prims busy warm}
 [ -x "$top/tools/veil-run" ] || { echo "no $top/tools/veil-run: build first (make)" >&2; exit 2; }
 [ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/veil-latency-XXXXXX") || exit 1
 mkdir -p "$out" || exit 1
@@ -148,4 +152,32 @@ if echo "$sections" | grep -qw busy; then
         wait 2>/dev/null
         echo "($(load))"
     done
+fi
+
+if echo "$sections" | grep -qw warm; then
+    echo "## warm: party 1's first run with and without veil_party_prepare, $runs runs per" \
+        "session ($(load))"
+    echo "| model | prepare | prepare s | first run s | steady median s | best s | worst s |" \
+        "mean s | CV % | first / median |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    while read -r label args; do
+        echo " $pick " | grep -q " $label " || continue
+        tag=$(echo "$label" | tr -c 'a-z0-9\n' '_')
+        for how in yes no; do
+            log=$out/warm-$tag-$how.log
+            cold=""
+            [ $how = no ] && cold=--cold
+            # shellcheck disable=SC2086
+            session "$log" - "$top/examples/"$args --runs "$runs" $cold || continue
+            prep=$(sed -n 's/^\[p1\] prepare: \([0-9.]*\) s.*/\1/p' "$log")
+            stats "$log" | awk -v l="$label" -v h="$how" -v p="${prep:--}" \
+                '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f |\n", l, h, p, $1,
+                          $2, $3, $4, $5, $6, ($2 > 0 ? $1 / $2 : 0) }'
+        done
+    done <<EOF
+lenet_b1 lenet --batch 1
+lenet_b16 lenet --batch 16
+mlp64_infer mlp --batch 64
+EOF
+    echo "($(load))"
 fi

@@ -7,7 +7,8 @@
 # better; older TSVs call this column "efficiency") and the overlap share |C n N| / max(|C|, |N|)
 # (the share of the longer one's busy time the other overlapped; higher is better).
 # A row's online time is the median over its session's runs after the first (the steady state:
-# parameters shared and weight masks opened in run 0; the first run alone when there is one),
+# weight masks opened in run 0, the parameters shared before it by veil_party_prepare; the first
+# run alone when there is one),
 # its busy figures those of the last run.
 #
 # Training (-t): a row is a session of R secure SGD steps (`MODEL train`, batch B per step) and

@@ -1,9 +1,11 @@
 /*
  * example_run.c — the secure-inference driver the model examples share. Every process veil-run
- * starts (the parties and the dealer) builds the same graph, compiles the same plan, opens its
- * side of the session and makes the same veil_run calls; each party feeds only the leaves it
- * owns. The data owner then checks what was revealed to it against the plaintext executor, and
- * every process prints what its runs cost, the last line as key=value pairs.
+ * starts (the parties and the dealer) builds the same graph, compiles the same plan, opens its side
+ * of the session and makes the same calls: veil_party_prepare (the parameters shared before the
+ * first run, so that run is as fast as the later ones; not with --cold), then the veil_run calls;
+ * each party feeds only the leaves it owns. The data owner then checks what was revealed to it
+ * against the plaintext executor, and every process prints what its runs cost, the last line as
+ * key=value pairs.
  */
 #include "models.h"
 
@@ -65,6 +67,8 @@ static int usage(const struct example_cli *c, int code)
             "  --lookahead L      linear layers submitted at most L ahead (0..64; default: no\n"
             "                     bound)\n"
             "  --serialized       the blocking baseline: no overlap across layers\n"
+            "  --cold             inference: no veil_party_prepare before the first run, which\n"
+            "                     then shares the parameters itself (a cold first run)\n"
             "  --optimizer NAME   train: sgd (default), adam or adamw (lr 0.01, betas 0.9 and\n"
             "                     0.999, eps 1e-4; adamw: decoupled weight decay 0.01)\n"
             "  --preproc FILE%%d   inference: correlated randomness from the files `preproc` wrote\n"
@@ -123,7 +127,8 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         O_PREPROC,
         O_PARTIES,
         O_SESSION,
-        O_OPTIMIZER
+        O_OPTIMIZER,
+        O_COLD
     };
     const struct option opts[] = {
         {"small", no_argument, NULL, O_SMALL},
@@ -144,6 +149,7 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
         {"parties", required_argument, NULL, O_PARTIES},
         {"session", required_argument, NULL, O_SESSION},
         {"optimizer", required_argument, NULL, O_OPTIMIZER},
+        {"cold", no_argument, NULL, O_COLD},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -199,6 +205,9 @@ int example_parse(const struct example_cli *c, int argc, char **argv, struct mod
             break;
         case O_SERIALIZED:
             eo->serialized = 1;
+            break;
+        case O_COLD:
+            eo->cold = 1;
             break;
         case O_PREPROC:
             if (!strstr(optarg, "%d"))
@@ -385,6 +394,29 @@ static int check_run(const struct model *m, const veil_plan_t *plan, int run, do
     return rc;
 }
 
+/* The warm first run (veil_party_prepare): the parameters shared before run 0, from run 0's feeds
+ * (the inputs among them are ignored); *secs receives the sharing's seconds. */
+static int prepare(const struct model *m, veil_party_t *pt, double *secs)
+{
+    struct veil_feed *feeds = NULL;
+    size_t nf = 0;
+    int rc = veil_party_is_dealer(pt) ? VEIL_OK : model_feeds(m, veil_party_id(pt), 0, &feeds, &nf);
+    if (rc == VEIL_OK)
+        rc = veil_party_prepare(pt, feeds, nf);
+    model_feeds_free(&feeds, nf);
+    if (rc != VEIL_OK) {
+        fprintf(stderr, "%s: prepare: %s\n", m->name, veil_last_error());
+        return rc;
+    }
+    struct veil_run_stats st;
+    veil_party_last_stats(pt, &st);
+    *secs = st.online_s;
+    printf("prepare: %.3f s, sent %" PRIu64 " bytes, received %" PRIu64 " (%" PRIu64
+           " from the dealer), %" PRIu64 " rounds: the parameters shared before run 0\n",
+           st.online_s, st.bytes_sent, st.bytes_recv, st.dealer_bytes_recv, st.rounds);
+    return VEIL_OK;
+}
+
 /* The secure runs; got[run][k] receives output k of each run at the data owner. */
 static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_t *plan, int runs,
                        double *(*got)[4], struct veil_run_stats *st, struct veil_run_profile *prof)
@@ -471,6 +503,9 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
            m->name, m->shape, batch, nparties, dealer ? ", this is the dealer" : "",
            veil_plan_leaf_count(plan), items, (double)dealer_bytes / 1e6);
     struct veil_run_profile prof = {.run = -1};
+    double prepare_s = -1; /* --cold: none */
+    if (code == 0 && !eo->cold && prepare(m, pt, &prepare_s) != VEIL_OK)
+        code = 1;
     if (code == 0 && secure_runs(m, pt, plan, runs, got, st, &prof) != VEIL_OK)
         code = 1;
     if (veil_party_close(&pt) != VEIL_OK && code == 0) { /* the dealer learns it here */
@@ -505,6 +540,8 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
         printf(" online_s=%.3f first_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64
                " preproc_items=%" PRIu64 " preproc_bytes=%" PRIu64,
                last->online_s, st[0].online_s, last->bytes_sent, last->rounds, items, dealer_bytes);
+        if (prepare_s >= 0)
+            printf(" prepare_s=%.3f", prepare_s);
         if (prof.run == runs - 1) /* the last run's profile (tracing on) */
             example_print_busy_fields(&prof);
         printf("\n");

@@ -88,6 +88,8 @@ struct example_opts {
     int lookahead;
     int serialized;
     int optimizer;      /* training: enum veil_optimizer [SGD] (--optimizer sgd|adam|adamw) */
+    int cold;           /* inference: no veil_party_prepare, the first run shares the parameters
+                           itself [0] (--cold) */
     /* the offline phase ahead (inference): with preproc set, the parties read their correlated
      * randomness from these files ("%d": the party id) and the session has no dealer; in
      * `preproc` mode (write_preproc) the process writes them for `parties` parties, session

@@ -135,8 +135,9 @@ static int fold_one(const veil_plan_t *p, const struct veil_node *l, double **va
     return VEIL_OK;
 }
 
-/* Binds the leaves party owns (every leaf for party -1): inputs always, parameters (and the
- * batch-norm folding of their layers) when params is set. */
+/* Binds the leaves party owns (every leaf for party -1): inputs unless params is 2, parameters
+ * (and the batch-norm folding of their layers) when params is set (1: with the inputs, 2:
+ * alone). */
 static int bind(const veil_plan_t *p, int party, int params, const struct veil_feed *feeds,
                 size_t nfeeds, double **values)
 {
@@ -151,7 +152,7 @@ static int bind(const veil_plan_t *p, int party, int params, const struct veil_f
     for (size_t li = 0; li < p->nleaves; li++) {
         const struct veil_node *n = &p->nodes[p->leaves[li]];
         if ((party >= 0 && n->owner != party) || n->synthetic ||
-            (!params && n->op == VEIL_OP_PARAM))
+            (!params && n->op == VEIL_OP_PARAM) || (params == 2 && n->op == VEIL_OP_INPUT))
             continue;
         if ((rc = bind_leaf(p, n, feeds, nfeeds, &values[n->index])) != VEIL_OK)
             goto fail;
@@ -192,6 +193,12 @@ int veil_plan_bind_inputs(const veil_plan_t *p, int party, const struct veil_fee
                           size_t nfeeds, double **values)
 {
     return bind(p, party, 0, feeds, nfeeds, values);
+}
+
+int veil_plan_bind_params(const veil_plan_t *p, int party, const struct veil_feed *feeds,
+                          size_t nfeeds, double **values)
+{
+    return bind(p, party, 2, feeds, nfeeds, values);
 }
 
 void veil_plan_values_free(const veil_plan_t *p, double **values)

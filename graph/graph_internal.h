@@ -537,6 +537,10 @@ int veil_plan_bind(const veil_plan_t *p, int party, const struct veil_feed *feed
  * the runs after the first, whose parameters are already shared. */
 int veil_plan_bind_inputs(const veil_plan_t *p, int party, const struct veil_feed *feeds,
                           size_t nfeeds, double **values);
+/** As veil_plan_bind for the PARAM leaves only (inputs are left NULL and their feeds ignored):
+ * veil_party_prepare, which shares the parameters before the first run. */
+int veil_plan_bind_params(const veil_plan_t *p, int party, const struct veil_feed *feeds,
+                          size_t nfeeds, double **values);
 void veil_plan_values_free(const veil_plan_t *p, double **values);
 
 #endif

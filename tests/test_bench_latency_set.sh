@@ -5,6 +5,8 @@
 # seconds are numbers above 0, whose idle share (from the traced session) is a number in
 # [0, 100] and whose check says ok; bench_beaver -o mul_fixed -m 1000 1000 must print exactly one
 # row, mul_fixed at 1,000 elements with 24 bytes per element, and refuse an unknown op (exit 2).
+# The warm section on LeNet batch 1 with 2 runs must print two rows: prepared ("yes", its prepare
+# seconds a number) and cold ("no", prepare "-"), their first-run and median seconds above 0.
 set -u
 top=$(cd "${VEIL_TOP_BUILDDIR:-.}" && pwd) || exit 1
 src=$(cd "${VEIL_TOP_SRCDIR:-.}" && pwd) || exit 1
@@ -16,6 +18,17 @@ sh "$src/bench/latency_set.sh" -b "$top" -r 2 -m lenet_b1 -o "$tmp/logs" models 
 rows=$(awk -F '|' '$2 ~ /lenet_b1/ && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 &&
                    $9 ~ /^ *[0-9.]+ *$/ && $9 >= 0 && $9 <= 100 && $10 ~ /^ *ok *$/' "$tmp/out" | wc -l)
 [ "$rows" -eq 1 ] || { echo "FAIL: $rows good lenet_b1 rows, expected 1"; cat "$tmp/out"; fail=1; }
+sh "$src/bench/latency_set.sh" -b "$top" -r 2 -m lenet_b1 -o "$tmp/wlogs" warm >"$tmp/warm" 2>&1 ||
+    { echo "FAIL: latency_set.sh warm exited $?"; fail=1; }
+yes=$(awk -F '|' '$2 ~ /lenet_b1/ && $3 ~ /^ *yes *$/ && $4 ~ /^ *[0-9.]+ *$/ && $5 > 0 &&
+                  $6 > 0' "$tmp/warm" | wc -l)
+no=$(awk -F '|' '$2 ~ /lenet_b1/ && $3 ~ /^ *no *$/ && $4 ~ /^ *- *$/ && $5 > 0 && $6 > 0' \
+    "$tmp/warm" | wc -l)
+if [ "$yes" -ne 1 ] || [ "$no" -ne 1 ]; then
+    echo "FAIL: warm: $yes prepared and $no cold lenet_b1 rows, expected 1 and 1"
+    cat "$tmp/warm"
+    fail=1
+fi
 (cd "$top" && ./bench/bench_beaver -o mul_fixed -m 1000 1000) >"$tmp/beaver" 2>&1 ||
     { echo "FAIL: bench_beaver -o mul_fixed exited $?"; cat "$tmp/beaver"; fail=1; }
 rows=$(awk '$1 ~ /^[a-z]/ && $2 ~ /^[0-9]+$/' "$tmp/beaver" | wc -l)

@@ -8,7 +8,8 @@
 # and `resnet train` (2 parties) run 2 secure SGD steps:
 # party 0's trained parameters must agree with the plaintext fixed-point trainer (agree=1) and
 # party 1 must have learnt a finite loss for each step. The pipeline options (--microbatches,
-# --lookahead, --serialized) run and agree too; a transformer cannot be micro-batched (refused,
+# --lookahead, --serialized, --cold) run and agree too, a run prepares (veil_party_prepare) unless
+# --cold; a transformer cannot be micro-batched (refused,
 # with the reason). `mlp train --optimizer adam` (a 16-8-4 MLP) and `transformer train
 # --optimizer adamw` agree with the plaintext trainer within the Adam tolerance. Under tracing (VEIL_TRACE) `mlp train` prints each step's busy figures and
 # the summary's compute_s ... overlap_share, stretch fields. Bad arguments exit 2. Measured: 53 s on the
@@ -60,6 +61,10 @@ run 2 lws vgg16 vgg16 --batch 2 --microbatches 2
 run 3 lws resnet resnet18 --batch 2 --microbatches 2 --lookahead 1
 run 2 lws mlp mlp --lookahead 0
 run 2 lws mlp mlp --serialized
+# the warm first run (veil_party_prepare) is the default; --cold leaves the sharing to run 0
+grep -q '^\[p1\] prepare: ' "$T/out" || bad "mlp: no prepare line from party 1"
+run 2 lws mlp mlp --cold
+if grep -q '^\[p[01]\] prepare: ' "$T/out"; then bad "mlp --cold: a party prepared"; fi
 
 # train N EXAMPLE MODEL: 2 secure SGD steps; party 0's check line and party 1's losses.
 train() {

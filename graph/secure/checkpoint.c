@@ -82,6 +82,9 @@ int veil_party_save(veil_party_t *me, const char *path)
     int rc = veil_party_usable(me, "veil_party_save");
     if (rc != VEIL_OK)
         return rc;
+    if (me->ahead) /* the dealer's counters are a run ahead of the parties' (party_run.c) */
+        return veil_error(VEIL_ERR_STATE, "veil_party_save: between veil_party_prepare and the "
+                          "first veil_run, whose material the dealer has dealt; save after a run");
     if (!path)
         return veil_error(VEIL_ERR_INVAL, "veil_party_save: no path");
     if ((rc = veil_mpc_wait(me->m)) != VEIL_OK ||
@@ -385,6 +388,10 @@ int veil_party_load(veil_party_t *me, const char *path)
     int rc = veil_party_usable(me, "veil_party_load");
     if (rc != VEIL_OK)
         return rc;
+    if (me->ahead)
+        return veil_error(VEIL_ERR_STATE, "veil_party_load: between veil_party_prepare and the "
+                          "first veil_run, whose material the dealer has dealt; load before "
+                          "veil_party_prepare");
     if (!path)
         return veil_error(VEIL_ERR_INVAL, "veil_party_load: no path");
     if ((rc = veil_mpc_wait(me->m)) != VEIL_OK)

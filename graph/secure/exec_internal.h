@@ -115,6 +115,13 @@ void veil_exec_fini(struct veil_exec *x);
  */
 int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,
                    struct veil_pub *revealed);
+/**
+ * Shares every PARAM of x->p whose x->val is still empty, in plan order, exactly as the first
+ * walk would (same priority, placement, trace region and tile), so a later walk finds them shared
+ * and skips them: veil_party_prepare. values as veil_exec_walk's (the parameters this party
+ * owns). Submits and returns; the caller waits. Errors name the parameter.
+ */
+int veil_exec_share_params(struct veil_exec *x, double *const *values);
 /** The tile of the value a leaf is shared with: one handle when a product reads it. */
 size_t veil_exec_leaf_tile(const struct veil_exec *x, int leaf);
 

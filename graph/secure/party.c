@@ -5,8 +5,9 @@
  * placement over the party's devices is party_place.c's, the runs (and the dealer's pacing)
  * party_run.c's; veil_plan_preproc, which records one run on a RECORDER context to list the
  * correlated randomness the plan consumes, is preproc_plan.c's. Parameters are shared at the first
- * run and then kept for the whole session, so later runs send only their inputs (and, with
- * weight-stationary preprocessing, no weight masks at all).
+ * run (or before it, by veil_party_prepare in party_run.c) and then kept for the whole session, so
+ * later runs send only their inputs (and, with weight-stationary preprocessing, no weight masks at
+ * all).
  */
 #include "config.h"
 

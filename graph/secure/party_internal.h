@@ -25,6 +25,9 @@ struct veil_party {
     uint64_t runs;              /* runs and steps begun in this session (dealer pacing) */
     uint64_t ack_word;          /* the acknowledgement's payload (its value is not used) */
     starpu_data_handle_t ack_h; /* registered over ack_word once needed */
+    int prepared; /* veil_party_prepare shared the parameters (party_run.c) */
+    int ahead;    /* at every process, from prepare to the first veil_run of an inference plan
+                     with a dealer: the dealer dealt that run's material in prepare */
     int failed; /* a run failed: the session cannot go on */
     char fail_msg[256];
     struct veil_run_stats last;

@@ -2,7 +2,8 @@
  * party_run.c — the runs of a party session: the walk every run or training step goes through
  * (feeds bound, the walk of run.c, one barrier, revealed outputs decoded, a calibration run's
  * measurement applied, costs measured from the network counters), veil_run and the last run's
- * statistics and profile.
+ * statistics and profile, and veil_party_prepare (the parameters shared before the first run, so
+ * that run does only what every later run does).
  *
  * FLOW CONTROL. The dealer computes no shares and would deal the material of every run at once;
  * the designated party would then hold it all as early arrivals (68 MB a batch of LeNet). So
@@ -125,6 +126,15 @@ static int bind_feeds(veil_party_t *me, const char *what, const struct veil_feed
     return rc;
 }
 
+/* A failure that may have left the peers waiting on this process: the session is over (the
+ * peers learn it when this process aborts at close). */
+static int fail_session(veil_party_t *me, int rc)
+{
+    me->failed = 1;
+    snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
+    return rc;
+}
+
 /* The last run's costs: online_s seconds, and the counters since the end of the previous run. */
 static void measure(veil_party_t *me, double online_s)
 {
@@ -215,11 +225,81 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
         if (rc == VEIL_OK)
             rc = prc;
     }
-    if (rc != VEIL_OK) {
-        me->failed = 1;
-        snprintf(me->fail_msg, sizeof me->fail_msg, "%s", veil_last_error());
-    }
+    return rc != VEIL_OK ? fail_session(me, rc) : rc;
+}
+
+/* An inference plan's first call can only be veil_run (a training plan's could be either, with
+ * other material), so prepare deals run 0's material ahead: the dealer walks run 0 now (its own
+ * first veil_run then has nothing left to do) and, once all of it is handed to the network, sends
+ * every process one word, which every process waits for. Messages from one peer arrive in order,
+ * so when a party has the word it has run 0's material too: its first run then waits for the
+ * dealer no more than a steady run does (whose material the dealer dealt a run ahead). */
+static int deal_ahead(veil_party_t *me)
+{
+    int rc = VEIL_OK;
+    me->ahead = 1;
+    if (me->is_dealer)
+        rc = veil_party_walk(me, "veil_party_prepare", me->p->nforward, NULL, 0, NULL, -2, NULL);
+    uint64_t word = 0, got[VEIL_NET_MAX_PROCS];
+    if (rc == VEIL_OK)
+        rc = veil_mpc_exchange(me->m, &word, 1, got);
+    if (rc == VEIL_OK && me->is_dealer)
+        counters(me, &me->mark); /* the word is prepare's; the walk measured run 0 */
     return rc;
+}
+
+/* Why prepare may not run now (the same answer at every process: SPMD), or VEIL_OK. */
+static int prepare_refused(veil_party_t *me)
+{
+    const char *what = "veil_party_prepare";
+    if (me->prepared)
+        return veil_error(VEIL_ERR_STATE, "%s: called twice; the parameters were shared by the "
+                          "first call (call it once per session)", what);
+    if (me->runs)
+        return veil_error(VEIL_ERR_STATE, "%s: called after %llu run(s) or step(s), which shared "
+                          "the parameters already; call it before the first veil_run or "
+                          "veil_train_step", what, (unsigned long long)me->runs);
+    for (size_t i = 0; i < me->p->count; i++)
+        if (me->p->nodes[i].op == VEIL_OP_PARAM && me->x.val[i].numel)
+            return veil_error(VEIL_ERR_STATE, "%s: the session holds parameter '%s' already (a "
+                              "checkpoint was loaded); call it before veil_party_load or not at "
+                              "all", what, me->p->nodes[i].name);
+    return VEIL_OK;
+}
+
+int veil_party_prepare(veil_party_t *me, const struct veil_feed *params, size_t nparams)
+{
+    int rc = veil_party_usable(me, "veil_party_prepare");
+    if (rc != VEIL_OK || (rc = prepare_refused(me)) != VEIL_OK)
+        return rc;
+    const veil_plan_t *p = me->p;
+    double **values = calloc(p->count ? p->count : 1, sizeof *values);
+    if (!values)
+        return fail_session(me, veil_error(VEIL_ERR_NOMEM, "veil_party_prepare: out of memory"));
+    if (!me->is_dealer && (rc = veil_plan_bind_params(p, me->self, params, nparams, values)) !=
+                              VEIL_OK) {
+        /* nothing was sent: the peers learn of it from this process leaving the session */
+        char why[384];
+        snprintf(why, sizeof why, "%s", veil_last_error());
+        rc = veil_error(rc, "veil_party_prepare (party %d): %s", me->self, why);
+    }
+    const double t0 = now_s();
+    if (rc == VEIL_OK)
+        rc = veil_exec_share_params(&me->x, values);
+    veil_plan_values_free(p, values);
+    free(values);
+    const int wrc = veil_mpc_wait(me->m);
+    if (rc == VEIL_OK)
+        rc = wrc;
+    if (rc == VEIL_OK && me->has_dealer && !p->opts.training)
+        rc = deal_ahead(me);
+    /* the sharing's traffic (and run 0's material) is prepare's, not run 0's */
+    if (!me->is_dealer)
+        measure(me, now_s() - t0);
+    if (rc != VEIL_OK)
+        return me->failed ? rc : fail_session(me, rc);
+    me->prepared = 1;
+    return VEIL_OK;
 }
 
 int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, double *const *outputs)
@@ -227,6 +307,13 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds, dou
     int rc = veil_party_usable(me, "veil_run");
     if (rc != VEIL_OK)
         return rc;
+    if (me->ahead) {
+        me->ahead = 0;
+        if (me->is_dealer) { /* dealt in veil_party_prepare */
+            measure(me, 0);
+            return VEIL_OK;
+        }
+    }
     return veil_party_walk(me, "veil_run", me->p->nforward, feeds, nfeeds, outputs, -2, NULL);
 }
 

@@ -1,10 +1,11 @@
 /*
  * run.c — the secure executor's walk over a plan (contract in exec_internal.h): leaves become
- * sharings (inputs every run, parameters once per session, constants as local sharings of public
- * words), every other node is lowered by its op's function in plan order with the node's
- * critical-path priority, outputs are revealed as soon as they are computed, and each temporary
- * is released right after the node that reads it last. Nothing here waits: the whole run is one
- * StarPU DAG whose only barriers are the caller's (and the memory budget's, below).
+ * sharings (inputs every run, parameters once per session — at the first walk, or ahead of it by
+ * veil_exec_share_params — constants as local sharings of public words), every other node is
+ * lowered by its op's function in plan order with the node's critical-path priority, outputs are
+ * revealed as soon as they are computed, and each temporary is released right after the node that
+ * reads it last. Nothing here waits: the whole run is one StarPU DAG whose only barriers are the
+ * caller's (and the memory budget's, below).
  */
 #include "config.h"
 
@@ -158,15 +159,31 @@ static void release_after(struct veil_exec *x, size_t i)
         release_node(x, i); /* read by nobody (an output is revealed already) */
 }
 
+/* The settings a node's tasks and messages get (also for a parameter shared ahead of the walk,
+ * veil_exec_share_params, so it is shared the same way). */
+static void enter_node(struct veil_exec *x, size_t i)
+{
+    const struct veil_node *n = &x->p->nodes[i];
+    veil_mpc_set_priority(x->m, (int)lround(n->priority));
+    veil_trace_set_region(veil_op_desc(n->op)->region); /* tasks and messages of this node */
+    veil_trace_set_node((int)i);
+    veil_mpc_set_placement(x->m, x->place ? &x->place[i] : NULL);
+}
+
+static void leave_nodes(struct veil_exec *x)
+{
+    veil_mpc_set_priority(x->m, 0);
+    veil_trace_set_region(VEIL_REGION_OTHER);
+    veil_trace_set_node(-1);
+    veil_mpc_set_placement(x->m, NULL);
+}
+
 static int walk(struct veil_exec *x, size_t end, double *const *values, struct veil_pub *revealed)
 {
     const veil_plan_t *p = x->p;
     for (size_t i = 0; i < end; i++) {
         const struct veil_node *n = &p->nodes[i];
-        veil_mpc_set_priority(x->m, (int)lround(n->priority));
-        veil_trace_set_region(veil_op_desc(n->op)->region); /* tasks and messages of this node */
-        veil_trace_set_node((int)i);
-        veil_mpc_set_placement(x->m, x->place ? &x->place[i] : NULL);
+        enter_node(x, i);
         int rc = VEIL_OK;
         if (n->op == VEIL_OP_INPUT) {
             release_node(x, i);
@@ -211,11 +228,22 @@ static int walk(struct veil_exec *x, size_t end, double *const *values, struct v
         if (barrier && veil_mpc_computes(x->m) && (rc = veil_mpc_wait(x->m)) != VEIL_OK)
             return rc;
     }
-    veil_mpc_set_priority(x->m, 0);
-    veil_trace_set_region(VEIL_REGION_OTHER);
-    veil_trace_set_node(-1);
-    veil_mpc_set_placement(x->m, NULL);
+    leave_nodes(x);
     return VEIL_OK;
+}
+
+int veil_exec_share_params(struct veil_exec *x, double *const *values)
+{
+    const veil_plan_t *p = x->p;
+    int rc = VEIL_OK;
+    for (size_t i = 0; i < p->count && rc == VEIL_OK; i++) {
+        if (p->nodes[i].op != VEIL_OP_PARAM || x->val[i].numel != 0)
+            continue;
+        enter_node(x, i);
+        rc = share_leaf(x, &p->nodes[i], values ? values[i] : NULL);
+    }
+    leave_nodes(x);
+    return rc;
 }
 
 int veil_exec_walk(struct veil_exec *x, size_t end, double *const *values,

@@ -175,10 +175,11 @@ int veil_party_is_dealer(const veil_party_t *me);
 /**
  * One secure run of the plan the party was opened with: shares this party's inputs (feeds: by
  * name; only the leaves this party owns are read, others ignored — the dealer feeds nothing),
- * runs the DAG and reveals the outputs. Parameters are shared at the first run only and kept
- * for the session (later runs ignore their feeds), so every later run sends inputs and the
- * protocols' own traffic only. Fed values must lie within +-2^(31 - frac_bits) (32768 at 16
- * bits), so that the product of two stays within the truncation's range; larger ones are
+ * runs the DAG and reveals the outputs. Parameters are shared at the first run only (or by
+ * veil_party_prepare before it) and kept for the session (later runs ignore their feeds), so
+ * every later run sends inputs and the protocols' own traffic only. Fed values must lie within
+ * +-2^(31 - frac_bits) (32768 at 16 bits), so that the product of two stays within the
+ * truncation's range; larger ones are
  * refused with VEIL_ERR_RANGE naming the leaf. outputs[i] (may be NULL for outputs not
  * revealed to this party) receives output i's doubles when it is revealed here. Every process
  * of the session (the dealer too) makes the same sequence of veil_run calls. Returns VEIL_OK or
@@ -187,6 +188,31 @@ int veil_party_is_dealer(const veil_party_t *me);
  */
 int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
              double *const *outputs);
+
+/**
+ * A WARM FIRST RUN: shares this party's parameters (params: by name; only the PARAM leaves this
+ * party owns are read, inputs and other leaves ignored — the dealer and parties that own no
+ * parameter pass NULL, 0) and waits until every parameter of the plan is shared, so that the
+ * session's first veil_run or veil_train_step does only what every later one does: it then sends
+ * the same bytes in the same rounds as a steady run. On a plan compiled without training (whose
+ * first call can only be veil_run) with a dealer, the dealer also deals the first run's material in
+ * it and every process waits for one word from the dealer sent after that material, so the first
+ * run finds its material arrived, as a steady run does (the dealer deals one run ahead);
+ * veil_party_save and veil_party_load are then refused (VEIL_ERR_STATE) until the first run is
+ * done. Without it the first run shares the parameters itself; the outputs are bit-identical either
+ * way (the parameters are shared exactly as the first run would: the same values, folding and
+ * tiles, and no correlated randomness is consumed). Not moved out of the first run: a
+ * weight-stationary plan's weight-mask opens (the public W - B, tasks/wstat.h), which ride in the
+ * first product's round. veil_party_last_stats then covers the sharing (its seconds, bytes and
+ * rounds), and the first run counts from its end. Every process of the session (the dealer too)
+ * calls it at the same point, at most once, before the first run or step. Returns VEIL_OK;
+ * VEIL_ERR_STATE (nothing done, the session goes on) when called a second time, after a run or
+ * step, or after veil_party_load; VEIL_ERR_INVAL for a missing parameter, a wrong element count or
+ * a non-finite value (named, as veil_run's feeds), VEIL_ERR_RANGE for a value outside veil_run's
+ * range — the session has then failed (the peers stop with this party named, never hang) — or the
+ * session's error.
+ */
+int veil_party_prepare(veil_party_t *me, const struct veil_feed *params, size_t nparams);
 
 /* ---- secure training ------------------------------------------------------------------------ */
 
@@ -239,7 +265,7 @@ uint64_t veil_party_steps(const veil_party_t *me);
  * VEIL_ALL_PARTIES): how the model owner gets its trained model. Every process of the session
  * calls it (SPMD). At the receivers out receives numel doubles; elsewhere out is not touched (may
  * be NULL). VEIL_ERR_INVAL for an unknown name or one that is not a parameter, VEIL_ERR_STATE
- * before the parameter was shared (no run or step yet), or the session's error.
+ * before the parameter was shared (no prepare, run or step yet), or the session's error.
  */
 int veil_party_reveal_param(veil_party_t *me, const char *name, int to, double *out);
 
