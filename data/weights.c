@@ -262,7 +262,8 @@ static int check_tensors(veil_weights_t *w)
     struct tensor *s = malloc((w->n ? w->n : 1) * sizeof(*s));
     if (!s)
         return veil_error(VEIL_ERR_NOMEM, "weights file %s: out of memory", w->path);
-    memcpy(s, w->t, w->n * sizeof(*s));
+    if (w->n)
+        memcpy(s, w->t, w->n * sizeof(*s)); /* w->t is NULL when the header lists no tensor */
     int rc = VEIL_OK;
     qsort(s, w->n, sizeof(*s), cmp_name);
     for (size_t i = 1; i < w->n && rc == VEIL_OK; i++)

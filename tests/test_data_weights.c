@@ -198,6 +198,17 @@ int main(void)
     bad("{\"a", 0, "unterminated string");
     bad("{\"a\":{\"dtype\":\"F64\"", 0, "expected '}'");
     bad("", 0, "header length 0");
+    /* no tensor at all (found by fuzz_weights under UBSan: memcpy from the empty table's NULL):
+     * data after it is refused, and without data it loads empty (below) */
+    bad("{}", 8, "8 trailing bytes");
+    {
+        static uint8_t buf[16];
+        size_t n = build(buf, "{}", NULL, 0);
+        veil_weights_t *we = veil_weights_parse(buf, n, "empty.vw");
+        VT_CHECK(we != NULL && veil_weights_count(we) == 0, "a header with no tensor: %s",
+                 we ? "tensors" : veil_last_error());
+        veil_weights_destroy(&we);
+    }
     bad("{\"\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[0,0]}}", 0, "empty tensor name");
 
     /* Header length fields. */
