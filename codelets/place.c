@@ -6,6 +6,14 @@
  * only which worker runs them. Tiles carry their index in the handle's user data so that a
  * spread placement sends tile t to device t mod D; per-worker counters of pinned tasks let tests
  * check that the tasks ran where they were pinned.
+ *
+ * With no placement, a process that has CUDA workers and CPU workers runs every task whose output
+ * is smaller than VEIL_PLACE_GPU_MIN_BYTES on a CPU worker (tile t on CPU worker t mod n): left
+ * to the scheduler, lws handed the protocol's small elementwise and AND-gate tasks to the GPU,
+ * where each one's launch and its data's trips over PCIe (every opened value goes through main
+ * memory to the network) cost more than the work (LeNet-5 batch 1 on an H200: 120 ms per run
+ * against 28 ms with no CUDA worker; bench/README-gpu.md). Large outputs (the GEMMs of big
+ * batches) stay the scheduler's to place.
  */
 #include "config.h"
 
@@ -43,6 +51,24 @@ int veil_place_tile_of(starpu_data_handle_t h)
     return v > 0 ? (int)(v - 1) : 0;
 }
 
+int veil_place_small_on_cpu(size_t bytes, int tile, int ncuda, const int *cpu_ids, int ncpu)
+{
+    if (ncuda <= 0 || ncpu <= 0 || bytes >= VEIL_PLACE_GPU_MIN_BYTES)
+        return -1;
+    return cpu_ids[(tile < 0 ? 0 : tile) % ncpu];
+}
+
+/* The CPU worker a task writing out runs on under no placement, -1 for the scheduler's choice. */
+static int auto_cpu(starpu_data_handle_t out)
+{
+    if (!out || starpu_worker_get_count_by_type(STARPU_CUDA_WORKER) <= 0)
+        return -1;
+    int ids[STARPU_NMAXWORKERS];
+    /* the array holds every worker: never -ERANGE */
+    int n = starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids, STARPU_NMAXWORKERS);
+    return veil_place_small_on_cpu(starpu_data_get_size(out), veil_place_tile_of(out), 1, ids, n);
+}
+
 /* The device a task writing out goes to under the current placement, -1 for none. */
 static int chosen(starpu_data_handle_t out)
 {
@@ -61,7 +87,8 @@ static int count_pinned(int w)
 
 int veil_place_worker(starpu_data_handle_t out)
 {
-    return count_pinned(chosen(out));
+    const int w = chosen(out);
+    return w >= 0 ? count_pinned(w) : auto_cpu(out);
 }
 
 unsigned long long veil_place_pinned(int worker)
@@ -92,6 +119,9 @@ void veil_place_pin_task(struct starpu_task *task, starpu_data_handle_t out)
      * moves what it wrote to the device that reads it. */
     if (w >= 0 && task->cl && has_body(task->cl, w)) {
         task->workerid = (unsigned)count_pinned(w);
+        task->execute_on_a_specific_worker = 1;
+    } else if (w < 0 && task->cl && (w = auto_cpu(out)) >= 0 && has_body(task->cl, w)) {
+        task->workerid = (unsigned)w;
         task->execute_on_a_specific_worker = 1;
     }
 }

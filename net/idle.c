@@ -10,7 +10,8 @@
  * by another thread: looked for every VEIL_NET_IDLE_POLL_MS while paused) and before the wait
  * returns. The I/O thread resumes right after each handle it releases (veil_net_req_done: a
  * landed message or a finished send may make a task ready). StarPU's pause is per process, so
- * this state is too. The blocking calls left outside it wait on nothing remote:
+ * this state is too. A process with a CUDA worker never pauses (may_pause: a paused CUDA driver
+ * moves no data between the GPU and main RAM). The blocking calls left outside it wait on nothing remote:
  * starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending (every task left
  * can run, so the workers are resumed for it), and the acquires of revealed outputs and
  * checkpointed shares (graph/secure) come after that barrier.
@@ -71,10 +72,20 @@ void veil_net_idle_kick(void)
     pthread_mutex_unlock(&mu);
 }
 
+/* Whether this process may pause its workers at all. A paused CUDA driver (StarPU 1.3: its loop
+ * starts with _starpu_may_pause, before __starpu_datawizard_progress) moves no data between the
+ * GPU and main RAM, so a send whose data the GPU holds, or a task whose input must be copied,
+ * would wait for the next resume: a process with any worker that is not a CPU worker never
+ * pauses. */
+static int may_pause(void)
+{
+    return starpu_worker_get_count() == starpu_cpu_worker_get_count();
+}
+
 /* veil_net_idle_poll with mu held. */
 static long poll_locked(long busy_ms)
 {
-    if (!paused && starpu_task_nready() == 0) {
+    if (!paused && starpu_task_nready() == 0 && may_pause()) {
         starpu_pause();
         paused = 1;
         paused_at = veil_now();

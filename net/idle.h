@@ -13,8 +13,8 @@
 /** How often a waiter looks at StarPU's ready-task count while it waits (milliseconds). */
 #define VEIL_NET_IDLE_POLL_MS 1
 
-/** The step of a waiting loop: with VEIL_IDLE_PAUSE on, pauses the workers when no task is ready
- *  or running and resumes them when one is. Returns how many milliseconds the caller may sleep
+/** The step of a waiting loop: with VEIL_IDLE_PAUSE on and no CUDA worker in the process, pauses
+ *  the workers when no task is ready or running and resumes them when one is. Returns how many milliseconds the caller may sleep
  *  before it calls again: VEIL_NET_IDLE_POLL_MS while paused (a task another thread submits is
  *  seen within it), busy_ms otherwise. Any thread; call it with no StarPU lock held. */
 long veil_net_idle_poll(long busy_ms);

@@ -459,3 +459,8 @@ int veil_net_nprocs(const veil_net_t *net)
 {
     return net ? net->nprocs : 0;
 }
+
+size_t veil_net_early_cap(const veil_net_t *net)
+{
+    return net ? net->opt.early_cap_bytes : 0;
+}

@@ -253,4 +253,8 @@ void veil_net_count_sent(struct veil_net *net, int peer, uint64_t wire, uint64_t
 void veil_net_count_recv(struct veil_net *net, int peer, uint64_t wire, uint64_t payload_msg,
                          int msg_done);
 
+/** The most bytes this process holds for messages whose receive is not posted yet
+ *  (VEIL_NET_EARLY_CAP; 1 GiB by default): beyond it the session fails. */
+size_t veil_net_early_cap(const veil_net_t *net);
+
 #endif

@@ -8,6 +8,7 @@
 #include "base/base_internal.h"
 #include "base/secmem.h"
 #include "codelets/codelets_internal.h"
+#include "net/net_internal.h"
 #include "tasks/mpc_internal.h"
 
 #include <string.h>
@@ -79,10 +80,6 @@ static veil_mpc_t *context_new(const struct veil_mpc_options *opts)
         veil_mpc_options_defaults(&m->opt);
     if (m->opt.tile == 0)
         m->opt.tile = VEIL_MPC_TILE_DEFAULT;
-    if (m->opt.credit_step == 0)
-        m->opt.credit_step = VEIL_MPC_CREDIT_STEP_DEFAULT;
-    if (m->opt.credit_window == 0)
-        m->opt.credit_window = VEIL_MPC_CREDIT_WINDOW_DEFAULT;
     m->next_tag = VEIL_MPC_TAG_FIRST;
     return m;
 }
@@ -107,11 +104,38 @@ static int check_options(const struct veil_mpc_options *o)
     return VEIL_OK;
 }
 
+/* The flow control's defaults: a window of half the net's cap on early arrivals, at most 512 MiB
+ * (so the corrections held early stay well within the cap, whatever VEIL_NET_EARLY_CAP says),
+ * and a step of an eighth of it, at most 64 MiB. */
+static void credit_defaults(struct veil_mpc_options *o, size_t early_cap)
+{
+    if (o->credit_window == 0) {
+        o->credit_window = early_cap / 2 < VEIL_MPC_CREDIT_WINDOW_DEFAULT
+                               ? early_cap / 2
+                               : VEIL_MPC_CREDIT_WINDOW_DEFAULT;
+        if (o->credit_window < 8)
+            o->credit_window = 8;
+    }
+    if (o->credit_step == 0) {
+        o->credit_step = o->credit_window / 8 < VEIL_MPC_CREDIT_STEP_DEFAULT
+                             ? o->credit_window / 8
+                             : VEIL_MPC_CREDIT_STEP_DEFAULT;
+    }
+}
+
+size_t veil_mpc_ahead_limit(const veil_mpc_t *m)
+{
+    return m && m->opt.credit_window > m->opt.credit_step
+               ? m->opt.credit_window - m->opt.credit_step
+               : 0;
+}
+
 veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
 {
     veil_mpc_t *m = context_new(opts);
     if (!m)
         return NULL;
+    credit_defaults(&m->opt, net ? veil_net_early_cap(net) : 0);
     int rc = check_options(&m->opt);
     if (rc == VEIL_OK && !net)
         rc = veil_error(VEIL_ERR_INVAL, "mpc: a party or dealer needs an open network session");

@@ -88,9 +88,11 @@ struct veil_mpc_options {
     uint8_t material_seed[16];
     /* DEALER flow control within a run (mpc_material.c, FLOW CONTROL): the designated party
      * grants credit every credit_step bytes of corrections it has posted receives for; the
-     * dealer keeps at most credit_window bytes sent beyond the credit granted. 0: the defaults
-     * (64 MiB, 512 MiB). The window must be at least the step of the designated party and well
-     * below the net's early-arrival cap; tests shrink both to exercise the path. */
+     * dealer keeps at most credit_window bytes sent beyond the credit granted. 0: a window of
+     * half the net's early-arrival cap (VEIL_NET_EARLY_CAP), at most 512 MiB, and a step of an
+     * eighth of the window, at most 64 MiB. The window must be at least the step of the
+     * designated party and well below the net's early-arrival cap; tests shrink both to
+     * exercise the path. */
     size_t credit_step;
     size_t credit_window;
 };
@@ -181,6 +183,10 @@ int veil_mpc_exchange(veil_mpc_t *m, uint64_t *mine, size_t words, uint64_t *got
  * recorder): this process's own random bytes. The session's error when a peer is lost.
  */
 int veil_mpc_joint_seed(veil_mpc_t *m, uint8_t seed[VEIL_SEED_BYTES]);
+/** The material bytes a dealer can send, once every correction so far has its receive posted,
+ *  before it must wait for a credit that only newly posted receives bring (credit_window -
+ *  credit_step); 0 for a recorder. */
+size_t veil_mpc_ahead_limit(const veil_mpc_t *m);
 /** Marks one communication round in the session's counters (no-op without a network). */
 void veil_mpc_round(veil_mpc_t *m);
 

@@ -12,7 +12,8 @@
  * net's cap (1 GiB by default). So the designated party grants credit: each time the corrections
  * it has posted receives for pass another credit_step bytes (64 MiB) beyond its last credit, it
  * sends the dealer a credit message holding that cumulative byte count; the dealer sends a
- * correction only while its cumulative bytes sent stay within credit_window (512 MiB) of the
+ * correction only while its cumulative bytes sent stay within credit_window (512 MiB, or half the
+ * net's cap when that is smaller) of the
  * last count received, and otherwise blocks on the next credit. At most credit_window bytes of
  * corrections are early at the designated party, whatever the plan's material per run
  * (BERT-large's layer: 1.9 GB). No deadlock: the granted count is at least posted - credit_step,

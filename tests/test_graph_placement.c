@@ -15,7 +15,8 @@
  * an unknown device kind (VEIL_DEVICE_KIND), a worker nice value out of range (VEIL_WORKER_NICE),
  * a calibration flag that is not 0 or 1 (VEIL_CALIBRATE). On CUDA devices (check_cuda) the same
  * networks must give the same bits; without a CUDA worker, asking for CUDA devices is refused at
- * open.
+ * open. With no placement, a process with CUDA workers runs small outputs on its CPU workers
+ * (veil_place_small_on_cpu): the rule is checked on its inputs.
  * The networks are test_graph_nets.c's. */
 #include "config.h"
 #include "base/base_internal.h"
@@ -552,8 +553,23 @@ static void check_bad(struct veil_test_net *t)
     }
 }
 
+/* veil_place_small_on_cpu: CPU worker ids[tile mod n] below VEIL_PLACE_GPU_MIN_BYTES when the
+ * process has a CUDA worker and CPU workers, else the scheduler's choice (-1). */
+static void check_small_on_cpu(void)
+{
+    const int ids[3] = {4, 7, 9};
+    const size_t small = VEIL_PLACE_GPU_MIN_BYTES - 8, big = VEIL_PLACE_GPU_MIN_BYTES;
+    VT_CHECK(veil_place_small_on_cpu(small, 0, 1, ids, 3) == 4, "small tile 0: worker 4");
+    VT_CHECK(veil_place_small_on_cpu(small, 5, 2, ids, 3) == 9, "small tile 5: worker 9");
+    VT_CHECK(veil_place_small_on_cpu(small, -1, 1, ids, 3) == 4, "untagged: worker 4");
+    VT_CHECK(veil_place_small_on_cpu(big, 0, 1, ids, 3) == -1, "1 MiB output: scheduler");
+    VT_CHECK(veil_place_small_on_cpu(small, 0, 0, ids, 3) == -1, "no CUDA worker: scheduler");
+    VT_CHECK(veil_place_small_on_cpu(small, 0, 1, ids, 0) == -1, "no CPU worker: scheduler");
+}
+
 int main(void)
 {
+    check_small_on_cpu();
     sh = veil_test_mpc_shared(sizeof *sh);
     base = malloc(sizeof *base);
     if (!sh || !base)

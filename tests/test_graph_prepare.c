@@ -7,7 +7,10 @@
  * bytes more than its second (so the comparison is not vacuous). Refused with VEIL_ERR_STATE and a message, the session going
  * on: a second prepare, a prepare after a run. Refused at the parameters' owner, the session
  * failing at every process (never hanging): a missing parameter and one with the wrong element
- * count, each named. */
+ * count, each named. Run 0's material above what the dealer may deal before any credit (the net's
+ * early-arrival cap made small: VEIL_NET_EARLY_CAP = one run's material, so the flow control's
+ * limit is 7/16 of it): prepare does not deal ahead — it used to wait for a credit forever (LeNet-5
+ * at batch 1000 hung) — and the runs still reveal the unprepared outputs bit for bit. */
 #include "config.h"
 #include "test_graph_nets.h"
 #include "test_graph_util.h"
@@ -133,6 +136,37 @@ static size_t param_words(void)
     return n;
 }
 
+/* A prepared session whose run 0 takes more material than the dealer may deal ahead. */
+static void check_over_limit(const struct shared *cold)
+{
+    uint64_t dealt = 0;
+    VT_CHECK(veil_plan_preproc(net.plan, 2, NULL, &dealt) == VEIL_OK && dealt > 0,
+             "veil_plan_preproc: %s", veil_last_error());
+    char cap[32];
+    snprintf(cap, sizeof cap, "%llu", (unsigned long long)dealt);
+    setenv("VEIL_NET_EARLY_CAP", cap, 1);
+    VT_CHECK(session(WARM, 0) == 0, "prepared session with run 0 above the limit failed");
+    unsetenv("VEIL_NET_EARLY_CAP");
+    for (int q = 0; q < 2; q++) {
+        for (int r = 0; r < RUNS; r++)
+            for (size_t k = 0; k < veil_plan_output_count(net.plan); k++) {
+                const int to = veil_plan_output_to(net.plan, k);
+                if (to != VEIL_ALL_PARTIES && to != q)
+                    continue;
+                VT_CHECK(memcmp(sh->out[r][q][k], cold->out[r][q][k],
+                                veil_plan_output_numel(net.plan, k) * sizeof(double)) == 0,
+                         "over the limit: party %d run %d output '%s' differs from unprepared",
+                         q, r, veil_plan_output_name(net.plan, k));
+            }
+        VT_CHECK(sh->prep[q].dealer_bytes_recv < dealt / 2,
+                 "over the limit: party %d got %llu bytes from the dealer in prepare (run 0 "
+                 "takes %llu): dealt ahead", q, (unsigned long long)sh->prep[q].dealer_bytes_recv,
+                 (unsigned long long)dealt);
+        VT_CHECK(sh->runs_done[q] == RUNS, "over the limit: party %d ran %d runs", q,
+                 sh->runs_done[q]);
+    }
+}
+
 static void check_cold_warm(void)
 {
     const veil_plan_t *p = net.plan;
@@ -200,6 +234,7 @@ static void check_cold_warm(void)
                  "process %d ran %d prepared, %d unprepared", q, sh->runs_done[q],
                  cold->runs_done[q]);
     }
+    check_over_limit(cold);
     free(cold);
 }
 

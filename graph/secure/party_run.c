@@ -233,18 +233,34 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
  * first veil_run then has nothing left to do) and, once all of it is handed to the network, sends
  * every process one word, which every process waits for. Messages from one peer arrive in order,
  * so when a party has the word it has run 0's material too: its first run then waits for the
- * dealer no more than a steady run does (whose material the dealer dealt a run ahead). */
+ * dealer no more than a steady run does (whose material the dealer dealt a run ahead).
+ * The parties post no receive in prepare, so no credit comes (tasks/mpc_material.c, FLOW
+ * CONTROL): the dealer deals ahead only when run 0's material (a recorder's count, which is at
+ * least what the run takes) fits in veil_mpc_ahead_limit, and its word says whether it did; with
+ * more (LeNet-5 at batch 1000: 682 MB) it would wait for a credit forever, so run 0 is dealt in
+ * run 0 as without prepare. */
 static int deal_ahead(veil_party_t *me)
 {
     int rc = VEIL_OK;
-    me->ahead = 1;
-    if (me->is_dealer)
-        rc = veil_party_walk(me, "veil_party_prepare", me->p->nforward, NULL, 0, NULL, -2, NULL);
     uint64_t word = 0, got[VEIL_NET_MAX_PROCS];
+    if (me->is_dealer) {
+        uint64_t bytes = 0;
+        rc = veil_plan_preproc(me->p, me->nparties, NULL, &bytes);
+        word = rc == VEIL_OK && bytes <= veil_mpc_ahead_limit(me->m);
+        me->ahead = (int)word;
+        if (word)
+            rc = veil_party_walk(me, "veil_party_prepare", me->p->nforward, NULL, 0, NULL, -2,
+                                 NULL);
+        VEIL_LOG_INFO("veil_party_prepare: run 0's material, %llu bytes, %s", (unsigned long long)
+                      bytes, word ? "dealt ahead" : "above the flow control's limit: dealt in run 0");
+    }
     if (rc == VEIL_OK)
         rc = veil_mpc_exchange(me->m, &word, 1, got);
-    if (rc == VEIL_OK && me->is_dealer)
-        counters(me, &me->mark); /* the word is prepare's; the walk measured run 0 */
+    if (rc == VEIL_OK) {
+        me->ahead = me->is_dealer ? (int)word : got[me->nparties] != 0;
+        if (me->is_dealer && word)
+            counters(me, &me->mark); /* the word is prepare's; the walk measured run 0 */
+    }
     return rc;
 }
 
