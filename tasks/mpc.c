@@ -407,8 +407,17 @@ const struct veil_preproc_item *veil_mpc_items(const veil_mpc_t *m, size_t *n)
     return m->items;
 }
 
+uint64_t veil_mpc_correction_bytes(const veil_mpc_t *m)
+{
+    return m ? m->mat_bytes : 0;
+}
+
 int veil_mpc_log_item(veil_mpc_t *m, const struct veil_preproc_item *item)
 {
+    if (m->opt.role != VEIL_MPC_RECORDER) {
+        m->nitems++;
+        return VEIL_OK;
+    }
     if (m->nitems == m->items_cap) {
         size_t cap = m->items_cap ? 2 * m->items_cap : 64;
         struct veil_preproc_item *n = realloc(m->items, cap * sizeof *n);

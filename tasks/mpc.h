@@ -190,8 +190,13 @@ size_t veil_mpc_ahead_limit(const veil_mpc_t *m);
 /** Marks one communication round in the session's counters (no-op without a network). */
 void veil_mpc_round(veil_mpc_t *m);
 
-/** The items a RECORDER recorded (or any role consumed so far), in order; count in *n. */
+/** The items a RECORDER recorded, in order, their count in *n. Another role counts the items it
+ *  consumed (*n) but keeps no list (NULL): a session's list grew by 112 bytes per item for as
+ *  long as it ran (12.6 MB per 1,000 LeNet-5 runs, bench/README-soak.md). */
 const struct veil_preproc_item *veil_mpc_items(const veil_mpc_t *m, size_t *n);
+/** The bytes of dealer corrections so far: at the dealer those it sent, at the designated party
+ *  of DEALER material those it posted receives for; 0 elsewhere. */
+uint64_t veil_mpc_correction_bytes(const veil_mpc_t *m);
 
 /* ---- tensors ------------------------------------------------------------------------------ */
 

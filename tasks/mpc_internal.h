@@ -61,7 +61,7 @@ void veil_mpc_task_failed(veil_mpc_t *m, int status, const char *what);
 
 /** Reserves count consecutive tags and returns the first. */
 uint64_t veil_mpc_tags(veil_mpc_t *m, uint64_t count);
-/** Appends an item to the context's log. */
+/** Counts an item, and appends it to the log of a RECORDER (the only role that keeps one). */
 int veil_mpc_log_item(veil_mpc_t *m, const struct veil_preproc_item *item);
 /** Queues handles (owned array, may be NULL) and data (may be NULL) for release at the barrier. */
 int veil_mpc_defer(veil_mpc_t *m, starpu_data_handle_t *handles, int nhandles, void *data,

@@ -30,6 +30,17 @@ int veil_nl_copy2(veil_mpc_t *m, struct veil_sec *o0, struct veil_sec *o1, int n
  * of 64 (at least 64), as ltz requires. */
 size_t veil_nl_stack_tile(const veil_mpc_t *m);
 
+/** The octave bits of positive x over [2^lo, 2^hi): *bits (initialised here, k = hi - lo - 1
+ *  numel-long blocks stacked) holds c_i = [x < 2^(lo + 1 + i)] for i < k, arithmetic 0/1 shares,
+ *  from one stacked comparison (veil_mpc_ltz of x - 2^(lo + 1 + i), 8 rounds). f + hi must stay
+ *  below the ring's 63 bits and k within VEIL_FLATOP_MAX_COPIES (the callers' range checks). */
+int veil_nl_octave_bits(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
+                        struct veil_sec *bits);
+/** *out (initialised here, like `like`) = c0 + sum_{i<k} c[i] bits_i: a public function of the
+ *  octave as a linear form in the bits of veil_nl_octave_bits (local). */
+int veil_nl_octave_form(veil_mpc_t *m, const struct veil_sec *like, const struct veil_sec *bits,
+                        int k, uint64_t c0, const uint64_t *c, struct veil_sec *out);
+
 /** z = (x * y) >> s and z = (x * x) >> s: a Beaver product then a truncation (2 rounds). */
 int veil_nl_mul_trunc(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y, int s,
                       struct veil_sec *z);

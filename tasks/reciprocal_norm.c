@@ -46,40 +46,15 @@ static int scales(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi, struc
                   struct veil_sec *s2)
 {
     const int f = veil_mpc_frac_bits(m), k = hi - lo - 1, g = hi - 1;
-    struct veil_sec stack = {0}, bits = {0};
-    struct veil_flatop_args a;
-    memset(&a, 0, sizeof a);
-    size_t dims[1] = {x->numel * (size_t)k};
-    int rc = veil_sec_init(m, &stack, VEIL_SHARE_ARITH, 1, dims, veil_nl_stack_tile(m));
-    if (rc == VEIL_OK) {
-        a.kind = VEIL_FLATOP_REPLICATE;
-        a.k = (uint64_t)k;
-        a.add_const = 1;
-        for (int i = 0; i < k; i++)
-            a.c[i] = 0 - (UINT64_C(1) << (f + lo + 1 + i));
-        struct veil_sec *outs[1] = {&stack};
-        const struct veil_sec *ins[1] = {x};
-        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
-    }
-    if (rc == VEIL_OK)
-        rc = veil_mpc_ltz(m, &stack, &bits);
+    struct veil_sec bits = {0};
+    uint64_t c[VEIL_FLATOP_MAX_COPIES];
+    int rc = veil_nl_octave_bits(m, x, lo, hi, &bits);
     for (int w = 0; w < 2 && rc == VEIL_OK; w++) {
-        struct veil_sec *s = w ? s2 : s1;
         const int top = w ? f : g; /* S = 2^(top - e) = 2^(top - g) + sum c_i 2^(top - i) */
-        if ((rc = veil_sec_init_like(m, s, x)) != VEIL_OK)
-            break;
-        memset(&a, 0, sizeof a);
-        a.kind = VEIL_FLATOP_WSUM;
-        a.k = (uint64_t)k;
-        a.add_const = 1;
-        a.c0 = UINT64_C(1) << (top - g);
         for (int i = 0; i < k; i++)
-            a.c[i] = UINT64_C(1) << (top - (lo + 1 + i));
-        struct veil_sec *outs[1] = {s};
-        const struct veil_sec *ins[1] = {&bits};
-        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
+            c[i] = UINT64_C(1) << (top - (lo + 1 + i));
+        rc = veil_nl_octave_form(m, x, &bits, k, UINT64_C(1) << (top - g), c, w ? s2 : s1);
     }
-    veil_mpc_release(m, &stack);
     veil_mpc_release(m, &bits);
     return rc;
 }

@@ -63,6 +63,7 @@ struct veil_test_mpc_counters {
     uint64_t bytes_not_designated;
     uint64_t rounds;
     size_t nitems;
+    uint64_t correction_bytes; /* veil_mpc_correction_bytes */
 };
 void veil_test_mpc_counters(veil_mpc_t *m, struct veil_test_mpc_counters *c);
 
