@@ -36,9 +36,10 @@ size_t veil_nl_stack_tile(const veil_mpc_t *m);
  *  below the ring's 63 bits and k within VEIL_FLATOP_MAX_COPIES (the callers' range checks). */
 int veil_nl_octave_bits(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
                         struct veil_sec *bits);
-/** *out (initialised here, like `like`) = c0 + sum_{i<k} c[i] bits_i: a public function of the
- *  octave as a linear form in the bits of veil_nl_octave_bits (local). */
-int veil_nl_octave_form(veil_mpc_t *m, const struct veil_sec *like, const struct veil_sec *bits,
+/** *out (initialised here, like `like`) = c0 + sum_{i<k} c[i] bits_i for k stacked blocks of
+ *  0/1 shares (local): a public function of an octave as a linear form in the bits of
+ *  veil_nl_octave_bits, or of layer norm's scale bits. */
+int veil_nl_bits_wsum(veil_mpc_t *m, const struct veil_sec *like, const struct veil_sec *bits,
                         int k, uint64_t c0, const uint64_t *c, struct veil_sec *out);
 
 /** z = (x * y) >> s and z = (x * x) >> s: a Beaver product then a truncation (2 rounds). */

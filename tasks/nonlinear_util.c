@@ -258,7 +258,7 @@ int veil_nl_octave_bits(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
     return rc;
 }
 
-int veil_nl_octave_form(veil_mpc_t *m, const struct veil_sec *like, const struct veil_sec *bits,
+int veil_nl_bits_wsum(veil_mpc_t *m, const struct veil_sec *like, const struct veil_sec *bits,
                         int k, uint64_t c0, const uint64_t *c, struct veil_sec *out)
 {
     int rc = veil_sec_init_like(m, out, like);

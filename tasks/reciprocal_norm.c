@@ -53,7 +53,7 @@ static int scales(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi, struc
         const int top = w ? f : g; /* S = 2^(top - e) = 2^(top - g) + sum c_i 2^(top - i) */
         for (int i = 0; i < k; i++)
             c[i] = UINT64_C(1) << (top - (lo + 1 + i));
-        rc = veil_nl_octave_form(m, x, &bits, k, UINT64_C(1) << (top - g), c, w ? s2 : s1);
+        rc = veil_nl_bits_wsum(m, x, &bits, k, UINT64_C(1) << (top - g), c, w ? s2 : s1);
     }
     veil_mpc_release(m, &bits);
     return rc;

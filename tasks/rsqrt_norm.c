@@ -74,7 +74,7 @@ static int scales(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi, struc
             const int j = lo + 1 + i;
             c[i] = w ? s2_of(j - 1, t) - s2_of(j, t) : UINT64_C(1) << (g - j);
         }
-        rc = veil_nl_octave_form(m, x, &bits, k, w ? s2_of(g, t) : 1, c, w ? s2 : s1);
+        rc = veil_nl_bits_wsum(m, x, &bits, k, w ? s2_of(g, t) : 1, c, w ? s2 : s1);
     }
     veil_mpc_release(m, &bits);
     return rc;

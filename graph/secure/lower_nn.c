@@ -29,25 +29,6 @@ static void release_all(struct veil_exec *x, struct veil_sec *t, int n)
         veil_mpc_release(x->m, &t[i]);
 }
 
-/* One WSUM of the scale's bits: out (rows, like `like`) = c0 + sum_k w[k] bits_k. */
-static int ln_wsum(veil_mpc_t *m, const struct veil_sec *bits, const struct veil_sec *like,
-                   uint64_t c0, const uint64_t *w, struct veil_sec *out)
-{
-    int rc = veil_sec_init_like(m, out, like);
-    if (rc != VEIL_OK)
-        return rc;
-    struct veil_flatop_args a;
-    memset(&a, 0, sizeof a);
-    a.kind = VEIL_FLATOP_WSUM;
-    a.k = VEIL_LN_NBITS;
-    a.add_const = 1;
-    a.c0 = c0;
-    memcpy(a.c, w, VEIL_LN_NBITS * sizeof *w);
-    struct veil_sec *outs[1] = {out};
-    const struct veil_sec *ins[1] = {bits};
-    return veil_nl_flat(m, a, outs, 1, ins, 1);
-}
-
 /* Layer norm's row scale (graph_internal.h, LAYERNORM): from xc (numel, laid out like the input)
  * the coarse sum of squares ssq = sum(trunc_{f-8}(xc)^2), its comparisons with the thresholds
  * in one ltz call, the scale S and eps' (rows) as linear forms of the bits (veil_ln_form), and
@@ -86,9 +67,9 @@ static int ln_scale(struct veil_exec *x, const struct veil_node *n, const struct
     if (rc == VEIL_OK)
         rc = veil_mpc_ltz(m, &t[STK], &t[BITS]);
     if (rc == VEIL_OK)
-        rc = ln_wsum(m, &t[BITS], &t[SSQ], lf.s0, lf.sw, sc);
+        rc = veil_nl_bits_wsum(m, &t[SSQ], &t[BITS], VEIL_LN_NBITS, lf.s0, lf.sw, sc);
     if (rc == VEIL_OK)
-        rc = ln_wsum(m, &t[BITS], &t[SSQ], lf.e0, lf.ew, epsv);
+        rc = veil_nl_bits_wsum(m, &t[SSQ], &t[BITS], VEIL_LN_NBITS, lf.e0, lf.ew, epsv);
     if (rc == VEIL_OK)
         rc = veil_exec_broadcast(x, sc, d, like, &t[BS]);
     if (rc == VEIL_OK)
