@@ -199,7 +199,10 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
  * it and every process waits for one word from the dealer sent after that material, so the first
  * run finds its material arrived, as a steady run does (the dealer deals one run ahead);
  * veil_party_save and veil_party_load are then refused (VEIL_ERR_STATE) until the first run is
- * done. Without it the first run shares the parameters itself; the outputs are bit-identical either
+ * done. The dealer does so only when that material fits in what the flow control lets it send
+ * before any party posts a receive (448 MiB by default; 7/16 of VEIL_NET_EARLY_CAP when that is
+ * below 1 GiB); beyond it (LeNet-5 at batch 1000: 682 MB) the first run gets its material as an
+ * unprepared one does, and its word says so. Without it the first run shares the parameters itself; the outputs are bit-identical either
  * way (the parameters are shared exactly as the first run would: the same values, folding and
  * tiles, and no correlated randomness is consumed). Not moved out of the first run: a
  * weight-stationary plan's weight-mask opens (the public W - B, tasks/wstat.h), which ride in the
