@@ -16,6 +16,7 @@ usage: bench/soak_memory.py [--build DIR] [--minutes M] [--warmup B] [--every S]
 import argparse
 import os
 import re
+import shutil
 import sys
 import time
 
@@ -102,6 +103,8 @@ def main():
         slope = fit([b for b, _ in pts], [m for _, m in pts])
         print("%-8s %12.1f %12.1f %22.3f" % (who, pts[0][1], pts[-1][1], slope * 1000))
     s.cleanup()
+    if not camp.keep:  # the campaign's work folder, which held the session's
+        shutil.rmtree(camp.work, ignore_errors=True)
     return 0
 
 
