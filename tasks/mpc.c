@@ -123,13 +123,6 @@ static void credit_defaults(struct veil_mpc_options *o, size_t early_cap)
     }
 }
 
-size_t veil_mpc_ahead_limit(const veil_mpc_t *m)
-{
-    return m && m->opt.credit_window > m->opt.credit_step
-               ? m->opt.credit_window - m->opt.credit_step
-               : 0;
-}
-
 veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
 {
     veil_mpc_t *m = context_new(opts);
@@ -405,11 +398,6 @@ const struct veil_preproc_item *veil_mpc_items(const veil_mpc_t *m, size_t *n)
     if (n)
         *n = m->nitems;
     return m->items;
-}
-
-uint64_t veil_mpc_correction_bytes(const veil_mpc_t *m)
-{
-    return m ? m->mat_bytes : 0;
 }
 
 int veil_mpc_log_item(veil_mpc_t *m, const struct veil_preproc_item *item)

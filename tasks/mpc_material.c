@@ -145,6 +145,18 @@ static int correction_tensor(veil_mpc_t *m, size_t words, starpu_data_handle_t *
     return veil_mpc_defer(m, hs, 1, buf, words * 8);
 }
 
+size_t veil_mpc_ahead_limit(const veil_mpc_t *m)
+{
+    return m && m->opt.credit_window > m->opt.credit_step
+               ? m->opt.credit_window - m->opt.credit_step
+               : 0;
+}
+
+uint64_t veil_mpc_correction_bytes(const veil_mpc_t *m)
+{
+    return m ? m->mat_bytes : 0;
+}
+
 /* The designated party, after posting the receive of a correction of `bytes`: a credit message
  * (an 8-byte detached send of the cumulative posted bytes) once they pass the last grant by
  * credit_step. */
