@@ -42,6 +42,10 @@ int veil_nl_octave_bits(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
 int veil_nl_bits_wsum(veil_mpc_t *m, const struct veil_sec *like, const struct veil_sec *bits,
                         int k, uint64_t c0, const uint64_t *c, struct veil_sec *out);
 
+/** Bytes each party sends per other party for an ltz over n words in tiles that are multiples
+ *  of 64 (the cost formulas' comparison term). */
+uint64_t veil_nl_ltz_bytes(uint64_t n);
+
 /** z = (x * y) >> s and z = (x * x) >> s: a Beaver product then a truncation (2 rounds). */
 int veil_nl_mul_trunc(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y, int s,
                       struct veil_sec *z);

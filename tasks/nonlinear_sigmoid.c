@@ -160,8 +160,7 @@ out:
 
 void veil_sigmoid_cost(int nparties, size_t n, uint64_t *rounds, uint64_t *bytes)
 {
-    const uint64_t w = 3 * (uint64_t)n;
-    const uint64_t ltz = 8 * (w + (2 * VEIL_LTZ_AND_WORDS + 1) * ((w + 63) / 64));
+    const uint64_t ltz = veil_nl_ltz_bytes(3 * (uint64_t)n);
     if (rounds)
         *rounds = VEIL_SIGMOID_ROUNDS;
     if (bytes)

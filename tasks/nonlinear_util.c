@@ -151,8 +151,7 @@ int veil_nl_start(veil_mpc_t *m, const struct veil_sec *x, const struct veil_nl_
     return rc;
 }
 
-/* Bytes per party / (N-1) of an ltz over n words in tiles that are multiples of 64. */
-static uint64_t ltz_bytes(uint64_t n)
+uint64_t veil_nl_ltz_bytes(uint64_t n)
 {
     return 8 * (n + (2 * VEIL_LTZ_AND_WORDS + 1) * ((n + 63) / 64));
 }
@@ -165,7 +164,7 @@ static void max_cost(uint64_t rows, uint64_t k, uint64_t *rounds, uint64_t *byte
     for (uint64_t kl = k; kl > 1; kl = (kl + 1) / 2) {
         const uint64_t p = rows * (kl / 2);
         *rounds += VEIL_LTZ_ROUNDS; /* the select rides in the ltz rounds (pool.h, compare.h) */
-        *bytes += 8 * (p + (2 * VEIL_LTZ_AND_WORDS + 1) * ((p + 63) / 64) + 2 * p);
+        *bytes += veil_nl_ltz_bytes(p) + 16 * p;
     }
 }
 
@@ -188,7 +187,7 @@ int veil_nl_cost(enum veil_nl_op op, int nparties, size_t n, size_t k, int lo, i
         if (hi <= lo)
             return VEIL_ERR_INVAL;
         r = R + (op == VEIL_NL_RECIP ? 3 * VEIL_RECIP_ITERS : 5 * VEIL_ISQRT_ITERS);
-        b = ltz_bytes(K * n) +
+        b = veil_nl_ltz_bytes(K * n) +
             (op == VEIL_NL_RECIP ? 40 * VEIL_RECIP_ITERS : 64 * VEIL_ISQRT_ITERS) * (uint64_t)n;
         break;
     }
@@ -205,12 +204,12 @@ int veil_nl_cost(enum veil_nl_op op, int nparties, size_t n, size_t k, int lo, i
         veil_nl_cost(VEIL_NL_RECIP, 2, rows, 0, 0, h, &rr, &rb);
         /* + the floor: ltz and a product (bits times words) on n words */
         r = mr + R + er + 1 + rr + 2;
-        b = mb + ltz_bytes(n) + eb + 16 * (uint64_t)n + rb + 24 * (uint64_t)n;
+        b = mb + veil_nl_ltz_bytes(n) + eb + 16 * (uint64_t)n + rb + 24 * (uint64_t)n;
         break;
     }
     case VEIL_NL_GELU:
         r = R + 2 * VEIL_GELU_DEG + 1;
-        b = ltz_bytes(2 * (uint64_t)n) + (32 + 24 * VEIL_GELU_DEG) * (uint64_t)n;
+        b = veil_nl_ltz_bytes(2 * (uint64_t)n) + (32 + 24 * VEIL_GELU_DEG) * (uint64_t)n;
         break;
     default:
         return VEIL_ERR_INVAL;

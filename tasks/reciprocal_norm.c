@@ -128,8 +128,7 @@ out:
 void veil_reciprocal_norm_cost(int nparties, size_t n, int lo, int hi, uint64_t *rounds,
                                uint64_t *bytes)
 {
-    const uint64_t w = (uint64_t)(hi - lo - 1) * n;
-    const uint64_t ltz = 8 * (w + (2 * VEIL_LTZ_AND_WORDS + 1) * ((w + 63) / 64));
+    const uint64_t ltz = veil_nl_ltz_bytes((uint64_t)(hi - lo - 1) * n);
     if (rounds)
         *rounds = VEIL_RECIP_NORM_ROUNDS;
     if (bytes)
