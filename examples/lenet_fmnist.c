@@ -34,15 +34,15 @@ static int usage(FILE *f, int code)
             "usage: lenet_fmnist train [--epochs E] [--batch B] [--lr LR] [--limit N]\n"
             "                          [--weights FILE] [--onnx FILE] [--data DIR] [--quiet]\n"
             "       veil-run -n N --dealer -- lenet_fmnist infer [--images N] [--batch B]\n"
-            "                          [--weight-stationary] [--weights FILE] [--data DIR]\n"
-            "                          [--config FILE] [--predictions FILE] [--quiet]\n"
+            "                          [--passes P] [--weight-stationary] [--weights FILE]\n"
+            "                          [--data DIR] [--config FILE] [--predictions FILE] [--quiet]\n"
             "       lenet_fmnist infer --config FILE ...   (one party of a session on real hosts)\n"
             "       lenet_fmnist check --predictions FILE [--images N] [--weights FILE]\n"
             "                          [--data DIR]\n"
             "       lenet_fmnist check --check-ranges [--images N] [--batch B] [--weights FILE]\n"
             "                          [--data DIR]\n"
             "       lenet_fmnist preproc --parties N --session HEX --out FILE%%d [--images N]\n"
-            "                          [--batch B] [--weight-stationary]\n"
+            "                          [--batch B] [--passes P] [--weight-stationary]\n"
             "       veil-run -n N --session HEX -- lenet_fmnist infer --preproc FILE%%d ...\n"
             "       veil-run -n N --dealer -- lenet_fmnist train --secure [--epochs E]\n"
             "                          [--batch B] [--limit N] [--images N] [--loss-every K]\n"
@@ -56,7 +56,9 @@ static int usage(FILE *f, int code)
             "  infer   secure inference of the test set (default all 10000 images, batch 100):\n"
             "          party 0 holds the weights (--weights), party 1 the images (--data) and\n"
             "          learns the classes (--predictions FILE: written there, one a line); no\n"
-            "          party reads another's file\n"
+            "          party reads another's file; --passes P goes over the images P times in\n"
+            "          one session (a long run: accuracy and the predictions file cover every\n"
+            "          pass; check compares the first)\n"
             "  check   compares the classes of an infer --predictions file with the plaintext\n"
             "          model (fixed point and float) on the same images: it reads the weights\n"
             "          and the images, so it runs where both may be held (a test, or the model\n"
@@ -68,9 +70,10 @@ static int usage(FILE *f, int code)
             "  preproc the offline phase ahead of an inference session: writes each party's\n"
             "          preprocessing file (FILE%%d: %%d the party id) for the batches infer runs;\n"
             "          infer --preproc then needs no dealer (the files are bound to the session\n"
-            "          id, party count and plan, so give infer the same --images, --batch and\n"
-            "          --weight-stationary). Whoever runs it knows every party's material: it\n"
-            "          plays the dealer, ahead of time; hand each party only its own file\n"
+            "          id, party count and plan, so give infer the same --images, --batch,\n"
+            "          --passes and --weight-stationary). Whoever runs it knows every party's\n"
+            "          material: it plays the dealer, ahead of time; hand each party only its\n"
+            "          own file\n"
             "  --data DIR  the Fashion-MNIST IDX files (default %s)\n"
             "  defaults: 2 epochs, batch 64, lr 0.02, all 60000 training images\n",
             DEFAULT_WEIGHTS, DEFAULT_DATA);
@@ -104,6 +107,7 @@ int main(int argc, char **argv)
         return usage(stderr, 2);
     }
     o.batch = is_train ? 64 : 100;
+    o.passes = 1;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         size_t sv;
@@ -161,6 +165,9 @@ int main(int argc, char **argv)
             o.batch = sv;
         } else if (!strcmp(a, "--images") && parse_size(v, 1, 10000, &sv) == 0) {
             o.images = sv;
+        } else if (!strcmp(a, "--passes") && (is_infer || is_preproc) &&
+                   parse_size(v, 1, 1000, &sv) == 0) {
+            o.passes = sv;
         } else if (!strcmp(a, "--limit") && is_train && parse_size(v, 1, 60000, &sv) == 0) {
             o.limit = sv;
         } else if (!strcmp(a, "--epochs") && is_train && parse_size(v, 1, 100, &sv) == 0) {

@@ -34,6 +34,7 @@ struct opts {
     const char *data;
     const char *weights;
     size_t images; /* infer, check: test images (0: all) */
+    size_t passes; /* infer, preproc: times the session goes over the images (default 1) */
     size_t batch;
     int epochs;
     double lr;

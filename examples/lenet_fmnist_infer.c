@@ -57,9 +57,9 @@ int infer(const struct opts *o)
     uint64_t items = 0, dealer_bytes = 0;
     veil_plan_preproc(p, n, &items, &dealer_bytes);
     if (self == 1)
-        printf("lenet_fmnist: secure inference of %zu test images, batch %zu, %d parties%s\n"
+        printf("lenet_fmnist: secure inference of %zu test images%s, batch %zu, %d parties%s\n"
                "lenet_fmnist: preprocessing per batch: %" PRIu64 " items, %.1f MB %s\n", total,
-               o->batch, n, o->preproc ? ", material from preprocessing files" : " and the dealer",
+               o->passes > 1 ? " (each pass)" : "", o->batch, n, o->preproc ? ", material from preprocessing files" : " and the dealer",
                items, (double)dealer_bytes / 1e6,
                o->preproc ? "read from the file (generated offline)" : "from the dealer");
     size_t correct = 0;
@@ -78,8 +78,12 @@ int infer(const struct opts *o)
     rounds = pst.rounds;
     const int pmode = progress_mode(o->quiet);
     const double t0 = now_s();
-    for (size_t first = 0; first < total; first += o->batch) {
-        size_t count = total - first < o->batch ? total - first : o->batch;
+    const size_t per_pass = (total + o->batch - 1) / o->batch, nbatches = per_pass * o->passes;
+    const size_t all = total * o->passes; /* images over every pass */
+    size_t done = 0;
+    for (size_t k = 0; k < nbatches; k++) {
+        const size_t first = (k % per_pass) * o->batch;
+        const size_t count = total - first < o->batch ? total - first : o->batch;
         if (self == 1) {
             fill_batch(test, NULL, first, count, o->batch, x, NULL);
             feeds[NPARAMS] = (struct veil_feed){.name = "image", .values = x,
@@ -95,8 +99,8 @@ int infer(const struct opts *o)
         struct veil_run_stats st;
         veil_party_last_stats(me, &st);
         struct veil_run_profile prof;
-        example_print_busy(me, "batch", (int)(first / o->batch), &prof); /* when tracing */
-        if (first == 0)
+        example_print_busy(me, "batch", (int)k, &prof); /* when tracing */
+        if (k == 0)
             first_s = st.online_s;
         online += st.online_s;
         bytes += st.bytes_sent;
@@ -110,15 +114,15 @@ int infer(const struct opts *o)
                     goto out;
                 }
             }
-            const double el = now_s() - t0, rate = el > 0 ? (double)(first + count) / el : 0;
-            progress(pmode, first + count == total, "%zu / %zu images, %.1f images/s, %.0f s left",
-                     first + count, total, rate,
-                     rate > 0 ? (double)(total - first - count) / rate : 0.0);
+            done += count;
+            const double el = now_s() - t0, rate = el > 0 ? (double)done / el : 0;
+            progress(pmode, done == all, "%zu / %zu images, %.1f images/s, %.0f s left", done, all,
+                     rate, rate > 0 ? (double)(all - done) / rate : 0.0);
         }
     }
     const double wall = now_s() - t0;
     if (self == 1) {
-        double acc = 100.0 * (double)correct / (double)total;
+        double acc = 100.0 * (double)correct / (double)all;
         if (pf) {
             int bad = fclose(pf) != 0;
             pf = NULL;
@@ -128,18 +132,18 @@ int infer(const struct opts *o)
             }
         }
         printf("lenet_fmnist: secure accuracy %.2f%% (%zu / %zu), against this party's labels\n",
-               acc, correct, total);
+               acc, correct, all);
         if (o->predictions)
             printf("lenet_fmnist: the %zu predicted classes are in %s (compare them with the "
-                   "plaintext model: lenet_fmnist check --predictions %s)\n", total,
+                   "plaintext model: lenet_fmnist check --predictions %s)\n", all,
                    o->predictions, o->predictions);
         printf("lenet_fmnist: online %.1f s (%.1f images/s), wall %.1f s; this party sent %.1f MB "
-               "in %" PRIu64 " rounds\n", online, (double)total / online, wall, (double)bytes / 1e6,
+               "in %" PRIu64 " rounds\n", online, (double)all / online, wall, (double)bytes / 1e6,
                rounds);
         printf("model=%s parties=%d images=%zu batch=%zu accuracy=%.2f online_s=%.2f offline=%s "
                "dealer_bytes_per_batch=%" PRIu64 " bytes_sent=%" PRIu64 " rounds=%" PRIu64
                " prepare_s=%.3f first_online_s=%.3f\n",
-               MODEL, n, total, o->batch, acc, online, o->preproc ? "files" : "dealer_streamed",
+               MODEL, n, all, o->batch, acc, online, o->preproc ? "files" : "dealer_streamed",
                dealer_bytes, bytes, rounds, prepare_s, first_s);
     } else if (!veil_party_is_dealer(me)) {
         printf("lenet_fmnist: party %d: online %.1f s, sent %.1f MB in %" PRIu64 " rounds\n", self,
@@ -299,7 +303,8 @@ out:
 }
 
 
-/* Writes every party's preprocessing file for the runs `infer` makes (ceil(images / batch)), for
+/* Writes every party's preprocessing file for the runs `infer` makes (ceil(images / batch) times
+ * passes), for
  * a session of o->parties parties with id o->session, and says how long it took. */
 int preproc(const struct opts *o)
 {
@@ -309,7 +314,7 @@ int preproc(const struct opts *o)
         sid[i] = (uint8_t)strtoul(hex, &end, 16);
     }
     const size_t images = o->images ? o->images : 10000;
-    const int runs = (int)((images + o->batch - 1) / o->batch);
+    const int runs = (int)((images + o->batch - 1) / o->batch * o->passes);
     veil_plan_t *p = lenet_compile(o->batch, 0, o);
     if (!p)
         return 1;
@@ -325,9 +330,9 @@ int preproc(const struct opts *o)
     printf("lenet_fmnist: offline phase: %d parties' files for %d batches of %zu images "
            "(%" PRIu64 " items, %.1f MB of correlated randomness) in %.1f s\n"
            "lenet_fmnist: run the session with: veil-run -n %d --session %s -- lenet_fmnist infer "
-           "--preproc %s --images %zu --batch %zu%s\n",
+           "--preproc %s --images %zu --batch %zu --passes %zu%s\n",
            o->parties, runs, o->batch, items, (double)bytes / 1e6, secs, o->parties, o->session,
-           o->preproc, images, o->batch, o->weight_stationary ? " --weight-stationary" : "");
+           o->preproc, images, o->batch, o->passes, o->weight_stationary ? " --weight-stationary" : "");
     printf("model=%s parties=%d images=%zu batch=%zu runs=%d offline_s=%.2f preproc_items=%" PRIu64
            " preproc_bytes=%" PRIu64 "\n",
            MODEL, o->parties, images, o->batch, runs, secs, items, bytes);

@@ -6,8 +6,9 @@
 # nothing: it reads the test set), party 1 writing the revealed classes; `lenet_fmnist check`
 # then compares them with the plaintext fixed-point model: they must agree on every image
 # (agreement=100.000) and the accuracy must equal the fixed-point model's; the same from
-# preprocessing files written ahead (lenet_fmnist preproc) without a dealer, and a run beyond the
-# files fails naming the item. A run whose output goes to a file (no terminal, no --quiet) must
+# preprocessing files written ahead (lenet_fmnist preproc) without a dealer, going over the images
+# twice (--passes 2: 80 classes written, the first 40 checked), and a run beyond the files fails
+# naming the item. A run whose output goes to a file (no terminal, no --quiet) must
 # show progress lines there. Secure training of two
 # steps (loss revealed each step, a checkpoint) must reach the test accuracy of the plaintext
 # fixed-point run with the same initialisation and jointly drawn order, up to 2 of 32 predictions. Bad input: unknown
@@ -76,35 +77,42 @@ infer 2 eager --quiet
 infer 2 dmda --quiet
 infer 3 lws --quiet
 
-# the offline phase ahead: preprocessing files for the 2 batches, then the session without a
-# dealer (same images, batch and session id); full agreement again, and offline=files
+# the offline phase ahead: preprocessing files for 2 passes of 2 batches, then the session without
+# a dealer (same images, batch, passes and session id); full agreement again, and offline=files
 sid=0123456789abcdef0123456789abcdef
-out=$("$ex" preproc --parties 2 --session $sid --out "$tmp/pre-%d" --images 40 --batch 20 2>&1)
+out=$("$ex" preproc --parties 2 --session $sid --out "$tmp/pre-%d" --images 40 --batch 20 \
+    --passes 2 2>&1)
 rc=$?
 case "$rc:$(printf '%s\n' "$out" | tail -n 1)" in
-"0:model=lenet5-fmnist parties=2 images=40 batch=20 runs=2 offline_s="*) ;;
+"0:model=lenet5-fmnist parties=2 images=40 batch=20 runs=4 offline_s="*) ;;
 *) echo "FAIL: preproc: rc=$rc"; printf '%s\n' "$out"; fail=1 ;;
 esac
 # (the output goes to a file, without --quiet: progress lines must be in it)
 "$run" -n 2 --session $sid --timeout 300 -- "$ex" infer --preproc "$tmp/pre-%d" \
-    --images 40 --batch 20 --weights "$w" --predictions "$tmp/pred.txt" > "$tmp/log.txt" 2>&1
+    --images 40 --batch 20 --passes 2 --weights "$w" --predictions "$tmp/pred.txt" \
+    > "$tmp/log.txt" 2>&1
 rc=$?
 out=$(cat "$tmp/log.txt")
 last=$(printf '%s\n' "$out" | grep '\[p1\] model=' | tail -n 1)
 acc=$(printf '%s' "$last" | sed -n 's/.* accuracy=\([0-9.]*\) .*/\1/p')
 case "$rc:$last" in
-"0:[p1] model=lenet5-fmnist parties=2 images=40 batch=20 accuracy="*" offline=files "*)
-    check_preds "infer from preprocessing files" "$tmp/pred.txt" "$acc" ;;
+"0:[p1] model=lenet5-fmnist parties=2 images=80 batch=20 accuracy="*" offline=files "*)
+    [ "$(wc -l < "$tmp/pred.txt")" -eq 80 ] ||
+        { echo "FAIL: --passes 2 wrote $(wc -l < "$tmp/pred.txt") classes, not 80"; fail=1; }
+    head -n 40 "$tmp/pred.txt" > "$tmp/pred1.txt"
+    "$ex" check --predictions "$tmp/pred1.txt" --images 40 --weights "$w" 2>&1 |
+        grep -q ' agreement=100.000 ' ||
+        { echo "FAIL: infer from preprocessing files: first pass disagrees"; fail=1; } ;;
 *) echo "FAIL: infer from preprocessing files: rc=$rc"; printf '%s\n' "$out"; fail=1 ;;
 esac
-grep -q '^\[p1\]   40 / 40 images, [0-9.]* images/s' "$tmp/log.txt" ||
+grep -q '^\[p1\]   80 / 80 images, [0-9.]* images/s' "$tmp/log.txt" ||
     { echo "FAIL: no progress line in the log file"; printf '%s\n' "$out"; fail=1; }
-# more batches than the files hold: a clear failure, not a hang
+# more batches than the files hold (3 passes from files for 2): a clear failure, not a hang
 out=$("$run" -n 2 --session $sid --timeout 300 -- "$ex" infer --preproc "$tmp/pre-%d" \
-    --images 60 --batch 20 --weights "$w" --quiet 2>&1)
+    --images 40 --batch 20 --passes 3 --weights "$w" --quiet 2>&1)
 rc=$?
 if [ "$rc" -eq 0 ] || ! printf '%s' "$out" | grep -q "item"; then
-    echo "FAIL: a third batch from 2-batch files: rc=$rc"; printf '%s\n' "$out"; fail=1
+    echo "FAIL: a fifth batch from 4-batch files: rc=$rc"; printf '%s\n' "$out"; fail=1
 fi
 rm -f "$tmp"/pre-*
 
@@ -180,7 +188,8 @@ if ls "$hosts/p1" "$hosts/dealer" | grep -q safetensors; then
 fi
 
 # bad input
-for bad in "" "test" "infer --images 0" "infer --batch x" "train --lr 2" "train --bogus 1" \
+for bad in "" "test" "infer --images 0" "infer --passes 0" "train --passes 2" "infer --batch x" \
+    "train --lr 2" "train --bogus 1" \
     "train --resume" "train --secure --checkpoint nopattern" "train --loss-every 2" \
     "preproc --parties 2 --out x-%d" "preproc --parties 1 --session $sid --out x-%d" \
     "preproc --parties 2 --session $sid --out nopattern" "infer --preproc x --images 20" \
