@@ -181,7 +181,7 @@ static void formula(const struct cfg *c, int nparties, uint64_t *slice_rounds, u
         const size_t len = c->n - off < c->batch ? c->n - off : c->batch;
         uint64_t r = 0, b = 0;
         if (c->op == OP_RECIPN) /* tasks/reciprocal_norm.h, f = 16 */
-            veil_reciprocal_norm_cost(nparties, len, -16, VEIL_RECIP_NORM_HI, &r, &b);
+            veil_reciprocal_norm_cost(nparties, len, 16, -16, VEIL_RECIP_NORM_HI, &r, &b);
         else if (c->op == OP_SIGMOID)
             veil_sigmoid_cost(nparties, len, &r, &b);
         else

@@ -318,15 +318,15 @@ static int lower_adam(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
-/* Cost: 27 rounds counted (the 17-round inverse square root, the products and truncations around
- * it; 24 deep), two passes each. */
+/* Cost at f = 16: 32 rounds counted (the 22-round inverse square root over 32 octaves, the
+ * products and truncations around it; 29 deep), two passes each. */
 const struct veil_op_desc veil_opd_adam_update = {
     .name = "adam_update",
     .nin_min = 2,
     .nin_max = 2,
     .flags = VEIL_OPF_BACKWARD | VEIL_OPF_ELEMENTWISE,
     .region = VEIL_REGION_OTHER,
-    .passes = 54,
+    .passes = 64,
     .plain = plain_adam,
     .lower = lower_adam,
 };

@@ -30,12 +30,26 @@ int veil_nl_copy2(veil_mpc_t *m, struct veil_sec *o0, struct veil_sec *o1, int n
  * of 64 (at least 64), as ltz requires. */
 size_t veil_nl_stack_tile(const veil_mpc_t *m);
 
-/** The octave bits of positive x over [2^lo, 2^hi): *bits (initialised here, k = hi - lo - 1
- *  numel-long blocks stacked) holds c_i = [x < 2^(lo + 1 + i)] for i < k, arithmetic 0/1 shares,
- *  from one stacked comparison (veil_mpc_ltz of x - 2^(lo + 1 + i), 8 rounds). f + hi must stay
- *  below the ring's 63 bits and k within VEIL_FLATOP_MAX_COPIES (the callers' range checks). */
+/** The octave bits of x over [2^lo, 2^hi): *bits (initialised here, k = hi - lo - 1 numel-long
+ *  blocks stacked, the stack tile) holds c_i = [x < 2^(lo + 1 + i)] for i < k, arithmetic 0/1
+ *  shares, for x read as an (f + hi)-bit word (exact for x in [0, 2^(f + hi))), from one
+ *  bit-sliced circuit (octave_bits.c, bitcirc.h): costs veil_octave_bits_cost with p0 = f + lo + 1
+ *  and p1 = f + hi - 1. Needs 1 <= p0 <= p1 <= 62 and k <= 128 (VEIL_ERR_UNSUPPORTED otherwise;
+ *  the callers' range checks keep inside). */
 int veil_nl_octave_bits(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
                         struct veil_sec *bits);
+/** Rounds and bytes per party of veil_nl_octave_bits for n elements, N parties and the bit
+ *  positions p0..p1: rounds L + 2, bytes (N-1) 8 (n + 2 A W + k W) with L the circuit's AND
+ *  levels, A its AND gates, W = ceil(n / 64) and k = p1 - p0 + 1 (0 and 0 outside the limits). */
+void veil_octave_bits_cost(int nparties, size_t n, int p0, int p1, uint64_t *rounds,
+                           uint64_t *bytes);
+/** The plaintext model of an octave bit: [x < 2^p] for x read as a (p1 + 1)-bit word (bits of x
+ *  above p1 ignored), as the circuit computes it. */
+static inline uint64_t veil_nl_octave_bit_model(uint64_t x, int p, int p1)
+{
+    const uint64_t low = p1 >= 63 ? x : x & ((UINT64_C(2) << p1) - 1);
+    return low < (UINT64_C(1) << p);
+}
 /** *out (initialised here, like `like`) = c0 + sum_{i<k} c[i] bits_i for k stacked blocks of
  *  0/1 shares (local): a public function of an octave as a linear form in the bits of
  *  veil_nl_octave_bits, or of layer norm's scale bits. */

@@ -232,31 +232,6 @@ int veil_nl_copy2(veil_mpc_t *m, struct veil_sec *o0, struct veil_sec *o1, int n
     return veil_nl_flat(m, a, outs, nouts, ins, nins);
 }
 
-int veil_nl_octave_bits(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
-                        struct veil_sec *bits)
-{
-    const int f = veil_mpc_frac_bits(m), k = hi - lo - 1;
-    struct veil_sec stack = {0};
-    struct veil_flatop_args a;
-    memset(&a, 0, sizeof a);
-    size_t dims[1] = {x->numel * (size_t)k};
-    int rc = veil_sec_init(m, &stack, VEIL_SHARE_ARITH, 1, dims, veil_nl_stack_tile(m));
-    if (rc == VEIL_OK) {
-        a.kind = VEIL_FLATOP_REPLICATE;
-        a.k = (uint64_t)k;
-        a.add_const = 1;
-        for (int i = 0; i < k; i++)
-            a.c[i] = 0 - (UINT64_C(1) << (f + lo + 1 + i));
-        struct veil_sec *outs[1] = {&stack};
-        const struct veil_sec *ins[1] = {x};
-        rc = veil_nl_flat(m, a, outs, 1, ins, 1);
-    }
-    if (rc == VEIL_OK)
-        rc = veil_mpc_ltz(m, &stack, bits);
-    veil_mpc_release(m, &stack);
-    return rc;
-}
-
 int veil_nl_bits_wsum(veil_mpc_t *m, const struct veil_sec *like, const struct veil_sec *bits,
                         int k, uint64_t c0, const uint64_t *c, struct veil_sec *out)
 {

@@ -1,8 +1,9 @@
 /*
  * reciprocal_norm.c — the reciprocal by normalisation (contract, method and costs in
- * reciprocal_norm.h) and its plaintext model. One comparison per octave instead of eight
- * (veil_mpc_reciprocal's table start) costs a product to scale x into [1, 2) and one to scale
- * the result back, and buys a range 2^31 wide at about a third of the bytes.
+ * reciprocal_norm.h) and its plaintext model. The octave of x from one bit-sliced circuit
+ * (veil_nl_octave_bits) instead of eight comparisons per octave (veil_mpc_reciprocal's table
+ * start) costs a product to scale x into [1, 2) and one to scale the result back, and buys a
+ * range 2^31 wide at a sixteenth of the bytes.
  */
 #include "config.h"
 
@@ -125,14 +126,15 @@ out:
     return rc;
 }
 
-void veil_reciprocal_norm_cost(int nparties, size_t n, int lo, int hi, uint64_t *rounds,
+void veil_reciprocal_norm_cost(int nparties, size_t n, int f, int lo, int hi, uint64_t *rounds,
                                uint64_t *bytes)
 {
-    const uint64_t ltz = veil_nl_ltz_bytes((uint64_t)(hi - lo - 1) * n);
+    uint64_t r = 0, b = 0;
+    veil_octave_bits_cost(nparties, n, f + lo + 1, f + hi - 1, &r, &b);
     if (rounds)
-        *rounds = VEIL_RECIP_NORM_ROUNDS;
+        *rounds = r + VEIL_RECIP_NORM_ROUNDS_AFTER;
     if (bytes)
-        *bytes = (uint64_t)(nparties - 1) * (ltz + 136 * (uint64_t)n);
+        *bytes = b + (uint64_t)(nparties - 1) * 136 * (uint64_t)n;
 }
 
 #define TR(v, sh) veil_ref_trunc_model((v), (sh), state)
@@ -144,7 +146,7 @@ void veil_ref_reciprocal_norm(size_t n, const uint64_t *x, int lo, int hi, int f
     for (size_t e = 0; e < n; e++) {
         uint64_t s1 = UINT64_C(1), s2 = UINT64_C(1) << (f - g);
         for (int i = 0; i < k; i++) {
-            const uint64_t c = (int64_t)(x[e] - (UINT64_C(1) << (f + lo + 1 + i))) < 0;
+            const uint64_t c = veil_nl_octave_bit_model(x[e], f + lo + 1 + i, f + hi - 1);
             s1 += c << (g - (lo + 1 + i));
             s2 += c << (f - (lo + 1 + i));
         }

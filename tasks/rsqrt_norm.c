@@ -1,10 +1,10 @@
 /*
  * rsqrt_norm.c — the inverse square root by normalisation (contract, method and costs in
  * rsqrt_norm.h) and its plaintext model, which mirrors the shares' ring operations one for one.
- * As reciprocal_norm.c: one comparison per octave gives the octave's bits once; here they give
+ * As reciprocal_norm.c: one bit-sliced circuit gives the octave's bits once; here they give
  * two public functions of the octave, the scale into [1, 2) and 2^(-e/2), so that a quadratic
  * start and ONE Newton step cover a range 2^31 wide. Stacking pairs of operands into one opening
- * keeps the counted rounds at the critical path's 17.
+ * keeps the counted rounds at the critical path's (21 at f = 16).
  */
 #include "config.h"
 
@@ -198,14 +198,15 @@ int veil_mpc_rsqrt_norm(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
     return rc;
 }
 
-void veil_rsqrt_norm_cost(int nparties, size_t n, int lo, int hi, uint64_t *rounds,
+void veil_rsqrt_norm_cost(int nparties, size_t n, int f, int lo, int hi, uint64_t *rounds,
                           uint64_t *bytes)
 {
-    const uint64_t ltz = veil_nl_ltz_bytes((uint64_t)(hi - lo - 1) * n);
+    uint64_t r = 0, b = 0;
+    veil_octave_bits_cost(nparties, n, f + lo + 1, f + hi - 1, &r, &b);
     if (rounds)
-        *rounds = VEIL_RSQRT_NORM_ROUNDS;
+        *rounds = r + VEIL_RSQRT_NORM_ROUNDS_AFTER;
     if (bytes)
-        *bytes = (uint64_t)(nparties - 1) * (ltz + 144 * (uint64_t)n);
+        *bytes = b + (uint64_t)(nparties - 1) * 144 * (uint64_t)n;
 }
 
 #define TR(v, sh) veil_ref_trunc_model((v), (sh), state)
@@ -222,7 +223,7 @@ void veil_ref_rsqrt_norm(size_t n, const uint64_t *x, int lo, int hi, int f, int
         uint64_t s1 = 1, s2 = s2_of(g, t);
         for (int i = 0; i < k && i < VEIL_FLATOP_MAX_COPIES; i++) {
             const int j = lo + 1 + i;
-            const uint64_t c = (int64_t)(x[e] - (UINT64_C(1) << (f + j))) < 0;
+            const uint64_t c = veil_nl_octave_bit_model(x[e], f + j, f + hi - 1);
             s1 += c << (g - j);
             s2 += c * d2[i];
         }

@@ -7,8 +7,9 @@
  *
  * METHOD over [2^lo, 2^hi) (the DSL: lo = -f, hi = 15, every positive value the feeds accept),
  * output y = 1/sqrt(x) at f + xb fractional bits (xb = 0 for rsqrt; sqrt and Adam take more):
- *   1. ONE comparison per octave: c_i = [x < 2^i], i = lo+1 .. hi-1, K = hi - lo - 1 words per
- *      element in one ltz call (8 rounds); the octave e of x (x in [2^e, 2^(e+1))) is known to
+ *   1. the octave bits c_i = [x < 2^i], i = lo+1 .. hi-1 (K = hi - lo - 1) from ONE bit-sliced
+ *      circuit (veil_nl_octave_bits, tasks/octave_bits.c; reciprocal_norm.h step 1); the octave
+ *      e of x (x in [2^e, 2^(e+1))) is known to
  *      the bits, so every public function g(e) is a local linear form of them:
  *      g(e) = g(hi - 1) + sum_i c_i (g(i - 1) - g(i));
  *   2. locally, S1 = 2^(hi - 1 - e) and S2 = round(2^(T - e/2) (1 + 2^-17)) at T = 38 -
@@ -26,9 +27,10 @@
  *   8. Newton's step y0 (3 - m y0^2) / 2 scaled by S2, directly:
  *      y = trunc(yS (3 - m y0^2), P + 1 + T - f - xb) (2 rounds); one step takes the quadratic's
  *      3.5e-3 to 1.82e-5 (3/2 e^2), centred to +-9.1e-6 by S2's factor.
- * Rounds 17 = 8 + 1 + 1 + 1 + 2 + 2 + 2. Bytes per party: B_ltz(K n) + 144 (N-1) n with
- * B_ltz(w) = 8 (N-1) (w + 237 ceil(w / 64)) (tasks/compare.h): at N = 2, f = 16 and 64 | n,
- * 1272.75 B per element over [2^-16, 2^15) (K = 30); Adam's [2^-8, 2^24) (K = 31): 1310.4 B.
+ * Rounds (L + 2) + 9 = 21 at f = 16 over the DSL's range (L: the octave circuit's AND levels,
+ * 10 there). Bytes per party: the octave bits' 8 (N-1) (n + 2 A W + K W) (veil_octave_bits_cost)
+ * plus 144 (N-1) n: at N = 2, f = 16 and 64 | n, 201.75 B per element over [2^-16, 2^15)
+ * (K = 30; with one comparison per octave it was 1272.75 B).
  * Error: relative 1.21e-5 (below 2^-16) plus one ulp of the output (2^-(f+xb)), measured by
  * tests/test_graph_nonlinear.c's sweep of the plaintext model over every octave of [2^-16, 2^15)
  * (xb = 0 and 8) and of [2^-8, 2^24) (xb = 8), floor and random truncations, which asserts
@@ -52,7 +54,9 @@
 
 /** The DSL's range [2^-f, 2^VEIL_RSQRT_NORM_HI) (reciprocal_norm.h's). */
 #define VEIL_RSQRT_NORM_HI 15
-#define VEIL_RSQRT_NORM_ROUNDS 17
+/** Rounds after the octave bits, and the total at f = 16 over the DSL's range (12 + 9). */
+#define VEIL_RSQRT_NORM_ROUNDS_AFTER 9
+#define VEIL_RSQRT_NORM_ROUNDS 21
 /** Extra fractional bits of rsqrt inside the DSL's sqrt: sqrt(x) = trunc_(f+8)(x rsqrt(x)). */
 #define VEIL_SQRT_NORM_BITS 8
 
@@ -62,7 +66,7 @@ int veil_mpc_rsqrt_norm(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
                         struct veil_sec *y);
 
 /** The costs above for n elements, N parties, range [2^lo, 2^hi) (any xb). */
-void veil_rsqrt_norm_cost(int nparties, size_t n, int lo, int hi, uint64_t *rounds,
+void veil_rsqrt_norm_cost(int nparties, size_t n, int f, int lo, int hi, uint64_t *rounds,
                           uint64_t *bytes);
 
 /** VEIL_OK when f, lo, hi, xb meet the limits above; VEIL_ERR_UNSUPPORTED with a message naming

@@ -13,10 +13,10 @@
  *    refused by every process naming why;
  *  - the update's cost: the second step of Adam minus that of SGD (momentum 0, no decay) on the
  *    same model, bytes sent by party 0, equals the formula per parameter tensor of n elements
- *    (N = 2) B_ltz(31 n) + 232 n - 8 n (the normalised inverse square root over 32 octaves,
- *    tasks/rsqrt_norm.h, B_ltz(31 n) + 144 n, and 10 products and truncations; SGD's 8 n),
- *    B_ltz(w) = 8 (w + 237 ceil(w / 64)), and its rounds 27 - 1 per parameter tensor (counted;
- *    24 on a tensor's critical path); the
+ *    (N = 2) B_oct(n) + 232 n - 8 n (the normalised inverse square root over 32 octaves,
+ *    tasks/rsqrt_norm.h, B_oct(n) + 144 n, and 10 products and truncations; SGD's 8 n), B_oct
+ *    the octave bits' bytes (veil_octave_bits_cost, bit positions 9..39), and its rounds
+ *    R_oct + 18 per parameter tensor (R_oct = 13, the octave bits' rounds; counted); the
  *    offline phase (veil_plan_preproc_runs) of 2 Adam steps needs more material than SGD's;
  *  - bad options refused by veil_compile with a message naming the option, its value and what to
  *    give (beta1 or beta2 outside [0, 1), eps <= 0, lr <= 0, an unknown optimizer, 1 - beta2 or eps
@@ -33,6 +33,7 @@
  * The measured errors are printed with VEIL_TEST_VERBOSE=1. */
 #include "config.h"
 #include "data/data_internal.h"
+#include "tasks/nonlinear_internal.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
@@ -330,9 +331,14 @@ static void check_old_versions(const veil_plan_t *p)
         }
 }
 
-static uint64_t b_ltz(uint64_t w)
+/* Bytes party 0 sends (N = 2) for the inverse square root's octave bits over Adam's 32
+ * octaves [2^-8, 2^24) at f = 16 (tasks/nonlinear_internal.h, veil_octave_bits_cost); *rounds
+ * its rounds. */
+static uint64_t b_octave(uint64_t n, uint64_t *rounds)
 {
-    return 8 * (w + 237 * ((w + 63) / 64));
+    uint64_t b = 0;
+    veil_octave_bits_cost(2, n, 16 - 8 + 1, 16 + 24 - 1, rounds, &b);
+    return b;
 }
 
 /* Secure Adam (with the checkpoint round trip) or AdamW against both plaintext trainers. */
@@ -381,18 +387,19 @@ static void check_secure(int adamw, double eps)
         const struct veil_run_stats adam = sh->stats;
         veil_plan_t *sgd = mlp(VEIL_OPTIMIZER_SGD, eps, NULL);
         VT_CHECK(sgd && run(COST, sgd) == VEIL_OK, "cost run (SGD) failed");
-        uint64_t want = 0, elems = 0;
+        uint64_t want = 0, elems = 0, orounds = 0;
         for (int i = 0; i < NP; i++) {
             const uint64_t n = pnumel[i];
-            want += b_ltz(31 * n) + 224 * n;
+            want += b_octave(n, &orounds) + 224 * n;
             elems += n;
         }
         const uint64_t got = adam.bytes_sent - sh->stats.bytes_sent;
         VT_CHECK(got == want, "Adam's update sent %llu bytes more than SGD's, the formula says "
                  "%llu", (unsigned long long)got, (unsigned long long)want);
-        VT_CHECK(adam.rounds - sh->stats.rounds == 26 * NP, "Adam's update counted %llu rounds "
-                 "more than SGD's, not %d", (unsigned long long)(adam.rounds - sh->stats.rounds),
-                 26 * NP);
+        VT_CHECK(adam.rounds - sh->stats.rounds == (18 + orounds) * NP, "Adam's update counted "
+                 "%llu rounds more than SGD's, not %llu",
+                 (unsigned long long)(adam.rounds - sh->stats.rounds),
+                 (unsigned long long)((18 + orounds) * NP));
         /* the offline phase records the update's material for every step (the step number of
          * each recorded run sets the public constants, not the items) */
         uint64_t ia = 0, ba = 0, is = 0, bs = 0;

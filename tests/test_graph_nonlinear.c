@@ -162,11 +162,11 @@ static void op_cost(int op, int n, size_t numel, uint64_t *r, uint64_t *b)
     switch (op) {
     case RECIP:
     case DIV:
-        veil_reciprocal_norm_cost(n, numel, -16, VEIL_RECIP_NORM_HI, r, b);
+        veil_reciprocal_norm_cost(n, numel, 16, -16, VEIL_RECIP_NORM_HI, r, b);
         break;
     case RSQRT:
     case SQRT:
-        veil_rsqrt_norm_cost(n, numel, -16, VEIL_RSQRT_NORM_HI, r, b);
+        veil_rsqrt_norm_cost(n, numel, 16, -16, VEIL_RSQRT_NORM_HI, r, b);
         break;
     default:
         veil_sigmoid_cost(n, numel, r, b);

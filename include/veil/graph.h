@@ -136,15 +136,15 @@ veil_node_t *veil_exp(veil_graph_t *g, const char *name, veil_node_t *x);
  * values: an input outside an op's domain gives a wrong result, not an error. Costs per element
  * at N = 2, f = 16 (bytes each party sends; multiply by N - 1) and measured worst errors:
  *   veil_reciprocal  1/x, x in [2^-16, 2^15) (every positive accepted input; by normalisation,
- *                    tasks/reciprocal_norm.h): 18 rounds, 1264.75 B; relative error 2^-12 plus
+ *                    tasks/reciprocal_norm.h): 22 rounds, 193.75 B; relative error 2^-12 plus
  *                    1 ulp (the test's bound).
  *   veil_div         x / y, y in [2^-16, 2^15), |x / y| < 2^29: reciprocal + product +
- *                    truncation, 20 rounds, 1288.75 B; error 2^-12 |x / y| + 2^-15 (1 + |x|).
+ *                    truncation, 24 rounds, 217.75 B; error 2^-12 |x / y| + 2^-15 (1 + |x|).
  *   veil_rsqrt       1/sqrt(x), x in [2^-16, 2^15) (every positive accepted input; by
- *                    normalisation, tasks/rsqrt_norm.h): 17 rounds, 1272.75 B; relative error
+ *                    normalisation, tasks/rsqrt_norm.h): 21 rounds, 201.75 B; relative error
  *                    1.2e-5 plus 1 ulp (test: 2^-15 |y| + 2^-15).
- *   veil_sqrt        sqrt(x) = x rsqrt(x) (rsqrt kept at f + 8 bits), x in [2^-16, 2^15): 19
- *                    rounds, 1296.75 B; relative error 1.2e-5 plus 1 ulp (test: 2^-15 sqrt(x) +
+ *   veil_sqrt        sqrt(x) = x rsqrt(x) (rsqrt kept at f + 8 bits), x in [2^-16, 2^15): 23
+ *                    rounds, 225.75 B; relative error 1.2e-5 plus 1 ulp (test: 2^-15 sqrt(x) +
  *                    2^-15).
  *   (x = 0 at f = 16: the secure rsqrt returns 604.31 and sqrt 0, the FIXED plaintext run refuses it with
  *   VEIL_ERR_RANGE, as every input outside an op's domain; negative x: an unspecified value.)
@@ -224,9 +224,9 @@ enum veil_dp_average {
  * that S^2 eps >= 2^lo, lo = -floor(f/2) (-8 at f = 16): a gradient of one ulp (2^-f) then has a
  * square of 2^(2s-f) that the fixed point still holds, and S^2 (vhat + eps), whose inverse square
  * root the update needs, is never below the secure inverse square root's domain [2^lo, ...).
- * That inverse square root covers [2^lo, 2^(lo+32)) (the normalised one, one comparison per
- * octave, its result at f + 8 bits: graph_internal.h, ADAM_UPDATE), so the update is right
- * while S^2 (vhat + eps) < 2^(lo+32), that is while |g| stays below about 2^(lo/2+16) / S:
+ * That inverse square root covers [2^lo, 2^(lo+32)) (the normalised one, the octave from one
+ * bit-sliced circuit, its result at f + 8 bits: graph_internal.h, ADAM_UPDATE), so the update is
+ * right while S^2 (vhat + eps) < 2^(lo+32), that is while |g| stays below about 2^(lo/2+16) / S:
  * 4.0 at f = 16 with the default eps = 1e-8 (s = 10), 2^12 at eps >= 2^-8. Above it the result is
  * wrong (undetected). Costs per parameter element and step: README, "Secure training".
  * ACCURACY: the secure run performs the FIXED trainer's ring operations (the truncations 0/+1 ulp
