@@ -8,7 +8,9 @@
  * in double: |y - y_ref| <= 1e-3 |gamma xhat_ref| + (4 + 1.5 / sigma) ulp |gamma| + 2 ulp
  * (relative error 1e-3 of xhat, the issue's bound, plus the fixed-point mean's 1-ulp rounding in
  * xc, which 1/sigma multiplies: it dominates only where xc is a few ulps); each run's rounds and
- * bytes equal the sequence's formula plus sharing x, gamma and beta and revealing y. */
+ * bytes equal the sequence's formula plus sharing x, gamma and beta and revealing y. Rows beyond
+ * the domain (spread >= 2^18 at f = 16, after a scale by 16) are refused by the FIXED run
+ * (VEIL_ERR_RANGE naming the node and the row); just inside (scaled by 3.999) they are not. */
 #include "config.h"
 #include "graph/graph_internal.h"
 #include "tasks/nonlinear.h"
@@ -113,6 +115,43 @@ static void ln_cost(int n, uint64_t *r, uint64_t *b)
     *b = (uint64_t)(n - 1) * (8 * 3 * ROWS + 8 * (w + 237 * ((w + 63) / 64)) + 96 * N) + ib;
 }
 
+/* Rows beyond the domain: layer norm of 16 x (the rows above), where row 2 spreads about 2^20
+ * (beyond 2^(62 - f - 28) = 2^18) and row 9 too: the FIXED run refuses it naming the node and the
+ * first such row (VEIL_ERR_RANGE), the DOUBLE run computes it; scaled by 3.999 instead (row 2
+ * spread 2^18 - 66, d var 2^37.9: just inside) the FIXED run is not refused. */
+static void check_refusal(void)
+{
+    for (int k = 0; k < 2; k++) {
+        const double c = k ? 3.999 : 16.0;
+        veil_graph_t *g = veil_graph_new("ln_wide");
+        size_t dims[2] = {ROWS, D}, dd[1] = {D};
+        veil_node_t *x = veil_input(g, "x", 1, 2, dims);
+        veil_node_t *gm = veil_param(g, "gamma", 1, 1, dd), *bt = veil_param(g, "beta", 1, 1, dd);
+        veil_node_t *y = veil_layernorm(g, "lnw", veil_scale(g, "up", x, c), gm, bt, EPS);
+        veil_plan_t *p = y && veil_reveal(g, y, VEIL_ALL_PARTIES) == VEIL_OK ? veil_compile(g, NULL)
+                                                                            : NULL;
+        VT_CHECK(p, "ln_wide compile: %s", veil_last_error());
+        if (p) {
+            struct veil_feed f[3] = {{"x", xs, N}, {"gamma", gs, D}, {"beta", bs, D}};
+            double out[N], *outs[1] = {out};
+            const int rc = veil_plain_run(p, VEIL_PLAIN_FIXED, f, 3, outs);
+            if (!k)
+                VT_CHECK(rc == VEIL_ERR_RANGE &&
+                             strstr(veil_last_error(), "layernorm 'lnw': row 2 has spread") &&
+                             strstr(veil_last_error(), "scale the rows down"),
+                         "FIXED layer norm of rows spread 2^20: rc %d, '%s'", rc,
+                         veil_last_error());
+            else
+                VT_CHECK(rc == VEIL_OK, "FIXED layer norm of rows spread 2^18 - 8: %s",
+                         veil_last_error());
+            VT_CHECK(veil_plain_run(p, VEIL_PLAIN_DOUBLE, f, 3, outs) == VEIL_OK,
+                     "DOUBLE layer norm of scaled rows: %s", veil_last_error());
+        }
+        veil_plan_destroy(&p);
+        veil_graph_destroy(&g);
+    }
+}
+
 int main(void)
 {
     sh = veil_test_mpc_shared(sizeof *sh);
@@ -176,6 +215,7 @@ int main(void)
     }
     veil_plan_destroy(&p);
     veil_graph_destroy(&g);
+    check_refusal();
     veil_test_mpc_shared_free(sh, sizeof *sh);
     return veil_test_status();
 }

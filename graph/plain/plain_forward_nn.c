@@ -13,6 +13,7 @@
 #include "tasks/nonlinear.h"
 #include "tasks/nonlinear_ref.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,42 @@ void veil_ln_form_init(struct veil_ln_form *lf, size_t d, double eps, int f)
         lf->ew[H + i - 1] = veil_plain_enc(ldexp(eps, 2 * (3 + i)), f) -
                             (i == 1 ? lf->e0 : veil_plain_enc(ldexp(eps, 2 * (2 + i)), f));
     }
+}
+
+/* The rows the secure layer norm computes right (graph_internal.h, LAYERNORM): a spread below
+ * 2^(62 - f - VEIL_LN_MEAN_BITS), where the row mean's product wraps, and d var below 2^46, where
+ * the row scale's sum of squares wraps (plain_ranges.c reports the same two quantities). The
+ * FIXED run refuses a row beyond either (VEIL_ERR_RANGE naming the node and the row) instead of
+ * modelling a wrong value. */
+static int check_ln_rows(const struct veil_plain_exec *e, const struct veil_node *n,
+                         const struct veil_node *x, size_t rows, size_t d)
+{
+    const double lim = ldexp(1.0, 62 - e->f - VEIL_LN_MEAN_BITS), vlim = ldexp(1.0, 46);
+    for (size_t r = 0; r < rows; r++) {
+        const uint64_t *xr = e->w[x->index] + r * d;
+        int64_t mn = (int64_t)xr[0], mx = mn;
+        double mean = 0, ss = 0;
+        for (size_t j = 0; j < d; j++) {
+            const int64_t v = (int64_t)xr[j];
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+            mean += ldexp((double)v, -e->f);
+        }
+        mean /= (double)d;
+        for (size_t j = 0; j < d; j++) {
+            const double c = ldexp((double)(int64_t)xr[j], -e->f) - mean;
+            ss += c * c;
+        }
+        const double spread = ldexp((double)mx - (double)mn, -e->f);
+        if (spread >= lim || ss >= vlim)
+            return veil_error(VEIL_ERR_RANGE, "plain run: layernorm '%s': row %zu has %s %g, "
+                              "beyond the op's domain (%s < %g): the secure run would compute a "
+                              "wrong value; scale the rows down", n->name, r,
+                              spread >= lim ? "spread (max - min)" : "d x variance",
+                              spread >= lim ? spread : ss, spread >= lim ? "spread" : "d var",
+                              spread >= lim ? lim : vlim);
+    }
+    return VEIL_OK;
 }
 
 int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
@@ -84,6 +121,8 @@ int veil_plain_layernorm(struct veil_plain_exec *e, const struct veil_node *n)
         return veil_error(VEIL_ERR_UNSUPPORTED, "plain run: layernorm '%s': the inverse square "
                           "root over [2^%d, 2^%d) cannot run with %d fractional bits; compile "
                           "with frac_bits 16 or more", n->name, VEIL_ISQRT_LO, VEIL_ISQRT_HI, e->f);
+    if ((rc = check_ln_rows(e, n, x, rows, d)) != VEIL_OK)
+        return rc;
     const int f = e->f;
     const uint64_t inv_d = veil_plain_enc(1.0 / (double)d, f);
     struct veil_ln_form lf;

@@ -106,7 +106,10 @@ veil_node_t *veil_concat(veil_graph_t *g, const char *name, veil_node_t *a, veil
  */
 veil_node_t *veil_batchnorm(veil_graph_t *g, const char *name, veil_node_t *x, veil_node_t *gamma,
                             veil_node_t *beta, veil_node_t *mean, veil_node_t *var, double eps);
-/** Layer normalisation over the last dimension (d): gamma, beta of shape (d). */
+/** Layer normalisation over the last dimension (d): gamma, beta of shape (d). Right for every
+ * row whose spread (max - min) is below 2^(62-f-28) (2^18 at f = 16: any row the feeds accept)
+ * and whose d var is below 2^46; the FIXED plaintext run refuses other rows (VEIL_ERR_RANGE naming
+ * the node and the row), the secure run cannot see them (veil_plain_check_ranges reports both). */
 veil_node_t *veil_layernorm(veil_graph_t *g, const char *name, veil_node_t *x, veil_node_t *gamma,
                             veil_node_t *beta, double eps);
 /** c (m, n) = a (m, k) . b (k, n), both secret (attention). */
