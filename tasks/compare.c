@@ -35,13 +35,7 @@ static void leaf_cpu(void *buffers[], void *cl_arg)
     const uint64_t pub = arg->party0 ? ~UINT64_C(0) : 0;
     uint64_t ct[64], rt[64];
     for (size_t b = 0; b < nb; b++) {
-        const size_t base = b * 64, cnt = n - base < 64 ? n - base : 64;
-        memset(ct, 0, sizeof ct);
-        memset(rt, 0, sizeof rt);
-        memcpy(ct, c + base, cnt * 8);
-        memcpy(rt, r + base, cnt * 8);
-        veil_transpose64(ct);
-        veil_transpose64(rt);
+        veil_cmp_slice_block(c, r, n, b, ct, rt);
         for (int i = 0; i < LEAVES; i++) {
             st[(size_t)i * nb + b] = veil_cmp_leaf_g(ct[i], rt[i]);
             st[((size_t)LEAVES + (size_t)i) * nb + b] = veil_cmp_leaf_p(ct[i], rt[i], pub);

@@ -8,12 +8,28 @@
 #ifndef VEIL_TASKS_COMPARE_INTERNAL_H
 #define VEIL_TASKS_COMPARE_INTERNAL_H
 
+#include "codelets/bits_common.h"
 #include "tasks/compare_common.h"
 #include "tasks/mpc.h"
 
 #include <starpu.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/** Block b of a tile of n elements bit-sliced (host bodies): ct[i] and rt[i] get bit i of
+ * elements 64 b .. 64 b + 63 of c and r (zeros past n). */
+static inline void veil_cmp_slice_block(const uint64_t *c, const uint64_t *r, size_t n, size_t b,
+                                        uint64_t ct[64], uint64_t rt[64])
+{
+    const size_t base = b * 64, cnt = n - base < 64 ? n - base : 64;
+    memset(ct, 0, 64 * sizeof *ct);
+    memset(rt, 0, 64 * sizeof *rt);
+    memcpy(ct, c + base, cnt * 8);
+    memcpy(rt, r + base, cnt * 8);
+    veil_transpose64(ct);
+    veil_transpose64(rt);
+}
 
 /** Words of packed bits for a tensor of numel elements tiled by tile (padding per tile):
  * W = sum over tiles of ceil(tile_numel / 64). */

@@ -92,7 +92,7 @@ train 2 resnet resnet18
 "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --batch 4 \
     --microbatches 2 >"$T/out" 2>&1 || bad "mlp train --microbatches 2 exited $?"
 grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train in 2 micro-batches: no agree=1"
-# Adam inside MPC (a small MLP: the update costs about 10 kB per parameter element)
+# Adam inside MPC (a small MLP; the update costs about 300 B per parameter element: README)
 "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --layers 16,8,4 --runs 2 \
     --optimizer adam >"$T/out" 2>&1 || bad "mlp train --optimizer adam exited $?"
 grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train with Adam: no agree=1"

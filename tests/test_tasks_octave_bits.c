@@ -23,15 +23,6 @@
 
 #define F 16 /* the test harness's default fractional bits (frac_bits = -1) */
 
-static uint64_t rng_state = 0x2545f4914f6cdd1du;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
 /* Edge values: 0, every power of two and its neighbours, negatives; then random words of
  * p1 + 1 bits (in range) and some of 64 bits. */
 static void fill(uint64_t *x, size_t n, int p1)
@@ -45,13 +36,14 @@ static void fill(uint64_t *x, size_t n, int p1)
         x[k++] = p + 1;
         x[k++] = 0 - p;
     }
+    veil_test_random((uint64_t)p1, x + k, n - k);
     for (; k < n; k++)
-        x[k] = k % 5 ? rnd() >> (63 - p1) : rnd();
+        x[k] = k % 5 ? x[k] >> (63 - p1) : x[k];
 }
 
 static void check_plain(void)
 {
-    uint64_t x[600];
+    uint64_t x[600], r[600];
     uint8_t out[VEIL_BITC_MAX_OUT];
     size_t ranges = 0, wrong = 0;
     for (int p1 = 1; p1 < VEIL_BITC_MAX_BITS; p1++)
@@ -65,10 +57,11 @@ static void check_plain(void)
             ranges++;
             VT_CHECK(b->nout == p1 - p0 + 1 && b->levels <= VEIL_BITC_MAX_LEVELS,
                      "(%d, %d): %d outputs, %d levels", p0, p1, b->nout, b->levels);
-            fill(x, (p0 + p1) % 7 == 0 ? 600 : 300, p1);
-            for (size_t e = 0; e < ((p0 + p1) % 7 == 0 ? 600u : 300u); e++) {
-                const uint64_t r = rnd();
-                veil_bitc_eval(b, x[e] - r, r, out);
+            const size_t n = (p0 + p1) % 7 == 0 ? 600 : 300;
+            fill(x, n, p1);
+            veil_test_random(UINT64_C(1000) + (uint64_t)(64 * p0 + p1), r, n);
+            for (size_t e = 0; e < n; e++) {
+                veil_bitc_eval(b, x[e] - r[e], r[e], out);
                 for (int i = 0; i < b->nout; i++)
                     if (out[i] != veil_nl_octave_bit_model(x[e], p0 + i, p1) && wrong++ < 5)
                         fprintf(stderr, "FAIL (%d, %d): x %016" PRIx64 " bit %d = %d\n", p0, p1,
