@@ -275,17 +275,25 @@ int veil_place_tile_of(starpu_data_handle_t h);
  * placement: veil_place_small_on_cpu's CPU worker for a small output when CUDA workers exist.
  */
 int veil_place_worker(starpu_data_handle_t out);
+/** veil_place_worker for a product of `work` multiply-adds (m n k, times the batch): with no
+ *  placement, one of at least VEIL_PLACE_GPU_MIN_WORK is the scheduler's to place whatever the
+ *  size of its output. */
+int veil_place_worker_work(starpu_data_handle_t out, uint64_t work);
 /** veil_place_worker for a task built by hand (starpu_task_create, its codelet set): sets
  * workerid and execute_on_a_specific_worker when the placement pins it to a worker that has a
  * body for the codelet; a CPU-only codelet under a GPU placement is left to the scheduler. */
 void veil_place_pin_task(struct starpu_task *task, starpu_data_handle_t out);
 /** Outputs smaller than this run on a CPU worker when no placement is set and the process has
- *  CUDA workers (place.c). */
+ *  CUDA workers (place.c), unless the task is a product of at least VEIL_PLACE_GPU_MIN_WORK
+ *  multiply-adds. */
 #define VEIL_PLACE_GPU_MIN_BYTES ((size_t)1 << 20)
+#define VEIL_PLACE_GPU_MIN_WORK (UINT64_C(1) << 22)
 /** The rule behind it, as a function of its inputs (for tests): the CPU worker (cpu_ids[tile mod
- *  ncpu]) an output of `bytes` in tile `tile` runs on in a process with ncuda CUDA workers and
- *  the ncpu CPU workers cpu_ids, or -1 for the scheduler's choice. Not counted as pinned. */
-int veil_place_small_on_cpu(size_t bytes, int tile, int ncuda, const int *cpu_ids, int ncpu);
+ *  ncpu]) an output of `bytes` in tile `tile` of a task of `work` multiply-adds (0: not a
+ *  product) runs on in a process with ncuda CUDA workers and the ncpu CPU workers cpu_ids, or -1
+ *  for the scheduler's choice. Not counted as pinned. */
+int veil_place_small_on_cpu(size_t bytes, uint64_t work, int tile, int ncuda, const int *cpu_ids,
+                            int ncpu);
 /** Tasks this process pinned to worker so far (all threads). */
 unsigned long long veil_place_pinned(int worker);
 

@@ -146,7 +146,8 @@ int veil_task_gemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_h
                             b, accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, &trans_a,
                             sizeof trans_a, STARPU_VALUE, &trans_b, sizeof trans_b, STARPU_VALUE,
                             &accumulate, sizeof accumulate, STARPU_PRIORITY, priority,
-                            STARPU_EXECUTE_ON_WORKER, veil_place_worker(c), VEIL_TRACE_TASK, 0);
+                            STARPU_EXECUTE_ON_WORKER,
+                            veil_place_worker_work(c, (uint64_t)m * n * k), VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "gemm: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

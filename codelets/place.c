@@ -12,8 +12,12 @@
  * to the scheduler, lws handed the protocol's small elementwise and AND-gate tasks to the GPU,
  * where each one's launch and its data's trips over PCIe (every opened value goes through main
  * memory to the network) cost more than the work (LeNet-5 batch 1 on an H200: 120 ms per run
- * against 28 ms with no CUDA worker; bench/README-gpu.md). Large outputs (the GEMMs of big
- * batches) stay the scheduler's to place.
+ * against 28 ms with no CUDA worker; bench/README-gpu.md). Large outputs stay the scheduler's to
+ * place, and so do products of at least VEIL_PLACE_GPU_MIN_WORK (2^22) multiply-adds whatever
+ * their output: the protocol tiles every output below 1 MiB, so by size alone no task reached
+ * the GPU (the H200 runs of bench/README-gpu.md), while a product of 2^22 multiply-adds takes
+ * milliseconds on a CPU core against microseconds of GPU time and PCIe transfer for its at most
+ * a few MiB of operands. The threshold is reasoned, not yet measured on a GPU.
  */
 #include "config.h"
 
@@ -51,22 +55,26 @@ int veil_place_tile_of(starpu_data_handle_t h)
     return v > 0 ? (int)(v - 1) : 0;
 }
 
-int veil_place_small_on_cpu(size_t bytes, int tile, int ncuda, const int *cpu_ids, int ncpu)
+int veil_place_small_on_cpu(size_t bytes, uint64_t work, int tile, int ncuda, const int *cpu_ids,
+                            int ncpu)
 {
-    if (ncuda <= 0 || ncpu <= 0 || bytes >= VEIL_PLACE_GPU_MIN_BYTES)
+    if (ncuda <= 0 || ncpu <= 0 || bytes >= VEIL_PLACE_GPU_MIN_BYTES ||
+        work >= VEIL_PLACE_GPU_MIN_WORK)
         return -1;
     return cpu_ids[(tile < 0 ? 0 : tile) % ncpu];
 }
 
-/* The CPU worker a task writing out runs on under no placement, -1 for the scheduler's choice. */
-static int auto_cpu(starpu_data_handle_t out)
+/* The CPU worker a task writing out (a product of `work` multiply-adds, 0 for other tasks) runs
+ * on under no placement, -1 for the scheduler's choice. */
+static int auto_cpu(starpu_data_handle_t out, uint64_t work)
 {
     if (!out || starpu_worker_get_count_by_type(STARPU_CUDA_WORKER) <= 0)
         return -1;
     int ids[STARPU_NMAXWORKERS];
     /* the array holds every worker: never -ERANGE */
     int n = starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids, STARPU_NMAXWORKERS);
-    return veil_place_small_on_cpu(starpu_data_get_size(out), veil_place_tile_of(out), 1, ids, n);
+    return veil_place_small_on_cpu(starpu_data_get_size(out), work, veil_place_tile_of(out), 1,
+                                   ids, n);
 }
 
 /* The device a task writing out goes to under the current placement, -1 for none. */
@@ -85,10 +93,15 @@ static int count_pinned(int w)
     return w;
 }
 
-int veil_place_worker(starpu_data_handle_t out)
+int veil_place_worker_work(starpu_data_handle_t out, uint64_t work)
 {
     const int w = chosen(out);
-    return w >= 0 ? count_pinned(w) : auto_cpu(out);
+    return w >= 0 ? count_pinned(w) : auto_cpu(out, work);
+}
+
+int veil_place_worker(starpu_data_handle_t out)
+{
+    return veil_place_worker_work(out, 0);
 }
 
 unsigned long long veil_place_pinned(int worker)
@@ -120,7 +133,7 @@ void veil_place_pin_task(struct starpu_task *task, starpu_data_handle_t out)
     if (w >= 0 && task->cl && has_body(task->cl, w)) {
         task->workerid = (unsigned)count_pinned(w);
         task->execute_on_a_specific_worker = 1;
-    } else if (w < 0 && task->cl && (w = auto_cpu(out)) >= 0 && has_body(task->cl, w)) {
+    } else if (w < 0 && task->cl && (w = auto_cpu(out, 0)) >= 0 && has_body(task->cl, w)) {
         task->workerid = (unsigned)w;
         task->execute_on_a_specific_worker = 1;
     }

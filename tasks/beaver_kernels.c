@@ -107,7 +107,8 @@ int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_
     rc = starpu_task_insert(g->accumulate ? &veil_bgemm_acc_cl : &veil_bgemm_cl, STARPU_R, a,
                             STARPU_R, b, g->accumulate ? STARPU_RW : STARPU_W, c, STARPU_VALUE, g,
                             sizeof *g, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
-                            veil_place_worker(c), VEIL_TRACE_TASK, 0);
+                            veil_place_worker_work(c, (uint64_t)g->batch * g->m * g->n * g->k),
+                            VEIL_TRACE_TASK, 0);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

@@ -15,8 +15,9 @@
  * an unknown device kind (VEIL_DEVICE_KIND), a worker nice value out of range (VEIL_WORKER_NICE),
  * a calibration flag that is not 0 or 1 (VEIL_CALIBRATE). On CUDA devices (check_cuda) the same
  * networks must give the same bits; without a CUDA worker, asking for CUDA devices is refused at
- * open. With no placement, a process with CUDA workers runs small outputs on its CPU workers
- * (veil_place_small_on_cpu): the rule is checked on its inputs.
+ * open. With no placement, a process with CUDA workers runs small outputs on its CPU workers,
+ * except products of 2^22 multiply-adds or more (veil_place_small_on_cpu): the rule is checked on
+ * its inputs.
  * The networks are test_graph_nets.c's. */
 #include "config.h"
 #include "base/base_internal.h"
@@ -554,17 +555,23 @@ static void check_bad(struct veil_test_net *t)
 }
 
 /* veil_place_small_on_cpu: CPU worker ids[tile mod n] below VEIL_PLACE_GPU_MIN_BYTES when the
- * process has a CUDA worker and CPU workers, else the scheduler's choice (-1). */
+ * process has a CUDA worker and CPU workers, unless the task is a product of at least
+ * VEIL_PLACE_GPU_MIN_WORK multiply-adds; else the scheduler's choice (-1). */
 static void check_small_on_cpu(void)
 {
     const int ids[3] = {4, 7, 9};
     const size_t small = VEIL_PLACE_GPU_MIN_BYTES - 8, big = VEIL_PLACE_GPU_MIN_BYTES;
-    VT_CHECK(veil_place_small_on_cpu(small, 0, 1, ids, 3) == 4, "small tile 0: worker 4");
-    VT_CHECK(veil_place_small_on_cpu(small, 5, 2, ids, 3) == 9, "small tile 5: worker 9");
-    VT_CHECK(veil_place_small_on_cpu(small, -1, 1, ids, 3) == 4, "untagged: worker 4");
-    VT_CHECK(veil_place_small_on_cpu(big, 0, 1, ids, 3) == -1, "1 MiB output: scheduler");
-    VT_CHECK(veil_place_small_on_cpu(small, 0, 0, ids, 3) == -1, "no CUDA worker: scheduler");
-    VT_CHECK(veil_place_small_on_cpu(small, 0, 1, ids, 0) == -1, "no CPU worker: scheduler");
+    const uint64_t light = VEIL_PLACE_GPU_MIN_WORK - 1, heavy = VEIL_PLACE_GPU_MIN_WORK;
+    VT_CHECK(veil_place_small_on_cpu(small, 0, 0, 1, ids, 3) == 4, "small tile 0: worker 4");
+    VT_CHECK(veil_place_small_on_cpu(small, 0, 5, 2, ids, 3) == 9, "small tile 5: worker 9");
+    VT_CHECK(veil_place_small_on_cpu(small, 0, -1, 1, ids, 3) == 4, "untagged: worker 4");
+    VT_CHECK(veil_place_small_on_cpu(big, 0, 0, 1, ids, 3) == -1, "1 MiB output: scheduler");
+    VT_CHECK(veil_place_small_on_cpu(small, light, 0, 1, ids, 3) == 4,
+             "a small product below 2^22 multiply-adds: worker 4");
+    VT_CHECK(veil_place_small_on_cpu(small, heavy, 0, 1, ids, 3) == -1,
+             "a product of 2^22 multiply-adds with a small output: scheduler");
+    VT_CHECK(veil_place_small_on_cpu(small, 0, 0, 0, ids, 3) == -1, "no CUDA worker: scheduler");
+    VT_CHECK(veil_place_small_on_cpu(small, 0, 0, 1, ids, 0) == -1, "no CPU worker: scheduler");
 }
 
 int main(void)
