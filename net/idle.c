@@ -34,7 +34,7 @@
 #include <time.h>
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; /* kicks and done callbacks broadcast it */
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; /* done callbacks broadcast it */
 static int paused;
 static uint64_t pauses;   /* how many times the workers were paused */
 static double paused_at;  /* veil_now() of the current pause */
@@ -65,10 +65,11 @@ double veil_net_idle_paused_s(void)
 
 void veil_net_idle_kick(void)
 {
+    /* No broadcast: a kick runs for every message, and the waiters need no wake-up for it (it
+     * resumes the workers itself; a waiter looks again within VEIL_NET_IDLE_POLL_MS). */
     pthread_mutex_lock(&mu);
     if (paused)
         resume_locked();
-    pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu);
 }
 

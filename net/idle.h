@@ -19,9 +19,9 @@
  *  seen within it), busy_ms otherwise. Any thread; call it with no StarPU lock held. */
 long veil_net_idle_poll(long busy_ms);
 
-/** Resumes the workers if a waiter paused them, and wakes the waiters of
- *  veil_net_idle_wait_flag so they look again (any thread): call it after anything that may make
- *  a task ready (the I/O thread, after each handle it releases). Never blocks. */
+/** Resumes the workers if a waiter paused them (any thread): call it after anything that may
+ *  make a task ready (the I/O thread, after each handle it releases). Wakes no waiter (they look
+ *  again within VEIL_NET_IDLE_POLL_MS). Never blocks. */
 void veil_net_idle_kick(void);
 
 /** A StarPU callback (a task's callback_func, an acquire's callback): arg is the int a waiter of

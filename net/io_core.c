@@ -23,7 +23,11 @@ void veil_net_req_done(struct veil_net *net, struct veil_net_req *r)
     pthread_mutex_lock(&net->mu);
     net->pending--;
     net->io_busy = net->outq_total > 0; /* a send's last frames may still be staged */
-    pthread_cond_broadcast(&net->cv);
+    /* Waiters on cv wait for no request pending (veil_net_wait_all also for !io_busy, which the
+     * loop broadcasts when it changes; veil_net_close): waking them for every message would put
+     * one more thread on the cores at the moment the message's consumer task needs one. */
+    if (net->pending == 0)
+        pthread_cond_broadcast(&net->cv);
     pthread_mutex_unlock(&net->mu);
 }
 
