@@ -99,6 +99,17 @@ int veil_cmp_sliced_layout(const char *op, const struct veil_sec *x, size_t per_
     return VEIL_OK;
 }
 
+int veil_cmp_sliced(veil_mpc_t *m, const char *op, const struct veil_sec *x, size_t per_block,
+                    struct veil_sec *t)
+{
+    size_t numel, tile;
+    int rc = veil_cmp_sliced_layout(op, x, per_block, &numel, &tile);
+    if (rc != VEIL_OK)
+        return rc;
+    const size_t dims[1] = {numel};
+    return veil_sec_init(m, t, VEIL_SHARE_BINARY, 1, dims, x->ntiles > 1 ? tile : SIZE_MAX);
+}
+
 /* ---- the finishing codelet: buffers d, e (opened, public), a, b, c (triple), z ----------
  * (word math in compare_common.h, CUDA body in cuda/compare.cu) */
 

@@ -60,6 +60,33 @@ struct veil_bitc {
 };
 
 /**
+ * Gate o on 64 bits at once, the semantics every evaluator shares (the party codelets of
+ * octave_bits.c and veil_bitc_eval): cbits[q] and rbits[q] are the public bits and this party's
+ * share of the mask's bits at position q (read by RIN, CAND and CXOR only: level 0), w[j * stride]
+ * is wire j's word, pub is all ones at party 0 (the public terms' adder) and 0 at the others.
+ */
+static inline uint64_t veil_bitc_gate(const struct veil_bitc_op *o, const uint64_t *cbits,
+                                      const uint64_t *rbits, const uint64_t *w, size_t stride,
+                                      uint64_t pub)
+{
+    const uint64_t *a = w + (size_t)o->a * stride;
+    switch (o->kind) {
+    case VEIL_BITC_RIN:
+        return rbits[o->b];
+    case VEIL_BITC_CAND:
+        return cbits[o->b] & *a;
+    case VEIL_BITC_CXOR:
+        return (cbits[o->b] & pub) ^ *a;
+    case VEIL_BITC_XOR:
+        return *a ^ w[(size_t)o->b * stride];
+    case VEIL_BITC_NOT:
+        return *a ^ pub;
+    default:
+        return *a & w[(size_t)o->b * stride];
+    }
+}
+
+/**
  * The octave circuit above for 1 <= p0 <= p1 < VEIL_BITC_MAX_BITS and p1 - p0 < VEIL_BITC_MAX_OUT
  * (NULL otherwise, or out of memory): built on first use, then shared (thread-safe; never freed).
  */

@@ -193,35 +193,18 @@ const struct veil_bitc *veil_bitc_octave(int p0, int p1)
 
 void veil_bitc_eval(const struct veil_bitc *b, uint64_t c, uint64_t r, uint8_t *out)
 {
-    uint8_t *w = malloc((size_t)b->nwires);
+    uint64_t *w = calloc((size_t)b->nwires, sizeof *w), cb[64], rb[64];
     if (!w) {
         memset(out, 0, (size_t)b->nout);
         return;
     }
-    for (int i = 0; i < b->nops; i++) {
-        const struct veil_bitc_op *o = &b->ops[i];
-        switch (o->kind) {
-        case VEIL_BITC_RIN:
-            w[o->dst] = (uint8_t)((r >> o->b) & 1);
-            break;
-        case VEIL_BITC_CAND:
-            w[o->dst] = (uint8_t)(((c >> o->b) & 1) & w[o->a]);
-            break;
-        case VEIL_BITC_CXOR:
-            w[o->dst] = (uint8_t)(((c >> o->b) & 1) ^ w[o->a]);
-            break;
-        case VEIL_BITC_XOR:
-            w[o->dst] = w[o->a] ^ w[o->b];
-            break;
-        case VEIL_BITC_NOT:
-            w[o->dst] = w[o->a] ^ 1;
-            break;
-        default:
-            w[o->dst] = w[o->a] & w[o->b];
-            break;
-        }
+    for (int q = 0; q < 64; q++) {
+        cb[q] = (c >> q) & 1;
+        rb[q] = (r >> q) & 1;
     }
+    for (int i = 0; i < b->nops; i++) /* one bit per word, as the single party: pub = 1 */
+        w[b->ops[i].dst] = veil_bitc_gate(&b->ops[i], cb, rb, w, 1, 1);
     for (int i = 0; i < b->nout; i++)
-        out[i] = w[b->out[i]];
+        out[i] = (uint8_t)w[b->out[i]];
     free(w);
 }

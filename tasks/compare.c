@@ -148,17 +148,6 @@ struct veil_sec veil_cmp_flat(const struct veil_sec *x)
     return v;
 }
 
-/* A 1-D binary tensor of per_block words per 64-element block of x, tiled alike. */
-static int sliced(veil_mpc_t *m, const struct veil_sec *x, size_t per_block, struct veil_sec *t)
-{
-    size_t numel, tile;
-    int rc = veil_cmp_sliced_layout("ltz", x, per_block, &numel, &tile);
-    if (rc != VEIL_OK)
-        return rc;
-    const size_t dims[1] = {numel};
-    return veil_sec_init(m, t, VEIL_SHARE_BINARY, 1, dims, x->ntiles > 1 ? tile : SIZE_MAX);
-}
-
 /* The six AND levels: state (the leaves, consumed) -> *g, the carry into bit 63. */
 static int carry_tree(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *state,
                       struct veil_sec *g)
@@ -171,9 +160,10 @@ static int carry_tree(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *
             break;
         struct veil_sec xs = {0}, ys = {0}, zs = {0}, next = {0};
         const struct veil_cmp_level_arg arg = {.l = l};
-        if ((rc = sliced(m, x, (size_t)v.words, &xs)) == VEIL_OK &&
-            (rc = sliced(m, x, (size_t)v.words, &ys)) == VEIL_OK &&
-            (rc = sliced(m, x, v.last ? 1 : 2 * (size_t)v.knext, &next)) == VEIL_OK) {
+        if ((rc = veil_cmp_sliced(m, "ltz", x, (size_t)v.words, &xs)) == VEIL_OK &&
+            (rc = veil_cmp_sliced(m, "ltz", x, (size_t)v.words, &ys)) == VEIL_OK &&
+            (rc = veil_cmp_sliced(m, "ltz", x, v.last ? 1 : 2 * (size_t)v.knext, &next)) ==
+                VEIL_OK) {
             for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
                 const starpu_data_handle_t h[3] = {state->h[t], xs.h[t], ys.h[t]};
                 rc = veil_cmp_submit(m, &veil_cmp_prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
@@ -230,8 +220,8 @@ int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_m
 
     veil_mpc_round(m);
     if ((rc = veil_mpc_open(m, &xf, &mask.part[VEIL_PRE_CM_R], &c)) != VEIL_OK ||
-        (rc = sliced(m, x, 2 * LEAVES, &state)) != VEIL_OK ||
-        (rc = sliced(m, x, 1, &top)) != VEIL_OK)
+        (rc = veil_cmp_sliced(m, "ltz", x, 2 * LEAVES, &state)) != VEIL_OK ||
+        (rc = veil_cmp_sliced(m, "ltz", x, 1, &top)) != VEIL_OK)
         goto out;
     const struct veil_cmp_party_arg la = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
@@ -242,7 +232,7 @@ int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_m
     if (rc == VEIL_OK)
         rc = carry_tree(m, x, &state, &g);
     if (rc == VEIL_OK)
-        rc = sliced(m, x, 1, &msb);
+        rc = veil_cmp_sliced(m, "ltz", x, 1, &msb);
     for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++)
         rc = veil_task_xor(top.h[t], g.h[t], msb.h[t], veil_mpc_priority(m));
     if (rc == VEIL_OK)

@@ -42,6 +42,10 @@ size_t veil_cmp_packed_words(size_t numel, size_t tile);
  */
 int veil_cmp_sliced_layout(const char *op, const struct veil_sec *x, size_t per_block,
                            size_t *numel, size_t *tile);
+/** *t (initialised here): a 1-D binary tensor of per_block words per 64-element block of x,
+ * tiled alike (veil_cmp_sliced_layout's layout; its error names op). */
+int veil_cmp_sliced(veil_mpc_t *m, const char *op, const struct veil_sec *x, size_t per_block,
+                    struct veil_sec *t);
 
 /**
  * z = x AND y on binary shares (1-D tensors, same layout; 64 gates per word) with one AND item

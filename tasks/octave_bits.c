@@ -52,28 +52,9 @@ static void leaf_cpu(void *buffers[], void *cl_arg)
     uint64_t ct[64], rt[64];
     for (size_t b = 0; b < nb; b++) {
         veil_cmp_slice_block(c, r, n, b, ct, rt);
-        for (int i = 0; i < bc->nops && bc->ops[i].level == 0; i++) {
-            const struct veil_bitc_op *o = &bc->ops[i];
-            uint64_t v;
-            switch (o->kind) {
-            case VEIL_BITC_RIN:
-                v = rt[o->b];
-                break;
-            case VEIL_BITC_CAND:
-                v = ct[o->b] & w[(size_t)o->a * nb + b];
-                break;
-            case VEIL_BITC_CXOR:
-                v = (ct[o->b] & pub) ^ w[(size_t)o->a * nb + b];
-                break;
-            case VEIL_BITC_XOR:
-                v = w[(size_t)o->a * nb + b] ^ w[(size_t)o->b * nb + b];
-                break;
-            default:
-                v = w[(size_t)o->a * nb + b] ^ pub;
-                break; /* NOT */
-            }
-            w[(size_t)o->dst * nb + b] = v;
-        }
+        for (int i = 0; i < bc->nops && bc->ops[i].level == 0; i++)
+            w[(size_t)bc->ops[i].dst * nb + b] =
+                veil_bitc_gate(&bc->ops[i], ct, rt, w + b, nb, pub);
     }
 }
 
@@ -112,21 +93,11 @@ static void comb_cpu(void *buffers[], void *cl_arg)
         if (o->level != arg->level)
             continue;
         uint64_t *d = row(w, o->dst, nb);
-        const uint64_t *a = row(w, o->a, nb), *b = row(w, o->b, nb);
-        switch (o->kind) {
-        case VEIL_BITC_AND:
+        if (o->kind == VEIL_BITC_AND) {
             memcpy(d, z + (size_t)j++ * nb, nb * 8);
-            break;
-        case VEIL_BITC_XOR:
+        } else { /* XOR, NOT: RIN, CAND and CXOR read c and r, level 0 only (the leaf) */
             for (size_t q = 0; q < nb; q++)
-                d[q] = a[q] ^ b[q];
-            break;
-        case VEIL_BITC_NOT:
-            for (size_t q = 0; q < nb; q++)
-                d[q] = a[q] ^ pub;
-            break;
-        default:
-            break; /* RIN, CAND, CXOR read c and r: level 0 only (the leaf) */
+                d[q] = veil_bitc_gate(o, NULL, NULL, w + q, nb, pub);
         }
     }
 }
@@ -168,17 +139,6 @@ static struct starpu_codelet mask_cl = {.cpu_funcs = {mask_cpu},
                                         .model = &mask_model,
                                         .name = "veil_octave_mask"};
 
-/* A binary tensor of per_block words per 64-element block of x, tiled alike. */
-static int sliced(veil_mpc_t *m, const struct veil_sec *x, size_t per_block, struct veil_sec *t)
-{
-    size_t numel, tile;
-    int rc = veil_cmp_sliced_layout("octave bits", x, per_block, &numel, &tile);
-    if (rc != VEIL_OK)
-        return rc;
-    const size_t dims[1] = {numel};
-    return veil_sec_init(m, t, VEIL_SHARE_BINARY, 1, dims, x->ntiles > 1 ? tile : SIZE_MAX);
-}
-
 /* The AND levels: wires updated in place, level by level. */
 static int and_levels(veil_mpc_t *m, const struct veil_bitc *bc, const struct veil_sec *xs,
                       struct veil_sec *wires)
@@ -188,8 +148,8 @@ static int and_levels(veil_mpc_t *m, const struct veil_bitc *bc, const struct ve
     for (int l = 1; l <= bc->levels && rc == VEIL_OK; l++) {
         struct veil_sec xa = {0}, ya = {0}, za = {0};
         const struct oct_arg arg = {.b = bc, .level = l, .party0 = veil_mpc_self(m) == 0};
-        if ((rc = sliced(m, xs, (size_t)bc->nand[l], &xa)) == VEIL_OK &&
-            (rc = sliced(m, xs, (size_t)bc->nand[l], &ya)) == VEIL_OK) {
+        if ((rc = veil_cmp_sliced(m, "octave bits", xs, (size_t)bc->nand[l], &xa)) == VEIL_OK &&
+            (rc = veil_cmp_sliced(m, "octave bits", xs, (size_t)bc->nand[l], &ya)) == VEIL_OK) {
             for (int t = 0; party && t < xs->ntiles && rc == VEIL_OK; t++) {
                 const starpu_data_handle_t h[3] = {wires->h[t], xa.h[t], ya.h[t]};
                 rc = veil_cmp_submit(m, &prep_cl, "octave bits", h, NULL, 3, &arg, sizeof arg);
@@ -224,7 +184,7 @@ static int outputs_b2a(veil_mpc_t *m, const struct veil_bitc *bc, const struct v
     for (; got < k && rc == VEIL_OK; got++)
         if ((rc = veil_mpc_material(m, veil_preproc_item_bit(0, xs->numel), mtile, &bit[got])) ==
             VEIL_OK)
-            rc = sliced(m, xs, 1, &e[got]);
+            rc = veil_cmp_sliced(m, "octave bits", xs, 1, &e[got]);
     for (int t = 0; party && t < xs->ntiles && rc == VEIL_OK; t++) {
         const struct oct_arg arg = {.b = bc,
                                     .offset = (size_t)t * ((xs->tile + 63) / 64),
@@ -292,7 +252,7 @@ int veil_nl_octave_bits(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
     if (rc == VEIL_OK) {
         veil_mpc_round(m);
         if ((rc = veil_mpc_open(m, &xs, &mask.part[VEIL_PRE_CM_R], &c)) == VEIL_OK)
-            rc = sliced(m, &xs, (size_t)bc->nwires, &wires);
+            rc = veil_cmp_sliced(m, "octave bits", &xs, (size_t)bc->nwires, &wires);
     }
     const struct oct_arg la = {.b = bc, .party0 = veil_mpc_self(m) == 0};
     for (int t = 0; party && t < xs.ntiles && rc == VEIL_OK; t++) {
