@@ -162,6 +162,11 @@
 #define VEIL_NODE_NAME_MAX 64
 /** Fractional bits of 1/d in layer norm's mean (FIXED-POINT SEQUENCES, LAYERNORM). */
 #define VEIL_LN_MEAN_BITS 28
+/** Layer norm's domain at f fractional bits: rows of spread below 2^VEIL_LN_SPREAD_BITS(f)
+ * (the mean's product wraps beyond) and of d var below 2^VEIL_LN_DVAR_BITS (the row scale's sum
+ * of squares wraps beyond). */
+#define VEIL_LN_SPREAD_BITS(f) (62 - (f) - VEIL_LN_MEAN_BITS)
+#define VEIL_LN_DVAR_BITS 46
 /** Layer norm's row scale (FIXED-POINT SEQUENCES, LAYERNORM): fractional bits of the coarse
  * values, thresholds that scale a row down (2^-h, h <= VEIL_LN_SCALES) and up (2^(3+i),
  * i <= VEIL_LN_UP), and the bits of S (the scale at 2^15). */

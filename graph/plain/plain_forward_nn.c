@@ -44,31 +44,45 @@ void veil_ln_form_init(struct veil_ln_form *lf, size_t d, double eps, int f)
     }
 }
 
-/* The rows the secure layer norm computes right (graph_internal.h, LAYERNORM): a spread below
- * 2^(62 - f - VEIL_LN_MEAN_BITS), where the row mean's product wraps, and d var below 2^46, where
- * the row scale's sum of squares wraps (plain_ranges.c reports the same two quantities). The
- * FIXED run refuses a row beyond either (VEIL_ERR_RANGE naming the node and the row) instead of
- * modelling a wrong value. */
+double veil_plain_row_spread(const struct veil_plain_exec *e, const struct veil_node *x,
+                             size_t r, size_t d)
+{
+    const uint64_t *xr = e->w[x->index] + r * d;
+    int64_t mn = (int64_t)xr[0], mx = mn;
+    for (size_t j = 1; j < d; j++) {
+        const int64_t v = (int64_t)xr[j];
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+    }
+    return ldexp((double)mx - (double)mn, -e->f);
+}
+
+double veil_plain_row_dvar(const struct veil_plain_exec *e, const struct veil_node *x, size_t r,
+                           size_t d)
+{
+    const uint64_t *xr = e->w[x->index] + r * d;
+    double mean = 0, ss = 0;
+    for (size_t j = 0; j < d; j++)
+        mean += ldexp((double)(int64_t)xr[j], -e->f);
+    mean /= (double)d;
+    for (size_t j = 0; j < d; j++) {
+        const double c = ldexp((double)(int64_t)xr[j], -e->f) - mean;
+        ss += c * c;
+    }
+    return ss;
+}
+
+/* The rows the secure layer norm computes right (graph_internal.h, LAYERNORM): the FIXED run
+ * refuses a row beyond VEIL_LN_SPREAD_BITS or VEIL_LN_DVAR_BITS (VEIL_ERR_RANGE naming the
+ * node and the row) instead of modelling a wrong value. */
 static int check_ln_rows(const struct veil_plain_exec *e, const struct veil_node *n,
                          const struct veil_node *x, size_t rows, size_t d)
 {
-    const double lim = ldexp(1.0, 62 - e->f - VEIL_LN_MEAN_BITS), vlim = ldexp(1.0, 46);
+    const double lim = ldexp(1.0, VEIL_LN_SPREAD_BITS(e->f));
+    const double vlim = ldexp(1.0, VEIL_LN_DVAR_BITS);
     for (size_t r = 0; r < rows; r++) {
-        const uint64_t *xr = e->w[x->index] + r * d;
-        int64_t mn = (int64_t)xr[0], mx = mn;
-        double mean = 0, ss = 0;
-        for (size_t j = 0; j < d; j++) {
-            const int64_t v = (int64_t)xr[j];
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-            mean += ldexp((double)v, -e->f);
-        }
-        mean /= (double)d;
-        for (size_t j = 0; j < d; j++) {
-            const double c = ldexp((double)(int64_t)xr[j], -e->f) - mean;
-            ss += c * c;
-        }
-        const double spread = ldexp((double)mx - (double)mn, -e->f);
+        const double spread = veil_plain_row_spread(e, x, r, d);
+        const double ss = spread >= lim ? 0 : veil_plain_row_dvar(e, x, r, d);
         if (spread >= lim || ss >= vlim)
             return veil_error(VEIL_ERR_RANGE, "plain run: layernorm '%s': row %zu has %s %g, "
                               "beyond the op's domain (%s < %g): the secure run would compute a "

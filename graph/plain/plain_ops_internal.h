@@ -108,6 +108,14 @@ int veil_plain_softmax(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_gelu(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_argmax(struct veil_plain_exec *e, const struct veil_node *n);
 int veil_plain_softmax_xent(struct veil_plain_exec *e, const struct veil_node *n);
+/* Row r (d elements along the last dimension) of node x's fixed-point value, in reals: its
+ * spread (max - min; softmax's and layer norm's) and d times its variance (layer norm's). The
+ * executor refuses a layer norm row beyond VEIL_LN_SPREAD_BITS / VEIL_LN_DVAR_BITS with them,
+ * plain_ranges.c reports them. */
+double veil_plain_row_spread(const struct veil_plain_exec *e, const struct veil_node *x,
+                             size_t r, size_t d);
+double veil_plain_row_dvar(const struct veil_plain_exec *e, const struct veil_node *x, size_t r,
+                           size_t d);
 
 /* plain_backward_nn.c: backward evaluations (contract: veil_plain_fn). */
 int veil_plain_layernorm_grad(struct veil_plain_exec *e, const struct veil_node *n);

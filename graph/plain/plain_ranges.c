@@ -149,41 +149,19 @@ static void check_spread(const struct veil_plain_exec *e, const struct veil_node
                          struct veil_range_row *w)
 {
     const size_t d = x->dims[x->ndim - 1], rows = d ? x->numel / d : 0;
-    for (size_t r = 0; r < rows; r++) {
-        const uint64_t *xr = e->w[x->index] + r * d;
-        int64_t mn = (int64_t)xr[0], mx = mn;
-        for (size_t j = 1; j < d; j++) {
-            const int64_t v = (int64_t)xr[j];
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-        }
-        veil_range_row_add(w, ldexp((double)mx - (double)mn, -e->f));
-    }
+    for (size_t r = 0; r < rows; r++)
+        veil_range_row_add(w, veil_plain_row_spread(e, x, r, d));
 }
 
-/* Layer norm's var + eps per row, by the executor's sequence (graph_internal.h, LAYERNORM):
- * the row shifted by its first value, the mean at VEIL_LN_MEAN_BITS, the centred squares summed
- * before one truncation. Constant rows (centred values all 0) give beta whatever the inverse
- * square root makes of eps, so they are not measured. */
+/* Layer norm's d var per row (graph_internal.h, LAYERNORM): the quantity the row scale squares
+ * and sums at 8 fractional bits (it fits while d var < 2^VEIL_LN_DVAR_BITS). */
 static void check_variance(const struct veil_plain_exec *e, const struct veil_node *n,
                            struct veil_range_row *w)
 {
-    /* d var of each row, in reals: the quantity the layer norm's row scale squares and sums
-     * at 8 fractional bits (graph_internal.h, LAYERNORM: it fits while d var < 2^46) */
     const struct veil_node *x = &e->p->nodes[n->in[0]];
     const size_t d = x->dims[x->ndim - 1], rows = d ? x->numel / d : 0;
-    for (size_t row = 0; row < rows; row++) {
-        const uint64_t *xr = e->w[x->index] + row * d;
-        double mean = 0, ss = 0;
-        for (size_t j = 0; j < d; j++)
-            mean += real(xr[j], e->f);
-        mean /= (double)d;
-        for (size_t j = 0; j < d; j++) {
-            const double c = real(xr[j], e->f) - mean;
-            ss += c * c;
-        }
-        veil_range_row_add(w, ss);
-    }
+    for (size_t r = 0; r < rows; r++)
+        veil_range_row_add(w, veil_plain_row_dvar(e, x, r, d));
 }
 
 /* Every element of node j's value, as reals, into w. */

@@ -99,7 +99,7 @@ static void domain(enum veil_range_kind k, int f, double *lo, double *hi, double
         *shi = VEIL_SOFTMAX_FLOOR;
         break;
     case VEIL_RK_LN_SPREAD:
-        h = ldexp(1.0, 62 - f - VEIL_LN_MEAN_BITS);
+        h = ldexp(1.0, VEIL_LN_SPREAD_BITS(f));
         break;
     case VEIL_RK_GELU:
         h = ldexp(1.0, 30 - f);
@@ -109,7 +109,7 @@ static void domain(enum veil_range_kind k, int f, double *lo, double *hi, double
         break;
     case VEIL_RK_VARIANCE: /* rows of any variance are scaled into inv_sqrt's domain */
         *lo = 0;
-        *hi = ldexp(1.0, 46);
+        *hi = ldexp(1.0, VEIL_LN_DVAR_BITS);
         return;
     case VEIL_RK_ISQRT:
         *lo = ldexp(1.0, -f);
