@@ -59,7 +59,8 @@ int infer(const struct opts *o)
     if (self == 1)
         printf("lenet_fmnist: secure inference of %zu test images%s, batch %zu, %d parties%s\n"
                "lenet_fmnist: preprocessing per batch: %" PRIu64 " items, %.1f MB %s\n", total,
-               o->passes > 1 ? " (each pass)" : "", o->batch, n, o->preproc ? ", material from preprocessing files" : " and the dealer",
+               o->passes > 1 ? " (each pass)" : "", o->batch, n,
+               o->preproc ? ", material from preprocessing files" : " and the dealer",
                items, (double)dealer_bytes / 1e6,
                o->preproc ? "read from the file (generated offline)" : "from the dealer");
     size_t correct = 0;
@@ -332,7 +333,8 @@ int preproc(const struct opts *o)
            "lenet_fmnist: run the session with: veil-run -n %d --session %s -- lenet_fmnist infer "
            "--preproc %s --images %zu --batch %zu --passes %zu%s\n",
            o->parties, runs, o->batch, items, (double)bytes / 1e6, secs, o->parties, o->session,
-           o->preproc, images, o->batch, o->passes, o->weight_stationary ? " --weight-stationary" : "");
+           o->preproc, images, o->batch, o->passes,
+           o->weight_stationary ? " --weight-stationary" : "");
     printf("model=%s parties=%d images=%zu batch=%zu runs=%d offline_s=%.2f preproc_items=%" PRIu64
            " preproc_bytes=%" PRIu64 "\n",
            MODEL, o->parties, images, o->batch, runs, secs, items, bytes);
