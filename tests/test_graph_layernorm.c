@@ -142,7 +142,7 @@ static void check_refusal(void)
                          "FIXED layer norm of rows spread 2^20: rc %d, '%s'", rc,
                          veil_last_error());
             else
-                VT_CHECK(rc == VEIL_OK, "FIXED layer norm of rows spread 2^18 - 8: %s",
+                VT_CHECK(rc == VEIL_OK, "FIXED layer norm of rows spread 2^18 - 66: %s",
                          veil_last_error());
             VT_CHECK(veil_plain_run(p, VEIL_PLAIN_DOUBLE, f, 3, outs) == VEIL_OK,
                      "DOUBLE layer norm of scaled rows: %s", veil_last_error());
