@@ -6,7 +6,7 @@
  * n = 10^MINEXP .. 10^MAXEXP. Results and commands: bench/README-nonlinear.md.
  *
  * Usage: bench_nonlinear [-s MINEXP (3)] [-e MAXEXP (5)] [-E RECIP_MAXEXP (4)] [-r REPEATS (2)]
- *                        [-b BATCH] [-n N (parties, 2)] [-o OP (all; exp recip isqrt softmax10
+ *                        [-b BATCH] [-t TILE (VEIL_MPC_TILE_DEFAULT)] [-n N (parties, 2)] [-o OP (all; exp recip isqrt softmax10
  *                        softmax128 gelu recipn sigmoid)]
  * Every intermediate of a call stays live until the call's veil_mpc_wait, and the reciprocal and
  * the inverse square root compare every element with 79 / 127 thresholds (see nonlinear.h), so a
@@ -48,6 +48,7 @@ struct cfg {
     size_t n;     /* elements in all */
     size_t batch; /* elements per slice (whole rows) */
     int repeats;
+    size_t tile;        /* the session's tile (elements); 0: VEIL_MPC_TILE_DEFAULT */
     struct result *res; /* shared with the children */
 };
 
@@ -195,7 +196,7 @@ static void formula(const struct cfg *c, int nparties, uint64_t *slice_rounds, u
 static void one(struct cfg *c, int nparties)
 {
     memset(c->res, 0, sizeof *c->res);
-    if (bench_run(nparties, 0, 3600, body, c) != 0) {
+    if (bench_run(nparties, c->tile, 3600, body, c) != 0) {
         printf("| %s | %zu | %zu | failed |\n", op_names[c->op], c->n, c->batch);
         return;
     }
@@ -220,7 +221,7 @@ int main(int argc, char **argv)
     int minexp = 3, maxexp = 5, recip_maxexp = 4, nparties = 2, only = -1, opt;
     size_t batch = 0;
     static struct cfg c = {.repeats = 2};
-    while ((opt = getopt(argc, argv, "s:e:E:r:b:n:o:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:e:E:r:b:t:n:o:")) != -1) {
         switch (opt) {
         case 's':
             minexp = atoi(optarg);
@@ -237,6 +238,9 @@ int main(int argc, char **argv)
         case 'b':
             batch = (size_t)strtoull(optarg, NULL, 10);
             break;
+        case 't':
+            c.tile = (size_t)strtoull(optarg, NULL, 10);
+            break;
         case 'n':
             nparties = atoi(optarg);
             break;
@@ -252,7 +256,7 @@ int main(int argc, char **argv)
         default:
             fprintf(stderr,
                     "usage: %s [-s MINEXP] [-e MAXEXP] [-E RECIP_MAXEXP] [-r REPEATS] [-b BATCH] "
-                    "[-n N] [-o OP]\n",
+                    "[-t TILE] [-n N] [-o OP]\n",
                     argv[0]);
             return 2;
         }
