@@ -128,6 +128,7 @@ int veil_net_wait_all(veil_net_t *net)
         return veil_error(VEIL_ERR_INVAL, "veil_net_wait_all: NULL session");
     const int idle_pause = veil_env_idle_pause();
     for (;;) {
+        const int idle = veil_net_idle_begin();
         pthread_mutex_lock(&net->mu);
         uint64_t seen = net->posted_total;
         double fail_deadline = 0;
@@ -147,7 +148,9 @@ int veil_net_wait_all(veil_net_t *net)
                              : 100);
         }
         pthread_mutex_unlock(&net->mu);
-        veil_net_idle_kick(); /* starpu_task_wait_for_all needs running workers */
+        /* resumed (also if another waiter paused): starpu_task_wait_for_all needs the workers */
+        veil_net_idle_end(idle);
+        veil_net_idle_kick();
         starpu_task_wait_for_all();
         pthread_mutex_lock(&net->mu);
         int again = net->posted_total != seen || net->pending > 0 || net->io_busy;

@@ -6,14 +6,19 @@
  * by a scheduler tick. starpu_pause() makes every worker sleep at the top of its loop (a condition
  * variable) until starpu_resume(). Every blocking wait of a party is a loop around
  * veil_net_idle_poll: it pauses when no task is ready or running (starpu_task_nready() == 0:
- * every remaining task waits on a message), and resumes when it sees a ready task (one submitted
- * by another thread: looked for every VEIL_NET_IDLE_POLL_MS while paused) and before the wait
- * returns. The I/O thread resumes right after each handle it releases (veil_net_req_done: a
- * landed message or a finished send may make a task ready). StarPU's pause is per process, so
+ * StarPU counts a task from its release to its end, so 0 means every remaining task waits on a
+ * message), and resumes when it sees a ready task (one submitted by another thread: looked for
+ * every VEIL_NET_IDLE_POLL_MS while paused) and before the wait returns. The waiter looks only
+ * every VEIL_NET_IDLE_POLL_MS, so while someone waits (veil_net_idle_begin .. end) StarPU's idle
+ * hook does the same test on the idle worker itself, at its first empty turn: the workers sleep
+ * as soon as the last task ends instead of spinning up to a poll interval after every burst of
+ * work (StarPU 1.3 calls idle hooks from the CPU driver when it found no task, holding no lock).
+ * The I/O thread resumes right after each handle it releases (veil_net_req_done: a landed message
+ * or a finished send may make a task ready). StarPU's pause is per process, so
  * this state is too. A process with a CUDA worker never pauses (may_pause: a paused CUDA driver
- * moves no data between the GPU and main RAM). The blocking calls left outside it wait on nothing remote:
- * starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending (every task left
- * can run, so the workers are resumed for it), and the acquires of revealed outputs and
+ * moves no data between the GPU and main RAM). The blocking calls left outside it wait on nothing
+ * remote: starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending (every task
+ * left can run, so the workers are resumed for it), and the acquires of revealed outputs and
  * checkpointed shares (graph/secure) come after that barrier.
  *
  * ORDERING. mu orders a waiter's "nothing ready, pause" against a kick's "released, resume": a
@@ -35,14 +40,16 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; /* done callbacks broadcast it */
-static int paused;
+static int paused;        /* written under mu; the idle hook peeks at it without mu */
+static int waiters;       /* threads between veil_net_idle_begin and end (under mu; peeked) */
+static int hook_id = -1;  /* the idle hook's StarPU id while waiters > 0 */
 static uint64_t pauses;   /* how many times the workers were paused */
 static double paused_at;  /* veil_now() of the current pause */
 static double paused_sum; /* seconds paused before the current pause */
 
 static void resume_locked(void)
 {
-    paused = 0;
+    __atomic_store_n(&paused, 0, __ATOMIC_RELAXED);
     paused_sum += veil_now() - paused_at;
     starpu_resume();
 }
@@ -83,18 +90,80 @@ static int may_pause(void)
     return starpu_worker_get_count() == starpu_cpu_worker_get_count();
 }
 
+/* Pauses the workers if nothing is ready or running; mu held. */
+static void pause_if_idle_locked(void)
+{
+    if (!paused && starpu_task_nready() == 0 && may_pause()) {
+        starpu_pause(); /* pause_depth += 1: returns at once, also on a worker */
+        __atomic_store_n(&paused, 1, __ATOMIC_RELAXED);
+        paused_at = veil_now();
+        pauses++;
+    }
+}
+
 /* veil_net_idle_poll with mu held. */
 static long poll_locked(long busy_ms)
 {
-    if (!paused && starpu_task_nready() == 0 && may_pause()) {
-        starpu_pause();
-        paused = 1;
-        paused_at = veil_now();
-        pauses++;
-    } else if (paused && starpu_task_nready() > 0) {
+    if (!paused)
+        pause_if_idle_locked();
+    else if (starpu_task_nready() > 0)
         resume_locked();
-    }
     return paused ? VEIL_NET_IDLE_POLL_MS : busy_ms;
+}
+
+/* StarPU's idle hook: an idle CPU worker calls it at each empty turn of its loop, holding no
+ * StarPU lock. While a waiter waits, pause at once when nothing is ready or running. Cheap when
+ * there is nothing to do (two relaxed loads), and never blocks: mu is only tried. */
+static unsigned idle_hook(void *arg)
+{
+    (void)arg;
+    if (__atomic_load_n(&waiters, __ATOMIC_RELAXED) == 0 ||
+        __atomic_load_n(&paused, __ATOMIC_RELAXED))
+        return 1;
+    if (pthread_mutex_trylock(&mu) != 0)
+        return 1; /* a waiter or a kick holds it: it decides, or the next turn does */
+    if (waiters > 0)
+        pause_if_idle_locked();
+    pthread_mutex_unlock(&mu);
+    return 1;
+}
+
+/* A waiter arrives / leaves (mu held): the hook is registered while there is one. */
+static void waiter_in_locked(void)
+{
+    if (__atomic_add_fetch(&waiters, 1, __ATOMIC_RELAXED) == 1 && hook_id < 0) {
+        const int id = starpu_idle_hook_register(idle_hook, NULL);
+        hook_id = id >= 0 ? id : -1; /* no free slot: the waiter's own looks still pause */
+    }
+}
+
+static void waiter_out_locked(void)
+{
+    if (__atomic_sub_fetch(&waiters, 1, __ATOMIC_RELAXED) == 0 && hook_id >= 0) {
+        starpu_idle_hook_deregister(hook_id);
+        hook_id = -1;
+    }
+    if (paused)
+        resume_locked();
+}
+
+int veil_net_idle_begin(void)
+{
+    if (!veil_env_idle_pause())
+        return 0;
+    pthread_mutex_lock(&mu);
+    waiter_in_locked();
+    pthread_mutex_unlock(&mu);
+    return 1;
+}
+
+void veil_net_idle_end(int token)
+{
+    if (!token)
+        return;
+    pthread_mutex_lock(&mu);
+    waiter_out_locked();
+    pthread_mutex_unlock(&mu);
 }
 
 long veil_net_idle_poll(long busy_ms)
@@ -119,12 +188,16 @@ void veil_net_idle_wait_flag(const int *done)
 {
     const int on = veil_env_idle_pause();
     pthread_mutex_lock(&mu);
+    if (on)
+        waiter_in_locked();
     while (!*done) {
         /* also while busy: the workers' last task may end without an event that wakes us */
         const long ms = on ? poll_locked(VEIL_NET_IDLE_POLL_MS) : 100;
         veil_cond_wait_ms(&cv, &mu, ms);
     }
-    if (paused)
+    if (on)
+        waiter_out_locked();
+    else if (paused)
         resume_locked();
     pthread_mutex_unlock(&mu);
 }

@@ -14,10 +14,19 @@
 #define VEIL_NET_IDLE_POLL_MS 1
 
 /** The step of a waiting loop: with VEIL_IDLE_PAUSE on and no CUDA worker in the process, pauses
- *  the workers when no task is ready or running and resumes them when one is. Returns how many milliseconds the caller may sleep
- *  before it calls again: VEIL_NET_IDLE_POLL_MS while paused (a task another thread submits is
- *  seen within it), busy_ms otherwise. Any thread; call it with no StarPU lock held. */
+ *  the workers when no task is ready or running and resumes them when one is. Returns how many
+ *  milliseconds the caller may sleep before it calls again: VEIL_NET_IDLE_POLL_MS while paused
+ *  (a task another thread submits is seen within it), busy_ms otherwise. Any thread; call it
+ *  with no StarPU lock held. */
 long veil_net_idle_poll(long busy_ms);
+
+/** A thread starts / ends a wait built on veil_net_idle_poll (veil_net_wait_all): between the
+ *  two, StarPU's idle workers also pause themselves at their first empty turn when no task is
+ *  ready or running (an idle hook), instead of at the waiter's next poll. begin returns the token
+ *  to give end (0 when VEIL_IDLE_PAUSE is off); end resumes the workers if they are paused.
+ *  Any thread; no StarPU lock held; veil_net_idle_wait_flag does both itself. */
+int veil_net_idle_begin(void);
+void veil_net_idle_end(int token);
 
 /** Resumes the workers if a waiter paused them (any thread): call it after anything that may
  *  make a task ready (the I/O thread, after each handle it releases). Wakes no waiter (they look
