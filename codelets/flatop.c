@@ -12,6 +12,7 @@
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
 #include "codelets/cuda/cuda_internal.h"
+#include "net/idle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,7 @@ int veil_task_flatop(const struct veil_flatop_args *a, const starpu_data_handle_
     rc = starpu_task_insert(&veil_flatop_cl, STARPU_DATA_MODE_ARRAY, d, a->nout + a->nin,
                             STARPU_VALUE, a, sizeof *a, STARPU_PRIORITY, priority,
                             STARPU_EXECUTE_ON_WORKER, veil_place_worker(out[0]), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     free(d);
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "flatop: starpu_task_insert failed (%s)", strerror(-rc));

@@ -12,6 +12,7 @@
 #endif
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "net/idle.h"
 
 #include <string.h>
 
@@ -148,6 +149,7 @@ int veil_task_gemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_h
                             &accumulate, sizeof accumulate, STARPU_PRIORITY, priority,
                             STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker_work(c, (uint64_t)m * n * k), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "gemm: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

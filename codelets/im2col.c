@@ -13,6 +13,7 @@
 
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "net/idle.h"
 
 #include <string.h>
 
@@ -145,6 +146,7 @@ static int submit(struct starpu_codelet *cl, const char *name, starpu_data_handl
     rc = starpu_task_insert(cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &geom, sizeof(geom),
                             STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(out), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", name,
                           strerror(-rc));

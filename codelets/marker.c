@@ -10,6 +10,7 @@
 #include "codelets/codelets_internal.h"
 
 #include "base/base_internal.h"
+#include "net/idle.h"
 
 #include <stdlib.h>
 
@@ -43,6 +44,7 @@ int veil_task_marker(const starpu_data_handle_t *h, int n, int priority, void (*
         starpu_task_destroy(t);
         return veil_error(VEIL_ERR_STARPU, "marker: cannot submit the task");
     }
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     *out = t;
     return VEIL_OK;
 }

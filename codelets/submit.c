@@ -9,6 +9,7 @@
 
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "net/idle.h"
 
 #include <string.h>
 
@@ -85,6 +86,7 @@ int veil_codelet_submit_elementwise(struct starpu_codelet *cl, const char *name,
     else
         rc = starpu_task_insert(cl, STARPU_R, a, STARPU_W, out, STARPU_PRIORITY, priority,
                                 STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", name,
                           strerror(-rc));

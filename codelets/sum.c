@@ -13,6 +13,7 @@
 
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "net/idle.h"
 
 #include <string.h>
 
@@ -80,6 +81,7 @@ static int submit_k(struct starpu_codelet *cl, const char *op, const starpu_data
     }
     rc = starpu_task_insert(cl, STARPU_DATA_MODE_ARRAY, descr, k + 1, STARPU_PRIORITY, priority,
                             STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", op, strerror(-rc));
     return VEIL_OK;

@@ -11,6 +11,7 @@
 
 #include "base/base_internal.h"
 #include "base/trace.h"
+#include "net/idle.h"
 
 #include <string.h>
 
@@ -66,6 +67,7 @@ int veil_task_transpose(starpu_data_handle_t in, starpu_data_handle_t out, int p
                           ir, ic, ic, ir, orow, ocol);
     rc = starpu_task_insert(&veil_transpose_cl, STARPU_R, in, STARPU_W, out, STARPU_PRIORITY,
                             priority, STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "transpose: starpu_task_insert failed (%s)",
                           strerror(-rc));

@@ -8,27 +8,34 @@
  * veil_net_idle_poll: it pauses when no task is ready or running (starpu_task_nready() == 0:
  * StarPU counts a task from its release to its end, so 0 means every remaining task waits on a
  * message), and resumes when it sees a ready task (one submitted by another thread: looked for
- * every VEIL_NET_IDLE_POLL_MS while paused) and before the wait returns. The waiter looks only
- * every VEIL_NET_IDLE_POLL_MS, so while someone waits (veil_net_idle_begin .. end) StarPU's idle
- * hook does the same test on the idle worker itself, at its first empty turn: the workers sleep
- * as soon as the last task ends instead of spinning up to a poll interval after every burst of
- * work (StarPU 1.3 calls idle hooks from the CPU driver when it found no task, holding no lock).
- * The I/O thread resumes right after each handle it releases (veil_net_req_done: a landed message
- * or a finished send may make a task ready). StarPU's pause is per process, so
- * this state is too. A process with a CUDA worker never pauses (may_pause: a paused CUDA driver
- * moves no data between the GPU and main RAM). The blocking calls left outside it wait on nothing
- * remote: starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending (every task
- * left can run, so the workers are resumed for it), and the acquires of revealed outputs and
- * checkpointed shares (graph/secure) come after that barrier.
+ * every VEIL_NET_IDLE_POLL_MS while paused) and before the wait returns.
  *
- * ORDERING. mu orders a waiter's "nothing ready, pause" against a kick's "released, resume": a
- * release that makes a task ready before the waiter looks is seen by it (StarPU counts a task
- * ready before the release returns, and before its producer's count drops, so a chain of local
- * tasks never shows 0 in between); one after is followed by the kick, which takes mu after the
- * pause. No ready task is missed, and no one waits on a worker: the callback run by StarPU
- * (veil_net_idle_done_cb) only takes mu. Under mu the waiter calls only starpu_task_nready,
- * starpu_pause and starpu_resume, which take no lock a callback's thread could hold; net's
- * waiter holds net->mu outside mu, and nobody takes net->mu under mu.
+ * THE IDLE HOOK. A waiter looks only every VEIL_NET_IDLE_POLL_MS, and nobody looks while the
+ * process computes or submits. So while a network session is open (veil_net_idle_session_open ..
+ * close) or someone waits (begin .. end), StarPU's idle hook makes the same test on the idle
+ * worker itself, at its first empty turn (StarPU 1.3 calls idle hooks from the CPU driver when it
+ * found no task, holding no lock): the workers sleep as soon as the last task ends, instead of
+ * spinning until a waiter looks — or, outside waits, for good. Whatever can make a task ready
+ * then resumes them: the I/O thread right after each handle it releases (veil_net_req_done: a
+ * landed message or a finished send), every submission of a Veil task (veil_net_idle_kick after
+ * starpu_task_insert / submit in codelets/ and tasks/), and the application thread's releases of
+ * acquired data (tasks/mpc.c, graph/secure/checkpoint.c); a task's end cannot, since nothing runs
+ * while nready is 0. A readiness Veil misses is caught by the next waiter's look. StarPU's pause is
+ * per process, so this state is too. A process with a CUDA worker never pauses (may_pause: a paused
+ * CUDA driver moves no data between the GPU and main RAM). The blocking calls left outside it wait
+ * on nothing remote: starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending
+ * (every task left can run, so the workers are resumed for it), and the acquires of revealed
+ * outputs and checkpointed shares (graph/secure) come after that barrier.
+ *
+ * ORDERING. mu orders a waiter's or the idle hook's "nothing ready, pause" against a kick's
+ * "released (or submitted), resume": a release that makes a task ready before the waiter looks is
+ * seen by it (StarPU counts a task ready before the release returns, and before its producer's
+ * count drops, so a chain of local tasks never shows 0 in between); one after is followed by the
+ * kick, which takes mu after the pause. No ready task is missed, and no one waits on a worker: the
+ * callback run by StarPU (veil_net_idle_done_cb) only takes mu, and the hook only tries it. Under
+ * mu the waiter and the hook call only starpu_task_nready, starpu_pause and starpu_resume, which
+ * take no lock a callback's thread could hold; net's waiter holds net->mu outside mu, and nobody
+ * takes net->mu under mu.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -41,8 +48,8 @@
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; /* done callbacks broadcast it */
 static int paused;        /* written under mu; the idle hook peeks at it without mu */
-static int waiters;       /* threads between veil_net_idle_begin and end (under mu; peeked) */
-static int hook_id = -1;  /* the idle hook's StarPU id while waiters > 0 */
+static int holders;       /* open sessions + threads between begin and end (under mu) */
+static int hook_id = -1;  /* the idle hook's StarPU id while holders > 0 */
 static uint64_t pauses;   /* how many times the workers were paused */
 static double paused_at;  /* veil_now() of the current pause */
 static double paused_sum; /* seconds paused before the current pause */
@@ -111,35 +118,34 @@ static long poll_locked(long busy_ms)
     return paused ? VEIL_NET_IDLE_POLL_MS : busy_ms;
 }
 
-/* StarPU's idle hook: an idle CPU worker calls it at each empty turn of its loop, holding no
- * StarPU lock. While a waiter waits, pause at once when nothing is ready or running. Cheap when
- * there is nothing to do (two relaxed loads), and never blocks: mu is only tried. */
+/* StarPU's idle hook (registered while holders > 0): an idle CPU worker calls it at each empty
+ * turn of its loop, holding no StarPU lock. Pauses at once when nothing is ready or running.
+ * Cheap when paused (one relaxed load), and never blocks: mu is only tried. */
 static unsigned idle_hook(void *arg)
 {
     (void)arg;
-    if (__atomic_load_n(&waiters, __ATOMIC_RELAXED) == 0 ||
-        __atomic_load_n(&paused, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&paused, __ATOMIC_RELAXED))
         return 1;
     if (pthread_mutex_trylock(&mu) != 0)
         return 1; /* a waiter or a kick holds it: it decides, or the next turn does */
-    if (waiters > 0)
+    if (holders > 0)
         pause_if_idle_locked();
     pthread_mutex_unlock(&mu);
     return 1;
 }
 
-/* A waiter arrives / leaves (mu held): the hook is registered while there is one. */
-static void waiter_in_locked(void)
+/* A session opens or a waiter arrives / a session closes or a waiter leaves (mu held). */
+static void hold_locked(void)
 {
-    if (__atomic_add_fetch(&waiters, 1, __ATOMIC_RELAXED) == 1 && hook_id < 0) {
+    if (holders++ == 0 && hook_id < 0) {
         const int id = starpu_idle_hook_register(idle_hook, NULL);
-        hook_id = id >= 0 ? id : -1; /* no free slot: the waiter's own looks still pause */
+        hook_id = id >= 0 ? id : -1; /* no free slot: the waiters' own looks still pause */
     }
 }
 
-static void waiter_out_locked(void)
+static void unhold_locked(void)
 {
-    if (__atomic_sub_fetch(&waiters, 1, __ATOMIC_RELAXED) == 0 && hook_id >= 0) {
+    if (holders > 0 && --holders == 0 && hook_id >= 0) {
         starpu_idle_hook_deregister(hook_id);
         hook_id = -1;
     }
@@ -147,12 +153,27 @@ static void waiter_out_locked(void)
         resume_locked();
 }
 
+int veil_net_idle_session_open(void)
+{
+    if (!veil_env_idle_pause())
+        return 0;
+    pthread_mutex_lock(&mu);
+    hold_locked();
+    pthread_mutex_unlock(&mu);
+    return 1;
+}
+
+void veil_net_idle_session_close(int token)
+{
+    veil_net_idle_end(token);
+}
+
 int veil_net_idle_begin(void)
 {
     if (!veil_env_idle_pause())
         return 0;
     pthread_mutex_lock(&mu);
-    waiter_in_locked();
+    hold_locked();
     pthread_mutex_unlock(&mu);
     return 1;
 }
@@ -162,7 +183,7 @@ void veil_net_idle_end(int token)
     if (!token)
         return;
     pthread_mutex_lock(&mu);
-    waiter_out_locked();
+    unhold_locked();
     pthread_mutex_unlock(&mu);
 }
 
@@ -189,14 +210,14 @@ void veil_net_idle_wait_flag(const int *done)
     const int on = veil_env_idle_pause();
     pthread_mutex_lock(&mu);
     if (on)
-        waiter_in_locked();
+        hold_locked();
     while (!*done) {
         /* also while busy: the workers' last task may end without an event that wakes us */
         const long ms = on ? poll_locked(VEIL_NET_IDLE_POLL_MS) : 100;
         veil_cond_wait_ms(&cv, &mu, ms);
     }
     if (on)
-        waiter_out_locked();
+        unhold_locked();
     else if (paused)
         resume_locked();
     pthread_mutex_unlock(&mu);

@@ -28,8 +28,16 @@ long veil_net_idle_poll(long busy_ms);
 int veil_net_idle_begin(void);
 void veil_net_idle_end(int token);
 
-/** Resumes the workers if a waiter paused them (any thread): call it after anything that may
- *  make a task ready (the I/O thread, after each handle it releases). Wakes no waiter (they look
+/** A network session opens / closes (net/mesh.c): while one is open the idle hook pauses the
+ *  workers whenever nothing is ready or running, waiting or not, and every readiness must kick
+ *  (see net/idle.c). open returns the token for close (0 when VEIL_IDLE_PAUSE is off); close
+ *  resumes the workers, so StarPU may shut down after it. */
+int veil_net_idle_session_open(void);
+void veil_net_idle_session_close(int token);
+
+/** Resumes the workers if they are paused (any thread): call it after anything that may make a
+ *  task ready (the I/O thread after each handle it releases, every task submission, an
+ *  application thread's starpu_data_release). Wakes no waiter (they look
  *  again within VEIL_NET_IDLE_POLL_MS). Never blocks. */
 void veil_net_idle_kick(void);
 

@@ -356,6 +356,7 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
         return rc;
     }
     pthread_mutex_unlock(&net->mu);
+    net->idle_token = veil_net_idle_session_open(); /* idle workers pause (net/idle.c) */
     *out = net;
     return VEIL_OK;
 fail:
@@ -414,6 +415,8 @@ int veil_net_close(veil_net_t **pnet)
         pthread_cond_timedwait(&net->cv, &net->mu, &ts);
     }
     uint64_t leaked = net->pending;
+    veil_net_idle_session_close(net->idle_token); /* resumed: StarPU may shut down next */
+    net->idle_token = 0;
     net->stop = 1;
     pthread_mutex_unlock(&net->mu);
     veil_net_wake(net);

@@ -169,6 +169,7 @@ struct veil_net {
     struct veil_net_pool *pool;
     pthread_t thread;
     int thread_started;
+    int idle_token; /* veil_net_idle_session_open's, for close */
 
     /* shared, under mu */
     pthread_mutex_t mu;

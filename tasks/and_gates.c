@@ -10,6 +10,7 @@
 #include "base/base_internal.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
+#include "net/idle.h"
 #include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
 #ifdef VEIL_USE_CUDA
@@ -71,6 +72,7 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
     veil_trace_task_attach(task);
     veil_place_pin_task(task, written);
     int rc = starpu_task_submit(task);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0) {
         starpu_task_destroy(task);
         return veil_error(VEIL_ERR_STARPU, "%s: task submission failed (%d)", name, rc);

@@ -17,6 +17,7 @@
 #include "tasks/beaver_internal.h"
 #include "tasks/cuda/beaver_cuda_internal.h"
 #include "tasks/trunc_common.h"
+#include "net/idle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,7 @@ int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_
                             sizeof *g, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker_work(c, (uint64_t)g->batch * g->m * g->n * g->k),
                             VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;
@@ -185,6 +187,7 @@ int veil_task_block_sum(starpu_data_handle_t base, const starpu_data_handle_t *p
     rc = starpu_task_insert(&veil_block_sum_cl, STARPU_DATA_MODE_ARRAY, d, args->nparts + 2,
                             STARPU_CL_ARGS, copy, sizeof *copy, STARPU_PRIORITY, priority,
                             STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0) /* copy belongs to the task now (STARPU_CL_ARGS): not freed here */
         return veil_error(VEIL_ERR_STARPU, "block_sum: starpu_task_insert failed (%s)",
                           strerror(-rc));
@@ -252,6 +255,7 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
     rc = starpu_task_insert(&veil_swap_axes_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s,
                             sizeof s, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(out), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "swap_axes: starpu_task_insert failed (%s)",
                           strerror(-rc));
@@ -311,6 +315,7 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
                             STARPU_W, out, STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0,
                             sizeof party0, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(out), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;

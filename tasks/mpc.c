@@ -10,6 +10,7 @@
 #include "codelets/codelets_internal.h"
 #include "net/net_internal.h"
 #include "tasks/mpc_internal.h"
+#include "net/idle.h"
 
 #include <string.h>
 
@@ -589,5 +590,6 @@ int veil_sec_to_host(struct veil_sec *t)
                               t->ntiles);
         starpu_data_release(t->h[i]);
     }
+    veil_net_idle_kick(); /* a release may make a writer ready: resume paused workers */
     return VEIL_OK;
 }

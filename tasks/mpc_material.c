@@ -121,6 +121,7 @@ static int submit_args(veil_mpc_t *m, struct starpu_codelet *cl, void *args, siz
     veil_trace_task_attach(t);
     veil_place_pin_task(t, h0); /* h0 is the part the task writes */
     int rc = starpu_task_submit(t);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0) {
         t->destroy = 0;
         starpu_task_destroy(t);

@@ -1,5 +1,5 @@
 /* Tests the idle hook of net/idle.c, in one process with one StarPU CPU worker and no network:
- * - outside a wait an idle worker never pauses (the pause counter stays put over 100 ms);
+ * - outside a wait and a session an idle worker never pauses (the counter stays put over 100 ms);
  * - between veil_net_idle_begin and veil_net_idle_end the idle worker pauses the workers itself,
  *   with no thread calling veil_net_idle_poll, within 2 s (in practice microseconds), and the
  *   pause is real: a task submitted while paused does not run for 100 ms;
@@ -7,6 +7,9 @@
  *   task ends, and one comes after it;
  * - end resumes them (the task submitted while paused runs) and unregisters the hook (no pause
  *   over the next 100 ms);
+ * - while a session is open (veil_net_idle_session_open) the idle worker pauses with nobody
+ *   waiting; a task submitted then stays put until veil_net_idle_kick, runs after it, and the
+ *   worker pauses again; after veil_net_idle_session_close nothing pauses;
  * - with VEIL_IDLE_PAUSE=0, begin returns 0 and nothing pauses. */
 #include "config.h"
 #include "base/base_internal.h"
@@ -117,6 +120,30 @@ int main(void)
     veil_net_idle_end(tok);
     starpu_task_wait_for_all();
 
+    /* while a session is open the worker pauses outside waits too; a kick runs what is ready */
+    uint64_t p3 = veil_net_idle_pauses();
+    const int stok = veil_net_idle_session_open();
+    if (stok != 1)
+        FAIL("veil_net_idle_session_open returned %d with VEIL_IDLE_PAUSE unset", stok);
+    if (!paused_after(p3, 2000))
+        FAIL("no pause within 2 s of veil_net_idle_session_open with an idle worker");
+    if (starpu_task_insert(&count_cl, 0) != 0)
+        FAIL("starpu_task_insert failed");
+    usleep(100 * 1000);
+    if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != 1)
+        FAIL("a task ran while the workers were paused in a session");
+    veil_net_idle_kick();
+    starpu_task_wait_for_all(); /* the kicked worker runs it, then pauses again */
+    if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != 2)
+        FAIL("the kick did not run the task submitted while paused");
+    if (!paused_after(p3 + 1, 2000))
+        FAIL("no second pause in the session after the kicked task ended");
+    veil_net_idle_session_close(stok);
+    uint64_t p4 = veil_net_idle_pauses();
+    usleep(100 * 1000);
+    if (veil_net_idle_pauses() != p4)
+        FAIL("a pause after veil_net_idle_session_close");
+
     /* VEIL_IDLE_PAUSE=0: nothing */
     setenv("VEIL_IDLE_PAUSE", "0", 1);
     uint64_t p2 = veil_net_idle_pauses();
@@ -133,6 +160,7 @@ int main(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s", home);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", home);
-    printf("PASS: the idle hook pauses only inside a wait, not while a task runs; end resumes\n");
+    printf("PASS: the idle hook pauses inside waits and sessions only, never while a task runs; "
+           "end, close and kicks resume\n");
     return 0;
 }

@@ -26,6 +26,7 @@
 #include "data/data_internal.h"
 #include "graph/secure/checkpoint_internal.h"
 #include "graph/secure/party_internal.h"
+#include "net/idle.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ static int read_words(const struct veil_sec *t, uint8_t *p)
         veil_put_le64(p + 8 * e, t->data[e]);
     for (int k = 0; k < t->ntiles; k++)
         starpu_data_release(t->h[k]);
+    veil_net_idle_kick(); /* a release may make a writer ready: resume paused workers */
     return VEIL_OK;
 }
 
