@@ -153,14 +153,10 @@ static void unhold_locked(void)
         resume_locked();
 }
 
+/* A session holds the hook as a waiter does, from open to close. */
 int veil_net_idle_session_open(void)
 {
-    if (!veil_env_idle_pause())
-        return 0;
-    pthread_mutex_lock(&mu);
-    hold_locked();
-    pthread_mutex_unlock(&mu);
-    return 1;
+    return veil_net_idle_begin();
 }
 
 void veil_net_idle_session_close(int token)
