@@ -10,7 +10,9 @@
  * - while a session is open (veil_net_idle_session_open) the idle worker pauses with nobody
  *   waiting; a task submitted then stays put until veil_net_idle_kick, runs after it, and the
  *   worker pauses again; after veil_net_idle_session_close nothing pauses;
- * - with VEIL_IDLE_PAUSE=0, begin returns 0 and nothing pauses. */
+ * - with VEIL_IDLE_PAUSE=0, begin returns 0 and nothing pauses;
+ * - with two CPU workers (the hook then looks at most every 100 us per worker) a session still
+ *   pauses them, and a kick runs a task submitted while paused. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "net/idle.h"
@@ -155,6 +157,31 @@ int main(void)
     if (veil_net_idle_pauses() != p2)
         FAIL("a pause with VEIL_IDLE_PAUSE=0");
 
+    starpu_shutdown();
+
+    /* two CPU workers (each looks at most every 100 us): a session still pauses them both, and a
+     * kick runs what was submitted meanwhile */
+    unsetenv("VEIL_IDLE_PAUSE");
+    setenv("STARPU_NCPU", "2", 1);
+    if (starpu_init(NULL) != 0)
+        FAIL("starpu_init with 2 CPU workers failed");
+    if (starpu_cpu_worker_get_count() == 2) {
+        uint64_t p5 = veil_net_idle_pauses();
+        const int tok2 = veil_net_idle_session_open();
+        if (!paused_after(p5, 2000))
+            FAIL("2 workers: no pause within 2 s of veil_net_idle_session_open");
+        const int before = __atomic_load_n(&ran, __ATOMIC_RELAXED);
+        if (starpu_task_insert(&count_cl, 0) != 0)
+            FAIL("starpu_task_insert failed");
+        usleep(100 * 1000);
+        if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != before)
+            FAIL("2 workers: a task ran while they were paused");
+        veil_net_idle_kick();
+        starpu_task_wait_for_all();
+        if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != before + 1)
+            FAIL("2 workers: the kick did not run the task submitted while paused");
+        veil_net_idle_session_close(tok2);
+    }
     starpu_shutdown();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", home);
