@@ -9,7 +9,6 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
-#include "base/env.h"
 #include "base/trace.h"
 #include "net/idle.h"
 #include "net/net_internal.h"
@@ -126,9 +125,8 @@ int veil_net_wait_all(veil_net_t *net)
 {
     if (!net)
         return veil_error(VEIL_ERR_INVAL, "veil_net_wait_all: NULL session");
-    const int idle_pause = veil_env_idle_pause();
     for (;;) {
-        const int idle = veil_net_idle_begin();
+        const int idle = veil_net_idle_begin(); /* 0: VEIL_IDLE_PAUSE=0, nothing pauses */
         pthread_mutex_lock(&net->mu);
         uint64_t seen = net->posted_total;
         double fail_deadline = 0;
@@ -143,14 +141,13 @@ int veil_net_wait_all(veil_net_t *net)
             }
             /* idle workers sleep meanwhile (net/idle.c); looking every millisecond also while
              * tasks run, since the last one may end without an event that wakes this thread */
-            wait_ms(net, idle_pause && net->state != VEIL_NET_FAILED
+            wait_ms(net, idle && net->state != VEIL_NET_FAILED
                              ? veil_net_idle_poll(VEIL_NET_IDLE_POLL_MS)
                              : 100);
         }
         pthread_mutex_unlock(&net->mu);
-        /* resumed (also if another waiter paused): starpu_task_wait_for_all needs the workers */
+        /* resumes them (whoever paused): starpu_task_wait_for_all needs the workers */
         veil_net_idle_end(idle);
-        veil_net_idle_kick();
         starpu_task_wait_for_all();
         pthread_mutex_lock(&net->mu);
         int again = net->posted_total != seen || net->pending > 0 || net->io_busy;

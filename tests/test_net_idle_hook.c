@@ -61,6 +61,19 @@ static int paused_after(uint64_t from, int max_ms)
     return veil_net_idle_pauses() > from;
 }
 
+/* Submits a count_cl task while the workers should be paused and checks that it has not run
+ * 100 ms later; returns how many count_cl tasks had run before it. */
+static int submit_held_back(const char *where)
+{
+    const int before = __atomic_load_n(&ran, __ATOMIC_RELAXED);
+    if (starpu_task_insert(&count_cl, 0) != 0)
+        FAIL("%s: starpu_task_insert failed", where);
+    usleep(100 * 1000);
+    if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != before)
+        FAIL("%s: a task ran while the workers were paused", where);
+    return before;
+}
+
 int main(void)
 {
     char home[] = "/tmp/veil-test-idlehook-XXXXXX";
@@ -90,11 +103,8 @@ int main(void)
         FAIL("veil_net_idle_begin returned %d with VEIL_IDLE_PAUSE unset", tok);
     if (!paused_after(p0, 2000))
         FAIL("no pause within 2 s of veil_net_idle_begin with an idle worker");
-    if (starpu_task_insert(&count_cl, 0) != 0)
-        FAIL("starpu_task_insert failed");
-    usleep(100 * 1000);
-    if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != 0)
-        FAIL("a task ran while the workers were paused");
+    if (submit_held_back("in a wait") != 0)
+        FAIL("in a wait: a count task ran before the first was submitted");
     veil_net_idle_end(tok);
     starpu_task_wait_for_all();
     if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != 1)
@@ -129,11 +139,8 @@ int main(void)
         FAIL("veil_net_idle_session_open returned %d with VEIL_IDLE_PAUSE unset", stok);
     if (!paused_after(p3, 2000))
         FAIL("no pause within 2 s of veil_net_idle_session_open with an idle worker");
-    if (starpu_task_insert(&count_cl, 0) != 0)
-        FAIL("starpu_task_insert failed");
-    usleep(100 * 1000);
-    if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != 1)
-        FAIL("a task ran while the workers were paused in a session");
+    if (submit_held_back("in a session") != 1)
+        FAIL("in a session: %d count tasks had run before, expected 1", ran);
     veil_net_idle_kick();
     starpu_task_wait_for_all(); /* the kicked worker runs it, then pauses again */
     if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != 2)
@@ -170,12 +177,7 @@ int main(void)
         const int tok2 = veil_net_idle_session_open();
         if (!paused_after(p5, 2000))
             FAIL("2 workers: no pause within 2 s of veil_net_idle_session_open");
-        const int before = __atomic_load_n(&ran, __ATOMIC_RELAXED);
-        if (starpu_task_insert(&count_cl, 0) != 0)
-            FAIL("starpu_task_insert failed");
-        usleep(100 * 1000);
-        if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != before)
-            FAIL("2 workers: a task ran while they were paused");
+        const int before = submit_held_back("2 workers, in a session");
         veil_net_idle_kick();
         starpu_task_wait_for_all();
         if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != before + 1)
