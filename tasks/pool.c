@@ -184,12 +184,13 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
     return VEIL_OK;
 }
 
-int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *max,
-                         struct veil_sec *argmax_onehot)
+static int max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *max,
+                       struct veil_sec *argmax_onehot, int pairwise)
 {
-    if (!m || !x || !max)
+    if (!m || !x || (!max && !argmax_onehot) || (!max && !pairwise))
         return veil_error(VEIL_ERR_INVAL, "max_lastdim: NULL argument");
-    memset(max, 0, sizeof *max);
+    if (max)
+        memset(max, 0, sizeof *max);
     if (argmax_onehot)
         memset(argmax_onehot, 0, sizeof *argmax_onehot);
     if (x->kind != VEIL_SHARE_ARITH || x->ndim < 1)
@@ -200,19 +201,32 @@ int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_se
     int owned = 0;
     int rc = single(m, x, &src, &owned);
     if (rc == VEIL_OK)
-        rc = tournament(m, &src, rows, k, max, argmax_onehot);
+        rc = pairwise ? veil_pool_pairwise(m, &src, rows, k, max, argmax_onehot)
+                      : tournament(m, &src, rows, k, max, argmax_onehot);
     if (owned)
         veil_mpc_release(m, &src);
     if (rc != VEIL_OK)
         return rc;
     const size_t one[1] = {1};
-    if (x->ndim > 1)
+    if (max && x->ndim > 1)
         reshape(max, x->ndim - 1, x->dims);
-    else
+    else if (max)
         reshape(max, 1, one);
     if (argmax_onehot)
         reshape(argmax_onehot, x->ndim, x->dims);
     return VEIL_OK;
+}
+
+int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *max,
+                         struct veil_sec *argmax_onehot)
+{
+    return max_lastdim(m, x, max, argmax_onehot, 0);
+}
+
+int veil_mpc_max_lastdim_pairwise(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *max,
+                                  struct veil_sec *argmax_onehot)
+{
+    return max_lastdim(m, x, max, argmax_onehot, 1);
 }
 
 /* ---- pooling -------------------------------------------------------------------------- */
@@ -281,9 +295,20 @@ int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     if (rc != VEIL_OK)
         return rc;
     const size_t kk = g->k * g->k, rows = g->batch * g->c * a.oh * a.ow;
+    const size_t cand = kk + (g->relu ? 1 : 0);
+    if (g->relu && (!g->pairwise || route))
+        return veil_error(VEIL_ERR_INVAL, "maxpool2d: the fused ReLU needs the pairwise protocol "
+                                          "and no route");
+    if (g->pairwise && cand > VEIL_PAIRWISE_MAX_K)
+        return veil_error(VEIL_ERR_INVAL,
+                          "maxpool2d: a %zu x %zu window has %zu candidates; the "
+                          "pairwise protocol takes at most %d",
+                          g->k, g->k, cand, VEIL_PAIRWISE_MAX_K);
     struct veil_sec win = {0};
     if ((rc = windows(m, x, &a, VEIL_POOL_WIN_GATHER, rows * kk, &win)) == VEIL_OK)
-        rc = tournament(m, &win, rows, kk, y, route);
+        rc = g->relu       ? veil_pool_pairwise_relu(m, &win, rows, kk, y)
+             : g->pairwise ? veil_pool_pairwise(m, &win, rows, kk, y, route)
+                           : tournament(m, &win, rows, kk, y, route);
     veil_mpc_release(m, &win);
     if (rc != VEIL_OK)
         return rc;

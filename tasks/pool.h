@@ -26,6 +26,26 @@
  * constant round(2^f / k^2), then veil_mpc_trunc by f (1 round, its own bytes): error at most 1 ulp
  * beyond the constant's rounding.
  *
+ * PAIRWISE (max_lastdim_pairwise, and maxpool2d with g->pairwise): rounds for bytes. Every pair
+ * i < j of a row is compared by ONE batched LTZ over R k (k - 1) / 2 differences v_i - v_j
+ * (b = [v_i < v_j]); candidate i wins iff each of its k - 1 factors [v_i >= v_j] (j > i: 1 - b)
+ * and [v_j < v_i] (j < i: b) is 1 (ties to the lower index, as the tournament); one product tree
+ * per candidate and output (batched Beaver products, one round per level) multiplies its factors
+ * and, for the maximum, v_i: max = sum_i v_i [i wins], one-hot_i = [i wins] (padded with the
+ * constant 1 when both are asked for). g = k with the maximum, k - 1 for the one-hot alone;
+ * G = k groups per output asked for:
+ *   rounds 8 + ceil(log2 g) (2 x 2 maxpool 10 instead of 16; 3 x 3 12 instead of 32; argmax over
+ *   10 classes 12 instead of 32);
+ *   bytes per party (N-1) * 8 * (n + 237 ceil(n / 64) + sum over levels of 2 R G floor(m_l / 2)),
+ *   n = R k (k - 1) / 2, m_0 = g, m_l+1 = ceil(m_l / 2) (veil_pool_pairwise_cost): 2 x 2 maxpool
+ *   at N = 2 about 418 B per window against the tournament's 161.
+ * With g->relu, maxpool2d computes max(0, window max) = maxpool(relu(x)) over the k k taps and the
+ * constant 0 (k k + 1 candidates, the maximum alone): a ReLU followed by a 2 x 2 pool in 11 rounds
+ * instead of 8 + 10 (8 + 16 with the tournament), about 700 B per window at N = 2.
+ * It pays where rounds cost more than bytes (small batches); veil_pool_pairwise_pays is the rule
+ * the graph lowering applies: 3 <= k <= VEIL_PAIRWISE_MAX_K and R k (k - 1) / 2 <=
+ * VEIL_PAIRWISE_MAX_PAIRS. The results are the tournament's, bit for bit.
+ *
  * Outputs are single-handle tensors (tile = numel): pooling's work is rearrangement plus a few
  * batched protocol calls; inputs may be tiled in any way.
  */
@@ -42,8 +62,29 @@
 int veil_mpc_max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *max,
                          struct veil_sec *argmax_onehot);
 
+/** Rows of at most this many candidates, and at most this many compared pairs per call, take the
+ * pairwise protocol under veil_pool_pairwise_pays. */
+#define VEIL_PAIRWISE_MAX_K 10
+#define VEIL_PAIRWISE_MAX_PAIRS 16384
+
+/** veil_mpc_max_lastdim's results (bit for bit) by the pairwise protocol: 2 <= k <=
+ * VEIL_PAIRWISE_MAX_K (VEIL_ERR_INVAL otherwise); either output may be NULL but not both. */
+int veil_mpc_max_lastdim_pairwise(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *max,
+                                  struct veil_sec *argmax_onehot);
+
+/** 1 when rows of k candidates, rows of them, should take the pairwise protocol (fewer rounds
+ * for at most VEIL_PAIRWISE_MAX_PAIRS compared pairs: k >= 3, where it saves rounds). */
+int veil_pool_pairwise_pays(size_t rows, size_t k);
+
+/** The pairwise protocol's rounds and bytes per party (N = nparties) for rows of k. */
+void veil_pool_pairwise_cost(size_t rows, size_t k, int want_max, int want_onehot, int nparties,
+                             uint64_t *rounds, uint64_t *bytes);
+
 struct veil_pool_geom {
     size_t batch, c, h, w, k, stride;
+    int pairwise; /* maxpool2d: 1 = the pairwise protocol (k * k <= VEIL_PAIRWISE_MAX_K) */
+    int relu;     /* maxpool2d with pairwise, no route: y = max(0, window max), the ReLU before
+                     the pool in the same rounds (k * k + 1 <= VEIL_PAIRWISE_MAX_K candidates) */
 };
 
 /**

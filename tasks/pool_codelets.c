@@ -2,8 +2,9 @@
  * pool_codelets.c — the small local codelets of the pooling protocols (pool.c): the
  * rearrangements no composition of the generic codelets does in one pass (concatenation, pair
  * differences, the operands and winners of a tournament level, the one-hot argmax, window
- * gathers and the backward scatter-add). Declared in pool_internal.h; their element math is
- * pool_common.h, shared with the CUDA bodies in tasks/cuda/pool.cu.
+ * gathers and the backward scatter-add, and the row-wise picks of the pairwise maximum). Declared
+ * in pool_internal.h; their element math is pool_common.h, shared with the CUDA bodies in
+ * tasks/cuda/pool.cu.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -139,6 +140,19 @@ static void win_cpu(void *buffers[], void *cl_arg)
             }
 }
 
+/* The sources R, then out W: out[r, c] = veil_pool_pick_at over the sources. */
+static void pick_cpu(void *buffers[], void *cl_arg)
+{
+    const struct veil_pool_pick_arg *a = veil_cmp_arg(cl_arg);
+    const uint64_t *src[VEIL_POOL_PICK_SRC] = {NULL};
+    for (int s = 0; s < a->nsrc; s++)
+        src[s] = PTR(s);
+    uint64_t *out = PTR(a->nsrc);
+    for (size_t r = 0; r < a->rows; r++)
+        for (size_t c = 0; c < a->out_row; c++)
+            out[r * a->out_row + c] = veil_pool_pick_at(a, src, r, c);
+}
+
 static struct starpu_perfmodel concat_model = {.type = STARPU_HISTORY_BASED,
                                                .symbol = "veil_pool_concat"};
 static struct starpu_perfmodel diff_model = {.type = STARPU_HISTORY_BASED,
@@ -150,6 +164,8 @@ static struct starpu_perfmodel combv_model = {.type = STARPU_HISTORY_BASED,
 static struct starpu_perfmodel oh0_model = {.type = STARPU_HISTORY_BASED,
                                             .symbol = "veil_pool_oh0"};
 static struct starpu_perfmodel oh_model = {.type = STARPU_HISTORY_BASED, .symbol = "veil_pool_oh"};
+static struct starpu_perfmodel pick_model = {.type = STARPU_HISTORY_BASED,
+                                             .symbol = "veil_pool_pick"};
 static struct starpu_perfmodel win_model = {.type = STARPU_HISTORY_BASED,
                                             .symbol = "veil_pool_window"};
 
@@ -230,3 +246,12 @@ struct starpu_codelet veil_pool_win_cl = {
     .modes = {STARPU_R, STARPU_W},
     .model = &win_model,
     .name = "veil_pool_window"};
+struct starpu_codelet veil_pool_pick_cl = {.cpu_funcs = {pick_cpu},
+                                           .cpu_funcs_name = {"pick_cpu"},
+#ifdef VEIL_USE_CUDA
+                                           .cuda_funcs = {veil_pool_pick_cuda},
+                                           .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+                                           .nbuffers = STARPU_VARIABLE_NBUFFERS,
+                                           .model = &pick_model,
+                                           .name = "veil_pool_pick"};

@@ -127,6 +127,45 @@ static inline VEIL_HD uint64_t veil_pool_oh_at(const struct veil_pool_tour_arg *
     return (q / a->s) % 2 == 0 ? bo : v - bo;
 }
 
+/* ---- pairwise picks (max_pairwise.c) ----------------------------------------------------- */
+
+/** Pattern entries of a pick: at most this many per output row (out_row * per). */
+#define VEIL_POOL_PICK_MAX 256
+/** Sources of a pick: at most this many. */
+#define VEIL_POOL_PICK_SRC 4
+
+/** One term of a pick: +- column col of the same row of source src. */
+struct veil_pool_pick_term {
+    uint8_t src, neg;
+    uint16_t col;
+};
+
+/**
+ * A row-wise rearrangement of nsrc sources that all have `rows` rows (source s has in_row[s]
+ * words per row) into an output of rows x out_row words: output word c of row r is the sum of
+ * the `per` terms term[c per .. c per + per - 1], each +- one word of row r of one source.
+ * per = 1 is a gather; per = 2 with a negated term a difference; per = k a row sum.
+ */
+struct veil_pool_pick_arg {
+    size_t rows, out_row, per;
+    size_t in_row[VEIL_POOL_PICK_SRC];
+    int nsrc;
+    struct veil_pool_pick_term term[VEIL_POOL_PICK_MAX];
+};
+
+/** Output word c of row r of a pick over the sources src[0 .. nsrc - 1] (mod 2^64). */
+static inline VEIL_HD uint64_t veil_pool_pick_at(const struct veil_pool_pick_arg *a,
+                                                 const uint64_t *const *src, size_t r, size_t c)
+{
+    uint64_t acc = 0;
+    for (size_t e = 0; e < a->per; e++) {
+        const struct veil_pool_pick_term t = a->term[c * a->per + e];
+        const uint64_t v = src[t.src][r * a->in_row[t.src] + t.col];
+        acc += t.neg ? (uint64_t)0 - v : v;
+    }
+    return acc;
+}
+
 /* ---- windows --------------------------------------------------------------------------- */
 
 /** The pixel index of the top-left tap of window (plane bc, y, x). */

@@ -8,6 +8,7 @@
 #ifndef VEIL_TASKS_POOL_INTERNAL_H
 #define VEIL_TASKS_POOL_INTERNAL_H
 
+#include "tasks/mpc.h"
 #include "tasks/pool_common.h"
 
 #include <starpu.h>
@@ -30,5 +31,17 @@ extern struct starpu_codelet veil_pool_oh0_cl;
 extern struct starpu_codelet veil_pool_oh_cl;
 /** in R, out W: the window rearrangements of enum veil_pool_win_mode. */
 extern struct starpu_codelet veil_pool_win_cl;
+/** The nsrc sources R, then out W (STARPU_VARIABLE_NBUFFERS; argument: struct
+ * veil_pool_pick_arg): the row-wise picks of max_pairwise.c (veil_pool_pick_at). */
+extern struct starpu_codelet veil_pool_pick_cl;
+
+/** The pairwise protocol (max_pairwise.c) over in (rows x k, one handle, borrowed); results
+ * single-handle 1-D; max or onehot NULL when not wanted (not both). */
+int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
+                       struct veil_sec *max, struct veil_sec *onehot);
+/** max = max(0, the maximum of each row) by the pairwise protocol over the row and 0 (k + 1 <=
+ * VEIL_PAIRWISE_MAX_K candidates). */
+int veil_pool_pairwise_relu(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
+                            struct veil_sec *max);
 
 #endif /* VEIL_TASKS_POOL_INTERNAL_H */

@@ -68,7 +68,9 @@ static void lenet_small(void)
     veil_node_t *x = veil_input(g, "x", 1, 4, dx);
     veil_node_t *c1 = veil_conv2d(g, "c1", x, veil_param(g, "w1", 0, 4, dw1),
                                   veil_param(g, "b1", 0, 1, d4), 1, 0);
-    veil_node_t *mp = veil_maxpool2d(g, "mp", veil_relu(g, "r1", c1), 2, 2);
+    /* the ReLU after the pool (the same function): a ReLU right before a pool of few windows
+     * runs inside the pool (pool.h, PAIRWISE) and would leave its region empty */
+    veil_node_t *mp = veil_relu(g, "r1", veil_maxpool2d(g, "mp", c1, 2, 2));
     veil_node_t *y = veil_dense(g, "fc", veil_flatten(g, "flat", mp),
                                 veil_param(g, "wd", 0, 2, dwd), veil_param(g, "bd", 0, 1, d10));
     veil_reveal(g, y, VEIL_ALL_PARTIES);

@@ -5,10 +5,11 @@
  * level 0's constants): pair differences, product operands, winners, one-hot updates; and the
  * four window modes (gather, sum, expand, scatter-add) over geometries with overlapping
  * windows, gaps between windows, partial coverage at the right and bottom edges, k = 1 and a
- * window as large as the image. Row counts put the element counts around warp and block
- * boundaries, one case crosses the grid-size cap (grid-stride loop), and inputs mix the ring's
- * edge values into seeded random words. Each task runs on a copy of the codelet restricted to
- * one architecture (where = STARPU_CUDA, then STARPU_CPU), with the outputs prefilled with
+ * window as large as the image; the pairwise maximum's row-wise picks (differences, a gather from
+ * four sources, row sums) for k = 3, 4, 5, 10. Row counts put the element counts around warp and
+ * block boundaries, one case crosses the grid-size cap (grid-stride loop), and inputs mix the
+ * ring's edge values into seeded random words. Each task runs on a copy of the codelet restricted
+ * to one architecture (where = STARPU_CUDA, then STARPU_CPU), with the outputs prefilled with
  * different patterns so that an unwritten word shows. Skips (77) when Veil was built without
  * VEIL_USE_CUDA or StarPU finds no CUDA worker. */
 #include "config.h"
@@ -236,6 +237,58 @@ static void check_grid_stride(void)
     free(v);
 }
 
+/* ---- pairwise picks ---------------------------------------------------------------------- */
+
+/* The three pick shapes max_pairwise.c submits over rows of k: the pair differences (two terms,
+ * one negated), a gather from four sources of different row lengths, and a row sum of k terms. */
+static void check_pick(size_t rows, size_t k)
+{
+    const size_t np = k * (k - 1) / 2;
+    const uint64_t tag = 5000 + 100 * (uint64_t)k + rows;
+    uint64_t *v = words(tag, rows * k), *b = words(tag + 1, rows * np);
+    uint64_t *nb = words(tag + 2, rows * np), *one = words(tag + 3, rows);
+    static struct veil_pool_pick_arg a;
+    char what[128];
+    if (v != NULL && b != NULL && nb != NULL && one != NULL) {
+        memset(&a, 0, sizeof a);
+        a.rows = rows, a.per = 2, a.nsrc = 1, a.in_row[0] = k, a.out_row = np;
+        size_t at = 0;
+        for (size_t i = 0; i < k; i++)
+            for (size_t j = i + 1; j < k; j++) {
+                a.term[at++] = (struct veil_pool_pick_term){0, 0, (uint16_t)i};
+                a.term[at++] = (struct veil_pool_pick_term){0, 1, (uint16_t)j};
+            }
+        snprintf(what, sizeof what, "pick differences rows %zu k %zu", rows, k);
+        const struct buf bd[2] = {{v, rows * k}, {NULL, rows * np}};
+        both(&veil_pool_pick_cl, what, bd, 2, &a, sizeof a);
+
+        memset(&a, 0, sizeof a);
+        a.rows = rows, a.per = 1, a.nsrc = 4;
+        a.in_row[0] = np, a.in_row[1] = np, a.in_row[2] = k, a.in_row[3] = 1;
+        at = 0;
+        for (size_t i = 0; i < 2 * k && at + k <= VEIL_POOL_PICK_MAX; i++)
+            for (size_t j = 0; j < k; j++) {
+                const int src = j == k - 1 ? (i < k ? 2 : 3) : (int)((i + j) % 2);
+                const size_t col = src == 2 ? i : src == 3 ? 0 : (i * 7 + j) % np;
+                a.term[at++] = (struct veil_pool_pick_term){(uint8_t)src, 0, (uint16_t)col};
+            }
+        a.out_row = at;
+        snprintf(what, sizeof what, "pick factors rows %zu k %zu", rows, k);
+        const struct buf bf[5] = {
+            {b, rows * np}, {nb, rows * np}, {v, rows * k}, {one, rows}, {NULL, rows * at}};
+        both(&veil_pool_pick_cl, what, bf, 5, &a, sizeof a);
+
+        memset(&a, 0, sizeof a);
+        a.rows = rows, a.per = k, a.nsrc = 1, a.in_row[0] = k, a.out_row = 1;
+        for (size_t i = 0; i < k; i++)
+            a.term[i] = (struct veil_pool_pick_term){0, (uint8_t)(i % 3 == 2), (uint16_t)i};
+        snprintf(what, sizeof what, "pick row sum rows %zu k %zu", rows, k);
+        const struct buf bs[2] = {{v, rows * k}, {NULL, rows}};
+        both(&veil_pool_pick_cl, what, bs, 2, &a, sizeof a);
+    }
+    free(v), free(b), free(nb), free(one);
+}
+
 /* ---- windows ---------------------------------------------------------------------------- */
 
 static void check_windows(size_t batch, size_t c, size_t h, size_t w, size_t k, size_t stride)
@@ -295,6 +348,10 @@ int main(void)
             check_tournament(rows[j], ks[i]);
     check_tournament(70001, 4);
     check_grid_stride();
+    static const size_t pk[] = {3, 4, 5, 10};
+    for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
+        for (size_t j = 0; j < sizeof rows / sizeof rows[0]; j++)
+            check_pick(rows[j], pk[i]);
     check_windows(1, 1, 2, 2, 2, 2);   /* one window */
     check_windows(2, 3, 8, 8, 2, 2);   /* tiled 2 x 2 */
     check_windows(2, 3, 5, 7, 2, 2);   /* last row / column of pixels in no window */

@@ -166,8 +166,8 @@ int veil_lower_gelu_grad(struct veil_exec *x, const struct veil_node *n)
 int veil_lower_pool_grad(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *pn = &x->p->nodes[n->fwd];
-    struct veil_pool_geom g = {n->dims[0], n->dims[1],      n->dims[2],
-                               n->dims[3], (size_t)pn->a.k, (size_t)pn->a.stride};
+    struct veil_pool_geom g = {n->dims[0],      n->dims[1],           n->dims[2], n->dims[3],
+                               (size_t)pn->a.k, (size_t)pn->a.stride, 0,          0};
     struct veil_sec *y = VAL(x, n->index);
     int rc;
     if (n->op == VEIL_OP_MAXPOOL_GRAD) {

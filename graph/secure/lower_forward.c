@@ -93,8 +93,44 @@ int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
+/* The window count and candidates (taps) of maxpool node pn. */
+static size_t pool_rows(const struct veil_node *pn)
+{
+    return pn->dims[0] * pn->dims[1] * pn->dims[2] * pn->dims[3];
+}
+
+/*
+ * 1 when ReLU node r runs inside its reader, a max pool, as max(0, window max) (pool.h,
+ * PAIRWISE): r is that pool's operand and read by nothing else, neither r nor the pool keeps
+ * state for a backward pass, r is no output, r is its own operand's last reader (the operand
+ * moves into r's slot), and the pairwise rule takes the windows with the 0.
+ */
+static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
+{
+    const veil_plan_t *p = x->p;
+    if (r->op != VEIL_OP_RELU || r->saved || r->output >= 0 || r->last_use < 0)
+        return 0;
+    const struct veil_node *src = &p->nodes[r->in[0]], *pn = &p->nodes[r->last_use];
+    if (src->last_use != r->index || src->op == VEIL_OP_PARAM || src->saved)
+        return 0;
+    if (pn->op != VEIL_OP_MAXPOOL || pn->saved || pn->in[0] != r->index)
+        return 0;
+    for (int i = r->index + 1; i < r->last_use; i++)
+        for (int k = 0; k < p->nodes[i].nin; k++)
+            if (p->nodes[i].in[k] == r->index)
+                return 0;
+    const size_t kk = (size_t)pn->a.k * (size_t)pn->a.k;
+    return veil_pool_pairwise_pays(pool_rows(pn), kk + 1);
+}
+
 int veil_lower_relu(struct veil_exec *x, const struct veil_node *n)
 {
+    if (relu_fused(x, n)) { /* the pool computes it: hand the operand over unchanged */
+        struct veil_sec *in = VAL(x, n->in[0]);
+        *VAL(x, n->index) = *in;
+        memset(in, 0, sizeof *in);
+        return VEIL_OK;
+    }
     return veil_mpc_relu(x->m, VAL(x, n->in[0]), VAL(x, n->index),
                          n->saved ? &x->aux[n->index][0] : NULL);
 }
@@ -102,8 +138,13 @@ int veil_lower_relu(struct veil_exec *x, const struct veil_node *n)
 int veil_lower_pool(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *xn = &x->p->nodes[n->in[0]];
-    struct veil_pool_geom g = {xn->dims[0], xn->dims[1],    xn->dims[2],
-                               xn->dims[3], (size_t)n->a.k, (size_t)n->a.stride};
+    struct veil_pool_geom g = {xn->dims[0],    xn->dims[1],         xn->dims[2], xn->dims[3],
+                               (size_t)n->a.k, (size_t)n->a.stride, 0,           0};
+    /* fewer rounds for more bytes where the windows are few (pool.h, PAIRWISE); a ReLU before
+     * it in the same rounds, its operand still the ReLU's input (relu_fused) */
+    g.relu = n->op == VEIL_OP_MAXPOOL && relu_fused(x, xn);
+    g.pairwise =
+        g.relu || (n->op == VEIL_OP_MAXPOOL && veil_pool_pairwise_pays(pool_rows(n), g.k * g.k));
     struct veil_sec *y = VAL(x, n->index);
     int rc = n->op == VEIL_OP_MAXPOOL ? veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, y,
                                                            n->saved ? &x->aux[n->index][0] : NULL)

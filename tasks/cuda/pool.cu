@@ -2,7 +2,8 @@
  * cuda/pool.cu — CUDA kernels and StarPU CUDA bodies of pool.c's local codelets: the tournament's
  * pair differences, product operands, winners and one-hot updates (one thread per output word,
  * its row and column split from the flat index), the window gather / sum / expand (one thread per
- * output word or window) and the backward scatter-add written as a gather (one thread per pixel
+ * output word or window), the pairwise maximum's row-wise picks (one thread per output word) and
+ * the backward scatter-add written as a gather (one thread per pixel
  * summing the taps that land on it: no atomics, no zeroing pass), and the tile concatenation
  * (device-to-device copies on the worker's stream). The element math is pool_common.h's, the
  * same the CPU bodies run.
@@ -208,6 +209,33 @@ extern "C" cudaError_t veil_cuda_pool_win(const struct veil_pool_win_arg *a, con
     return cudaGetLastError();
 }
 
+/* ---- pairwise picks ---------------------------------------------------------------------- */
+
+struct pick_src {
+    const uint64_t *p[VEIL_POOL_PICK_SRC];
+};
+
+static __global__ void pick_kernel(struct veil_pool_pick_arg a, struct pick_src src,
+                                   uint64_t *__restrict__ out, size_t n)
+{
+    for (size_t i = first(); i < n; i += stride())
+        out[i] = veil_pool_pick_at(&a, src.p, i / a.out_row, i % a.out_row);
+}
+
+extern "C" cudaError_t veil_cuda_pool_pick(const struct veil_pool_pick_arg *a,
+                                           const uint64_t *const *src, uint64_t *out,
+                                           cudaStream_t s)
+{
+    const size_t n = a->rows * a->out_row;
+    if (n == 0)
+        return cudaSuccess;
+    struct pick_src ps = {{NULL}};
+    for (int i = 0; i < a->nsrc && i < VEIL_POOL_PICK_SRC; i++)
+        ps.p[i] = src[i];
+    pick_kernel<<<veil_cuda_blocks(n), VEIL_CUDA_THREADS, 0, s>>>(*a, ps, out, n);
+    return cudaGetLastError();
+}
+
 /* ---- StarPU bodies ---------------------------------------------------------------------- */
 
 #ifdef VEIL_USE_CUDA
@@ -267,5 +295,15 @@ extern "C" void veil_pool_win_cuda(void *buffers[], void *cl_arg)
     const struct veil_pool_win_arg *a = (const struct veil_pool_win_arg *)veil_cmp_arg(cl_arg);
     VEIL_CUDA_BODY_CHECK(
         veil_cuda_pool_win(a, PTR(0), PTR(1), NX(1), starpu_cuda_get_local_stream()));
+}
+
+extern "C" void veil_pool_pick_cuda(void *buffers[], void *cl_arg)
+{
+    const struct veil_pool_pick_arg *a = (const struct veil_pool_pick_arg *)veil_cmp_arg(cl_arg);
+    const uint64_t *src[VEIL_POOL_PICK_SRC] = {NULL};
+    for (int i = 0; i < a->nsrc && i < VEIL_POOL_PICK_SRC; i++)
+        src[i] = PTR(i);
+    VEIL_CUDA_BODY_CHECK(
+        veil_cuda_pool_pick(a, src, PTR(a->nsrc), starpu_cuda_get_local_stream()));
 }
 #endif /* VEIL_USE_CUDA */

@@ -26,6 +26,7 @@ void veil_pool_combv_cuda(void *buffers[], void *cl_arg);
 void veil_pool_oh0_cuda(void *buffers[], void *cl_arg);
 void veil_pool_oh_cuda(void *buffers[], void *cl_arg);
 void veil_pool_win_cuda(void *buffers[], void *cl_arg);
+void veil_pool_pick_cuda(void *buffers[], void *cl_arg);
 #endif
 
 #ifdef __CUDACC__
@@ -46,6 +47,9 @@ cudaError_t veil_cuda_pool_oh(const struct veil_pool_tour_arg *a, const uint64_t
 /* out_len: the output's length (the image for SCATTER, whose pixels all get written). */
 cudaError_t veil_cuda_pool_win(const struct veil_pool_win_arg *a, const uint64_t *in, uint64_t *out,
                                size_t out_len, cudaStream_t s);
+/* src: a->nsrc device pointers. */
+cudaError_t veil_cuda_pool_pick(const struct veil_pool_pick_arg *a, const uint64_t *const *src,
+                                uint64_t *out, cudaStream_t s);
 #endif
 
 #ifdef __cplusplus
