@@ -70,6 +70,16 @@ int veil_mpc_b2a(veil_mpc_t *m, const struct veil_sec *bits, struct veil_sec *ou
 int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
                   struct veil_sec *mask);
 
+/**
+ * y = x [s >= 0] (no mask): the sign from s, the value from x, same layout (VEIL_ERR_SHAPE
+ * otherwise). For y = relu(trunc(u)): the LTZ on u starts with the truncation's open, x =
+ * veil_mpc_trunc_unmarked(u) feeds only the product with beta, so the pair takes ReLU's 8 rounds
+ * (bytes: ReLU's plus the truncation's), and [trunc(u) >= 0] and [u >= 0] differ only where
+ * trunc(u) = 0, whose product is 0 either way: y is bit for bit relu(trunc(u)).
+ */
+int veil_mpc_relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
+                     struct veil_sec *y);
+
 /** z = max(x, y) elementwise (signed; |x - y| < 2^63); same layout; z like x. Costs above. */
 int veil_mpc_max(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                  struct veil_sec *z);

@@ -118,8 +118,8 @@ static void factor_pattern(struct veil_pool_pick_arg *a, size_t rows, size_t k, 
     a->out_row = at;
 }
 
-int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
-                       struct veil_sec *max, struct veil_sec *onehot)
+int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct veil_sec *cmp,
+                       size_t rows, size_t k, struct veil_sec *max, struct veil_sec *onehot)
 {
     if (k < 2 || k > VEIL_PAIRWISE_MAX_K)
         return veil_error(VEIL_ERR_INVAL, "max (pairwise): rows of %zu; use 2 to %d", k,
@@ -141,7 +141,7 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, size_t rows, si
             term(&a, at++, 0, 0, i);
             term(&a, at++, 0, 1, j);
         }
-    const struct veil_sec *src[VEIL_POOL_PICK_SRC] = {in};
+    const struct veil_sec *src[VEIL_POOL_PICK_SRC] = {cmp ? cmp : in};
     rc = pick(m, &a, src, &d);
     if (rc == VEIL_OK)
         rc = veil_mpc_ltz(m, &d, &b);
@@ -236,32 +236,43 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, size_t rows, si
     return rc;
 }
 
-int veil_pool_pairwise_relu(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
-                            struct veil_sec *max)
+/* *out = in (rows x k) with a column of 0 appended (a zero tensor is a sharing of 0). */
+static int append_zero(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
+                       struct veil_sec *out)
+{
+    struct veil_pool_pick_arg a;
+    pick_init(&a, rows, 1, 2);
+    a.in_row[0] = k;
+    a.in_row[1] = 1;
+    for (size_t i = 0; i <= k; i++)
+        term(&a, i, i < k ? 0 : 1, 0, i < k ? i : 0);
+    a.out_row = k + 1;
+    struct veil_sec zero = {0};
+    const size_t dims[1] = {rows};
+    int rc = veil_sec_init(m, &zero, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
+    if (rc == VEIL_OK) {
+        const struct veil_sec *src[VEIL_POOL_PICK_SRC] = {in, &zero};
+        rc = pick(m, &a, src, out);
+    }
+    veil_mpc_release(m, &zero);
+    return rc;
+}
+
+int veil_pool_pairwise_relu(veil_mpc_t *m, const struct veil_sec *in, const struct veil_sec *cmp,
+                            size_t rows, size_t k, struct veil_sec *max)
 {
     if (k + 1 > VEIL_PAIRWISE_MAX_K)
         return veil_error(VEIL_ERR_INVAL,
                           "max (pairwise, with ReLU): rows of %zu and 0; use at "
                           "most %d candidates",
                           k, VEIL_PAIRWISE_MAX_K);
-    /* the rows with the constant 0 appended (a zero tensor is a sharing of 0) */
-    struct veil_pool_pick_arg a;
-    pick_init(&a, rows, 1, 2);
-        a.in_row[0] = k;
-    a.in_row[1] = 1;
-    for (size_t i = 0; i <= k; i++)
-        term(&a, i, i < k ? 0 : 1, 0, i < k ? i : 0);
-    a.out_row = k + 1;
-    struct veil_sec zero = {0}, with0 = {0};
-    const size_t dims[1] = {rows};
-    int rc = veil_sec_init(m, &zero, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
-    if (rc == VEIL_OK) {
-        const struct veil_sec *src[VEIL_POOL_PICK_SRC] = {in, &zero};
-        rc = pick(m, &a, src, &with0);
-    }
+    struct veil_sec in0 = {0}, cmp0 = {0};
+    int rc = append_zero(m, in, rows, k, &in0);
+    if (rc == VEIL_OK && cmp)
+        rc = append_zero(m, cmp, rows, k, &cmp0);
     if (rc == VEIL_OK)
-        rc = veil_pool_pairwise(m, &with0, rows, k + 1, max, NULL);
-    veil_mpc_release(m, &zero);
-    veil_mpc_release(m, &with0);
+        rc = veil_pool_pairwise(m, &in0, cmp ? &cmp0 : NULL, rows, k + 1, max, NULL);
+    veil_mpc_release(m, &in0);
+    veil_mpc_release(m, &cmp0);
     return rc;
 }

@@ -201,7 +201,7 @@ static int max_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec 
     int owned = 0;
     int rc = single(m, x, &src, &owned);
     if (rc == VEIL_OK)
-        rc = pairwise ? veil_pool_pairwise(m, &src, rows, k, max, argmax_onehot)
+        rc = pairwise ? veil_pool_pairwise(m, &src, NULL, rows, k, max, argmax_onehot)
                       : tournament(m, &src, rows, k, max, argmax_onehot);
     if (owned)
         veil_mpc_release(m, &src);
@@ -282,8 +282,9 @@ static int windows(veil_mpc_t *m, const struct veil_sec *x, struct veil_pool_win
     return rc;
 }
 
-int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
-                       struct veil_sec *y, struct veil_sec *route)
+/* Max pooling of x, its windows compared by s (NULL: x itself). */
+static int maxpool(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
+                   const struct veil_pool_geom *g, struct veil_sec *y, struct veil_sec *route)
 {
     if (!m || !x || !y)
         return veil_error(VEIL_ERR_INVAL, "maxpool2d: NULL argument");
@@ -304,12 +305,21 @@ int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
                           "maxpool2d: a %zu x %zu window has %zu candidates; the "
                           "pairwise protocol takes at most %d",
                           g->k, g->k, cand, VEIL_PAIRWISE_MAX_K);
-    struct veil_sec win = {0};
-    if ((rc = windows(m, x, &a, VEIL_POOL_WIN_GATHER, rows * kk, &win)) == VEIL_OK)
-        rc = g->relu       ? veil_pool_pairwise_relu(m, &win, rows, kk, y)
-             : g->pairwise ? veil_pool_pairwise(m, &win, rows, kk, y, route)
+    struct veil_pool_win_arg as;
+    if (s && !g->relu)
+        return veil_error(VEIL_ERR_INVAL,
+                          "maxpool2d: a separate comparison operand needs the fused ReLU");
+    if (s && (rc = geom("maxpool2d", s, g, &as)) != VEIL_OK)
+        return rc;
+    struct veil_sec win = {0}, swin = {0};
+    if ((rc = windows(m, x, &a, VEIL_POOL_WIN_GATHER, rows * kk, &win)) == VEIL_OK && s)
+        rc = windows(m, s, &a, VEIL_POOL_WIN_GATHER, rows * kk, &swin);
+    if (rc == VEIL_OK)
+        rc = g->relu       ? veil_pool_pairwise_relu(m, &win, s ? &swin : NULL, rows, kk, y)
+             : g->pairwise ? veil_pool_pairwise(m, &win, NULL, rows, kk, y, route)
                            : tournament(m, &win, rows, kk, y, route);
     veil_mpc_release(m, &win);
+    veil_mpc_release(m, &swin);
     if (rc != VEIL_OK)
         return rc;
     const size_t dims[5] = {g->batch, g->c, a.oh, a.ow, kk};
@@ -317,6 +327,18 @@ int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct vei
     if (route)
         reshape(route, 5, dims);
     return VEIL_OK;
+}
+
+int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
+                       struct veil_sec *y, struct veil_sec *route)
+{
+    return maxpool(m, NULL, x, g, y, route);
+}
+
+int veil_mpc_maxpool2d_relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
+                               const struct veil_pool_geom *g, struct veil_sec *y)
+{
+    return maxpool(m, s, x, g, y, NULL);
 }
 
 int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,

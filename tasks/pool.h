@@ -96,6 +96,16 @@ struct veil_pool_geom {
 int veil_mpc_maxpool2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_pool_geom *g,
                        struct veil_sec *y, struct veil_sec *route);
 
+/**
+ * The fused ReLU + max pool (g->relu and g->pairwise) with the windows compared by s (the shape
+ * of x) and the winner's x taken: y = x_w [s_w >= 0], w the first maximum of s in the window.
+ * With s = u (a linear layer's untruncated value plus its bias times 2^f) and x = trunc(u), the
+ * LTZ starts with the truncation's open (veil_mpc_trunc_unmarked): one round less than pooling
+ * x; y is then within the truncation's 1 ulp of max(0, window max of x). Costs as g->relu.
+ */
+int veil_mpc_maxpool2d_relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
+                               const struct veil_pool_geom *g, struct veil_sec *y);
+
 /** dx (batch, c, h, w) = sum over windows of route * dy scattered back to the window's pixels. */
 int veil_mpc_maxpool2d_backward(veil_mpc_t *m, const struct veil_sec *route,
                                 const struct veil_sec *dy, const struct veil_pool_geom *g,

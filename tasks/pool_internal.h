@@ -35,13 +35,14 @@ extern struct starpu_codelet veil_pool_win_cl;
  * veil_pool_pick_arg): the row-wise picks of max_pairwise.c (veil_pool_pick_at). */
 extern struct starpu_codelet veil_pool_pick_cl;
 
-/** The pairwise protocol (max_pairwise.c) over in (rows x k, one handle, borrowed); results
+/** The pairwise protocol (max_pairwise.c) over in (rows x k, one handle, borrowed), the
+ * candidates compared by cmp (same layout; NULL: in itself) and the winner's in taken; results
  * single-handle 1-D; max or onehot NULL when not wanted (not both). */
-int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
-                       struct veil_sec *max, struct veil_sec *onehot);
-/** max = max(0, the maximum of each row) by the pairwise protocol over the row and 0 (k + 1 <=
- * VEIL_PAIRWISE_MAX_K candidates). */
-int veil_pool_pairwise_relu(veil_mpc_t *m, const struct veil_sec *in, size_t rows, size_t k,
-                            struct veil_sec *max);
+int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct veil_sec *cmp,
+                       size_t rows, size_t k, struct veil_sec *max, struct veil_sec *onehot);
+/** max = the row's winner by cmp (NULL: in) among its k candidates and 0, its in (0 for the 0):
+ * max(0, the maximum of each row) when cmp is NULL (k + 1 <= VEIL_PAIRWISE_MAX_K). */
+int veil_pool_pairwise_relu(veil_mpc_t *m, const struct veil_sec *in, const struct veil_sec *cmp,
+                            size_t rows, size_t k, struct veil_sec *max);
 
 #endif /* VEIL_TASKS_POOL_INTERNAL_H */

@@ -3,7 +3,8 @@
  * maximum and selection z = b ? x : y. ReLU and max cost LTZ's 8 rounds: LTZ ends with the
  * public f and the shared random bit beta, [x < 0] = f XOR beta; the product x * beta does not
  * depend on f, so its Beaver opens travel in LTZ's first round, and once f is public
- * x [x >= 0] = (f ? x beta : x - x beta) is local. Costs in compare.h.
+ * x [x >= 0] = (f ? x beta : x - x beta) is local. Costs in compare.h. veil_mpc_relu_of takes
+ * the sign from another operand (the untruncated value of a linear layer).
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -62,18 +63,24 @@ int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct 
     return veil_mpc_mul_unmarked(m, &xf, &yf, z);
 }
 
-int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
-                  struct veil_sec *mask)
+/* y = x [s >= 0] (s = x: ReLU), mask = [s >= 0]. */
+static int relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
+                   struct veil_sec *y, struct veil_sec *mask)
 {
-    if (!m || !x || !y)
+    if (!m || !s || !x || !y)
         return veil_error(VEIL_ERR_INVAL, "relu: NULL argument");
     memset(y, 0, sizeof *y);
     if (mask)
         memset(mask, 0, sizeof *mask);
+    if (!veil_sec_same_layout(s, x))
+        return veil_error(VEIL_ERR_SHAPE,
+                          "relu: the sign operand and the value must have the same shape and "
+                          "tiling (%zu vs %zu elements)",
+                          s->numel, x->numel);
     struct veil_mpc_mat bit;
     struct veil_pub f;
     struct veil_sec w = {0}, ge = {0};
-    int rc = veil_cmp_ltz_open(m, x, &bit, &f);
+    int rc = veil_cmp_ltz_open(m, s, &bit, &f);
     if (rc != VEIL_OK)
         return rc;
     /* x * beta: its opens go out with LTZ's first round (no round of its own) */
@@ -99,6 +106,18 @@ out:
             veil_mpc_release(m, y);
     }
     return rc;
+}
+
+int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
+                  struct veil_sec *mask)
+{
+    return relu_of(m, x, x, y, mask);
+}
+
+int veil_mpc_relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
+                     struct veil_sec *y)
+{
+    return relu_of(m, s, x, y, NULL);
 }
 
 int veil_mpc_max(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-int veil_mpc_trunc(veil_mpc_t *m, const struct veil_sec *x, int f, struct veil_sec *z)
+static int trunc_impl(veil_mpc_t *m, const struct veil_sec *x, int f, struct veil_sec *z, int mark)
 {
     if (!x || !z)
         return veil_error(VEIL_ERR_INVAL, "trunc: NULL tensor");
@@ -39,7 +39,8 @@ int veil_mpc_trunc(veil_mpc_t *m, const struct veil_sec *x, int f, struct veil_s
         rc = veil_task_add(x->h[t], mat.part[VEIL_PRE_TR_R].h[t], masked.h[t], veil_mpc_priority(m));
     if (rc != VEIL_OK || (rc = veil_mpc_open(m, &masked, NULL, &c)) != VEIL_OK)
         goto out;
-    veil_mpc_round(m);
+    if (mark)
+        veil_mpc_round(m);
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
         rc = veil_task_trunc_finish(c.h[t], mat.part[VEIL_PRE_TR_RHI].h[t],
                                     mat.part[VEIL_PRE_TR_R63].h[t], z->h[t], (unsigned)f, p0,
@@ -49,6 +50,16 @@ out:
     veil_mpc_release(m, &c);
     veil_mpc_mat_release(m, &mat);
     return rc;
+}
+
+int veil_mpc_trunc(veil_mpc_t *m, const struct veil_sec *x, int f, struct veil_sec *z)
+{
+    return trunc_impl(m, x, f, z, 1);
+}
+
+int veil_mpc_trunc_unmarked(veil_mpc_t *m, const struct veil_sec *x, int f, struct veil_sec *z)
+{
+    return trunc_impl(m, x, f, z, 0);
 }
 
 int veil_mpc_mul_fixed(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,

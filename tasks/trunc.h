@@ -31,6 +31,10 @@
  * submitted). Rounds 1; bytes per party 8 (N-1) numel.
  */
 int veil_mpc_trunc(veil_mpc_t *m, const struct veil_sec *x, int f, struct veil_sec *z);
+/** veil_mpc_trunc WITHOUT marking its round: for a caller whose next step's first round starts
+ * from the same operand at the same time (its open travels in that round, e.g. a ReLU's LTZ on
+ * the untruncated value, veil_mpc_relu_of), so the two take one round of latency. */
+int veil_mpc_trunc_unmarked(veil_mpc_t *m, const struct veil_sec *x, int f, struct veil_sec *z);
 
 /**
  * z = x * y in fixed point: veil_mpc_mul then veil_mpc_trunc by veil_mpc_frac_bits(m) (no

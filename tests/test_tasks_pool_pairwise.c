@@ -6,12 +6,16 @@
  * likewise; every call's rounds and bytes at every party EQUAL veil_pool_pairwise_cost (8 +
  * ceil(log2 g) rounds: 2 x 2 pooling in 10 rounds where the tournament takes 16), and the dealer
  * sends one correction per item; the fused ReLU + 2 x 2 pool (max(0, window max)) exact in 11
- * rounds. Refusals: k = 11 (and a 4 x 4 window), no output asked for, the fused ReLU without the
- * pairwise protocol or with a route, with a message; veil_pool_pairwise_pays at its bounds. */
+ * rounds. A truncation inside the ReLU's first round: relu_of(u, trunc_unmarked(u)) is bit for
+ * bit relu(trunc(u)) (values truncating to 0 and -1 included) in 8 rounds, and the fused pool of
+ * trunc(u) compared by u takes the first maximum of u (0 when negative) in 11, bytes exact.
+ * Refusals: k = 11 (and a 4 x 4 window), no output asked for, the fused ReLU without the pairwise
+ * protocol or with a route, with a message; veil_pool_pairwise_pays at its bounds. */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/compare.h"
 #include "tasks/pool.h"
+#include "tasks/trunc.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
 
@@ -34,12 +38,13 @@ static const struct veil_pool_geom g3 = {.batch = 1, .c = 2, .h = 6, .w = 5, .k 
 struct job {
     uint64_t *x[NK]; /* ROWS x ks[i] */
     uint64_t *img2, *img3;
+    uint64_t *u;   /* IMG2 values at 2f fractional bits (a product before its truncation) */
     uint64_t *out; /* shared: the results party 0 saw */
 };
 
 /* Offsets in job.out: per k and mode the max (ROWS) and one-hot (ROWS k); then the pools. */
 static size_t off_max[NK][MODES], off_oh[NK][MODES], off_y2, off_route, off_y3, off_t2, off_tr,
-    off_t3, off_yr, out_words;
+    off_t3, off_yr, off_tu, off_ru, off_rn, off_tu2, off_pu, out_words;
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 static uint64_t rnd(void)
@@ -67,6 +72,11 @@ static void layout(void)
     off_tr = at, at += OUT2 * 4;
     off_t3 = at, at += OUT3;
     off_yr = at, at += OUT2;
+    off_tu = at, at += IMG2;
+    off_ru = at, at += IMG2;
+    off_rn = at, at += IMG2;
+    off_tu2 = at, at += IMG2;
+    off_pu = at, at += OUT2;
     out_words = at;
 }
 
@@ -155,6 +165,7 @@ static int body(veil_mpc_t *m, void *arg)
     if (rc == VEIL_OK)
         rc = veil_mpc_wait(m);
     struct veil_pool_geom p2 = g2, p3 = g3;
+    struct veil_sec bad_ = {0};
     p2.pairwise = p3.pairwise = 1;
     uint64_t rounds, bytes;
     if (rc == VEIL_OK) {
@@ -194,11 +205,44 @@ static int body(veil_mpc_t *m, void *arg)
     take(m, &t2, j->out + off_t2, &rc);
     take(m, &tr, j->out + off_tr, &rc);
     take(m, &t3, j->out + off_t3, &rc);
+    /* the truncation inside the ReLU's (and the fused pool's) first round */
+    struct veil_sec u = {0}, tu = {0}, ru = {0}, tu2 = {0}, pu = {0}, nu = {0}, rn = {0};
+    if (rc == VEIL_OK)
+        rc = veil_mpc_share_input(m, 0, self == 0 ? j->u : NULL, 4, d2, 0, &u); /* one tile */
+    if (rc == VEIL_OK && (rc = veil_mpc_wait(m)) == VEIL_OK) {
+        const uint64_t N1 = (uint64_t)(n - 1), W = (IMG2 + 63) / 64; /* packed words */
+        veil_test_mpc_counters(m, &c);
+        if ((rc = veil_mpc_trunc_unmarked(m, &u, 16, &tu)) == VEIL_OK)
+            rc = veil_mpc_relu_of(m, &u, &tu, &ru);
+        if (rc == VEIL_OK)
+            veil_test_mpc_check_cost(m, "trunc_unmarked + relu_of", &c, VEIL_RELU_ROUNDS,
+                                     N1 * 8 * IMG2 + N1 * 8 * (3 * IMG2 + 237 * W));
+        struct veil_pool_geom pr = p2;
+        pr.relu = 1;
+        if (rc == VEIL_OK && (rc = veil_mpc_trunc_unmarked(m, &u, 16, &tu2)) == VEIL_OK)
+            rc = veil_mpc_maxpool2d_relu_of(m, &u, &tu2, &pr, &pu);
+        veil_pool_pairwise_cost(OUT2, 5, 1, 0, n, &rounds, &bytes);
+        if (rc == VEIL_OK)
+            veil_test_mpc_check_cost(m, "trunc_unmarked + maxpool2d_relu_of", &c, rounds,
+                                     bytes + N1 * 8 * IMG2);
+        if (rc == VEIL_OK && (rc = veil_mpc_mul_scalar(m, &u, (uint64_t)-1, &nu)) == VEIL_OK)
+            rc = veil_mpc_relu_of(m, &nu, &tu, &rn); /* the sign comes from s, not x */
+        VT_CHECK(veil_mpc_maxpool2d_relu_of(m, &u, &tu2, &p2, &bad_) == VEIL_ERR_INVAL,
+                 "a comparison operand without the fused ReLU refused");
+    }
+    take(m, &tu, j->out + off_tu, &rc);
+    take(m, &ru, j->out + off_ru, &rc);
+    take(m, &rn, j->out + off_rn, &rc);
+    take(m, &tu2, j->out + off_tu2, &rc);
+    take(m, &pu, j->out + off_pu, &rc);
     if (rc != VEIL_OK) {
         fprintf(stderr, "process %d: %s\n", self, veil_last_error());
         return 1;
     }
     refusals(m, &img2);
+    struct veil_sec *more[] = {&u, &tu, &ru, &tu2, &pu, &nu, &rn};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        veil_mpc_release(m, more[i]);
     struct veil_sec *all[] = {&img2, &img3, &y2, &route, &y3, &t2, &tr, &t3, &yr};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
@@ -258,6 +302,14 @@ static int run(int nparties, int tfp)
     }
     j.img2 = malloc(IMG2 * 8);
     j.img3 = malloc(IMG3 * 8);
+    j.u = malloc(IMG2 * 8);
+    for (size_t e = 0; j.u && e < IMG2; e++) /* |u| < 2^40: products at 2f = 32 bits */
+        j.u[e] = (uint64_t)((int64_t)(rnd() >> 24) - (1LL << 39));
+    if (j.u) {
+        j.u[3] = (uint64_t)-5;             /* truncates to -1 or 0: the ReLU is 0 either way */
+        j.u[7] = (uint64_t) - (1LL << 16); /* exactly -1 */
+        j.u[9] = 0;
+    }
     for (size_t e = 0; j.img2 && e < IMG2; e++)
         j.img2[e] = (uint64_t)((int64_t)(rnd() >> 30) - (1LL << 33));
     for (size_t e = 0; j.img3 && e < IMG3; e++)
@@ -266,7 +318,7 @@ static int run(int nparties, int tfp)
     int bad = 0;
     for (int i = 0; i < NK; i++)
         bad |= j.x[i] == NULL;
-    if (bad || !j.img2 || !j.img3 || !j.out) {
+    if (bad || !j.img2 || !j.img3 || !j.u || !j.out) {
         fprintf(stderr, "FAIL: out of memory\n");
         bad = 1;
         goto out;
@@ -295,6 +347,26 @@ static int run(int nparties, int tfp)
             }
     bad += check_pool(&j, name, &g2, j.img2, OUT2, off_y2, off_route, off_t2, off_tr);
     bad += check_pool(&j, name, &g3, j.img3, OUT3, off_y3, 0, off_t3, 0);
+    for (size_t e = 0; e < IMG2; e++) { /* relu_of: the sign of u, the value of trunc(u) */
+        const uint64_t t = j.out[off_tu + e], want = (int64_t)t > 0 ? t : 0;
+        const int64_t fl = (int64_t)j.u[e] >> 16;
+        const uint64_t want_n = (int64_t)j.u[e] <= 0 ? t : 0; /* t [-u >= 0] */
+        if ((j.out[off_ru + e] != want || t - (uint64_t)fl > 1 || j.out[off_rn + e] != want_n) &&
+            bad++ < 5)
+            fprintf(stderr, "FAIL %s: relu_of element %zu: %016" PRIx64 " want %016" PRIx64 "\n",
+                    name, e, j.out[off_ru + e], want);
+    }
+    for (size_t r = 0; r < OUT2; r++) { /* the pool of trunc(u) compared by u */
+        uint64_t su[4], tw[4];
+        window(j.u, &g2, r, su);
+        window(j.out + off_tu2, &g2, r, tw);
+        const size_t w = argmax(su, 4);
+        const uint64_t want = (int64_t)su[w] >= 0 ? tw[w] : 0;
+        if (j.out[off_pu + r] != want && bad++ < 5)
+            fprintf(stderr,
+                    "FAIL %s: maxpool2d_relu_of window %zu: %016" PRIx64 " want %016" PRIx64 "\n",
+                    name, r, j.out[off_pu + r], want);
+    }
     for (size_t r = 0; r < OUT2; r++) { /* the fused ReLU: max(0, window max) */
         uint64_t win[4];
         window(j.img2, &g2, r, win);
@@ -307,6 +379,7 @@ out:
         free(j.x[i]);
     free(j.img2);
     free(j.img3);
+    free(j.u);
     veil_test_mpc_shared_free(j.out, out_words * 8);
     return bad || veil_test_failures;
 }

@@ -77,6 +77,13 @@ int veil_lower_dense(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_matmul(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_relu(struct veil_exec *x, const struct veil_node *n);
+/**
+ * 1 when linear node n (dense, conv2d) gives its only reader, a ReLU, its untruncated value too
+ * (in x->aux[n][0]), so that the ReLU's LTZ starts with n's truncation (veil_mpc_relu_of): one
+ * round less (not in a serialized run, whose barrier after n makes the truncation's round one of
+ * its own; the words computed are the same). The walk puts no other barrier between the two.
+ */
+int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n);
 int veil_lower_pool(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_gavgpool(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_scale(struct veil_exec *x, const struct veil_node *n);
@@ -219,18 +226,19 @@ int veil_exec_add_broadcast(struct veil_exec *x, struct veil_sec *y, const struc
                             size_t inner);
 /** *t = trunc(*t) by the fractional bits (t replaced; the old one released). */
 int veil_exec_trunc_inplace(struct veil_exec *x, struct veil_sec *t);
-/** The end of a fixed-point product: *t retiled (veil_exec_retile), then truncated. */
-int veil_exec_finish_product(struct veil_exec *x, struct veil_sec *t);
 /** A Beaver product protocol on single-handle operands: y = a (op) b; arg is the caller's. */
 typedef int (*veil_exec_product_fn)(struct veil_exec *x, const struct veil_sec *a,
                                     const struct veil_sec *b, const void *arg,
                                     struct veil_sec *y);
 /**
  * The steps every product lowering shares: a and b as single handles (veil_exec_single), the
- * protocol fn, the copies released, then veil_exec_finish_product on *y.
+ * protocol fn, the copies released, then *y retiled (veil_exec_retile) and truncated.
  */
 int veil_exec_product(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
                       veil_exec_product_fn fn, const void *arg, struct veil_sec *y);
+/** veil_exec_product without the truncation: *y retiled, at twice the fractional bits. */
+int veil_exec_product_raw(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
+                          veil_exec_product_fn fn, const void *arg, struct veil_sec *y);
 /** out = trunc(in * enc(c)) for a public real c (no truncation when c is an integer). */
 int veil_exec_scale(struct veil_exec *x, const struct veil_sec *in, double c, struct veil_sec *out);
 /** out (rows) = the sums of in's rows of k elements (local). */

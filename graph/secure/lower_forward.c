@@ -15,6 +15,7 @@
 #include "tasks/compare.h"
 #include "tasks/nonlinear_internal.h"
 #include "tasks/pool.h"
+#include "tasks/trunc.h"
 
 #include <string.h>
 
@@ -48,11 +49,46 @@ static int matmul_trunc(struct veil_exec *x, const struct veil_sec *a, const str
     return veil_exec_product(x, a, b, matmul_protocol, ws, z);
 }
 
+/*
+ * A linear layer whose ReLU compares the untruncated value (veil_lower_shares_trunc): p = the
+ * product (untruncated), y = trunc(p) + bias with the truncation's round unmarked (its open
+ * travels in the LTZ's first round), u = p + bias 2^f in x->aux[n][0] (floor(u / 2^f) =
+ * floor(p / 2^f) + bias: the same sign as y but where y = 0, whose ReLU is 0 either way). Every
+ * pipeline setting computes the same words; serialized runs count the truncation's round.
+ */
+static int linear_shared(struct veil_exec *x, const struct veil_node *n, veil_exec_product_fn fn,
+                         const void *arg, size_t inner)
+{
+    struct veil_sec p = {0}, bb = {0}, bs = {0};
+    struct veil_sec *y = VAL(x, n->index), *u = &x->aux[n->index][0];
+    const struct veil_sec *bias = n->nin > 2 && n->in[2] >= 0 ? VAL(x, n->in[2]) : NULL;
+    int rc = veil_exec_product_raw(x, VAL(x, n->in[0]), VAL(x, n->in[1]), fn, arg, &p);
+    /* serialized, a barrier follows this node: the truncation's round is a round of its own */
+    if (rc == VEIL_OK)
+        rc = x->p->opts.serialized ? veil_mpc_trunc(x->m, &p, x->frac_bits, y)
+                                   : veil_mpc_trunc_unmarked(x->m, &p, x->frac_bits, y);
+    if (rc == VEIL_OK && bias) {
+        if ((rc = veil_exec_add_broadcast(x, y, bias, inner)) == VEIL_OK &&
+            (rc = veil_exec_broadcast(x, bias, inner, &p, &bb)) == VEIL_OK &&
+            (rc = veil_mpc_mul_scalar(x->m, &bb, (uint64_t)1 << x->frac_bits, &bs)) == VEIL_OK)
+            rc = veil_mpc_add(x->m, &p, &bs, u);
+    } else if (rc == VEIL_OK) {
+        *u = p;
+        memset(&p, 0, sizeof p);
+    }
+    veil_mpc_release(x->m, &p);
+    veil_mpc_release(x->m, &bb);
+    veil_mpc_release(x->m, &bs);
+    return rc;
+}
+
 int veil_lower_dense(struct veil_exec *x, const struct veil_node *n)
 {
     int rc;
     struct veil_mpc_wstat *ws = wstat_of(x, n->in[1], &rc);
     struct veil_sec *y = VAL(x, n->index);
+    if (rc == VEIL_OK && veil_lower_shares_trunc(x, n))
+        return linear_shared(x, n, matmul_protocol, ws, 1);
     if (rc == VEIL_OK)
         rc = matmul_trunc(x, VAL(x, n->in[0]), VAL(x, n->in[1]), ws, y);
     if (rc == VEIL_OK && n->nin > 2 && n->in[2] >= 0)
@@ -86,6 +122,8 @@ int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n)
     int rc;
     c.ws = wstat_of(x, n->in[1], &rc);
     struct veil_sec *y = VAL(x, n->index);
+    if (rc == VEIL_OK && veil_lower_shares_trunc(x, n))
+        return linear_shared(x, n, conv_protocol, &c, n->dims[2] * n->dims[3]);
     if (rc == VEIL_OK)
         rc = veil_exec_product(x, VAL(x, n->in[0]), VAL(x, n->in[1]), conv_protocol, &c, y);
     if (rc == VEIL_OK && n->nin > 2 && n->in[2] >= 0)
@@ -123,14 +161,35 @@ static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
     return veil_pool_pairwise_pays(pool_rows(pn), kk + 1);
 }
 
+int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n)
+{
+    const veil_plan_t *p = x->p;
+    if ((n->op != VEIL_OP_DENSE && n->op != VEIL_OP_CONV2D) || n->saved || n->output >= 0 ||
+        n->last_use < 0)
+        return 0;
+    const struct veil_node *r = &p->nodes[n->last_use];
+    if (r->op != VEIL_OP_RELU || r->in[0] != n->index || r->saved)
+        return 0;
+    for (int i = n->index + 1; i < n->last_use; i++)
+        for (int k = 0; k < p->nodes[i].nin; k++)
+            if (p->nodes[i].in[k] == n->index)
+                return 0;
+    return 1;
+}
+
 int veil_lower_relu(struct veil_exec *x, const struct veil_node *n)
 {
-    if (relu_fused(x, n)) { /* the pool computes it: hand the operand over unchanged */
-        struct veil_sec *in = VAL(x, n->in[0]);
+    const struct veil_node *src = &x->p->nodes[n->in[0]];
+    if (relu_fused(x, n)) { /* the pool computes it: hand the operand (and u) over unchanged */
+        struct veil_sec *in = VAL(x, n->in[0]), *u = &x->aux[src->index][0];
         *VAL(x, n->index) = *in;
         memset(in, 0, sizeof *in);
+        x->aux[n->index][0] = *u;
+        memset(u, 0, sizeof *u);
         return VEIL_OK;
     }
+    if (veil_lower_shares_trunc(x, src)) /* the sign of the untruncated value */
+        return veil_mpc_relu_of(x->m, &x->aux[src->index][0], VAL(x, n->in[0]), VAL(x, n->index));
     return veil_mpc_relu(x->m, VAL(x, n->in[0]), VAL(x, n->index),
                          n->saved ? &x->aux[n->index][0] : NULL);
 }
@@ -146,9 +205,11 @@ int veil_lower_pool(struct veil_exec *x, const struct veil_node *n)
     g.pairwise =
         g.relu || (n->op == VEIL_OP_MAXPOOL && veil_pool_pairwise_pays(pool_rows(n), g.k * g.k));
     struct veil_sec *y = VAL(x, n->index);
-    int rc = n->op == VEIL_OP_MAXPOOL ? veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, y,
-                                                           n->saved ? &x->aux[n->index][0] : NULL)
-                                      : veil_mpc_avgpool2d(x->m, VAL(x, n->in[0]), &g, y);
+    const struct veil_sec *u = g.relu ? &x->aux[n->in[0]][0] : NULL; /* the linear's, moved */
+    int rc = n->op != VEIL_OP_MAXPOOL ? veil_mpc_avgpool2d(x->m, VAL(x, n->in[0]), &g, y)
+             : u && u->numel          ? veil_mpc_maxpool2d_relu_of(x->m, u, VAL(x, n->in[0]), &g, y)
+                                      : veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, y,
+                                                  n->saved ? &x->aux[n->index][0] : NULL);
     return rc == VEIL_OK ? veil_exec_retile(x, y) : rc;
 }
 

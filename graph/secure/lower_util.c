@@ -67,6 +67,13 @@ int veil_exec_single(struct veil_exec *x, const struct veil_sec *in, struct veil
 int veil_exec_product(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
                       veil_exec_product_fn fn, const void *arg, struct veil_sec *y)
 {
+    int rc = veil_exec_product_raw(x, a, b, fn, arg, y);
+    return rc == VEIL_OK ? veil_exec_trunc_inplace(x, y) : rc;
+}
+
+int veil_exec_product_raw(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
+                          veil_exec_product_fn fn, const void *arg, struct veil_sec *y)
+{
     struct veil_sec ta, tb;
     const struct veil_sec *sa, *sb;
     memset(&tb, 0, sizeof tb); /* released below even when a's copy failed */
@@ -77,9 +84,7 @@ int veil_exec_product(struct veil_exec *x, const struct veil_sec *a, const struc
         rc = fn(x, sa, sb, arg, y);
     veil_mpc_release(x->m, &ta);
     veil_mpc_release(x->m, &tb);
-    if (rc == VEIL_OK)
-        rc = veil_exec_finish_product(x, y);
-    return rc;
+    return rc == VEIL_OK ? veil_exec_retile(x, y) : rc;
 }
 
 int veil_exec_retile(struct veil_exec *x, struct veil_sec *t)
@@ -138,12 +143,6 @@ int veil_exec_trunc_inplace(struct veil_exec *x, struct veil_sec *t)
     veil_mpc_release(x->m, t);
     *t = z;
     return VEIL_OK;
-}
-
-int veil_exec_finish_product(struct veil_exec *x, struct veil_sec *t)
-{
-    int rc = veil_exec_retile(x, t);
-    return rc == VEIL_OK ? veil_exec_trunc_inplace(x, t) : rc;
 }
 
 int veil_exec_scale(struct veil_exec *x, const struct veil_sec *in, double c, struct veil_sec *out)
