@@ -161,16 +161,6 @@ static int body(veil_mpc_t *m, void *arg)
     return veil_test_failures ? 1 : 0;
 }
 
-/* Plain maximum and first argmax of v[0..k) (signed). */
-static size_t argmax(const uint64_t *v, size_t k)
-{
-    size_t best = 0;
-    for (size_t i = 1; i < k; i++)
-        if ((int64_t)v[i] > (int64_t)v[best])
-            best = i;
-    return best;
-}
-
 /* pool.h's byte formula for max over rows x k (words; times 8 (N-1) by the caller). */
 static uint64_t max_words(size_t rows, size_t k, int onehot)
 {
@@ -238,7 +228,7 @@ static int run(int nparties, int tfp)
     for (int i = 0; i < NK; i++)
         for (size_t r = 0; r < ROWS; r++) {
             const uint64_t *v = j.x[i] + r * ks[i];
-            const size_t a = argmax(v, ks[i]);
+            const size_t a = veil_test_argmax(v, ks[i]);
             int ok = j.out[off_max[i] + r] == v[a];
             for (size_t q = 0; q < ks[i]; q++)
                 ok &= j.out[off_oh[i] + r * ks[i] + q] == (q == a);
@@ -251,7 +241,7 @@ static int run(int nparties, int tfp)
         for (size_t y = 0; y < 4; y++)
             for (size_t x = 0; x < 3; x++, r++) {
                 window(j.img, &g2, bc, y, x, win, pix);
-                const size_t a = argmax(win, 4);
+                const size_t a = veil_test_argmax(win, 4);
                 int ok = j.out[off_y2 + r] == win[a];
                 for (size_t q = 0; q < 4; q++)
                     ok &= j.out[off_route + r * 4 + q] == (q == a);
@@ -276,7 +266,7 @@ static int run(int nparties, int tfp)
         for (size_t y = 0; y < 6; y++)
             for (size_t x = 0; x < 4; x++, r++) {
                 window(j.img, &g3, bc, y, x, win, pix);
-                if (j.out[off_y3 + r] != win[argmax(win, 9)] && bad++ < 5)
+                if (j.out[off_y3 + r] != win[veil_test_argmax(win, 9)] && bad++ < 5)
                     fprintf(stderr, "FAIL %s: 3x3 window %zu\n", name, r);
             }
     /* Counters: formulas of pool.h (and mpc.h / trunc.h for the sharing, reveals, trunc). */

@@ -46,13 +46,17 @@ struct job {
 static size_t off_max[NK][MODES], off_oh[NK][MODES], off_y2, off_route, off_y3, off_t2, off_tr,
     off_t3, off_yr, off_tu, off_ru, off_rn, off_tu2, off_pu, out_words;
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-static uint64_t rnd(void)
+/* n seeded random words (tag) in a new array, transformed by what (NULL when out of memory). */
+static uint64_t *drawn(uint64_t tag, size_t n, uint64_t (*what)(uint64_t w, size_t e))
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
+    uint64_t *p = malloc(n * 8);
+    if (p && veil_test_random(tag, p, n) != 0) {
+        free(p);
+        return NULL;
+    }
+    for (size_t e = 0; p && e < n; e++)
+        p[e] = what(p[e], e);
+    return p;
 }
 
 static void layout(void)
@@ -249,16 +253,6 @@ static int body(veil_mpc_t *m, void *arg)
     return veil_test_failures ? 1 : 0;
 }
 
-/* The first index of the maximum of v[0..k) (signed). */
-static size_t argmax(const uint64_t *v, size_t k)
-{
-    size_t best = 0;
-    for (size_t i = 1; i < k; i++)
-        if ((int64_t)v[i] > (int64_t)v[best])
-            best = i;
-    return best;
-}
-
 /* Window r of the plaintext image (row-major over plane, y, x). */
 static void window(const uint64_t *img, const struct veil_pool_geom *g, size_t r, uint64_t *win)
 {
@@ -278,7 +272,7 @@ static int check_pool(const struct job *j, const char *name, const struct veil_p
     uint64_t win[9];
     for (size_t r = 0; r < rows; r++) {
         window(img, g, r, win);
-        const size_t a = argmax(win, kk);
+        const size_t a = veil_test_argmax(win, kk);
         int ok = j->out[off_y + r] == win[a] && j->out[off_t + r] == win[a];
         for (size_t q = 0; off_r && q < kk; q++)
             ok &=
@@ -289,31 +283,45 @@ static int check_pool(const struct job *j, const char *name, const struct veil_p
     return bad;
 }
 
+static size_t cur_k;                             /* the row length drawn() is filling */
+static uint64_t rows_value(uint64_t w, size_t e) /* ties in every other row */
+{
+    return (e / cur_k) % 2 ? (uint64_t)((int64_t)(w % 5) - 2) << 16
+                           : (uint64_t)((int64_t)(w >> 3) - (1LL << 60));
+}
+static uint64_t img2_value(uint64_t w, size_t e)
+{
+    (void)e;
+    return (uint64_t)((int64_t)(w >> 30) - (1LL << 33));
+}
+static uint64_t img3_value(uint64_t w, size_t e) /* 7 values: ties */
+{
+    (void)e;
+    return (uint64_t)((int64_t)(w % 7) - 3) << 16;
+}
+static uint64_t u_value(uint64_t w, size_t e) /* |u| < 2^40: products at 2f = 32 bits */
+{
+    (void)e;
+    return (uint64_t)((int64_t)(w >> 24) - (1LL << 39));
+}
+
 static int run(int nparties, int tfp)
 {
     struct job j;
     memset(&j, 0, sizeof j);
     layout();
     for (int i = 0; i < NK; i++) {
-        j.x[i] = malloc(ROWS * ks[i] * 8);
-        for (size_t e = 0; j.x[i] && e < ROWS * ks[i]; e++) /* ties in every other row */
-            j.x[i][e] = (e / ks[i]) % 2 ? (uint64_t)((int64_t)(rnd() % 5) - 2) << 16
-                                        : (uint64_t)((int64_t)(rnd() >> 3) - (1LL << 60));
+        cur_k = ks[i];
+        j.x[i] = drawn(100 + (uint64_t)i, ROWS * ks[i], rows_value);
     }
-    j.img2 = malloc(IMG2 * 8);
-    j.img3 = malloc(IMG3 * 8);
-    j.u = malloc(IMG2 * 8);
-    for (size_t e = 0; j.u && e < IMG2; e++) /* |u| < 2^40: products at 2f = 32 bits */
-        j.u[e] = (uint64_t)((int64_t)(rnd() >> 24) - (1LL << 39));
+    j.img2 = drawn(200, IMG2, img2_value);
+    j.img3 = drawn(201, IMG3, img3_value);
+    j.u = drawn(202, IMG2, u_value);
     if (j.u) {
         j.u[3] = (uint64_t)-5;             /* truncates to -1 or 0: the ReLU is 0 either way */
         j.u[7] = (uint64_t) - (1LL << 16); /* exactly -1 */
         j.u[9] = 0;
     }
-    for (size_t e = 0; j.img2 && e < IMG2; e++)
-        j.img2[e] = (uint64_t)((int64_t)(rnd() >> 30) - (1LL << 33));
-    for (size_t e = 0; j.img3 && e < IMG3; e++)
-        j.img3[e] = (uint64_t)((int64_t)(rnd() % 7) - 3) << 16;
     j.out = veil_test_mpc_shared(out_words * 8);
     int bad = 0;
     for (int i = 0; i < NK; i++)
@@ -337,7 +345,7 @@ static int run(int nparties, int tfp)
         for (int md = 0; md < MODES; md++)
             for (size_t r = 0; r < ROWS; r++) {
                 const uint64_t *v = j.x[i] + r * ks[i];
-                const size_t a = argmax(v, ks[i]);
+                const size_t a = veil_test_argmax(v, ks[i]);
                 int ok = md == 2 || j.out[off_max[i][md] + r] == v[a];
                 for (size_t q = 0; md != 1 && q < ks[i]; q++)
                     ok &= j.out[off_oh[i][md] + r * ks[i] + q] == (q == a);
@@ -360,7 +368,7 @@ static int run(int nparties, int tfp)
         uint64_t su[4], tw[4];
         window(j.u, &g2, r, su);
         window(j.out + off_tu2, &g2, r, tw);
-        const size_t w = argmax(su, 4);
+        const size_t w = veil_test_argmax(su, 4);
         const uint64_t want = (int64_t)su[w] >= 0 ? tw[w] : 0;
         if (j.out[off_pu + r] != want && bad++ < 5)
             fprintf(stderr,
@@ -370,7 +378,7 @@ static int run(int nparties, int tfp)
     for (size_t r = 0; r < OUT2; r++) { /* the fused ReLU: max(0, window max) */
         uint64_t win[4];
         window(j.img2, &g2, r, win);
-        const uint64_t v = win[argmax(win, 4)], want = (int64_t)v > 0 ? v : 0;
+        const uint64_t v = win[veil_test_argmax(win, 4)], want = (int64_t)v > 0 ? v : 0;
         if (j.out[off_yr + r] != want && bad++ < 5)
             fprintf(stderr, "FAIL %s: ReLU + 2 x 2 window %zu\n", name, r);
     }

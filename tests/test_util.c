@@ -37,6 +37,15 @@ void veil_test_log(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+size_t veil_test_argmax(const uint64_t *v, size_t k)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < k; i++)
+        if ((int64_t)v[i] > (int64_t)v[best])
+            best = i;
+    return best;
+}
+
 int veil_test_random(uint64_t tag, uint64_t *out, size_t n)
 {
     uint8_t seed[VEIL_SEED_BYTES];

@@ -42,6 +42,8 @@ extern const uint64_t veil_test_edge[VEIL_TEST_NEDGE];
  * Returns 0, or 1 after counting a failure when the PRG cannot be created.
  */
 int veil_test_random(uint64_t tag, uint64_t *out, size_t n);
+/** The first index of the maximum of v[0..k) read as signed 64-bit words (k >= 1). */
+size_t veil_test_argmax(const uint64_t *v, size_t k);
 /**
  * Overwrites the first min(n, 25) entries of a (and b when not NULL) with edge values so that
  * every pair (edge[i], edge[j]) occurs once: a[t] = edge[t % 5], b[t] = edge[t / 5].
