@@ -3,7 +3,9 @@
  * bench_compare and bench_nonlinear: elementwise square, B2A, select and max, the maximum over
  * the last dimension (with and without the one-hot argmax), 2 x 2 max pooling (inference: value
  * only; training: with the argmax route) and average pooling, input sharing, reveal (to one party
- * and to all) and the masked open; 2 parties + a dealer process on loopback (CURVE), n = 10^MINEXP
+ * and to all) and the masked open, and the pairwise forms (tasks/pool.h, PAIRWISE: maxpool_pw,
+ * relu_maxpool_pw = max(0, window max), argmax_pw: the one-hot alone); 2 parties + a dealer
+ * process on loopback (CURVE), n = 10^MINEXP
  * .. 10^MAXEXP elements. Results and commands: bench/README-primitives.md.
  *
  * Usage: bench_primitives [-s MINEXP (3)] [-e MAXEXP (6)] [-r REPEATS (3)] [-k ROW (10)]
@@ -46,12 +48,15 @@ enum {
     OP_REVEAL1,
     OP_REVEAL_ALL,
     OP_OPEN,
+    OP_MAXPOOL_PW,
+    OP_RELU_MAXPOOL_PW,
+    OP_ARGMAX_PW,
     OP_COUNT
 };
-static const char *op_names[OP_COUNT] = {"square",      "b2a",        "select",  "max",
-                                         "max_lastdim", "argmax",     "maxpool", "maxpool_route",
-                                         "avgpool",     "share0",     "share1",  "reveal0",
-                                         "reveal1",     "reveal_all", "open"};
+static const char *op_names[OP_COUNT] = {
+    "square",  "b2a",           "select",  "max",        "max_lastdim",     "argmax",
+    "maxpool", "maxpool_route", "avgpool", "share0",     "share1",          "reveal0",
+    "reveal1", "reveal_all",    "open",    "maxpool_pw", "relu_maxpool_pw", "argmax_pw"};
 
 #define IMG 10 /* pools: images of 1 x IMG x IMG, windows 2 x 2, stride 2 */
 
@@ -112,6 +117,15 @@ static int prim_call(veil_mpc_t *m, void *arg)
         return veil_mpc_maxpool2d(m, &a->x, &g, &a->out, &a->out2);
     case OP_AVGPOOL:
         return veil_mpc_avgpool2d(m, &a->x, &g, &a->out);
+    case OP_MAXPOOL_PW:
+    case OP_RELU_MAXPOOL_PW: {
+        struct veil_pool_geom gp = g;
+        gp.pairwise = 1;
+        gp.relu = c->op == OP_RELU_MAXPOOL_PW;
+        return veil_mpc_maxpool2d(m, &a->x, &gp, &a->out, NULL);
+    }
+    case OP_ARGMAX_PW:
+        return veil_mpc_max_lastdim_pairwise(m, &a->x, NULL, &a->out2);
     case OP_SHARE0:
     case OP_SHARE1: {
         const size_t dims[1] = {c->n};
@@ -150,9 +164,12 @@ static int prepare(veil_mpc_t *m, const struct cfg *c, struct prim_call *a)
         return rc;
     case OP_MAXDIM:
     case OP_ARGMAX:
+    case OP_ARGMAX_PW:
         return bench_share(m, 0, gen_value, NULL, 2, d2, 0, &a->x);
     case OP_MAXPOOL:
     case OP_MAXPOOL_ROUTE:
+    case OP_MAXPOOL_PW:
+    case OP_RELU_MAXPOOL_PW:
     case OP_AVGPOOL:
         return bench_share(m, 0, gen_value, NULL, 4, d4, 0, &a->x);
     case OP_SHARE0:
@@ -276,6 +293,13 @@ static void formula(const struct cfg *c, uint64_t *rounds, uint64_t *bytes)
     case OP_AVGPOOL: /* the truncation of the n / 4 window sums */
         b = 8 * (n / 4);
         break;
+    case OP_MAXPOOL_PW:
+    case OP_RELU_MAXPOOL_PW: /* the windows (and 0): pool.h, PAIRWISE */
+        veil_pool_pairwise_cost(n / 4, c->op == OP_MAXPOOL_PW ? 4 : 5, 1, 0, 2, &r, &b);
+        break;
+    case OP_ARGMAX_PW: /* the one-hot alone */
+        veil_pool_pairwise_cost(n / c->k, c->k, 0, 1, 2, &r, &b);
+        break;
     }
     *rounds = r;
     *bytes = b * peers;
@@ -351,7 +375,7 @@ int main(int argc, char **argv)
         for (int e = minexp; e <= maxexp; e++) {
             c.op = op;
             c.n = bench_pow10(e); /* a multiple of 100 images' pixels for the pools */
-            if (op == OP_MAXDIM || op == OP_ARGMAX)
+            if (op == OP_MAXDIM || op == OP_ARGMAX || op == OP_ARGMAX_PW)
                 c.n = c.n / c.k * c.k; /* whole rows */
             one(&c);
         }
