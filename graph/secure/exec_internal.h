@@ -81,9 +81,13 @@ int veil_lower_relu(struct veil_exec *x, const struct veil_node *n);
  * 1 when linear node n (dense, conv2d) gives its only reader, a ReLU, its untruncated value too
  * (in x->aux[n][0]), so that the ReLU's LTZ starts with n's truncation (veil_mpc_relu_of): one
  * round less (not in a serialized run, whose barrier after n makes the truncation's round one of
- * its own; the words computed are the same). The walk puts no other barrier between the two.
+ * its own; the words computed are the same).
  */
 int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n);
+/** 1 when an unmarked truncation submitted at or before node n travels in a later node's first
+ * round (n shares its truncation, or n is a ReLU run inside its pool that carries one): the
+ * walk's memory barrier waits for a later node. */
+int veil_lower_no_barrier_after(const struct veil_exec *x, const struct veil_node *n);
 int veil_lower_pool(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_gavgpool(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_scale(struct veil_exec *x, const struct veil_node *n);

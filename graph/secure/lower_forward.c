@@ -177,15 +177,24 @@ int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n
     return 1;
 }
 
+int veil_lower_no_barrier_after(const struct veil_exec *x, const struct veil_node *n)
+{
+    return veil_lower_shares_trunc(x, n) ||
+           (relu_fused(x, n) && veil_lower_shares_trunc(x, &x->p->nodes[n->in[0]]));
+}
+
 int veil_lower_relu(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *src = &x->p->nodes[n->in[0]];
     if (relu_fused(x, n)) { /* the pool computes it: hand the operand (and u) over unchanged */
-        struct veil_sec *in = VAL(x, n->in[0]), *u = &x->aux[src->index][0];
+        struct veil_sec *in = VAL(x, n->in[0]);
         *VAL(x, n->index) = *in;
         memset(in, 0, sizeof *in);
-        x->aux[n->index][0] = *u;
-        memset(u, 0, sizeof *u);
+        if (veil_lower_shares_trunc(x, src)) {
+            struct veil_sec *u = &x->aux[src->index][0];
+            x->aux[n->index][0] = *u;
+            memset(u, 0, sizeof *u);
+        }
         return VEIL_OK;
     }
     if (veil_lower_shares_trunc(x, src)) /* the sign of the untruncated value */
@@ -205,7 +214,9 @@ int veil_lower_pool(struct veil_exec *x, const struct veil_node *n)
     g.pairwise =
         g.relu || (n->op == VEIL_OP_MAXPOOL && veil_pool_pairwise_pays(pool_rows(n), g.k * g.k));
     struct veil_sec *y = VAL(x, n->index);
-    const struct veil_sec *u = g.relu ? &x->aux[n->in[0]][0] : NULL; /* the linear's, moved */
+    /* the linear layer's untruncated value, moved along by the ReLU */
+    const struct veil_sec *u =
+        g.relu && veil_lower_shares_trunc(x, &x->p->nodes[xn->in[0]]) ? &x->aux[n->in[0]][0] : NULL;
     int rc = n->op != VEIL_OP_MAXPOOL ? veil_mpc_avgpool2d(x->m, VAL(x, n->in[0]), &g, y)
              : u && u->numel          ? veil_mpc_maxpool2d_relu_of(x->m, u, VAL(x, n->in[0]), &g, y)
                                       : veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, y,

@@ -224,9 +224,8 @@ static int walk(struct veil_exec *x, size_t end, double *const *values, struct v
         release_after(x, i);
         /* serialized: the blocking baseline, every node's messages and tasks done before the
          * next node is submitted (nothing overlaps across layers) */
-        const int barrier =
-            p->opts.serialized || (veil_mpc_garbage_bytes(x->m) > GARBAGE_BUDGET &&
-                                   !veil_lower_shares_trunc(x, n)); /* its ReLU next */
+        const int barrier = p->opts.serialized || (veil_mpc_garbage_bytes(x->m) > GARBAGE_BUDGET &&
+                                                   !veil_lower_no_barrier_after(x, n));
         if (barrier && veil_mpc_computes(x->m) && (rc = veil_mpc_wait(x->m)) != VEIL_OK)
             return rc;
     }
