@@ -74,8 +74,11 @@ static void pick_init(struct veil_pool_pick_arg *a, size_t rows, size_t per, int
     a->nsrc = nsrc;
 }
 
+/* Term `at` of a pick; one beyond VEIL_POOL_PICK_MAX is dropped (pick() then refuses the pick). */
 static void term(struct veil_pool_pick_arg *a, size_t at, int src, int neg, size_t col)
 {
+    if (at >= VEIL_POOL_PICK_MAX)
+        return;
     a->term[at] = (struct veil_pool_pick_term){
         .src = (uint8_t)src, .neg = (uint8_t)neg, .col = (uint16_t)col};
 }
