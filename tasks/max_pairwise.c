@@ -41,15 +41,19 @@ void veil_pool_pairwise_cost(size_t rows, size_t k, int want_max, int want_oneho
     *bytes = N1 * 8 * words;
 }
 
-/* out (rows x a->out_row, new single handle) = the pick a over the sources (single handles). */
-static int pick(veil_mpc_t *m, struct veil_pool_pick_arg *a, const struct veil_sec *const *src,
-                struct veil_sec *out)
+/* out (rows x nterms / per, new single handle) = the pick a of nterms terms over the sources
+ * (single handles of rows rows: their row lengths come from their sizes). */
+static int pick(veil_mpc_t *m, struct veil_pool_pick_arg *a, size_t nterms,
+                const struct veil_sec *const *src, struct veil_sec *out)
 {
-    if (a->out_row * a->per > VEIL_POOL_PICK_MAX || a->nsrc > VEIL_POOL_PICK_SRC)
+    if (nterms > VEIL_POOL_PICK_MAX || a->nsrc > VEIL_POOL_PICK_SRC)
         return veil_error(VEIL_ERR_INVAL,
                           "max (pairwise): a pick of %zu terms from %d sources "
                           "(at most %d and %d)",
-                          a->out_row * a->per, a->nsrc, VEIL_POOL_PICK_MAX, VEIL_POOL_PICK_SRC);
+                          nterms, a->nsrc, VEIL_POOL_PICK_MAX, VEIL_POOL_PICK_SRC);
+    a->out_row = nterms / a->per;
+    for (int s = 0; s < a->nsrc; s++)
+        a->in_row[s] = src[s]->numel / a->rows;
     const size_t dims[1] = {a->rows * a->out_row};
     int rc = veil_sec_init(m, out, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
     if (rc != VEIL_OK || !veil_mpc_computes(m))
@@ -94,15 +98,12 @@ static size_t pair_index(size_t k, size_t i, size_t j)
  * so that exactly the first maximum keeps every factor 1; then v_i for a value group, the
  * constant 1 for a one-hot group padded to the value groups' length.
  */
-static void factor_pattern(struct veil_pool_pick_arg *a, size_t rows, size_t k, int want_max,
-                           int want_onehot)
+static size_t factor_pattern(struct veil_pool_pick_arg *a, size_t rows, size_t k, int want_max,
+                             int want_onehot)
 {
-    const size_t np = k * (k - 1) / 2;
+    /* sources: b = [v_i < v_j], nb = 1 - b (rows of k (k - 1) / 2), v (rows of k), the constant 1
+     */
     pick_init(a, rows, 1, want_max && want_onehot ? 4 : 3);
-    a->in_row[0] = np; /* b  = [v_i < v_j] */
-    a->in_row[1] = np; /* nb = 1 - b */
-    a->in_row[2] = k;  /* v */
-    a->in_row[3] = 1;  /* the constant 1 */
     size_t at = 0;
     for (int kind = 0; kind < 2; kind++) {
         if ((kind == 0 && !want_max) || (kind == 1 && !want_onehot))
@@ -118,7 +119,7 @@ static void factor_pattern(struct veil_pool_pick_arg *a, size_t rows, size_t k, 
                 term(a, at++, 3, 0, 0);
         }
     }
-    a->out_row = at;
+    return at;
 }
 
 int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct veil_sec *cmp,
@@ -128,7 +129,7 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
         return veil_error(VEIL_ERR_INVAL, "max (pairwise): rows of %zu; use 2 to %d", k,
                           VEIL_PAIRWISE_MAX_K);
     const int want_max = max != NULL, want_onehot = onehot != NULL;
-    const size_t np = k * (k - 1) / 2, g = want_max ? k : k - 1;
+    const size_t g = want_max ? k : k - 1;
     const size_t groups = (want_max ? k : 0) + (want_onehot ? k : 0);
     struct veil_pool_pick_arg a; /* about 1 KB of terms, copied by each submission */
     struct veil_sec d = {0}, b = {0}, neg = {0}, nb = {0}, zero = {0}, one = {0}, f = {0};
@@ -136,8 +137,6 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
 
     /* d[r, pair (i, j)] = v_i - v_j; b = [d < 0] = [v_i < v_j]; nb = 1 - b */
     pick_init(&a, rows, 2, 1);
-        a.in_row[0] = k;
-    a.out_row = np;
     size_t at = 0;
     for (size_t i = 0; i < k; i++)
         for (size_t j = i + 1; j < k; j++) {
@@ -145,7 +144,7 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
             term(&a, at++, 0, 1, j);
         }
     const struct veil_sec *src[VEIL_POOL_PICK_SRC] = {cmp ? cmp : in};
-    rc = pick(m, &a, src, &d);
+    rc = pick(m, &a, at, src, &d);
     if (rc == VEIL_OK)
         rc = veil_mpc_ltz(m, &d, &b);
     if (rc == VEIL_OK)
@@ -159,9 +158,9 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
     }
     /* F: rows x groups x g factors */
     if (rc == VEIL_OK) {
-        factor_pattern(&a, rows, k, want_max, want_onehot);
+        const size_t nf = factor_pattern(&a, rows, k, want_max, want_onehot);
         const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&b, &nb, in, &one};
-        rc = pick(m, &a, fs, &f);
+        rc = pick(m, &a, nf, fs, &f);
     }
     /* the product tree: each level multiplies factor 2t by factor 2t + 1 of every group (one
      * Beaver product, one round); an odd last factor passes to the next level */
@@ -170,30 +169,25 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
         struct veil_sec x = {0}, y = {0}, z = {0}, next = {0};
         for (int side = 0; side < 2 && rc == VEIL_OK; side++) {
             pick_init(&a, rows, 1, 1);
-                        a.in_row[0] = groups * mw;
             at = 0;
             for (size_t q = 0; q < groups; q++)
                 for (size_t t = 0; t < h; t++)
                     term(&a, at++, 0, 0, q * mw + 2 * t + (size_t)side);
-            a.out_row = at;
             const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&f};
-            rc = pick(m, &a, fs, side ? &y : &x);
+            rc = pick(m, &a, at, fs, side ? &y : &x);
         }
         if (rc == VEIL_OK)
             rc = veil_mpc_mul(m, &x, &y, &z);
         if (rc == VEIL_OK && odd) {
             pick_init(&a, rows, 1, 2);
-                        a.in_row[0] = groups * h;
-            a.in_row[1] = groups * mw;
             at = 0;
             for (size_t q = 0; q < groups; q++) {
                 for (size_t t = 0; t < h; t++)
                     term(&a, at++, 0, 0, q * h + t);
                 term(&a, at++, 1, 0, q * mw + mw - 1);
             }
-            a.out_row = at;
             const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&z, &f};
-            rc = pick(m, &a, fs, &next);
+            rc = pick(m, &a, at, fs, &next);
             veil_mpc_release(m, &z);
         } else {
             next = z;
@@ -206,22 +200,18 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
     /* f: rows x groups products: v_i [i wins] for the value groups, [i wins] for the others */
     if (rc == VEIL_OK && want_max) {
         pick_init(&a, rows, k, 1);
-                a.in_row[0] = groups;
-        a.out_row = 1;
         for (size_t i = 0; i < k; i++)
             term(&a, i, 0, 0, i);
         const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&f};
-        rc = pick(m, &a, fs, max);
+        rc = pick(m, &a, k, fs, max);
     }
     if (rc == VEIL_OK && want_onehot) {
         if (want_max) {
             pick_init(&a, rows, 1, 1);
-                        a.in_row[0] = groups;
-            a.out_row = k;
             for (size_t i = 0; i < k; i++)
                 term(&a, i, 0, 0, k + i);
             const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&f};
-            rc = pick(m, &a, fs, onehot);
+            rc = pick(m, &a, k, fs, onehot);
         } else {
             *onehot = f;
             memset(&f, 0, sizeof f);
@@ -245,17 +235,14 @@ static int append_zero(veil_mpc_t *m, const struct veil_sec *in, size_t rows, si
 {
     struct veil_pool_pick_arg a;
     pick_init(&a, rows, 1, 2);
-    a.in_row[0] = k;
-    a.in_row[1] = 1;
     for (size_t i = 0; i <= k; i++)
         term(&a, i, i < k ? 0 : 1, 0, i < k ? i : 0);
-    a.out_row = k + 1;
     struct veil_sec zero = {0};
     const size_t dims[1] = {rows};
     int rc = veil_sec_init(m, &zero, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
     if (rc == VEIL_OK) {
         const struct veil_sec *src[VEIL_POOL_PICK_SRC] = {in, &zero};
-        rc = pick(m, &a, src, out);
+        rc = pick(m, &a, k + 1, src, out);
     }
     veil_mpc_release(m, &zero);
     return rc;

@@ -131,6 +131,16 @@ int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
+/* 1 when no node before n's last reader reads n (that reader is its only one). */
+static int read_once(const veil_plan_t *p, const struct veil_node *n)
+{
+    for (int i = n->index + 1; i < n->last_use; i++)
+        for (int k = 0; k < p->nodes[i].nin; k++)
+            if (p->nodes[i].in[k] == n->index)
+                return 0;
+    return 1;
+}
+
 /* The window count and candidates (taps) of maxpool node pn. */
 static size_t pool_rows(const struct veil_node *pn)
 {
@@ -151,12 +161,8 @@ static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
     const struct veil_node *src = &p->nodes[r->in[0]], *pn = &p->nodes[r->last_use];
     if (src->last_use != r->index || src->op == VEIL_OP_PARAM || src->saved)
         return 0;
-    if (pn->op != VEIL_OP_MAXPOOL || pn->saved || pn->in[0] != r->index)
+    if (pn->op != VEIL_OP_MAXPOOL || pn->saved || pn->in[0] != r->index || !read_once(p, r))
         return 0;
-    for (int i = r->index + 1; i < r->last_use; i++)
-        for (int k = 0; k < p->nodes[i].nin; k++)
-            if (p->nodes[i].in[k] == r->index)
-                return 0;
     const size_t kk = (size_t)pn->a.k * (size_t)pn->a.k;
     return veil_pool_pairwise_pays(pool_rows(pn), kk + 1);
 }
@@ -168,13 +174,7 @@ int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n
         n->last_use < 0)
         return 0;
     const struct veil_node *r = &p->nodes[n->last_use];
-    if (r->op != VEIL_OP_RELU || r->in[0] != n->index || r->saved)
-        return 0;
-    for (int i = n->index + 1; i < n->last_use; i++)
-        for (int k = 0; k < p->nodes[i].nin; k++)
-            if (p->nodes[i].in[k] == n->index)
-                return 0;
-    return 1;
+    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n);
 }
 
 int veil_lower_no_barrier_after(const struct veil_exec *x, const struct veil_node *n)
