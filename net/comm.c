@@ -17,6 +17,13 @@
 #include <string.h>
 #include <time.h>
 
+/* A send's acquire means its data is ready: the I/O thread must send it now. An acquired receive
+ * needs the I/O thread only if a message it may be for has already come (in_held: the I/O thread
+ * then holds it and would not look again): otherwise the receive's message will wake it, and
+ * each turn takes the queues before reading the ROUTER. No receive is missed: under mu, either
+ * this sees in_held > 0 and wakes, or the I/O thread counts its next message after this queued r
+ * and looks at the queue again before it sleeps (net/io.c). A receive posted with a free handle
+ * is acquired at once in the posting thread, so this spares a walk one wake per receive. */
 static void acquired_cb(void *arg)
 {
     struct veil_net_req *r = arg;
@@ -28,8 +35,11 @@ static void acquired_cb(void *arg)
     else
         net->acq_head = r;
     net->acq_tail = r;
+    const int wake = r->kind != VEIL_REQ_RECV || r->acquire_failed || net->in_held > 0 ||
+                     net->state != VEIL_NET_READY || net->stop;
     pthread_mutex_unlock(&net->mu);
-    veil_net_wake(net);
+    if (wake)
+        veil_net_wake(net);
 }
 
 /* Rejects layouts whose bytes are not one contiguous range of starpu_data_get_size bytes. */
@@ -96,7 +106,10 @@ static int post(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag,
         net->post_head = r;
     net->post_tail = r;
     pthread_mutex_unlock(&net->mu);
-    veil_net_wake(net);
+    /* No wake here: the I/O thread has nothing to do with r before its acquire, whose callback
+     * wakes it, and it takes the posted queue before the acquired one on every turn. A wake per
+     * post cost the submitting thread its core to the I/O thread at every send and receive of
+     * a walk (bench/README-latency.md). */
     /* From here the I/O thread owns r; the callback hands it over again once acquired. */
     if (starpu_data_acquire_on_node_cb(
             h, STARPU_MAIN_RAM, kind == VEIL_REQ_SEND ? STARPU_R : STARPU_W, acquired_cb, r) != 0) {

@@ -360,6 +360,12 @@ void *veil_net_io_main(void *arg)
             pthread_mutex_unlock(&net->mu);
         }
         wait_s = veil_net_io_failed(net) ? MAX_POLL_MS / 1000.0 : poll_wait_s(net, veil_now());
+        /* a receive acquired after this turn took the queues did not wake us if it saw no
+         * held message (net/comm.c, acquired_cb): look again at once while both exist */
+        pthread_mutex_lock(&net->mu);
+        if (net->acq_head && net->in_held > 0)
+            wait_s = 0;
+        pthread_mutex_unlock(&net->mu);
     }
     /* Whatever is still held (e.g. a close with messages nobody received) is dropped. */
     int keep_state = net->state;

@@ -66,7 +66,7 @@ void veil_net_io_drop_all(struct veil_net *net)
         ps->tagmap_cap = ps->tagmap_used = 0;
         while (ps->in) {
             struct veil_net_inmsg *m = ps->in;
-            veil_net_inmsg_unlink(ps, m);
+            veil_net_inmsg_unlink(net, ps, m);
             inmsg_free(net, m);
         }
         while (ps->outq_count > 0) {

@@ -46,8 +46,12 @@ static inline void veil_net_req_append(struct veil_net_req **head, struct veil_n
     *tail = r;
 }
 
-static inline void veil_net_inmsg_unlink(struct veil_net_peer_state *ps, struct veil_net_inmsg *m)
+static inline void veil_net_inmsg_unlink(struct veil_net *net, struct veil_net_peer_state *ps,
+                                         struct veil_net_inmsg *m)
 {
+    pthread_mutex_lock(&net->mu);
+    net->in_held--;
+    pthread_mutex_unlock(&net->mu);
     if (m->prev)
         m->prev->next = m->next;
     else

@@ -41,7 +41,7 @@ void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m)
     if (veil_trace_active())
         veil_trace_message(VEIL_TRACE_RECV, p, m->tag, m->total, r->region, m->t_first, m->t_last);
     veil_net_req_unlink(&ps->recvs, &ps->recvs_tail, r);
-    veil_net_inmsg_unlink(ps, m);
+    veil_net_inmsg_unlink(net, ps, m);
     free(m);
     veil_net_req_done(net, r);
 }
@@ -99,6 +99,9 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
         m->total = h->total;
         if (veil_trace_active())
             m->t_first = veil_trace_now();
+        pthread_mutex_lock(&net->mu);
+        net->in_held++;
+        pthread_mutex_unlock(&net->mu);
         m->prev = ps->in_tail;
         if (ps->in_tail)
             ps->in_tail->next = m;

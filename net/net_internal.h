@@ -188,6 +188,9 @@ struct veil_net {
     char abort_msg[384];
     int exited; /* the I/O thread has finished */
     uint64_t rounds;
+    /* incoming messages the I/O thread holds (in its peers' in lists): an acquired receive
+     * wakes it only while some are (net/comm.c, acquired_cb) */
+    size_t in_held;
 
     /* I/O thread only */
     struct veil_net_peer_state peers[VEIL_NET_MAX_PROCS];
