@@ -71,18 +71,21 @@ void *veil_secmem_calloc_pages(size_t n)
 /* ---- the buffer pool ----------------------------------------------------------------------
  * Buffers are kept by their exact byte size (a compiled plan allocates the same shapes run after
  * run), so any 64-byte-aligned buffer of at least that many bytes may be given back: nothing has
- * to remember where a buffer came from. Bounded: POOL_SIZES sizes, POOL_DEPTH buffers each,
- * POOL_MAX_BYTES in all, none over POOL_MAX_BUF; what does not fit is freed. A buffer is wiped
- * before it enters the pool, so a buffer taken from it is all zeros, like a fresh one. */
-#define POOL_SIZES 64
-#define POOL_DEPTH 16
-#define POOL_MAX_BYTES ((size_t)128 << 20)
-#define POOL_MAX_BUF ((size_t)32 << 20)
+ * to remember where a buffer came from. Bounded: POOL_SIZES sizes, POOL_MAX_BYTES in all, none
+ * over POOL_MAX_BUF; what does not fit is freed. The bound is a run's working set, not a few
+ * buffers: LeNet-5 at batch 100 releases about 1,150 buffers of some 110 sizes, 570 MB, per run
+ * (up to 83 of one size), and a pool that kept only part of them made every run fault in and
+ * release most of that memory again (bench/README-latency.md). Keeping them costs no more than
+ * the run itself held at its end. A buffer is wiped before it enters the pool, so a buffer taken
+ * from it is all zeros, like a fresh one. */
+#define POOL_SIZES 256
+#define POOL_MAX_BYTES ((size_t)1 << 30)
+#define POOL_MAX_BUF ((size_t)256 << 20)
 
 struct pool_slot {
     size_t bytes; /* 0: unused */
-    int n;
-    void *buf[POOL_DEPTH];
+    size_t n, cap;
+    void **buf;
 };
 static struct pool_slot pool[POOL_SIZES];
 static size_t pool_bytes;
@@ -131,7 +134,15 @@ void veil_secbuf_put(void *p, size_t bytes)
             s = free_slot;
             s->bytes = bytes;
         }
-        if (s && s->n < POOL_DEPTH && pool_bytes + bytes <= POOL_MAX_BYTES) {
+        if (s && pool_bytes + bytes <= POOL_MAX_BYTES && s->n == s->cap) {
+            const size_t cap = s->cap ? 2 * s->cap : 16;
+            void **b = realloc(s->buf, cap * sizeof *b);
+            if (b) {
+                s->buf = b;
+                s->cap = cap;
+            }
+        }
+        if (s && s->n < s->cap && pool_bytes + bytes <= POOL_MAX_BYTES) {
             s->buf[s->n++] = p;
             pool_bytes += bytes;
             kept = 1;
@@ -148,6 +159,9 @@ void veil_secbuf_drain(void)
     for (int i = 0; i < POOL_SIZES; i++) {
         while (pool[i].n > 0)
             veil_aligned_free(pool[i].buf[--pool[i].n]);
+        free(pool[i].buf);
+        pool[i].buf = NULL;
+        pool[i].cap = 0;
         pool[i].bytes = 0;
     }
     pool_bytes = 0;

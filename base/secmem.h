@@ -35,7 +35,8 @@ void *veil_secbuf_get(size_t bytes);
  * Gives back a buffer of at least `bytes` bytes that free() may release (any 64-byte-aligned
  * malloc-family buffer, not only one from veil_secbuf_get): it is wiped (veil_wipe of `bytes`
  * bytes), then kept for the next veil_secbuf_get of that size while the pool has room (at most
- * 64 sizes x 16 buffers, 128 MiB in all, none over 32 MiB), else freed. NULL-safe; thread-safe.
+ * 256 sizes, 1 GiB in all, none over 256 MiB: a run's working set), else freed. NULL-safe;
+ * thread-safe.
  */
 void veil_secbuf_put(void *p, size_t bytes);
 

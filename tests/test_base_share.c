@@ -120,11 +120,31 @@ int main(void)
     veil_secbuf_put(b2, 999 * 8);
     veil_secbuf_put(b3, 1000 * 8);
     veil_secbuf_put(NULL, 8);
-    void *big = veil_secbuf_get((size_t)33 << 20);
-    veil_secbuf_put(big, (size_t)33 << 20);
+    void *big = veil_secbuf_get(((size_t)256 << 20) + 64);
+    veil_secbuf_put(big, ((size_t)256 << 20) + 64);
     VT_CHECK(veil_secbuf_pooled_bytes() == 999 * 8 + 1000 * 8,
-             "pool: a buffer over 32 MiB is freed, not kept (%zu bytes pooled)",
+             "pool: a buffer over 256 MiB is freed, not kept (%zu bytes pooled)",
              veil_secbuf_pooled_bytes());
+    /* a run's working set: 100 buffers of one size (the old pool kept 16) all come back */
+    enum { MANY = 100 };
+    void *many[MANY];
+    for (int i = 0; i < MANY; i++)
+        many[i] = veil_secbuf_get(4096);
+    for (int i = 0; i < MANY; i++)
+        veil_secbuf_put(many[i], 4096);
+    VT_CHECK(veil_secbuf_pooled_bytes() == 999 * 8 + 1000 * 8 + MANY * 4096,
+             "pool: all %d buffers of one size kept (%zu bytes pooled)", MANY,
+             veil_secbuf_pooled_bytes());
+    void *again[MANY];
+    int reused = 0;
+    for (int i = 0; i < MANY; i++) {
+        again[i] = veil_secbuf_get(4096);
+        for (int k = 0; k < MANY; k++)
+            reused += again[i] == many[k];
+    }
+    VT_CHECK(reused == MANY, "pool: %d of %d gets reused a pooled buffer", reused, MANY);
+    for (int i = 0; i < MANY; i++)
+        veil_secbuf_put(again[i], 4096);
     veil_secbuf_drain();
     VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool: drained");
     return veil_test_status();
