@@ -46,6 +46,22 @@ static inline void veil_net_req_append(struct veil_net_req **head, struct veil_n
     *tail = r;
 }
 
+/* The incoming-message list of a peer. Both operations keep net->in_held, the count of messages
+ * the I/O thread holds, which an acquired receive reads under net->mu (net/comm.c). */
+static inline void veil_net_inmsg_append(struct veil_net *net, struct veil_net_peer_state *ps,
+                                         struct veil_net_inmsg *m)
+{
+    pthread_mutex_lock(&net->mu);
+    net->in_held++;
+    pthread_mutex_unlock(&net->mu);
+    m->prev = ps->in_tail;
+    if (ps->in_tail)
+        ps->in_tail->next = m;
+    else
+        ps->in = m;
+    ps->in_tail = m;
+}
+
 static inline void veil_net_inmsg_unlink(struct veil_net *net, struct veil_net_peer_state *ps,
                                          struct veil_net_inmsg *m)
 {

@@ -99,15 +99,7 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
         m->total = h->total;
         if (veil_trace_active())
             m->t_first = veil_trace_now();
-        pthread_mutex_lock(&net->mu);
-        net->in_held++;
-        pthread_mutex_unlock(&net->mu);
-        m->prev = ps->in_tail;
-        if (ps->in_tail)
-            ps->in_tail->next = m;
-        else
-            ps->in = m;
-        ps->in_tail = m;
+        veil_net_inmsg_append(net, ps, m);
         for (struct veil_net_req *r = ps->recvs; r; r = r->next)
             if (r->tag == h->tag && !r->msg) {
                 m->req = r; /* bound below, after the chunk is recorded */
