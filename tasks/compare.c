@@ -1,9 +1,10 @@
 /*
  * compare.c — LTZ (x < 0) by a masked open and a bit-sliced generate/propagate carry circuit
  * (costs and the protocol in compare.h). Per tile: a leaf task bit-slices the public c = x - r
- * and this party's XOR share of r into the 63 (g, p) leaves (local: c is public), then six
- * levels of AND gates (and_gates.c), each a "prepare operands" task, one AND layer, and a
- * "combine" task, then the msb word and its B2A (b2a.c). Nothing waits across tiles.
+ * and this party's XOR share of r into the 63 (g, p) leaves (local: c is public), then three
+ * levels of 4-to-1 groups, each a "gather" task (the groups' inputs), one open against a CARRY4
+ * item's masks and a "group" task (carry4_common.h), then the msb word and its B2A (b2a.c).
+ * Nothing waits across tiles.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -44,61 +45,54 @@ static void leaf_cpu(void *buffers[], void *cl_arg)
     }
 }
 
-/* state_l -> X, Y: the AND operands of level l (G gates first, then P gates). */
-static void prep_cpu(void *buffers[], void *cl_arg)
+/* state_l -> the level's records (7 input words per group and block, carry4_common.h). */
+static void gather_cpu(void *buffers[], void *cl_arg)
 {
     const struct veil_cmp_level_arg *arg = veil_cmp_arg(cl_arg);
     const struct veil_cmp_level v = veil_cmp_level_of(arg->l);
     const uint64_t *st = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    uint64_t *x = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
-    uint64_t *y = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
-    if (v.words == 0)
-        return;
-    const size_t nb = STARPU_VECTOR_GET_NX(buffers[1]) / (size_t)v.words;
-    for (int w = 0; w < v.words; w++) {
-        int xr, yr;
-        veil_cmp_prep_src(&v, w, &xr, &yr);
-        memcpy(x + (size_t)w * nb, st + (size_t)xr * nb, nb * 8);
-        memcpy(y + (size_t)w * nb, st + (size_t)yr * nb, nb * 8);
-    }
+    uint64_t *rec = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const size_t nb = STARPU_VECTOR_GET_NX(buffers[1]) / ((size_t)VEIL_C4_INPUTS * v.knext);
+    const uint64_t pub = arg->party0 ? ~UINT64_C(0) : 0;
+    for (int j = 0; j < v.knext; j++)
+        for (size_t b = 0; b < nb; b++) {
+            uint64_t *r = rec + ((size_t)j * nb + b) * VEIL_C4_INPUTS;
+            for (int i = 0; i < VEIL_C4_INPUTS; i++)
+                r[i] = veil_cmp_gather_word(&v, st, nb, j, i, b, pub);
+        }
 }
 
-/* state_l, z (AND results) -> state_{l+1} (only G at the last level). */
-static void comb_cpu(void *buffers[], void *cl_arg)
+/* e (opened records), a (masks), pr (products), state_l -> state_{l+1} (only G at the last
+ * level). */
+static void group_cpu(void *buffers[], void *cl_arg)
 {
     const struct veil_cmp_level_arg *arg = veil_cmp_arg(cl_arg);
     const struct veil_cmp_level v = veil_cmp_level_of(arg->l);
-    const uint64_t *st = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    const uint64_t *z = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
-    uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
-    if (v.words == 0)
-        return;
-    const size_t nb = STARPU_VECTOR_GET_NX(buffers[1]) / (size_t)v.words;
-    const int rows = veil_cmp_comb_rows(&v);
-    for (int row = 0; row < rows; row++) {
-        int sr, zr;
-        veil_cmp_comb_src(&v, row, &sr, &zr);
-        uint64_t *o = out + (size_t)row * nb;
-        const uint64_t *s = sr >= 0 ? st + (size_t)sr * nb : NULL;
-        const uint64_t *zz = zr >= 0 ? z + (size_t)zr * nb : NULL;
-        /* whole rows: copies and one vectorised XOR loop */
-        if (s && zz) {
-            for (size_t b = 0; b < nb; b++)
-                o[b] = s[b] ^ zz[b];
-        } else if (s || zz) {
-            memcpy(o, s ? s : zz, nb * 8);
-        } else {
-            memset(o, 0, nb * 8);
+    const uint64_t *e = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *a = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const uint64_t *pr = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    const uint64_t *st = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    uint64_t *out = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[4]);
+    const size_t nb = STARPU_VECTOR_GET_NX(buffers[4]) / (size_t)veil_cmp_next_rows(&v);
+    const uint64_t pub = arg->party0 ? ~UINT64_C(0) : 0;
+    for (int j = 0; j < v.knext; j++)
+        for (size_t b = 0; b < nb; b++) {
+            const size_t w = (size_t)j * nb + b;
+            uint64_t G, P;
+            veil_c4_group(e + w * VEIL_C4_INPUTS, a + w * VEIL_C4_INPUTS, pr + w * VEIL_C4_PRODS,
+                          veil_cmp_top_g(&v, st, nb, j, b), pub, &G, &P);
+            out[w] = G;
+            if (!v.last)
+                out[((size_t)v.knext + (size_t)j) * nb + b] = P;
         }
-    }
 }
 
 static struct starpu_perfmodel leaf_model = {.type = STARPU_HISTORY_BASED,
                                              .symbol = "veil_ltz_leaf"};
-static struct starpu_perfmodel prep_model = {.type = STARPU_HISTORY_BASED,
-                                             .symbol = "veil_ltz_prep"};
-static struct starpu_perfmodel comb_model = {.type = STARPU_HISTORY_BASED,
-                                             .symbol = "veil_ltz_comb"};
+static struct starpu_perfmodel gather_model = {.type = STARPU_HISTORY_BASED,
+                                               .symbol = "veil_ltz_gather"};
+static struct starpu_perfmodel group_model = {.type = STARPU_HISTORY_BASED,
+                                              .symbol = "veil_ltz_group"};
 
 struct starpu_codelet veil_cmp_leaf_cl = {
     .cpu_funcs = {leaf_cpu},
@@ -112,29 +106,29 @@ struct starpu_codelet veil_cmp_leaf_cl = {
     .model = &leaf_model,
     .name = "veil_ltz_leaf",
 };
-struct starpu_codelet veil_cmp_prep_cl = {
-    .cpu_funcs = {prep_cpu},
-    .cpu_funcs_name = {"prep_cpu"},
+struct starpu_codelet veil_cmp_gather_cl = {
+    .cpu_funcs = {gather_cpu},
+    .cpu_funcs_name = {"gather_cpu"},
 #ifdef VEIL_USE_CUDA
-    .cuda_funcs = {veil_cmp_prep_cuda},
+    .cuda_funcs = {veil_cmp_gather_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
-    .nbuffers = 3,
-    .modes = {STARPU_R, STARPU_W, STARPU_W},
-    .model = &prep_model,
-    .name = "veil_ltz_prep",
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &gather_model,
+    .name = "veil_ltz_gather",
 };
-struct starpu_codelet veil_cmp_comb_cl = {
-    .cpu_funcs = {comb_cpu},
-    .cpu_funcs_name = {"comb_cpu"},
+struct starpu_codelet veil_cmp_group_cl = {
+    .cpu_funcs = {group_cpu},
+    .cpu_funcs_name = {"group_cpu"},
 #ifdef VEIL_USE_CUDA
-    .cuda_funcs = {veil_cmp_comb_cuda},
+    .cuda_funcs = {veil_cmp_group_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
-    .nbuffers = 3,
-    .modes = {STARPU_R, STARPU_R, STARPU_W},
-    .model = &comb_model,
-    .name = "veil_ltz_comb",
+    .nbuffers = 5,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W},
+    .model = &group_model,
+    .name = "veil_ltz_group",
 };
 
 /* ---- protocol ------------------------------------------------------------------------- */
@@ -148,36 +142,56 @@ struct veil_sec veil_cmp_flat(const struct veil_sec *x)
     return v;
 }
 
-/* The six AND levels: state (the leaves, consumed) -> *g, the carry into bit 63. */
+/* One level: gather the groups' inputs, open them against the CARRY4 masks (one round, one
+ * message per tile), combine each group locally (carry4_common.h). */
+static int carry_level(veil_mpc_t *m, const struct veil_sec *x, int l, const struct veil_sec *state,
+                       struct veil_sec *next)
+{
+    const struct veil_cmp_level v = veil_cmp_level_of(l);
+    const struct veil_cmp_level_arg arg = {.l = l, .party0 = veil_mpc_self(m) == 0};
+    const int party = veil_mpc_computes(m);
+    size_t groups, gtile;
+    struct veil_mpc_mat mat;
+    int rc = veil_cmp_sliced_layout("ltz", x, (size_t)v.knext, &groups, &gtile);
+    if (rc != VEIL_OK)
+        return rc;
+    rc = veil_mpc_material(m, veil_preproc_item_carry4(0, groups), x->ntiles > 1 ? gtile : SIZE_MAX,
+                           &mat);
+    if (rc != VEIL_OK)
+        return rc;
+    struct veil_sec rec = {0};
+    struct veil_pub e = {0};
+    rc = veil_cmp_sliced(m, "ltz", x, (size_t)VEIL_C4_INPUTS * (size_t)v.knext, &rec);
+    if (rc == VEIL_OK)
+        rc = veil_cmp_sliced(m, "ltz", x, (size_t)veil_cmp_next_rows(&v), next);
+    for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
+        const starpu_data_handle_t h[2] = {state->h[t], rec.h[t]};
+        rc = veil_cmp_submit(m, &veil_cmp_gather_cl, "ltz", h, NULL, 2, &arg, sizeof arg);
+    }
+    if (rc == VEIL_OK) {
+        veil_mpc_round(m);
+        rc = veil_mpc_open(m, &rec, &mat.part[VEIL_PRE_C4_A], &e);
+    }
+    for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
+        const starpu_data_handle_t h[5] = {e.h[t], mat.part[VEIL_PRE_C4_A].h[t],
+                                           mat.part[VEIL_PRE_C4_PROD].h[t], state->h[t],
+                                           next->h[t]};
+        rc = veil_cmp_submit(m, &veil_cmp_group_cl, "ltz", h, NULL, 5, &arg, sizeof arg);
+    }
+    veil_mpc_release(m, &rec);
+    veil_mpc_release(m, &e);
+    veil_mpc_mat_release(m, &mat);
+    return rc;
+}
+
+/* The three group levels: state (the leaves, consumed) -> *g, the carry into bit 63. */
 static int carry_tree(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *state,
                       struct veil_sec *g)
 {
-    const int party = veil_mpc_computes(m);
     int rc = VEIL_OK;
-    for (int l = 0; rc == VEIL_OK; l++) {
-        const struct veil_cmp_level v = veil_cmp_level_of(l);
-        if (v.k == 1)
-            break;
-        struct veil_sec xs = {0}, ys = {0}, zs = {0}, next = {0};
-        const struct veil_cmp_level_arg arg = {.l = l};
-        if ((rc = veil_cmp_sliced(m, "ltz", x, (size_t)v.words, &xs)) == VEIL_OK &&
-            (rc = veil_cmp_sliced(m, "ltz", x, (size_t)v.words, &ys)) == VEIL_OK &&
-            (rc = veil_cmp_sliced(m, "ltz", x, v.last ? 1 : 2 * (size_t)v.knext, &next)) ==
-                VEIL_OK) {
-            for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
-                const starpu_data_handle_t h[3] = {state->h[t], xs.h[t], ys.h[t]};
-                rc = veil_cmp_submit(m, &veil_cmp_prep_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
-            }
-            if (rc == VEIL_OK)
-                rc = veil_mpc_and(m, &xs, &ys, &zs);
-            for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
-                const starpu_data_handle_t h[3] = {state->h[t], zs.h[t], next.h[t]};
-                rc = veil_cmp_submit(m, &veil_cmp_comb_cl, "ltz", h, NULL, 3, &arg, sizeof arg);
-            }
-        }
-        veil_mpc_release(m, &xs);
-        veil_mpc_release(m, &ys);
-        veil_mpc_release(m, &zs);
+    for (int l = 0; l < VEIL_CMP_LEVELS && rc == VEIL_OK; l++) {
+        struct veil_sec next = {0};
+        rc = carry_level(m, x, l, state, &next);
         veil_mpc_release(m, state);
         *state = next;
     }

@@ -2,14 +2,16 @@
  * compare_common.h — the word math of the comparison family's local codelets, shared by their CPU
  * bodies (compare.c, and_gates.c, relu.c, b2a.c) and their CUDA bodies (cuda/compare.cu): the
  * by-value argument blocks the submit helpers pack, the shape of each level of the carry circuit
- * and which state rows feed each AND operand and each combined row, the leaf (g, p) formulas,
- * the AND-triple finish, the ReLU finish, and the B2A mask and finish. One inline function is
- * the math of both bodies, so the CPU protocol tests exercise exactly what the GPU computes.
+ * and which state rows feed each group's inputs (the group's math is carry4_common.h), the leaf
+ * (g, p) formulas, the AND-triple finish, the ReLU finish, and the B2A mask and finish. One inline
+ * function is the math of both bodies, so the CPU protocol tests exercise exactly what the GPU
+ * computes.
  */
 #ifndef VEIL_TASKS_COMPARE_COMMON_H
 #define VEIL_TASKS_COMPARE_COMMON_H
 
 #include "codelets/hd_common.h"
+#include "tasks/carry4_common.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,9 +30,11 @@ struct veil_cmp_party_arg {
     int party0;
 };
 
-/** Prepare / combine: the circuit level l (0-based, 0..VEIL_CMP_LEVELS-1). */
+/** Gather / group: the circuit level l (0-based, 0..VEIL_CMP_LEVELS-1) and whether this party
+ * adds the public terms. */
 struct veil_cmp_level_arg {
     int l;
+    int party0;
 };
 
 /** B2A mask of one tile. */
@@ -42,18 +46,18 @@ struct veil_b2a_mask_arg {
 /* ---- the carry circuit ---------------------------------------------------------------- */
 
 #define VEIL_CMP_LEAVES 63 /* bits 0..62 feed the carry into bit 63 */
-#define VEIL_CMP_LEVELS 6  /* 63 -> 32 -> 16 -> 8 -> 4 -> 2 -> 1 groups */
+#define VEIL_CMP_LEVELS 3  /* 63 -> 16 -> 4 -> 1 groups, 4-to-1 (carry4_common.h) */
 
 /*
- * Groups, pairs and AND words (per 64-element block) of circuit level l. A state holds G rows
- * 0..k-1 then P rows k..2k-1, nb words (one per block) each.
+ * Groups of circuit level l. A state holds G rows 0..k-1 then P rows k..2k-1, nb words (one per
+ * 64-element block) each; group j of the level combines rows 4j .. 4j + 3 (4j + 3 the most
+ * significant); members past k are the identity (G = 0, P = 1). The level's records (the
+ * CARRY4 item's elements) are w = j * nb + b, group j of block b.
  */
 struct veil_cmp_level {
     int k;     /* groups entering the level */
-    int pairs; /* floor(k / 2) */
-    int knext; /* ceil(k / 2) */
-    int last;  /* knext == 1: no P needed */
-    int words; /* AND gates (words per block): pairs G, plus pairs - 1 P unless last */
+    int knext; /* ceil(k / 4) groups leaving it */
+    int last;  /* knext == 1: only G is needed */
 };
 
 static inline VEIL_HD struct veil_cmp_level veil_cmp_level_of(int l)
@@ -61,58 +65,55 @@ static inline VEIL_HD struct veil_cmp_level veil_cmp_level_of(int l)
     struct veil_cmp_level v;
     v.k = VEIL_CMP_LEAVES;
     for (int i = 0; i < l; i++)
-        v.k = (v.k + 1) / 2;
-    v.pairs = v.k / 2;
-    v.knext = (v.k + 1) / 2;
+        v.k = (v.k + VEIL_C4_FANIN - 1) / VEIL_C4_FANIN;
+    v.knext = (v.k + VEIL_C4_FANIN - 1) / VEIL_C4_FANIN;
     v.last = v.knext == 1;
-    v.words = v.pairs + (v.last ? 0 : v.pairs - 1);
     return v;
 }
 
-/* Rows of the combined state: G only at the last level. */
-static inline VEIL_HD int veil_cmp_comb_rows(const struct veil_cmp_level *v)
+/* Rows of the next state: G only at the last level. */
+static inline VEIL_HD int veil_cmp_next_rows(const struct veil_cmp_level *v)
 {
     return v->last ? 1 : 2 * v->knext;
 }
 
-/*
- * The state rows of AND gate w (w < v->words): x = P of the upper group of the pair, y = G of the
- * lower group (the first pairs gates) or its P (the others, pairs 1..pairs-1: the lowest group's
- * P is never needed).
- */
-static inline VEIL_HD void veil_cmp_prep_src(const struct veil_cmp_level *v, int w, int *xrow,
-                                             int *yrow)
+/* The state row of input i (record order, carry4_common.h) of group j, or -1 for a member past k
+ * (the identity: G = 0, P = 1); *is_p says whether it is a P. */
+static inline VEIL_HD int veil_cmp_gather_row(const struct veil_cmp_level *v, int j, int i,
+                                              int *is_p)
 {
-    if (w < v->pairs) {
-        *xrow = v->k + 2 * w + 1;
-        *yrow = 2 * w;
-    } else {
-        const int j = w - v->pairs + 1;
-        *xrow = v->k + 2 * j + 1;
-        *yrow = v->k + 2 * j;
-    }
+    /* member of each input: P3 P2 P1 G0 G1 G2 P0 */
+    const int member = i == VEIL_C4_P3   ? 3
+                       : i == VEIL_C4_P2 ? 2
+                       : i == VEIL_C4_P1 ? 1
+                       : i == VEIL_C4_G0 ? 0
+                       : i == VEIL_C4_G1 ? 1
+                       : i == VEIL_C4_G2 ? 2
+                                         : 0;
+    const int q = VEIL_C4_FANIN * j + member;
+    *is_p = i <= VEIL_C4_P1 || i == VEIL_C4_P0;
+    return q >= v->k ? -1 : *is_p ? v->k + q : q;
 }
 
-/*
- * Where row `row` of the combined state comes from: the XOR of state row *strow and AND result
- * row *zrow, either being -1 for "absent" (both absent: zero). G of pair j is g_{2j+1} ^ (p_{2j+1}
- * & g_{2j}), P of pair j >= 1 is the AND p_{2j+1} & p_{2j}, the lowest pair's P is unused (zero),
- * and an odd group out is copied.
- */
-static inline VEIL_HD void veil_cmp_comb_src(const struct veil_cmp_level *v, int row, int *strow,
-                                             int *zrow)
+/* This party's share of input i of group j, block b, from the state st (nb words per row); pub is
+ * all ones at party 0 and 0 elsewhere (the padding's P). */
+static inline VEIL_HD uint64_t veil_cmp_gather_word(const struct veil_cmp_level *v,
+                                                    const uint64_t *st, size_t nb, int j, int i,
+                                                    size_t b, uint64_t pub)
 {
-    const int p = row >= v->knext, j = p ? row - v->knext : row;
-    *strow = -1;
-    *zrow = -1;
-    if (j == v->pairs) { /* k odd: the last group passes through */
-        *strow = (p ? v->k : 0) + v->k - 1;
-    } else if (!p) {
-        *strow = 2 * j + 1;
-        *zrow = j;
-    } else if (j > 0) {
-        *zrow = v->pairs + j - 1;
-    }
+    int is_p;
+    const int row = veil_cmp_gather_row(v, j, i, &is_p);
+    if (row < 0)
+        return is_p ? pub : 0;
+    return st[(size_t)row * nb + b];
+}
+
+/* This party's share of G3 (the linear term) of group j, block b: 0 past k. */
+static inline VEIL_HD uint64_t veil_cmp_top_g(const struct veil_cmp_level *v, const uint64_t *st,
+                                              size_t nb, int j, size_t b)
+{
+    const int q = VEIL_C4_FANIN * j + 3;
+    return q < v->k ? st[(size_t)q * nb + b] : 0;
 }
 
 /* Leaves: bit i of c (public) and of this party's XOR share r of the mask. Generate is c & r

@@ -110,10 +110,12 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
 /** c (public, T), r (share, T) -> state (G rows 0..62 | P rows 0..62, B words each), top (B);
  * struct veil_cmp_party_arg. */
 extern struct starpu_codelet veil_cmp_leaf_cl;
-/** state of level l (2k rows) -> X, Y (words(l) rows): the AND operands; veil_cmp_level_arg. */
-extern struct starpu_codelet veil_cmp_prep_cl;
-/** state of level l, Z (words(l) rows) -> next state (veil_cmp_comb_rows); veil_cmp_level_arg. */
-extern struct starpu_codelet veil_cmp_comb_cl;
+/** state of level l (2k rows) -> its records (7 words per group and block, record w = j B + b,
+ * carry4_common.h's order); veil_cmp_level_arg. */
+extern struct starpu_codelet veil_cmp_gather_cl;
+/** e (opened records), a, pr (the CARRY4 item's parts), state of level l -> next state
+ * (veil_cmp_next_rows rows); veil_cmp_level_arg. */
+extern struct starpu_codelet veil_cmp_group_cl;
 /** d, e (opened), a, b, c (AND triple) -> z; struct veil_cmp_party_arg. */
 extern struct starpu_codelet veil_and_finish_cl;
 /** f (packed, public), beta, w = x beta, x -> y = x [x >= 0], mask; veil_cmp_party_arg. */

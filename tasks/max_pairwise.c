@@ -34,7 +34,7 @@ void veil_pool_pairwise_cost(size_t rows, size_t k, int want_max, int want_oneho
 {
     const uint64_t n = (uint64_t)rows * (k * (k - 1) / 2), N1 = (uint64_t)(nparties - 1);
     const size_t g = want_max ? k : k - 1, groups = (want_max ? k : 0) + (want_onehot ? k : 0);
-    uint64_t words = n + 237 * ((n + 63) / 64);
+    uint64_t words = n + VEIL_LTZ_BLOCK_WORDS * ((n + 63) / 64);
     for (size_t m = g; m > 1; m = (m + 1) / 2)
         words += 2 * (uint64_t)rows * groups * (m / 2);
     *rounds = VEIL_LTZ_ROUNDS + (uint64_t)tree_levels(g);

@@ -245,7 +245,13 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
     for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++) {
         const size_t dims[1] = {desc.part[j].numel};
         int packed = item.kind == VEIL_PREPROC_BIT && j == VEIL_PRE_BIT_B;
-        rc = veil_sec_shape(m, &out->part[j], desc.part[j].form, 1, dims, packed ? SIZE_MAX : tile);
+        size_t ptile = packed ? SIZE_MAX : tile;
+        /* CARRY4's tile counts records: each part tiles by its words per record */
+        if (item.kind == VEIL_PREPROC_CARRY4 && tile != 0)
+            ptile = tile >= (size_t)item.p[VEIL_PRE_N]
+                        ? SIZE_MAX
+                        : tile * (desc.part[j].numel / (size_t)item.p[VEIL_PRE_N]);
+        rc = veil_sec_shape(m, &out->part[j], desc.part[j].form, 1, dims, ptile);
     }
     if (rc != VEIL_OK || m->opt.role == VEIL_MPC_RECORDER)
         return rc;

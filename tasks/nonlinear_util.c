@@ -153,7 +153,7 @@ int veil_nl_start(veil_mpc_t *m, const struct veil_sec *x, const struct veil_nl_
 
 uint64_t veil_nl_ltz_bytes(uint64_t n)
 {
-    return 8 * (n + (2 * VEIL_LTZ_AND_WORDS + 1) * ((n + 63) / 64));
+    return 8 * (n + VEIL_LTZ_BLOCK_WORDS * ((n + 63) / 64));
 }
 
 /* veil_mpc_max_lastdim without argmax (pool.h): rounds and bytes / (N-1). */

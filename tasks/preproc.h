@@ -63,6 +63,11 @@
  *                          *r_63[n] A = r >> 63 (so msb(x) = c_63 XOR r_63 XOR borrow can be
  *                          taken to arithmetic form for c_63 XOR r_63 locally: c_63 + r_63 -
  *                          2 c_63 r_63, c_63 public).
+ *   CARRY4  (n records)    a[7n] B, *pr[22n] B: record w is a[7w .. 7w + 6], seven uniform
+ *                          masks, and pr[22w .. 22w + 21], row r the AND of the masks of the
+ *                          inputs in set VEIL_C4_PROD_SETS[r] (tasks/carry4_common.h): one
+ *                          4-to-1 group of the LTZ carry circuit in one round. Its parts are
+ *                          tiled by records (tasks/mpc.h, veil_mpc_material).
  *
  * SIZES (words; multiply by 8 for bytes; N parties). "dealer" = correction words sent to d per
  * item, "party" = words each party stores (the expanded share; d stores the same count):
@@ -74,6 +79,7 @@
  *   TRUNC   n:         dealer 2n,           party 3n
  *   BIT     n:         dealer n,            party n + ceil(n/64)
  *   CMPMASK n:         dealer 2n,           party 3n
+ *   CARRY4  n:         dealer 22n,          party 29n
  *   MATMUL_WS, CONV_WS: as MATMUL and CONV (the weight-stationary gain is online: E = W - B is
  *                      opened once per session instead of once per item; see tasks/wstat.h)
  * Total dealer traffic per item is the dealer column (one tensor, to d only), independent of N;
@@ -123,6 +129,7 @@ enum veil_preproc_kind {
     /* appended: files store kinds, never renumber */
     VEIL_PREPROC_MATMUL_WS,
     VEIL_PREPROC_CONV_WS,
+    VEIL_PREPROC_CARRY4,
     VEIL_PREPROC_KIND_COUNT
 };
 
@@ -133,6 +140,7 @@ enum { VEIL_PRE_SQ_A = 0, VEIL_PRE_SQ_A2 = 1 };                       /* SQUARE 
 enum { VEIL_PRE_TR_R = 0, VEIL_PRE_TR_RHI = 1, VEIL_PRE_TR_R63 = 2 }; /* TRUNC */
 enum { VEIL_PRE_BIT_A = 0, VEIL_PRE_BIT_B = 1 };                      /* BIT */
 enum { VEIL_PRE_CM_R = 0, VEIL_PRE_CM_RB = 1, VEIL_PRE_CM_R63 = 2 };  /* CMPMASK */
+enum { VEIL_PRE_C4_A = 0, VEIL_PRE_C4_PROD = 1 };                     /* CARRY4 */
 
 /* Parameter indices of a CONV item. */
 enum {
@@ -158,7 +166,8 @@ enum {
     VEIL_PRE_MATMUL_WID = 3 /* MATMUL_WS only */
 };
 /* Parameter indices of the elementwise kinds: BEAVER, SQUARE, BIT and CMPMASK have their element
- * count only, AND its count of 64-bit words, TRUNC its element count then the shift in bits. */
+ * count only, AND its count of 64-bit words, CARRY4 its count of records, TRUNC its element count
+ * then the shift in bits. */
 enum { VEIL_PRE_N = 0, VEIL_PRE_TRUNC_BITS = 1 };
 
 /** The session-wide layout; identical at the dealer and every party. */
@@ -233,6 +242,7 @@ struct veil_preproc_item veil_preproc_item_and(uint64_t index, uint64_t nwords);
 struct veil_preproc_item veil_preproc_item_trunc(uint64_t index, uint64_t n, uint64_t frac_bits);
 struct veil_preproc_item veil_preproc_item_bit(uint64_t index, uint64_t n);
 struct veil_preproc_item veil_preproc_item_cmpmask(uint64_t index, uint64_t n);
+struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nrecords);
 /** Weight-stationary items (WEIGHT STREAM above): wid names the weight tensor. */
 struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,
                                                      uint64_t n, uint64_t wid);

@@ -9,6 +9,7 @@
 #include "base/base_internal.h"
 #include "codelets/gemm_internal.h"
 #include "codelets/reference.h"
+#include "tasks/carry4_common.h"
 #include "tasks/preproc.h"
 
 #include <string.h>
@@ -235,6 +236,38 @@ static int dealer_elementwise(struct streams *s, int d, const struct veil_prepro
     return rc;
 }
 
+/* CARRY4: per record, the seven masks reconstructed, then the AND of each product row's set. */
+static int dealer_carry4(struct streams *s, int d, const struct veil_preproc_item *item,
+                         const struct veil_preproc_desc *desc, uint64_t *out)
+{
+    static const uint8_t sets[VEIL_C4_PRODS] = VEIL_C4_PROD_SETS;
+    const size_t n = (size_t)item->p[VEIL_PRE_N], chunk = CHUNK / VEIL_C4_INPUTS;
+    uint64_t *a = veil_aligned_alloc(chunk * VEIL_C4_INPUTS * sizeof(uint64_t));
+    if (!a)
+        return veil_error(VEIL_ERR_NOMEM, "preproc dealer: out of memory");
+    int rc = VEIL_OK;
+    for (size_t s0 = 0; s0 < n && rc == VEIL_OK; s0 += chunk) {
+        const size_t len = n - s0 < chunk ? n - s0 : chunk;
+        uint64_t *o = out + s0 * VEIL_C4_PRODS;
+        rc = streams_fold(s, -1, desc->part[VEIL_PRE_C4_A].offset + s0 * VEIL_C4_INPUTS,
+                          len * VEIL_C4_INPUTS, VEIL_SHARE_BINARY, FOLD_SET, a);
+        for (size_t w = 0; rc == VEIL_OK && w < len; w++)
+            for (int r = 0; r < VEIL_C4_PRODS; r++) {
+                uint64_t v = ~UINT64_C(0);
+                for (int i = 0; i < VEIL_C4_INPUTS; i++)
+                    if (sets[r] >> i & 1)
+                        v &= a[w * VEIL_C4_INPUTS + (size_t)i];
+                o[w * VEIL_C4_PRODS + (size_t)r] = v;
+            }
+        if (rc == VEIL_OK)
+            rc = streams_fold(s, d, desc->part[VEIL_PRE_C4_PROD].offset + s0 * VEIL_C4_PRODS,
+                              len * VEIL_C4_PRODS, VEIL_SHARE_BINARY, FOLD_SUB, o);
+    }
+    veil_wipe(a, chunk * VEIL_C4_INPUTS * sizeof(uint64_t));
+    veil_aligned_free(a);
+    return rc;
+}
+
 /* MATMUL and CONV (and their _WS forms, whose B comes from the weight streams ws): reconstruct
  * both operands in full, multiply with the ring GEMM. */
 static int dealer_linear(struct streams *s, struct streams *ws, int d,
@@ -326,6 +359,8 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
     }
     if (item->kind == VEIL_PREPROC_MATMUL || item->kind == VEIL_PREPROC_CONV || weight)
         rc = dealer_linear(&s, &ws, layout->designated, item, &desc, out);
+    else if (item->kind == VEIL_PREPROC_CARRY4)
+        rc = dealer_carry4(&s, layout->designated, item, &desc, out);
     else
         rc = dealer_elementwise(&s, layout->designated, item, &desc, out);
     streams_close(&s);

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "tasks/carry4_common.h"
 #include "tasks/preproc.h"
 
 #include <openssl/evp.h>
@@ -125,6 +126,13 @@ struct veil_preproc_item veil_preproc_item_cmpmask(uint64_t index, uint64_t n)
     return it;
 }
 
+struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nrecords)
+{
+    struct veil_preproc_item it = make_item(VEIL_PREPROC_CARRY4, index);
+    it.p[VEIL_PRE_N] = nrecords;
+    return it;
+}
+
 struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,
                                                      uint64_t n, uint64_t wid)
 {
@@ -165,6 +173,7 @@ static const char *const kind_names[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_AND] = "and",       [VEIL_PREPROC_TRUNC] = "trunc",
     [VEIL_PREPROC_BIT] = "bit",       [VEIL_PREPROC_CMPMASK] = "cmpmask",
     [VEIL_PREPROC_MATMUL_WS] = "matmul_ws", [VEIL_PREPROC_CONV_WS] = "conv_ws",
+    [VEIL_PREPROC_CARRY4] = "carry4",
 };
 
 /* Number of meaningful parameters of each kind. */
@@ -172,7 +181,7 @@ static const int kind_nparams[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_BEAVER] = 1, [VEIL_PREPROC_MATMUL] = 3,  [VEIL_PREPROC_CONV] = 11,
     [VEIL_PREPROC_SQUARE] = 1, [VEIL_PREPROC_AND] = 1,     [VEIL_PREPROC_TRUNC] = 2,
     [VEIL_PREPROC_BIT] = 1,    [VEIL_PREPROC_CMPMASK] = 1,
-    [VEIL_PREPROC_MATMUL_WS] = 4, [VEIL_PREPROC_CONV_WS] = 12,
+    [VEIL_PREPROC_MATMUL_WS] = 4, [VEIL_PREPROC_CONV_WS] = 12, [VEIL_PREPROC_CARRY4] = 1,
 };
 
 static int kind_valid(int kind)
@@ -363,6 +372,12 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
         add_part(desc, p[VEIL_PRE_N], A, 0);
         add_part(desc, p[VEIL_PRE_N], B, 1);
         add_part(desc, p[VEIL_PRE_N], A, 1);
+        break;
+    case VEIL_PREPROC_CARRY4:
+        if (!mul_ok(p[VEIL_PRE_N], VEIL_C4_INPUTS + VEIL_C4_PRODS, &x))
+            goto too_big;
+        add_part(desc, p[VEIL_PRE_N] * VEIL_C4_INPUTS, B, 0);
+        add_part(desc, p[VEIL_PRE_N] * VEIL_C4_PRODS, B, 1);
         break;
     default:
         return veil_error(VEIL_ERR_INVAL, "preproc: unknown item kind %d", (int)item->kind);

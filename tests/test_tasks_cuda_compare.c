@@ -1,9 +1,10 @@
 /* Tests the CUDA bodies of the comparison family's local codelets (tasks/cuda/compare.cu) against
  * their CPU bodies bit for bit, and both against plaintext oracles: the LTZ leaves (party 0 and
- * the others, partial last blocks, sizes around the 32-block tiles of the kernel), the prepare
- * and combine steps of every circuit level (odd group at level 0, the G-only last level) on
- * random states, the whole carry circuit chained on each architecture (leaves, six levels with
- * z = x & y in the clear) against bit 63 of c + r, the AND-triple finish, the ReLU finish and the
+ * the others, partial last blocks, sizes around the 32-block tiles of the kernel), the gather
+ * and group steps of every circuit level (the padded group at level 0, the G-only last level) on
+ * random states and records, the whole carry circuit chained on each architecture (leaves, three
+ * levels with the masks, their products and the opened records made here) against bit 63 of
+ * c + r, the AND-triple finish, the ReLU finish and the
  * B2A mask (offsets, full and partial last words) and finish, for party 0 and the others, on
  * sizes around warp and block boundaries with the ring edge values mixed in. Each task runs on a
  * copy of the codelet restricted to one architecture (where = STARPU_CUDA, then STARPU_CPU), with
@@ -129,21 +130,38 @@ static void leaf_oracle(const uint64_t *c, const uint64_t *r, size_t n, size_t n
         }
 }
 
+/* The products of masks a (nrec records of 7) as the dealer makes them. */
+static void products(const uint64_t *a, size_t nrec, uint64_t *pr)
+{
+    static const uint8_t sets[VEIL_C4_PRODS] = VEIL_C4_PROD_SETS;
+    for (size_t w = 0; w < nrec; w++)
+        for (int r = 0; r < VEIL_C4_PRODS; r++) {
+            uint64_t v = ~UINT64_C(0);
+            for (int i = 0; i < VEIL_C4_INPUTS; i++)
+                if (sets[r] >> i & 1)
+                    v &= a[w * VEIL_C4_INPUTS + (size_t)i];
+            pr[w * VEIL_C4_PRODS + (size_t)r] = v;
+        }
+}
+
 /*
  * The leaves of n elements for party0 = 0 and 1 (CUDA vs CPU vs oracle), then, with the whole
- * mask r held by "party 0", the six levels chained with z = x & y computed here: the carry into
- * bit 63 XOR top is bit 63 of c + r, which checks prep and comb of every level on real states.
+ * mask r held by "party 0", the three levels chained with random masks a, their products and
+ * e = records ^ a computed here: the carry into bit 63 XOR top is bit 63 of c + r, which checks
+ * gather and group of every level on real states.
  */
 static void check_circuit(size_t n)
 {
     const size_t nb = (n + 63) / 64, nst = 2 * (size_t)VEIL_CMP_LEAVES * nb;
+    const size_t nrec = 16 * nb; /* records of the widest level */
     uint64_t *r = words(100 + n, n, NULL), *c = words(200 + n, n, r);
     uint64_t *st = malloc(nst * 8), *top = malloc(nb * 8), *want = malloc(nst * 8);
-    uint64_t *wtop = malloc(nb * 8);
-    uint64_t *x = malloc(nst * 8), *y = malloc(nst * 8), *z = malloc(nst * 8);
-    uint64_t *next = malloc(nst * 8);
+    uint64_t *wtop = malloc(nb * 8), *next = malloc(nst * 8);
+    uint64_t *rec = malloc(nrec * VEIL_C4_INPUTS * 8), *e = malloc(nrec * VEIL_C4_INPUTS * 8);
+    uint64_t *a = words(250 + n, nrec * VEIL_C4_INPUTS, NULL);
+    uint64_t *pr = malloc(nrec * VEIL_C4_PRODS * 8);
     char what[96];
-    if (!r || !c || !st || !top || !want || !wtop || !x || !y || !z || !next) {
+    if (!r || !c || !st || !top || !want || !wtop || !next || !rec || !e || !a || !pr) {
         VT_CHECK(0, "out of memory");
         goto done;
     }
@@ -156,62 +174,75 @@ static void check_circuit(size_t n)
         veil_test_compare_u64(what, st, want, nst);
         veil_test_compare_u64(what, top, wtop, nb);
     }
+    products(a, nrec, pr);
     /* st, top: party 0's leaves (the last run) */
     for (int l = 0; l < VEIL_CMP_LEVELS; l++) {
         const struct veil_cmp_level lv = veil_cmp_level_of(l);
-        const struct veil_cmp_level_arg arg = {.l = l};
-        const size_t nw = (size_t)lv.words * nb, nin = 2 * (size_t)lv.k * nb;
-        const size_t nout = (size_t)veil_cmp_comb_rows(&lv) * nb;
-        const struct vbuf pv[3] = {{st, nin}, {x, nw}, {y, nw}};
-        snprintf(what, sizeof what, "prep l=%d nb=%zu (chain)", l, nb);
-        both(&veil_cmp_prep_cl, what, pv, 3, &arg, sizeof arg);
-        for (size_t i = 0; i < nw; i++)
-            z[i] = x[i] & y[i];
-        const struct vbuf cv[3] = {{st, nin}, {z, nw}, {next, nout}};
-        snprintf(what, sizeof what, "comb l=%d nb=%zu (chain)", l, nb);
-        both(&veil_cmp_comb_cl, what, cv, 3, &arg, sizeof arg);
+        const struct veil_cmp_level_arg arg = {.l = l, .party0 = 1};
+        const size_t nin = 2 * (size_t)lv.k * nb, nr = (size_t)lv.knext * nb;
+        const size_t nout = (size_t)veil_cmp_next_rows(&lv) * nb;
+        const struct vbuf gv[2] = {{st, nin}, {rec, nr * VEIL_C4_INPUTS}};
+        snprintf(what, sizeof what, "gather l=%d nb=%zu (chain)", l, nb);
+        both(&veil_cmp_gather_cl, what, gv, 2, &arg, sizeof arg);
+        for (size_t i = 0; i < nr * VEIL_C4_INPUTS; i++)
+            e[i] = rec[i] ^ a[i];
+        const struct vbuf cv[5] = {{e, nr * VEIL_C4_INPUTS},
+                                   {a, nr * VEIL_C4_INPUTS},
+                                   {pr, nr * VEIL_C4_PRODS},
+                                   {st, nin},
+                                   {next, nout}};
+        snprintf(what, sizeof what, "group l=%d nb=%zu (chain)", l, nb);
+        both(&veil_cmp_group_cl, what, cv, 5, &arg, sizeof arg);
         memcpy(st, next, nout * 8);
     }
     VT_CHECK(veil_cmp_level_of(VEIL_CMP_LEVELS).k == 1, "the circuit ends with one group");
-    for (size_t e = 0; e < 64 * nb; e++) {
-        uint64_t got = ((top[e / 64] ^ st[e / 64]) >> (e % 64)) & 1;
-        uint64_t exp = e < n ? (c[e] + r[e]) >> 63 : 0;
+    for (size_t el = 0; el < 64 * nb; el++) {
+        uint64_t got = ((top[el / 64] ^ st[el / 64]) >> (el % 64)) & 1;
+        uint64_t exp = el < n ? (c[el] + r[el]) >> 63 : 0;
         if (got != exp) {
-            VT_CHECK(0, "circuit n=%zu: element %zu msb %llu, want %llu", n, e,
+            VT_CHECK(0, "circuit n=%zu: element %zu msb %llu, want %llu", n, el,
                      (unsigned long long)got, (unsigned long long)exp);
             break;
         }
     }
 done:
     free(r), free(c), free(st), free(top), free(want), free(wtop);
-    free(x), free(y), free(z), free(next);
+    free(next), free(rec), free(e), free(a), free(pr);
 }
 
-/* prep and comb of every level on random states and AND results of nb blocks. */
+/* gather and group of every level, both parties' forms, on random states, records and parts of
+ * nb blocks. */
 static void check_levels(size_t nb)
 {
-    const size_t nst = 2 * (size_t)VEIL_CMP_LEAVES * nb;
-    uint64_t *st = words(300 + nb, nst, NULL), *z = words(400 + nb, nst, NULL);
-    uint64_t *x = malloc(nst * 8), *y = malloc(nst * 8), *out = malloc(nst * 8);
+    const size_t nst = 2 * (size_t)VEIL_CMP_LEAVES * nb, nrec = 16 * nb;
+    uint64_t *st = words(300 + nb, nst, NULL), *e = words(400 + nb, nrec * VEIL_C4_INPUTS, NULL);
+    uint64_t *a = words(410 + nb, nrec * VEIL_C4_INPUTS, NULL);
+    uint64_t *pr = words(420 + nb, nrec * VEIL_C4_PRODS, NULL);
+    uint64_t *rec = malloc(nrec * VEIL_C4_INPUTS * 8), *out = malloc(nst * 8);
     char what[96];
-    if (!st || !z || !x || !y || !out) {
+    if (!st || !e || !a || !pr || !rec || !out) {
         VT_CHECK(0, "out of memory");
         goto done;
     }
-    for (int l = 0; l < VEIL_CMP_LEVELS; l++) {
-        const struct veil_cmp_level lv = veil_cmp_level_of(l);
-        const struct veil_cmp_level_arg arg = {.l = l};
-        const size_t nw = (size_t)lv.words * nb, nin = 2 * (size_t)lv.k * nb;
-        const size_t nout = (size_t)veil_cmp_comb_rows(&lv) * nb;
-        const struct vbuf pv[3] = {{st, nin}, {x, nw}, {y, nw}};
-        snprintf(what, sizeof what, "prep l=%d nb=%zu", l, nb);
-        both(&veil_cmp_prep_cl, what, pv, 3, &arg, sizeof arg);
-        const struct vbuf cv[3] = {{st, nin}, {z, nw}, {out, nout}};
-        snprintf(what, sizeof what, "comb l=%d nb=%zu", l, nb);
-        both(&veil_cmp_comb_cl, what, cv, 3, &arg, sizeof arg);
-    }
+    for (int party0 = 0; party0 <= 1; party0++)
+        for (int l = 0; l < VEIL_CMP_LEVELS; l++) {
+            const struct veil_cmp_level lv = veil_cmp_level_of(l);
+            const struct veil_cmp_level_arg arg = {.l = l, .party0 = party0};
+            const size_t nin = 2 * (size_t)lv.k * nb, nr = (size_t)lv.knext * nb;
+            const size_t nout = (size_t)veil_cmp_next_rows(&lv) * nb;
+            const struct vbuf gv[2] = {{st, nin}, {rec, nr * VEIL_C4_INPUTS}};
+            snprintf(what, sizeof what, "gather l=%d nb=%zu party0=%d", l, nb, party0);
+            both(&veil_cmp_gather_cl, what, gv, 2, &arg, sizeof arg);
+            const struct vbuf cv[5] = {{e, nr * VEIL_C4_INPUTS},
+                                       {a, nr * VEIL_C4_INPUTS},
+                                       {pr, nr * VEIL_C4_PRODS},
+                                       {st, nin},
+                                       {out, nout}};
+            snprintf(what, sizeof what, "group l=%d nb=%zu party0=%d", l, nb, party0);
+            both(&veil_cmp_group_cl, what, cv, 5, &arg, sizeof arg);
+        }
 done:
-    free(st), free(z), free(x), free(y), free(out);
+    free(st), free(e), free(a), free(pr), free(rec), free(out);
 }
 
 /* ---- AND finish, ReLU finish, B2A ------------------------------------------------------ */

@@ -9,6 +9,7 @@
  * items and misuse are refused with an error. */
 #include "config.h"
 #include "base/base_internal.h"
+#include "tasks/carry4_common.h"
 #include "tasks/preproc.h"
 
 #include <stdio.h>
@@ -229,6 +230,30 @@ static void check_item(const struct veil_preproc_layout *L, const struct veil_pr
         }
         break;
     }
+    case VEIL_PREPROC_CARRY4: {
+        /* row r of a record is the AND of the masks of the inputs in set r (carry4_common.h) */
+        static const uint8_t sets[VEIL_C4_PRODS] = VEIL_C4_PROD_SETS;
+        size_t n = p[0];
+        CHECK(sw == (VEIL_C4_INPUTS + VEIL_C4_PRODS) * n && cw == VEIL_C4_PRODS * n,
+              "carry4 sizes %zu %zu", sw, cw);
+        recon(sh, N, 0, 1, u);
+        recon(sh, N, 1, 1, v);
+        for (size_t rec = 0; rec < n; rec++)
+            for (int r = 0; r < VEIL_C4_PRODS; r++) {
+                uint64_t want = ~UINT64_C(0);
+                for (int i = 0; i < VEIL_C4_INPUTS; i++)
+                    if (sets[r] >> i & 1)
+                        want &= u[rec * VEIL_C4_INPUTS + (size_t)i];
+                bad += v[rec * VEIL_C4_PRODS + (size_t)r] != want;
+            }
+        CHECK(bad == 0, "carry4 N=%d n=%zu: %zu wrong", N, n, bad);
+        if (n >= 1024) { /* the designated party's product shares say nothing */
+            const size_t np = VEIL_C4_PRODS * n;
+            double ag = agree(sh[L->designated].part[1], v, np);
+            CHECK(ag > 0.48 && ag < 0.52, "carry4: designated share agrees on %.3f", ag);
+        }
+        break;
+    }
     default:
         CHECK(0, "unknown kind");
     }
@@ -260,6 +285,8 @@ static void all_kinds(const struct veil_preproc_layout *L, const uint8_t (*seeds
         veil_preproc_item_bit(ix++, 1),
         veil_preproc_item_bit(ix++, 4097 + 64 * 70), /* several chunks, padding in last word */
         veil_preproc_item_cmpmask(ix++, 4200),
+        veil_preproc_item_carry4(ix++, 1),
+        veil_preproc_item_carry4(ix++, 1200), /* more than one dealer chunk */
         veil_preproc_item_matmul_ws(ix++, 17, 33, 9, 5),
         veil_preproc_item_matmul_ws(ix++, 1, 1, 1, 0),
         veil_preproc_item_conv_ws(ix++, 2, 3, 7, 6, 4, 3, 3, 1, 1, UINT64_MAX),
@@ -418,7 +445,9 @@ int main(void)
         CHECK(strcmp(veil_preproc_kind_name(VEIL_PREPROC_MATMUL_WS), "matmul_ws") == 0 &&
                   strcmp(veil_preproc_kind_name(VEIL_PREPROC_CONV_WS), "conv_ws") == 0,
               "kind names");
-        CHECK(VEIL_PREPROC_CMPMASK == 8 && VEIL_PREPROC_MATMUL_WS == 9, "kinds not renumbered");
+        CHECK(VEIL_PREPROC_CMPMASK == 8 && VEIL_PREPROC_MATMUL_WS == 9 && VEIL_PREPROC_CARRY4 == 11,
+              "kinds not renumbered");
+        CHECK(strcmp(veil_preproc_kind_name(VEIL_PREPROC_CARRY4), "carry4") == 0, "carry4 name");
         struct veil_preproc_item ok = veil_preproc_item_beaver(0, 4);
         uint64_t c[4];
         struct veil_preproc_share s = {0};

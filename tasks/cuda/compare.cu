@@ -1,12 +1,12 @@
 /*
  * cuda/compare.cu — CUDA kernels and StarPU CUDA bodies of the comparison family's local
  * codelets: the LTZ leaves (bit-slicing of c and of the mask share into generate / propagate
- * rows), the prepare and combine steps of each carry-circuit level, the AND-triple finish, the
+ * rows), the gather and group steps of each carry-circuit level, the AND-triple finish, the
  * ReLU finish and the B2A mask and finish. The word math is compare_common.h's, the same inline
  * functions as the CPU bodies. The leaves transpose each 64-element block with warp ballots (a
  * warp per block, 32 bits per vote) and stage the transposed words of 32 blocks in shared memory
  * so that every state row is written coalesced; the other kernels are grid-stride loops, the
- * circuit steps with one grid row (blockIdx.y) per state row.
+ * circuit steps with one thread per group record.
  */
 #include "config.h"
 
@@ -102,57 +102,59 @@ extern "C" cudaError_t veil_cuda_cmp_leaf(const uint64_t *c, const uint64_t *r, 
     return cudaGetLastError();
 }
 
-/* ---- circuit levels: blockIdx.y is the output row ---------------------------------------- */
+/* ---- circuit levels: one thread per record (group j, block b), w = j nb + b ---------------- */
 
-__global__ void prep_kernel(struct veil_cmp_level v, const uint64_t *__restrict__ st,
-                            uint64_t *__restrict__ x, uint64_t *__restrict__ y, size_t nb)
+__global__ void gather_kernel(struct veil_cmp_level v, const uint64_t *__restrict__ st,
+                              uint64_t *__restrict__ rec, size_t nb, uint64_t pub)
 {
-    int xr, yr;
-    const int w = (int)blockIdx.y;
-    veil_cmp_prep_src(&v, w, &xr, &yr);
-    const uint64_t *xs = st + (size_t)xr * nb, *ys = st + (size_t)yr * nb;
-    uint64_t *xo = x + (size_t)w * nb, *yo = y + (size_t)w * nb;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t b = (size_t)blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += stride) {
-        xo[b] = xs[b];
-        yo[b] = ys[b];
+    const size_t nrec = (size_t)v.knext * nb, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < nrec; w += stride) {
+        const int j = (int)(w / nb);
+        const size_t b = w % nb;
+#pragma unroll
+        for (int i = 0; i < VEIL_C4_INPUTS; i++)
+            rec[w * VEIL_C4_INPUTS + i] = veil_cmp_gather_word(&v, st, nb, j, i, b, pub);
     }
 }
 
-__global__ void comb_kernel(struct veil_cmp_level v, const uint64_t *__restrict__ st,
-                            const uint64_t *__restrict__ z, uint64_t *__restrict__ out, size_t nb)
+__global__ void group_kernel(struct veil_cmp_level v, const uint64_t *__restrict__ e,
+                             const uint64_t *__restrict__ a, const uint64_t *__restrict__ pr,
+                             const uint64_t *__restrict__ st, uint64_t *__restrict__ out, size_t nb,
+                             uint64_t pub)
 {
-    int sr, zr;
-    const int row = (int)blockIdx.y;
-    veil_cmp_comb_src(&v, row, &sr, &zr);
-    uint64_t *o = out + (size_t)row * nb;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t b = (size_t)blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += stride) {
-        const uint64_t sw = sr >= 0 ? st[(size_t)sr * nb + b] : 0;
-        const uint64_t zw = zr >= 0 ? z[(size_t)zr * nb + b] : 0;
-        o[b] = sw ^ zw;
+    const size_t nrec = (size_t)v.knext * nb, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < nrec; w += stride) {
+        const int j = (int)(w / nb);
+        const size_t b = w % nb;
+        uint64_t G, P;
+        veil_c4_group(e + w * VEIL_C4_INPUTS, a + w * VEIL_C4_INPUTS, pr + w * VEIL_C4_PRODS,
+                      veil_cmp_top_g(&v, st, nb, j, b), pub, &G, &P);
+        out[w] = G;
+        if (!v.last)
+            out[((size_t)v.knext + (size_t)j) * nb + b] = P;
     }
 }
 
-extern "C" cudaError_t veil_cuda_cmp_prep(int l, const uint64_t *state, uint64_t *x, uint64_t *y,
-                                          size_t nb, cudaStream_t s)
+extern "C" cudaError_t veil_cuda_cmp_gather(int l, const uint64_t *state, uint64_t *rec, size_t nb,
+                                            int party0, cudaStream_t s)
 {
     const struct veil_cmp_level v = veil_cmp_level_of(l);
-    if (nb == 0 || v.words == 0)
+    if (nb == 0)
         return cudaSuccess;
-    const dim3 grid(veil_cuda_blocks(nb), (unsigned)v.words);
-    prep_kernel<<<grid, VEIL_CUDA_THREADS, 0, s>>>(v, state, x, y, nb);
+    gather_kernel<<<veil_cuda_blocks((size_t)v.knext * nb), VEIL_CUDA_THREADS, 0, s>>>(
+        v, state, rec, nb, party0 ? ~UINT64_C(0) : 0);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t veil_cuda_cmp_comb(int l, const uint64_t *state, const uint64_t *z,
-                                          uint64_t *out, size_t nb, cudaStream_t s)
+extern "C" cudaError_t veil_cuda_cmp_group(int l, const uint64_t *e, const uint64_t *a,
+                                           const uint64_t *pr, const uint64_t *state,
+                                           uint64_t *out, size_t nb, int party0, cudaStream_t s)
 {
     const struct veil_cmp_level v = veil_cmp_level_of(l);
-    if (nb == 0 || v.words == 0)
+    if (nb == 0)
         return cudaSuccess;
-    const dim3 grid(veil_cuda_blocks(nb), (unsigned)veil_cmp_comb_rows(&v));
-    comb_kernel<<<grid, VEIL_CUDA_THREADS, 0, s>>>(v, state, z, out, nb);
+    group_kernel<<<veil_cuda_blocks((size_t)v.knext * nb), VEIL_CUDA_THREADS, 0, s>>>(
+        v, e, a, pr, state, out, nb, party0 ? ~UINT64_C(0) : 0);
     return cudaGetLastError();
 }
 
@@ -254,24 +256,22 @@ extern "C" void veil_cmp_leaf_cuda(void *buffers[], void *cl_arg)
                                             arg->party0, starpu_cuda_get_local_stream()));
 }
 
-extern "C" void veil_cmp_prep_cuda(void *buffers[], void *cl_arg)
+extern "C" void veil_cmp_gather_cuda(void *buffers[], void *cl_arg)
 {
     const struct veil_cmp_level_arg *arg = (const struct veil_cmp_level_arg *)cl_arg;
     const struct veil_cmp_level v = veil_cmp_level_of(arg->l);
-    if (v.words == 0)
-        return;
-    VEIL_CUDA_BODY_CHECK(veil_cuda_cmp_prep(arg->l, VEC(0), VEC(1), VEC(2), NX(1) / (size_t)v.words,
-                                            starpu_cuda_get_local_stream()));
+    VEIL_CUDA_BODY_CHECK(veil_cuda_cmp_gather(arg->l, VEC(0), VEC(1),
+                                              NX(1) / ((size_t)VEIL_C4_INPUTS * v.knext),
+                                              arg->party0, starpu_cuda_get_local_stream()));
 }
 
-extern "C" void veil_cmp_comb_cuda(void *buffers[], void *cl_arg)
+extern "C" void veil_cmp_group_cuda(void *buffers[], void *cl_arg)
 {
     const struct veil_cmp_level_arg *arg = (const struct veil_cmp_level_arg *)cl_arg;
     const struct veil_cmp_level v = veil_cmp_level_of(arg->l);
-    if (v.words == 0)
-        return;
-    VEIL_CUDA_BODY_CHECK(veil_cuda_cmp_comb(arg->l, VEC(0), VEC(1), VEC(2), NX(1) / (size_t)v.words,
-                                            starpu_cuda_get_local_stream()));
+    VEIL_CUDA_BODY_CHECK(veil_cuda_cmp_group(arg->l, VEC(0), VEC(1), VEC(2), VEC(3), VEC(4),
+                                             NX(4) / (size_t)veil_cmp_next_rows(&v), arg->party0,
+                                             starpu_cuda_get_local_stream()));
 }
 
 extern "C" void veil_and_finish_cuda(void *buffers[], void *cl_arg)

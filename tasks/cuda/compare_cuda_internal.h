@@ -20,8 +20,8 @@ extern "C" {
 #ifdef VEIL_USE_CUDA
 /* StarPU CUDA bodies (cuda/compare.cu). */
 void veil_cmp_leaf_cuda(void *buffers[], void *cl_arg);
-void veil_cmp_prep_cuda(void *buffers[], void *cl_arg);
-void veil_cmp_comb_cuda(void *buffers[], void *cl_arg);
+void veil_cmp_gather_cuda(void *buffers[], void *cl_arg);
+void veil_cmp_group_cuda(void *buffers[], void *cl_arg);
 void veil_and_finish_cuda(void *buffers[], void *cl_arg);
 void veil_relu_fin_cuda(void *buffers[], void *cl_arg);
 void veil_b2a_mask_cuda(void *buffers[], void *cl_arg);
@@ -34,12 +34,14 @@ void veil_b2a_fin_cuda(void *buffers[], void *cl_arg);
 /** Leaves of nb blocks of c, r (n elements, zero past n) into state (126 rows) and top. */
 cudaError_t veil_cuda_cmp_leaf(const uint64_t *c, const uint64_t *r, size_t n, uint64_t *state,
                                uint64_t *top, size_t nb, int party0, cudaStream_t s);
-/** AND operands x, y (words(l) rows of nb) of circuit level l from its state. */
-cudaError_t veil_cuda_cmp_prep(int l, const uint64_t *state, uint64_t *x, uint64_t *y, size_t nb,
-                               cudaStream_t s);
-/** Next state (veil_cmp_comb_rows rows of nb) of level l from its state and AND results z. */
-cudaError_t veil_cuda_cmp_comb(int l, const uint64_t *state, const uint64_t *z, uint64_t *out,
-                               size_t nb, cudaStream_t s);
+/** Records (7 words per group and block, nb blocks) of circuit level l from its state. */
+cudaError_t veil_cuda_cmp_gather(int l, const uint64_t *state, uint64_t *rec, size_t nb, int party0,
+                                 cudaStream_t s);
+/** Next state (veil_cmp_next_rows rows of nb) of level l from the opened records e, the CARRY4
+ * parts a and pr, and its state. */
+cudaError_t veil_cuda_cmp_group(int l, const uint64_t *e, const uint64_t *a, const uint64_t *pr,
+                                const uint64_t *state, uint64_t *out, size_t nb, int party0,
+                                cudaStream_t s);
 /** z[i] = c ^ (d & b) ^ (e & a) ^ (d & e at party 0), i < n. */
 cudaError_t veil_cuda_and_finish(const uint64_t *d, const uint64_t *e, const uint64_t *a,
                                  const uint64_t *b, const uint64_t *c, uint64_t *z, size_t n,
