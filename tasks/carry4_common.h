@@ -75,4 +75,77 @@ static inline VEIL_HD void veil_c4_group(const uint64_t *e, const uint64_t *a, c
     *P = pp;
 }
 
+/*
+ * LEVEL 0 WITHOUT A ROUND. A group of leaves reads bits q = 4j .. 4j + 3 of x = c + r (c public,
+ * r the CMPMASK item's mask): G_q = c_q r_q and P_q = c_q ^ r_q, each a public function of ONE
+ * mask bit. So every monomial of the group is (public) AND a product of literals r_q ^ c_q, and
+ *     prod_{q in Q} (r_q ^ c_q) = XOR over T subset of Q of (AND_{q in Q \ T} c_q) & r_T,
+ * linear in the shares of r_T = AND_{q in T} r_q: r_{} = 1 (party 0), r_{q} the XOR share of the
+ * mask bit, and the 11 r_T with |T| >= 2 (T within the group's 4 positions) that the CMPPROD item
+ * holds (tasks/preproc.h). Nothing is opened: the leaves and level 0 are one local step.
+ */
+#define VEIL_C4_LEAF_PRODS 11  /* products per leaf group: the subsets of 4 bits of size >= 2 */
+#define VEIL_C4_LEAF_GROUPS 16 /* 63 leaves in groups of 4 (the last of 3) */
+#define VEIL_C4_LEAF_WORDS (VEIL_C4_LEAF_PRODS * VEIL_C4_LEAF_GROUPS) /* per 64-element block */
+
+/* Row of the product over bit set t (4-bit mask over the group's positions, |t| >= 2) among the
+ * group's 11, ascending: t minus the masks of fewer than 2 bits (0, 1, 2, 4, 8) up to t. */
+static inline VEIL_HD int veil_c4_leaf_row(unsigned t)
+{
+    return (int)t - 1 - (t >= 1) - (t >= 2) - (t >= 4) - (t >= 8);
+}
+
+/* This party's share of r_t: pub for t empty, the mask bit's share for one bit, else the product
+ * row. */
+static inline VEIL_HD uint64_t veil_c4_leaf_share(unsigned t, const uint64_t *s, const uint64_t *pi,
+                                                  uint64_t pub)
+{
+    if (t == 0)
+        return pub;
+    if ((t & (t - 1)) == 0)
+        return s[t == 1 ? 0 : t == 2 ? 1 : t == 4 ? 2 : 3];
+    return pi[veil_c4_leaf_row(t)];
+}
+
+/* The monomial AND_{q in qg} G_q AND_{q in qp} P_q (qg, qp disjoint 4-bit sets of positions). */
+static inline VEIL_HD uint64_t veil_c4_leaf_mono(unsigned qg, unsigned qp, const uint64_t *c,
+                                                 const uint64_t *s, const uint64_t *pi,
+                                                 uint64_t pub)
+{
+    uint64_t cg = ~UINT64_C(0);
+    for (int q = 0; q < 4; q++)
+        if (qg >> q & 1)
+            cg &= c[q];
+    uint64_t acc = 0;
+    for (unsigned t = qp;; t = (t - 1) & qp) { /* every subset t of qp */
+        uint64_t k = cg;
+        for (int q = 0; q < 4; q++)
+            if ((qp & ~t) >> q & 1)
+                k &= c[q];
+        acc ^= k & veil_c4_leaf_share(t | qg, s, pi, pub);
+        if (t == 0)
+            break;
+    }
+    return acc;
+}
+
+/*
+ * This party's shares of (G, P) of a leaf group of nm members (4; 3 for the last group, whose
+ * missing top member is the identity): c[q] the public bit-sliced words of c at the group's
+ * positions, s[q] this party's shares of r's bits there, pi[11] its shares of the products.
+ */
+static inline VEIL_HD void veil_c4_leaf_group(const uint64_t *c, const uint64_t *s,
+                                              const uint64_t *pi, int nm, uint64_t pub, uint64_t *G,
+                                              uint64_t *P)
+{
+    uint64_t g = 0;
+    unsigned qp = 0; /* the members above m */
+    for (int m = nm - 1; m >= 0; m--) {
+        g ^= veil_c4_leaf_mono(1u << m, qp, c, s, pi, pub);
+        qp |= 1u << m;
+    }
+    *G = g;
+    *P = veil_c4_leaf_mono(0, qp, c, s, pi, pub);
+}
+
 #endif /* VEIL_TASKS_CARRY4_COMMON_H */

@@ -19,28 +19,25 @@
 
 #include <string.h>
 
-#define LEAVES VEIL_CMP_LEAVES
-
 /* ---- codelets (word math in compare_common.h, CUDA bodies in cuda/compare.cu) --------- */
 
-/* c (public, T), rb (share, T) -> state (G[63][B] | P[63][B]), top (B): the leaves. */
+/* c (public, T), rb (share, T), pr (CMPPROD, 176 B) -> state of level 1 (G[16][B] | P[16][B]),
+ * top (B): the leaves and the level-0 groups, local (carry4_common.h). */
 static void leaf_cpu(void *buffers[], void *cl_arg)
 {
     const struct veil_cmp_party_arg *arg = veil_cmp_arg(cl_arg);
     const uint64_t *c = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const uint64_t *r = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
-    uint64_t *st = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
-    uint64_t *top = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const uint64_t *pr = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    uint64_t *st = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    uint64_t *top = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[4]);
     const size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
-    const size_t nb = STARPU_VECTOR_GET_NX(buffers[3]);
+    const size_t nb = STARPU_VECTOR_GET_NX(buffers[4]);
     const uint64_t pub = arg->party0 ? ~UINT64_C(0) : 0;
     uint64_t ct[64], rt[64];
     for (size_t b = 0; b < nb; b++) {
         veil_cmp_slice_block(c, r, n, b, ct, rt);
-        for (int i = 0; i < LEAVES; i++) {
-            st[(size_t)i * nb + b] = veil_cmp_leaf_g(ct[i], rt[i]);
-            st[((size_t)LEAVES + (size_t)i) * nb + b] = veil_cmp_leaf_p(ct[i], rt[i], pub);
-        }
+        veil_cmp_leaf_groups(ct, rt, pr + b * VEIL_C4_LEAF_WORDS, pub, st, nb, b);
         top[b] = veil_cmp_leaf_p(ct[63], rt[63], pub);
     }
 }
@@ -101,8 +98,8 @@ struct starpu_codelet veil_cmp_leaf_cl = {
     .cuda_funcs = {veil_cmp_leaf_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
-    .nbuffers = 4,
-    .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_W},
+    .nbuffers = 5,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
     .model = &leaf_model,
     .name = "veil_ltz_leaf",
 };
@@ -184,12 +181,12 @@ static int carry_level(veil_mpc_t *m, const struct veil_sec *x, int l, const str
     return rc;
 }
 
-/* The three group levels: state (the leaves, consumed) -> *g, the carry into bit 63. */
+/* Levels 1 and 2: state (level 1's, consumed) -> *g, the carry into bit 63. */
 static int carry_tree(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *state,
                       struct veil_sec *g)
 {
     int rc = VEIL_OK;
-    for (int l = 0; l < VEIL_CMP_LEVELS && rc == VEIL_OK; l++) {
+    for (int l = 1; l < VEIL_CMP_LEVELS && rc == VEIL_OK; l++) {
         struct veil_sec next = {0};
         rc = carry_level(m, x, l, state, &next);
         veil_mpc_release(m, state);
@@ -220,12 +217,16 @@ int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_m
     int rc = check_input("ltz", x);
     if (rc != VEIL_OK)
         return rc;
-    struct veil_mpc_mat mask;
+    struct veil_mpc_mat mask, prod = {0};
     const size_t mtile = x->ntiles > 1 ? x->tile : SIZE_MAX;
     if ((rc = veil_mpc_material(m, veil_preproc_item_cmpmask(0, x->numel), mtile, &mask)) !=
         VEIL_OK)
         return rc;
-    if ((rc = veil_mpc_material(m, veil_preproc_item_bit(0, x->numel), mtile, bit)) != VEIL_OK) {
+    const uint64_t ptile = x->ntiles > 1 ? x->tile : x->numel;
+    if ((rc = veil_mpc_material(m, veil_preproc_item_cmpprod(0, x->numel, ptile, mask.item.index),
+                                0, &prod)) != VEIL_OK ||
+        (rc = veil_mpc_material(m, veil_preproc_item_bit(0, x->numel), mtile, bit)) != VEIL_OK) {
+        veil_mpc_mat_release(m, &prod);
         veil_mpc_mat_release(m, &mask);
         return rc;
     }
@@ -234,14 +235,14 @@ int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_m
 
     veil_mpc_round(m);
     if ((rc = veil_mpc_open(m, &xf, &mask.part[VEIL_PRE_CM_R], &c)) != VEIL_OK ||
-        (rc = veil_cmp_sliced(m, "ltz", x, 2 * LEAVES, &state)) != VEIL_OK ||
+        (rc = veil_cmp_sliced(m, "ltz", x, 2 * VEIL_C4_LEAF_GROUPS, &state)) != VEIL_OK ||
         (rc = veil_cmp_sliced(m, "ltz", x, 1, &top)) != VEIL_OK)
         goto out;
     const struct veil_cmp_party_arg la = {.party0 = veil_mpc_self(m) == 0};
     for (int t = 0; party && t < x->ntiles && rc == VEIL_OK; t++) {
-        const starpu_data_handle_t h[4] = {c.h[t], mask.part[VEIL_PRE_CM_RB].h[t], state.h[t],
-                                           top.h[t]};
-        rc = veil_cmp_submit(m, &veil_cmp_leaf_cl, "ltz", h, NULL, 4, &la, sizeof la);
+        const starpu_data_handle_t h[5] = {c.h[t], mask.part[VEIL_PRE_CM_RB].h[t],
+                                           prod.part[0].h[t], state.h[t], top.h[t]};
+        rc = veil_cmp_submit(m, &veil_cmp_leaf_cl, "ltz", h, NULL, 5, &la, sizeof la);
     }
     if (rc == VEIL_OK)
         rc = carry_tree(m, x, &state, &g);
@@ -257,6 +258,7 @@ out:
     veil_mpc_release(m, &top);
     veil_mpc_release(m, &g);
     veil_mpc_release(m, &msb);
+    veil_mpc_mat_release(m, &prod);
     veil_mpc_mat_release(m, &mask);
     if (rc != VEIL_OK) {
         veil_mpc_mat_release(m, bit);

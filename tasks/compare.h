@@ -4,54 +4,56 @@
  * same shapes), requests its correlated randomness, submits tasks and messages, and returns.
  *
  * LTZ (x < 0, x read as two's complement over the full ring): material CMPMASK(n) (r
- * arithmetic, <r> XOR-shared), then
+ * arithmetic, <r> XOR-shared) and CMPPROD (products of r's bits, bit-sliced), then
  *   round 1      open c = x - r (public), so x = c + r;
- *   rounds 2..4  msb(x) = c_63 ^ r_63 ^ carry, carry = carry-out of the 63-bit addition
- *                c_low + r_low, by the generate/propagate circuit: leaves g_i = c_i & r_i,
- *                p_i = c_i ^ r_i (LOCAL, c public: party 0 applies the public bits to the XOR
- *                shares), then 3 levels of 4-to-1 groups (63 -> 16 -> 4 -> 1),
- *                (G, P) = (G3 ^ P3 G2 ^ P3 P2 G1 ^ P3 P2 P1 G0, P3 P2 P1 P0), each level ONE
- *                round: a group's 7 product inputs are opened against the masks of a CARRY4
- *                item and the dealer's mask products make every monomial local
- *                (tasks/carry4_common.h). Words opened per 64 elements: 7 per group,
- *                16 + 4 + 1 = 21 groups, 147 (one CARRY4 item per level);
- *   round 5      B2A of msb = (c_63 ^ rb_63) ^ carry (binary, already packed 64 to a word by
+ *   rounds 2, 3  msb(x) = c_63 ^ r_63 ^ carry, carry = carry-out of the 63-bit addition
+ *                c_low + r_low, by the generate/propagate circuit over the leaves g_i = c_i & r_i,
+ *                p_i = c_i ^ r_i in 3 levels of 4-to-1 groups (63 -> 16 -> 4 -> 1),
+ *                (G, P) = (G3 ^ P3 G2 ^ P3 P2 G1 ^ P3 P2 P1 G0, P3 P2 P1 P0)
+ *                (tasks/carry4_common.h). Level 0 is LOCAL: with c public each leaf is a public
+ *                function of one mask bit, so its groups are linear in the dealer's products of
+ *                r's bits (CMPPROD). Levels 1 and 2 take a round each: a group's 7 product inputs
+ *                are opened against the masks of a CARRY4 item and the dealer's mask products
+ *                make every monomial local. Words opened per 64 elements: 7 per group, 4 + 1 = 5
+ *                groups, 35 (one CARRY4 item per level);
+ *   round 4      B2A of msb = (c_63 ^ rb_63) ^ carry (binary, already packed 64 to a word by
  *                the bit-slicing) with a BIT item (shared random bit beta): open f = msb ^ beta
  *                (packed: one word per 64 elements), then [msb] = f + [beta] - 2 f [beta].
  * The sign bit c_63 ^ r_63 is folded in the BINARY domain (rb's bit 63, c public), so the only
  * conversion is that one B2A of the final bit: no separate B2A of r_63 and no extra product.
  * ReLU / MAX IN LTZ'S ROUNDS. Since [x < 0] = f XOR beta and beta is material, the product
  * x * beta (Beaver) does not wait for f: its two opens travel in round 1 together with c, and
- * after round 5, x [x >= 0] = f ? x beta : x - x beta is local. ReLU and the elementwise max
- * therefore take 5 rounds, not LTZ + 1.
+ * after round 4, x [x >= 0] = f ? x beta : x - x beta is local. ReLU and the elementwise max
+ * therefore take 4 rounds, not LTZ + 1.
  * Elements are bit-sliced per tile (one word = one bit position of 64 elements), so tiles must
  * be a multiple of 64 elements (or the tensor one tile). Each tile runs its own circuit: its
  * level-k opens are their own messages, so levels of different tiles overlap (a wavefront).
  *
  * COSTS (per party; N parties; n elements; W = sum over tiles of ceil(tile_numel / 64), the
  * 64-bit words of one packed bit per element, W = n / 64 when 64 divides every tile):
- *   veil_mpc_ltz    rounds 5;  bytes (N-1) * 8 * (n + 147 W + W) = (N-1) * 8 * (n + 148 W)
- *                   (N = 2, 64 | n: 26.5 B per element; CrypTen: 216 B)
+ *   veil_mpc_ltz    rounds 4;  bytes (N-1) * 8 * (n + 35 W + W) = (N-1) * 8 * (n + 36 W)
+ *                   (N = 2, 64 | n: 12.5 B per element; CrypTen: 216 B)
  *   veil_mpc_b2a    rounds 1;  bytes (N-1) * 8 * W
- *   veil_mpc_relu   rounds 5;  bytes (N-1) * 8 * (3 n + 148 W)  (LTZ + the Beaver product
- *                   x * beta in LTZ's first round: N = 2: 42.5 B per element; CrypTen: 9
+ *   veil_mpc_relu   rounds 4;  bytes (N-1) * 8 * (3 n + 36 W)  (LTZ + the Beaver product
+ *                   x * beta in LTZ's first round: N = 2: 28.5 B per element; CrypTen: 9
  *                   rounds, 232 B)
- *   veil_mpc_max    rounds 5;  bytes as ReLU (max(x, y) = y + relu(x - y))
+ *   veil_mpc_max    rounds 4;  bytes as ReLU (max(x, y) = y + relu(x - y))
  *   veil_mpc_select rounds 1;  bytes (N-1) * 16 * n
- * The dealer sends the designated party, per LTZ: 2 n (CMPMASK) + n (BIT) + 462 W (CARRY4
- * items: 22 words per group, 352 W, 88 W, 22 W) words; ReLU / max add n (BEAVER). Items are
- * requested in that order: CMPMASK, BIT, the three CARRY4s, then BEAVER.
+ * The dealer sends the designated party, per LTZ: 2 n (CMPMASK) + 176 W (CMPPROD: 11 words per
+ * level-0 group) + n (BIT) + 110 W (CARRY4 items: 22 words per group, 88 W and 22 W) words;
+ * ReLU / max add n (BEAVER). Items are requested in that order: CMPMASK, CMPPROD, BIT, the two
+ * CARRY4s, then BEAVER.
  */
 #ifndef VEIL_TASKS_COMPARE_H
 #define VEIL_TASKS_COMPARE_H
 
 #include "tasks/mpc.h"
 
-/** Words LTZ opens per 64-element block besides c's n (the carry circuit's 147 and the B2A's
+/** Words LTZ opens per 64-element block besides c's n (the carry circuit's 35 and the B2A's
  * 1), and the LTZ and ReLU rounds. */
-#define VEIL_LTZ_BLOCK_WORDS 148
-#define VEIL_LTZ_ROUNDS 5
-#define VEIL_RELU_ROUNDS 5
+#define VEIL_LTZ_BLOCK_WORDS 36
+#define VEIL_LTZ_ROUNDS 4
+#define VEIL_RELU_ROUNDS 4
 
 /**
  * b = [x < 0] as arithmetic 0/1 shares (initialised here like x). x arithmetic, tiles a multiple
@@ -76,7 +78,7 @@ int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
 /**
  * y = x [s >= 0] (no mask): the sign from s, the value from x, same layout (VEIL_ERR_SHAPE
  * otherwise). For y = relu(trunc(u)): the LTZ on u starts with the truncation's open, x =
- * veil_mpc_trunc_unmarked(u) feeds only the product with beta, so the pair takes ReLU's 5 rounds
+ * veil_mpc_trunc_unmarked(u) feeds only the product with beta, so the pair takes ReLU's 4 rounds
  * (bytes: ReLU's plus the truncation's), and [trunc(u) >= 0] and [u >= 0] differ only where
  * trunc(u) = 0, whose product is 0 either way: y is bit for bit relu(trunc(u)).
  */

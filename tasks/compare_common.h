@@ -116,17 +116,27 @@ static inline VEIL_HD uint64_t veil_cmp_top_g(const struct veil_cmp_level *v, co
     return q < v->k ? st[(size_t)q * nb + b] : 0;
 }
 
-/* Leaves: bit i of c (public) and of this party's XOR share r of the mask. Generate is c & r
- * (c is public, so each party ANDs its own share); propagate c ^ r takes c at party 0 only
- * (pub = all ones there, zero elsewhere). */
-static inline VEIL_HD uint64_t veil_cmp_leaf_g(uint64_t ct, uint64_t rt)
-{
-    return ct & rt;
-}
-
+/* The propagate bit of position i from c (public) and this party's share r of the mask bit: c ^ r
+ * takes c at party 0 only (pub = all ones there, zero elsewhere). Bit 63's is the sign's "top". */
 static inline VEIL_HD uint64_t veil_cmp_leaf_p(uint64_t ct, uint64_t rt, uint64_t pub)
 {
     return (ct & pub) ^ rt;
+}
+
+/* The leaves and level 0 of one 64-element block, local (carry4_common.h): ct, rt the block's
+ * bit-sliced words of c and of this party's mask share, pi its 176 CMPPROD words; writes G rows
+ * 0..15 and P rows 16..31 of the level-1 state st (nb words per row) at block b. */
+static inline VEIL_HD void veil_cmp_leaf_groups(const uint64_t *ct, const uint64_t *rt,
+                                                const uint64_t *pi, uint64_t pub, uint64_t *st,
+                                                size_t nb, size_t b)
+{
+    for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++) {
+        uint64_t G, P;
+        veil_c4_leaf_group(ct + 4 * j, rt + 4 * j, pi + j * VEIL_C4_LEAF_PRODS,
+                           j == VEIL_C4_LEAF_GROUPS - 1 ? 3 : 4, pub, &G, &P);
+        st[(size_t)j * nb + b] = G;
+        st[(size_t)(VEIL_C4_LEAF_GROUPS + j) * nb + b] = P;
+    }
 }
 
 /* ---- AND gates, ReLU, B2A ------------------------------------------------------------ */

@@ -57,13 +57,13 @@ int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
                  struct veil_sec *z);
 
 /**
- * LTZ up to its last opening: requests CMPMASK(n) then BIT(n) (both tiled like x), opens
- * c = x - r (round 1), runs the carry circuit (rounds 2..7) and opens f = msb ^ b packed
- * (round 8); marks those 8 rounds. Afterwards [x < 0] = f XOR beta bit by bit, where f (public,
- * *f, laid out by veil_cmp_sliced_layout with 1 word per block) and beta = bit->part[
- * VEIL_PRE_BIT_A] (arithmetic 0/1, tiled like x): a caller may open its own products with beta
- * in round 1 (unmarked, veil_cmp_mul_unmarked) and finish locally once f is public, which is how
- * ReLU and max cost LTZ's 8 rounds. Release *bit with veil_mpc_mat_release, *f with
+ * LTZ up to its last opening: requests CMPMASK(n), CMPPROD and BIT(n) (tiled like x), opens
+ * c = x - r (round 1), runs the carry circuit (level 0 local, levels 1 and 2 in rounds 2 and 3)
+ * and opens f = msb ^ b packed (round 4); marks those 4 rounds. Afterwards [x < 0] = f XOR beta bit
+ * by bit, where f (public, *f, laid out by veil_cmp_sliced_layout with 1 word per block) and beta =
+ * bit->part[ VEIL_PRE_BIT_A] (arithmetic 0/1, tiled like x): a caller may open its own products
+ * with beta in round 1 (unmarked, veil_cmp_mul_unmarked) and finish locally once f is public, which
+ * is how ReLU and max cost LTZ's 4 rounds. Release *bit with veil_mpc_mat_release, *f with
  * veil_mpc_release.
  */
 int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_mat *bit,
@@ -107,8 +107,8 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
  * passed raw as veil_cmp_submit does). CPU bodies and, with VEIL_USE_CUDA, CUDA bodies.
  * B = 64-element blocks of the tile (one word each), T = elements of the tile.
  */
-/** c (public, T), r (share, T) -> state (G rows 0..62 | P rows 0..62, B words each), top (B);
- * struct veil_cmp_party_arg. */
+/** c (public, T), r (share, T), pr (the CMPPROD item's tile, 176 B) -> state of level 1 (G rows
+ * 0..15 | P rows 16..31, B words each), top (B); struct veil_cmp_party_arg. */
 extern struct starpu_codelet veil_cmp_leaf_cl;
 /** state of level l (2k rows) -> its records (7 words per group and block, record w = j B + b,
  * carry4_common.h's order); veil_cmp_level_arg. */

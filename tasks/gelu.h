@@ -22,7 +22,7 @@
  * [-8, 8] with dy = 1, the protocol at N = 2, 3 over |x| < 2^14 with edges 0, +-2^-16, +-a and
  * the largest inputs): |dx - dy GELU'(x)| <= 1.5e-3 |dy| + 2^-15 (1 + |dy|). The bound is the
  * cut's: GELU'(a) - 1 = -GELU'(-a) = 1.46e-3 at a = 3.7 (the fit inside gives 5.4e-4). A cut of
- * its own (a second comparison, 8 rounds and B_ltz(2n) more) could lower it to the fit's error;
+ * its own (a second comparison, 4 rounds and B_ltz(2n) more) could lower it to the fit's error;
  * sharing the forward's bits was preferred: a gradient factor off by 1.5e-3 where GELU' is
  * within 1.5e-3 of 0 or 1 does not change training (the test's secure step matches the
  * plaintext trainer), and the backward pass costs no comparison.

@@ -259,7 +259,8 @@ struct veil_mpc_mat {
  * Requests the next item of correlated randomness (kind and params in *item; its index is set
  * here from the session counter). tile: tiling of the parts (0 default, SIZE_MAX one handle);
  * a binary packed part (BIT's bp) is one handle; a CARRY4 item's tile counts records, so its
- * parts tile by 7 tile and 22 tile words. Never blocks. Release with veil_mpc_mat_release.
+ * parts tile by 7 tile and 22 tile words; a CMPPROD item tiles by its own tile parameter. Never
+ * blocks. Release with veil_mpc_mat_release.
  */
 int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
                       struct veil_mpc_mat *out);

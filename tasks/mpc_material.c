@@ -24,6 +24,7 @@
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
 #include "net/idle.h"
+#include "tasks/carry4_common.h"
 #include "tasks/mpc_internal.h"
 
 #include <string.h>
@@ -247,7 +248,11 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
         int packed = item.kind == VEIL_PREPROC_BIT && j == VEIL_PRE_BIT_B;
         size_t ptile = packed ? SIZE_MAX : tile;
         /* CARRY4's tile counts records: each part tiles by its words per record */
-        if (item.kind == VEIL_PREPROC_CARRY4 && tile != 0)
+        if (item.kind == VEIL_PREPROC_CMPPROD) /* its own tile, in blocks of 176 words */
+            ptile = item.p[VEIL_PRE_CMPPROD_TILE] >= item.p[VEIL_PRE_N]
+                        ? SIZE_MAX
+                        : VEIL_C4_LEAF_WORDS * (size_t)((item.p[VEIL_PRE_CMPPROD_TILE] + 63) / 64);
+        else if (item.kind == VEIL_PREPROC_CARRY4 && tile != 0)
             ptile = tile >= (size_t)item.p[VEIL_PRE_N]
                         ? SIZE_MAX
                         : tile * (desc.part[j].numel / (size_t)item.p[VEIL_PRE_N]);

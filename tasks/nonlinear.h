@@ -11,8 +11,8 @@
  * sub-protocols one after the other, so marks are also the latency in rounds. Bytes are what
  * each party sends (summed over its peers), n = numel, N parties; with the primitive costs
  *   mul / square / trunc: 1 round each, (N-1) 16 n / (N-1) 8 n / (N-1) 8 n bytes,
- *   ltz:  R_ltz = 8 rounds, B_ltz(w) = 8 (N-1) (w + 237 ceil(w/64)) bytes (tasks/compare.h),
- *   max over rows of k: R_max(k) = 8 ceil(log2 k) rounds, B_max(rows, k) bytes (tasks/pool.h),
+ *   ltz:  R_ltz = 4 rounds, B_ltz(w) = 8 (N-1) (w + 36 ceil(w/64)) bytes (tasks/compare.h),
+ *   max over rows of k: R_max(k) = 4 ceil(log2 k) rounds, B_max(rows, k) bytes (tasks/pool.h),
  * the formulas are given in each contract and computed by veil_nl_cost().
  *
  * ERRORS measured (model over the whole range at 1-ulp steps, and the protocols at N = 2, 3, 4 in
@@ -52,12 +52,12 @@
  * errors: worst over the range, model at 1-ulp steps / protocol tests at N = 2, 3):
  *   function          range              rounds          bytes/el      max abs error
  *   exp               [-64, 0]           14              112           7.3e-5 / 6.6e-5
- *   reciprocal        [1, 1024)          14 = 8 + 6      3052          1.8e-5 / 1.5e-5
- *     (range [1, 16): same rounds, 1246 bytes)
- *   inv_sqrt          [2^-8, 2^8)        18 = 8 + 10     4906          1.1e-4 / 9.3e-5
- *   softmax, k = 10   any row            71 = 32+9+14+14+2 363       3.8e-4 (edge rows)
- *   softmax, k = 128  any row            95 = 56+9+14+14+2 262       2.2e-3 (edge rows)
- *   gelu              |x| < 2^14         21 = 8 + 13     251           4.5e-4 / 4.5e-4
+ *   reciprocal        [1, 1024)          10 = 4 + 6      1067.5        1.8e-5 / 1.5e-5
+ *     (range [1, 16): same rounds, 467.5 bytes)
+ *   inv_sqrt          [2^-8, 2^8)        14 = 4 + 10     1715.5        1.1e-4 / 9.3e-5
+ *   softmax, k = 10   any row            47 = 16+5+14+10+2 237       3.8e-4 (edge rows)
+ *   softmax, k = 128  any row            59 = 28+5+14+10+2 200       2.2e-3 (edge rows)
+ *   gelu              |x| < 2^14         17 = 4 + 13     201           4.5e-4 / 4.5e-4
  * Row sums of softmax: |sum - 1| <= 1.1e-4 (k = 10), 7.6e-4 (k = 128, model worst case).
  * CrypTen for comparison: softmax over 10 about 94 rounds; exp 8 (1 + x/256) squarings.
  * Reciprocal and inverse square root spend bytes (one 64-bit comparison per threshold and
@@ -90,8 +90,8 @@ int veil_mpc_exp(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y);
  * y > 0.05). Outside the range the start is off: below 2^lo the result is too small by about
  * (1 - x / 2^lo)^4 relative; above about 1.9 * 2^hi Newton diverges; x <= 0 is not
  * supported. Limits: -f/2 <= lo < hi <= 24 - f/2 and K <= 128, VEIL_ERR_INVAL otherwise.
- * Rounds: R_ltz + 6 = 14. Bytes: B_ltz(K n) + 80 (N-1) n, with
- * B_ltz(w) = 8 (N-1) (w + 237 ceil(w / 64)) (tasks/compare.h).
+ * Rounds: R_ltz + 6 = 10. Bytes: B_ltz(K n) + 80 (N-1) n, with
+ * B_ltz(w) = 8 (N-1) (w + 36 ceil(w / 64)) (tasks/compare.h).
  */
 int veil_mpc_reciprocal_range(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
                               struct veil_sec *y);
@@ -103,7 +103,7 @@ int veil_mpc_reciprocal(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec
  * octave, relative error at most 0.022), then 2 Newton iterations y <- y (3 - x y^2) / 2:
  * x y at 2f bits, (x y) y truncated by 2f, y (3 - .) truncated by f + 1 (mul, mul, trunc, mul,
  * trunc). Error: max abs 1.1e-4 (at x near 2^-8, where y = 16; relative 2.5e-4 overall,
- * 2.3e-5 abs for x >= 1). Limits as for the reciprocal. Rounds: R_ltz + 10 = 18.
+ * 2.3e-5 abs for x >= 1). Limits as for the reciprocal. Rounds: R_ltz + 10 = 14.
  * Bytes: B_ltz(K n) + 128 (N-1) n, K = 8 (hi - lo) - 1.
  */
 int veil_mpc_inv_sqrt_range(veil_mpc_t *m, const struct veil_sec *x, int lo, int hi,
@@ -124,7 +124,7 @@ int veil_mpc_inv_sqrt(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *
  * [-70, 0]) 9.5e-5 (k = 2), 3.8e-4 (k = 10), 2.2e-3 (k = 128, 64 terms near exp(-6)); random
  * logits over [-12, 12]: 2.0e-4 (k = 10), 1.1e-4 (k = 128). The bound follows exp's accuracy, not
  * the reciprocal's (an exp with relative error would make it independent of k). Rounds:
- * R_max(k) + R_ltz + 14 + 1 + (R_ltz + 6) + 2 with R_max(k) = 8 ceil(log2 k): 71 for k = 10, 95
+ * R_max(k) + R_ltz + 14 + 1 + (R_ltz + 6) + 2 with R_max(k) = 4 ceil(log2 k): 47 for k = 10, 59
  * for k = 128. Bytes: B_max(rows, k) + B_ltz(n) + 112 (N-1) n + 16 (N-1) n + B_ltz(K rows)
  * + 80 (N-1) rows + 24 (N-1) n, K = 8 h - 1, B_max from tasks/pool.h.
  */
@@ -133,13 +133,13 @@ int veil_mpc_softmax_lastdim(veil_mpc_t *m, const struct veil_sec *x, struct vei
 /**
  * y = GELU(x) = x Phi(x), elementwise. Method (chosen over x sigmoid(1.702 x), whose
  * approximation error alone is 2.0e-2 and which needs exp, a reciprocal and a sign test: about
- * 14 + 14 + 8 rounds): 0 for x < -a, x for x >= a, and on [-a, a) the polynomial
+ * 14 + 10 + 4 rounds): 0 for x < -a, x for x >= a, and on [-a, a) the polynomial
  * x/2 + sum_{1<=i<=6} C_i v^i, v = x^2/a^2, a = 3.7, evaluated by Horner at 24 fractional bits;
  * C_0 = 0, so GELU(0) = 0 (exactly, but for the truncations' 1-ulp error).
  * The two comparisons [x < -a], [x < a] run in one ltz call (2n words), in the DAG beside the
  * polynomial; the select y = x + [x<a] (P - x) - [x<-a] P is one Beaver product over 2n words
  * (bits times values: no truncation). Error: max abs 4.5e-4 (fit 4.2e-4 inside, cut x Phi(-a) =
- * 4.0e-4 outside), for |x| < 2^14. Rounds: R_ltz + 2 DEG + 1 = 21 (square, one stacked trunc for
+ * 4.0e-4 outside), for |x| < 2^14. Rounds: R_ltz + 2 DEG + 1 = 17 (square, one stacked trunc for
  * v and the first Horner step, 5 (mul + trunc), the select mul). Bytes:
  * B_ltz(2n) + (32 + 24 DEG) (N-1) n = B_ltz(2n) + 176 (N-1) n.
  */

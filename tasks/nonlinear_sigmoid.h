@@ -7,7 +7,7 @@
  * METHOD (sigmoid; tanh(x) = 2 sigmoid(2 x) - 1 runs the same steps with the clamp at 8 and v
  * doubled locally after step 3, so that 2 x, which could wrap, is never formed):
  *   1. one ltz call over the stacked 3 n words (x + 16, x - 16, x): b1 = [x < -16],
- *      b2 = [x < 16], s = [x < 0] (5 rounds);
+ *      b2 = [x < 16], s = [x < 0] (4 rounds);
  *   2. one Beaver product of those bits with x replicated three times (bits are 0/1 integers, so
  *      no truncation): p1 = b1 x, p2 = b2 x, p3 = s x (1 round);
  *   3. locally, with c = b2 - b1 = [|x| < 16] and c s = s - b1:
@@ -17,8 +17,8 @@
  *      error at most 1/17, one truncation) and two Newton steps y (2 - d y) (1/17^4 = 1.2e-5)
  *      (7 rounds); r = sigmoid(|x|) (saturated at |x| >= 16: 1 - e^-16 = 1 - 1.1e-7);
  *   6. sigmoid(x) = s ? 1 - r : r = r + s (1 - 2 r), a bit times a value (1 round).
- * Rounds 28 = 5 + 1 + 14 + 1 + 6 + 1. Bytes per party: (N-1) (B_ltz(3 n) / (N-1) + 264 n) with
- * B_ltz(w) = 8 (N-1) (w + 148 ceil(w / 64)) (tasks/compare.h): 343.5 B per element at N = 2 when
+ * Rounds 27 = 4 + 1 + 14 + 1 + 6 + 1. Bytes per party: (N-1) (B_ltz(3 n) / (N-1) + 264 n) with
+ * B_ltz(w) = 8 (N-1) (w + 36 ceil(w / 64)) (tasks/compare.h): 301.5 B per element at N = 2 when
  * 64 divides n. Domain: every x a fixed-point word holds (|x| < 2^(62 - f)), which includes every
  * input the secure feeds accept (|x| < 2^15); no input is refused. Error (f = 16, measured by
  * tests/test_graph_nonlinear.c): the model at every 1-ulp step of [-20, 20] sigmoid 7.0e-5,
@@ -35,7 +35,7 @@
 
 /** Saturation point (|x| beyond it computes as |x| = 16) and rounds of either function. */
 #define VEIL_SIGMOID_CLAMP 16
-#define VEIL_SIGMOID_ROUNDS 28
+#define VEIL_SIGMOID_ROUNDS 27
 
 /** y = sigmoid(x) (is_tanh = 0: 1 / (1 + exp(-x))) or tanh(x) (is_tanh = 1), elementwise; y is
  * initialised here like x. VEIL_ERR_INVAL for a non-arithmetic or NULL tensor,

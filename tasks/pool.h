@@ -11,16 +11,16 @@
  * range of original positions its subtree covers; level 0's oh is the constant 1, so level 0
  * needs no product for it). v' = v_2j+1 + b (v_2j - v_2j+1); oh' = b oh on the left range,
  * oh - b oh on the right one. Ties go to the lower index.
- *   levels L = ceil(log2 k); rounds 8 L (the Beaver product opens in the LTZ's first round; k = 1:
+ *   levels L = ceil(log2 k); rounds 4 L (the Beaver product opens in the LTZ's first round; k = 1:
  *   0 rounds);
  *   bytes per party, R rows, p_l = floor(k_l / 2) pairs at level l, c_l = original positions
  *   under the pairs of level l (0 at level 0 or without argmax), LTZ of n = R p_l elements in one
  *   tile (W_l = ceil(R p_l / 64)):
- *     sum over l of (N-1) * 8 * (R p_l + 237 W_l + 2 R (p_l + c_l)).
+ *     sum over l of (N-1) * 8 * (R p_l + 36 W_l + 2 R (p_l + c_l)).
  * MAXPOOL k x k, stride s: windows gathered locally into (B C OH OW, k k) then the above with
- * k k candidates; 2 x 2: 2 levels, 16 rounds (target <= 20; 3 x 3: 4 levels, 32) and, per
- * window at N = 2 with 64 | R, 28.11 words = 224.9 B with the route (20.11 words = 160.9 B
- * without: level 0 6 R + 237 (2R/64), level 1 11 R (3 R without) + 237 (R/64)); the route
+ * k k candidates; 2 x 2: 2 levels, 8 rounds (target <= 20; 3 x 3: 4 levels, 16) and, per
+ * window at N = 2 with 64 | R, 18.69 words = 149.5 B with the route (10.69 words = 85.5 B
+ * without: level 0 6 R + 36 (2R/64), level 1 11 R (3 R without) + 36 (R/64)); the route
  * (one-hot over each window) serves the backward pass: dx = scatter-add of route * dy (1 Beaver
  * round, bytes (N-1) * 16 * B C OH OW k k). AVGPOOL: local window sum, times the fixed-point
  * constant round(2^f / k^2), then veil_mpc_trunc by f (1 round, its own bytes): error at most 1 ulp
@@ -34,14 +34,14 @@
  * and, for the maximum, v_i: max = sum_i v_i [i wins], one-hot_i = [i wins] (padded with the
  * constant 1 when both are asked for). g = k with the maximum, k - 1 for the one-hot alone;
  * G = k groups per output asked for:
- *   rounds 8 + ceil(log2 g) (2 x 2 maxpool 10 instead of 16; 3 x 3 12 instead of 32; argmax over
- *   10 classes 12 instead of 32);
- *   bytes per party (N-1) * 8 * (n + 237 ceil(n / 64) + sum over levels of 2 R G floor(m_l / 2)),
+ *   rounds 4 + ceil(log2 g) (2 x 2 maxpool 6 instead of 8; 3 x 3 8 instead of 16; argmax over
+ *   10 classes 8 instead of 16);
+ *   bytes per party (N-1) * 8 * (n + 36 ceil(n / 64) + sum over levels of 2 R G floor(m_l / 2)),
  *   n = R k (k - 1) / 2, m_0 = g, m_l+1 = ceil(m_l / 2) (veil_pool_pairwise_cost): 2 x 2 maxpool
- *   at N = 2 about 418 B per window against the tournament's 161.
+ *   at N = 2 267 B per window against the tournament's 85.5.
  * With g->relu, maxpool2d computes max(0, window max) = maxpool(relu(x)) over the k k taps and the
- * constant 0 (k k + 1 candidates, the maximum alone): a ReLU followed by a 2 x 2 pool in 11 rounds
- * instead of 8 + 10 (8 + 16 with the tournament), about 700 B per window at N = 2.
+ * constant 0 (k k + 1 candidates, the maximum alone): a ReLU followed by a 2 x 2 pool in 7 rounds
+ * instead of 4 + 6 (4 + 8 with the tournament), 445 B per window at N = 2.
  * It pays where rounds cost more than bytes (small batches); veil_pool_pairwise_pays is the rule
  * the graph lowering applies: 3 <= k <= VEIL_PAIRWISE_MAX_K and R k (k - 1) / 2 <=
  * VEIL_PAIRWISE_MAX_PAIRS. The results are the tournament's, bit for bit.

@@ -68,6 +68,15 @@
  *                          inputs in set VEIL_C4_PROD_SETS[r] (tasks/carry4_common.h): one
  *                          4-to-1 group of the LTZ carry circuit in one round. Its parts are
  *                          tiled by records (tasks/mpc.h, veil_mpc_material).
+ *   CMPPROD (n, tile, k)   *pr[176 W] B, W = sum over the tiles of tile elements (the last one
+ *                          shorter) of ceil(tile_numel / 64): products of the bits of the mask r
+ *                          of CMPMASK item #k (same session; n its element count), bit-sliced:
+ *                          block w (64 elements of a tile, zeros past its end) holds 16 groups
+ *                          of 11 words, word (w, j, row) with bit l = AND over q in set t of bit
+ *                          4 j + q of r of the block's element l, t the row'th subset of size
+ *                          >= 2 of {0, 1, 2, 3} in ascending order (tasks/carry4_common.h: the
+ *                          carry circuit's level 0 without a round). Its part tiles by blocks:
+ *                          176 ceil(tile / 64) words per tile of the item's own tile.
  *
  * SIZES (words; multiply by 8 for bytes; N parties). "dealer" = correction words sent to d per
  * item, "party" = words each party stores (the expanded share; d stores the same count):
@@ -80,6 +89,7 @@
  *   BIT     n:         dealer n,            party n + ceil(n/64)
  *   CMPMASK n:         dealer 2n,           party 3n
  *   CARRY4  n:         dealer 22n,          party 29n
+ *   CMPPROD n,tile:    dealer 176 W,        party 176 W
  *   MATMUL_WS, CONV_WS: as MATMUL and CONV (the weight-stationary gain is online: E = W - B is
  *                      opened once per session instead of once per item; see tasks/wstat.h)
  * Total dealer traffic per item is the dealer column (one tensor, to d only), independent of N;
@@ -130,6 +140,7 @@ enum veil_preproc_kind {
     VEIL_PREPROC_MATMUL_WS,
     VEIL_PREPROC_CONV_WS,
     VEIL_PREPROC_CARRY4,
+    VEIL_PREPROC_CMPPROD,
     VEIL_PREPROC_KIND_COUNT
 };
 
@@ -169,6 +180,8 @@ enum {
  * count only, AND its count of 64-bit words, CARRY4 its count of records, TRUNC its element count
  * then the shift in bits. */
 enum { VEIL_PRE_N = 0, VEIL_PRE_TRUNC_BITS = 1 };
+/* Parameter indices of a CMPPROD item (the element count is VEIL_PRE_N). */
+enum { VEIL_PRE_CMPPROD_TILE = 1, VEIL_PRE_CMPPROD_MASK = 2 };
 
 /** The session-wide layout; identical at the dealer and every party. */
 struct veil_preproc_layout {
@@ -243,6 +256,11 @@ struct veil_preproc_item veil_preproc_item_trunc(uint64_t index, uint64_t n, uin
 struct veil_preproc_item veil_preproc_item_bit(uint64_t index, uint64_t n);
 struct veil_preproc_item veil_preproc_item_cmpmask(uint64_t index, uint64_t n);
 struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nrecords);
+/** tile: elements per tile, 1..n (n: one tile); mask_index: the CMPMASK item's index. */
+struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, uint64_t tile,
+                                                   uint64_t mask_index);
+/** 64-element blocks of n elements tiled by tile (each tile padded to whole blocks). */
+uint64_t veil_preproc_sliced_blocks(uint64_t n, uint64_t tile);
 /** Weight-stationary items (WEIGHT STREAM above): wid names the weight tensor. */
 struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,
                                                      uint64_t n, uint64_t wid);

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 #include "codelets/gemm_internal.h"
+#include "codelets/bits_common.h"
 #include "codelets/reference.h"
 #include "tasks/carry4_common.h"
 #include "tasks/preproc.h"
@@ -268,6 +269,49 @@ static int dealer_carry4(struct streams *s, int d, const struct veil_preproc_ite
     return rc;
 }
 
+/* CMPPROD: the mask r of CMPMASK item #k rebuilt block by block from every party's stream of that
+ * item, bit-sliced, and the AND of each group's bit sets (preproc.h, carry4_common.h). */
+static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct streams *s, int d,
+                          const struct veil_preproc_item *item,
+                          const uint8_t (*seeds)[VEIL_SEED_BYTES], uint64_t *out)
+{
+    const uint64_t n = item->p[VEIL_PRE_N], tile = item->p[VEIL_PRE_CMPPROD_TILE];
+    const struct veil_preproc_item mask =
+        veil_preproc_item_cmpmask(item->p[VEIL_PRE_CMPPROD_MASK], n);
+    struct streams ms;
+    int rc = streams_open(&ms, layout, &mask, seeds, 0);
+    if (rc != VEIL_OK)
+        return rc;
+    uint64_t rt[64];
+    size_t w = 0;
+    for (uint64_t t0 = 0; t0 < n && rc == VEIL_OK; t0 += tile) {
+        const uint64_t tend = n - t0 < tile ? n : t0 + tile;
+        for (uint64_t e0 = t0; e0 < tend && rc == VEIL_OK; e0 += 64, w++) {
+            const size_t cnt = tend - e0 < 64 ? (size_t)(tend - e0) : 64;
+            memset(rt, 0, sizeof rt);
+            /* CMPMASK's r is its part 0, words [0, n) of its stream */
+            rc = streams_fold(&ms, -1, e0, cnt, VEIL_SHARE_ARITH, FOLD_SET, rt);
+            veil_transpose64(rt); /* rt[i]: bit i of the block's 64 elements */
+            uint64_t *o = out + w * VEIL_C4_LEAF_WORDS;
+            for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++)
+                for (unsigned set = 3; set < 16; set++) {
+                    if ((set & (set - 1)) == 0)
+                        continue; /* fewer than 2 bits */
+                    uint64_t v = ~UINT64_C(0);
+                    for (int q = 0; q < 4; q++)
+                        if (set >> q & 1)
+                            v &= rt[4 * j + q];
+                    o[j * VEIL_C4_LEAF_PRODS + veil_c4_leaf_row(set)] = v;
+                }
+        }
+    }
+    veil_wipe(rt, sizeof rt);
+    streams_close(&ms);
+    if (rc == VEIL_OK)
+        rc = streams_fold(s, d, 0, w * VEIL_C4_LEAF_WORDS, VEIL_SHARE_BINARY, FOLD_SUB, out);
+    return rc;
+}
+
 /* MATMUL and CONV (and their _WS forms, whose B comes from the weight streams ws): reconstruct
  * both operands in full, multiply with the ring GEMM. */
 static int dealer_linear(struct streams *s, struct streams *ws, int d,
@@ -361,6 +405,8 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
         rc = dealer_linear(&s, &ws, layout->designated, item, &desc, out);
     else if (item->kind == VEIL_PREPROC_CARRY4)
         rc = dealer_carry4(&s, layout->designated, item, &desc, out);
+    else if (item->kind == VEIL_PREPROC_CMPPROD)
+        rc = dealer_cmpprod(layout, &s, layout->designated, item, seeds, out);
     else
         rc = dealer_elementwise(&s, layout->designated, item, &desc, out);
     streams_close(&s);

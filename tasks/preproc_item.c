@@ -133,6 +133,23 @@ struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nreco
     return it;
 }
 
+struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, uint64_t tile,
+                                                   uint64_t mask_index)
+{
+    struct veil_preproc_item it = make_item(VEIL_PREPROC_CMPPROD, index);
+    it.p[VEIL_PRE_N] = n;
+    it.p[VEIL_PRE_CMPPROD_TILE] = tile;
+    it.p[VEIL_PRE_CMPPROD_MASK] = mask_index;
+    return it;
+}
+
+uint64_t veil_preproc_sliced_blocks(uint64_t n, uint64_t tile)
+{
+    if (n == 0 || tile == 0)
+        return 0;
+    return n / tile * ((tile + 63) / 64) + (n % tile + 63) / 64;
+}
+
 struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,
                                                      uint64_t n, uint64_t wid)
 {
@@ -168,20 +185,26 @@ int veil_preproc_item_wid(const struct veil_preproc_item *item, uint64_t *wid)
 }
 
 static const char *const kind_names[VEIL_PREPROC_KIND_COUNT] = {
-    [VEIL_PREPROC_BEAVER] = "beaver", [VEIL_PREPROC_MATMUL] = "matmul",
-    [VEIL_PREPROC_CONV] = "conv",     [VEIL_PREPROC_SQUARE] = "square",
-    [VEIL_PREPROC_AND] = "and",       [VEIL_PREPROC_TRUNC] = "trunc",
-    [VEIL_PREPROC_BIT] = "bit",       [VEIL_PREPROC_CMPMASK] = "cmpmask",
-    [VEIL_PREPROC_MATMUL_WS] = "matmul_ws", [VEIL_PREPROC_CONV_WS] = "conv_ws",
+    [VEIL_PREPROC_BEAVER] = "beaver",
+    [VEIL_PREPROC_MATMUL] = "matmul",
+    [VEIL_PREPROC_CONV] = "conv",
+    [VEIL_PREPROC_SQUARE] = "square",
+    [VEIL_PREPROC_AND] = "and",
+    [VEIL_PREPROC_TRUNC] = "trunc",
+    [VEIL_PREPROC_BIT] = "bit",
+    [VEIL_PREPROC_CMPMASK] = "cmpmask",
+    [VEIL_PREPROC_MATMUL_WS] = "matmul_ws",
+    [VEIL_PREPROC_CONV_WS] = "conv_ws",
     [VEIL_PREPROC_CARRY4] = "carry4",
+    [VEIL_PREPROC_CMPPROD] = "cmpprod",
 };
 
 /* Number of meaningful parameters of each kind. */
 static const int kind_nparams[VEIL_PREPROC_KIND_COUNT] = {
-    [VEIL_PREPROC_BEAVER] = 1, [VEIL_PREPROC_MATMUL] = 3,  [VEIL_PREPROC_CONV] = 11,
-    [VEIL_PREPROC_SQUARE] = 1, [VEIL_PREPROC_AND] = 1,     [VEIL_PREPROC_TRUNC] = 2,
-    [VEIL_PREPROC_BIT] = 1,    [VEIL_PREPROC_CMPMASK] = 1,
-    [VEIL_PREPROC_MATMUL_WS] = 4, [VEIL_PREPROC_CONV_WS] = 12, [VEIL_PREPROC_CARRY4] = 1,
+    [VEIL_PREPROC_BEAVER] = 1,   [VEIL_PREPROC_MATMUL] = 3,  [VEIL_PREPROC_CONV] = 11,
+    [VEIL_PREPROC_SQUARE] = 1,   [VEIL_PREPROC_AND] = 1,     [VEIL_PREPROC_TRUNC] = 2,
+    [VEIL_PREPROC_BIT] = 1,      [VEIL_PREPROC_CMPMASK] = 1, [VEIL_PREPROC_MATMUL_WS] = 4,
+    [VEIL_PREPROC_CONV_WS] = 12, [VEIL_PREPROC_CARRY4] = 1,  [VEIL_PREPROC_CMPPROD] = 3,
 };
 
 static int kind_valid(int kind)
@@ -269,9 +292,10 @@ static int check_params(const struct veil_preproc_item *item)
     char buf[256];
     int np = kind_nparams[item->kind];
     const int is_conv = item->kind == VEIL_PREPROC_CONV || item->kind == VEIL_PREPROC_CONV_WS;
-    /* a weight id is any 64-bit value: not a size */
+    /* a weight id, and the item index CMPPROD names, are any 64-bit values: not sizes */
     const int wid_at = item->kind == VEIL_PREPROC_MATMUL_WS ? VEIL_PRE_MATMUL_WID
                        : item->kind == VEIL_PREPROC_CONV_WS ? VEIL_PRE_CONV_WID
+                       : item->kind == VEIL_PREPROC_CMPPROD ? VEIL_PRE_CMPPROD_MASK
                                                             : -1;
     for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++) {
         int may_be_zero = is_conv && (j == VEIL_PRE_CONV_PH || j == VEIL_PRE_CONV_PW);
@@ -372,6 +396,15 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
         add_part(desc, p[VEIL_PRE_N], A, 0);
         add_part(desc, p[VEIL_PRE_N], B, 1);
         add_part(desc, p[VEIL_PRE_N], A, 1);
+        break;
+    case VEIL_PREPROC_CMPPROD:
+        if (p[VEIL_PRE_CMPPROD_TILE] > p[VEIL_PRE_N])
+            return veil_error(VEIL_ERR_INVAL, "preproc: item %s: a tile larger than the item",
+                              veil_preproc_item_format(item, buf, sizeof buf));
+        if (!mul_ok(veil_preproc_sliced_blocks(p[VEIL_PRE_N], p[VEIL_PRE_CMPPROD_TILE]),
+                    VEIL_C4_LEAF_WORDS, &x))
+            goto too_big;
+        add_part(desc, x, B, 1);
         break;
     case VEIL_PREPROC_CARRY4:
         if (!mul_ok(p[VEIL_PRE_N], VEIL_C4_INPUTS + VEIL_C4_PRODS, &x))

@@ -1,6 +1,6 @@
 /*
  * relu.c — ReLU (y = x [x >= 0], with the 0/1 mask kept for the backward pass), the elementwise
- * maximum and selection z = b ? x : y. ReLU and max cost LTZ's 8 rounds: LTZ ends with the
+ * maximum and selection z = b ? x : y. ReLU and max cost LTZ's 4 rounds: LTZ ends with the
  * public f and the shared random bit beta, [x < 0] = f XOR beta; the product x * beta does not
  * depend on f, so its Beaver opens travel in LTZ's first round, and once f is public
  * x [x >= 0] = (f ? x beta : x - x beta) is local. Costs in compare.h. veil_mpc_relu_of takes

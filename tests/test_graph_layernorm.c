@@ -111,8 +111,8 @@ static void ln_cost(int n, uint64_t *r, uint64_t *b)
     const uint64_t w = VEIL_LN_NBITS * ROWS; /* the scale's ltz: one tile */
     /* mean trunc; scale: trunc, square, ltz, mul, trunc; square; trunc; 1/d; inv_sqrt;
      * xhat mul + trunc; gamma mul + trunc */
-    *r = 1 + (1 + 1 + 5 + 1 + 1) + 1 + 1 + 1 + ir + 2 + 2;
-    *b = (uint64_t)(n - 1) * (8 * 3 * ROWS + 8 * (w + 148 * ((w + 63) / 64)) + 96 * N) + ib;
+    *r = 1 + (1 + 1 + 4 + 1 + 1) + 1 + 1 + 1 + ir + 2 + 2;
+    *b = (uint64_t)(n - 1) * (8 * 3 * ROWS + 8 * (w + 36 * ((w + 63) / 64)) + 96 * N) + ib;
 }
 
 /* Rows beyond the domain: layer norm of 16 x (the rows above), where row 2 spreads about 2^20

@@ -4,10 +4,12 @@
  * random masks and mask products, against G = G3 ^ P3 G2 ^ P3 P2 G1 ^ P3 P2 P1 G0 and
  * P = P3 P2 P1 P0 in the clear; a product share made wrong changes the result (every row is
  * used); the levels 63 -> 16 -> 4 -> 1; the gather's rows and the identity padding of a short
- * group; and the whole carry circuit in the clear (one party holding everything) against the carry
- * into bit 63 of c + r. The protocol around it (opens, material, tiles) is test_tasks_compare's. */
+ * group; the local level 0 (leaves and their groups from c and the XOR-shared mask bits and
+ * CMPPROD products of 3 parties) and the whole carry circuit after it against the carry into bit
+ * 63 of c + r. The protocol around it (opens, material, tiles) is test_tasks_compare's. */
 #include "config.h"
 
+#include "codelets/bits_common.h"
 #include "tasks/carry4_common.h"
 #include "tasks/compare_common.h"
 #include "test_util.h"
@@ -138,37 +140,78 @@ static void check_shape(void)
     free(st);
 }
 
+/* The CMPPROD words of one block as the dealer makes them: rt[i] = bit i of the 64 elements. */
+static void leaf_products(const uint64_t *rt, uint64_t *pi)
+{
+    for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++)
+        for (unsigned t = 3; t < 16; t++)
+            if (t & (t - 1)) {
+                uint64_t v = ~UINT64_C(0);
+                for (int q = 0; q < 4; q++)
+                    if (t >> q & 1)
+                        v &= rt[4 * j + q];
+                pi[j * VEIL_C4_LEAF_PRODS + veil_c4_leaf_row(t)] = v;
+            }
+}
+
 /*
- * The whole circuit in the clear: one party (pub = all ones) holds c and r, masks a = 0 and
- * products 0 (so e = the input): the carry it computes for 64 random elements plus the edge values
- * must be bit 63 of c + r XOR c_63 XOR r_63.
+ * The whole circuit: level 0 from c and r XOR-shared among 3 parties (mask bits and CMPPROD
+ * words), the parties' level-1 states XORed, then levels 1 and 2 in the clear (one party, masks
+ * a = 0 and products 0, so e = the input). The carry for 128 random elements with the edge values
+ * mixed in must be bit 63 of c + r XOR c_63 XOR r_63, and the leaf rows are checked once.
  */
 static void check_chain(void)
 {
-    enum { N = 128, NB = N / 64 };
+    enum { N = 128, NB = N / 64, NP = 3 };
     uint64_t c[N], r[N];
     veil_test_random(42, c, N);
     veil_test_random(43, r, N);
     veil_test_mix_edges(c, r, N);
+    VT_CHECK(veil_c4_leaf_row(3) == 0 && veil_c4_leaf_row(9) == 4 && veil_c4_leaf_row(15) == 10,
+             "leaf product rows");
     const size_t nst = 2 * VEIL_CMP_LEAVES * NB;
-    uint64_t *st = calloc(nst, 8), *next = calloc(nst, 8);
+    uint64_t *st = calloc(nst, 8), *next = calloc(nst, 8), *part = calloc(nst, 8);
     uint64_t *rec = calloc(VEIL_C4_INPUTS * 16 * NB, 8);
-    if (!st || !next || !rec) {
+    const uint64_t zero[VEIL_C4_PRODS] = {0}, pub = ~UINT64_C(0);
+    uint64_t tag = 9000;
+    if (!st || !next || !part || !rec) {
         VT_CHECK(0, "out of memory");
         goto done;
     }
-    const uint64_t zero[VEIL_C4_PRODS] = {0}, pub = ~UINT64_C(0);
-    for (int b = 0; b < NB; b++)
-        for (int i = 0; i < VEIL_CMP_LEAVES; i++) {
-            uint64_t cw = 0, rw = 0;
-            for (int j = 0; j < 64; j++) {
-                cw |= ((c[64 * b + j] >> i) & 1) << j;
-                rw |= ((r[64 * b + j] >> i) & 1) << j;
-            }
-            st[(size_t)i * NB + (size_t)b] = veil_cmp_leaf_g(cw, rw);
-            st[(size_t)(VEIL_CMP_LEAVES + i) * NB + (size_t)b] = veil_cmp_leaf_p(cw, rw, pub);
+    for (size_t b = 0; b < NB; b++) {
+        uint64_t ct[64], rt[64], pi[VEIL_C4_LEAF_WORDS], rs[NP][64], ps[NP][VEIL_C4_LEAF_WORDS];
+        memcpy(ct, c + 64 * b, sizeof ct);
+        memcpy(rt, r + 64 * b, sizeof rt);
+        veil_transpose64(ct);
+        veil_transpose64(rt);
+        leaf_products(rt, pi);
+        for (int i = 0; i < 64; i++) {
+            uint64_t sh[NP];
+            split(rt[i], NP, &tag, sh);
+            for (int q = 0; q < NP; q++)
+                rs[q][i] = sh[q];
         }
-    for (int l = 0; l < VEIL_CMP_LEVELS; l++) {
+        for (int i = 0; i < VEIL_C4_LEAF_WORDS; i++) {
+            uint64_t sh[NP];
+            split(pi[i], NP, &tag, sh);
+            for (int q = 0; q < NP; q++)
+                ps[q][i] = sh[q];
+        }
+        for (int q = 0; q < NP; q++) {
+            veil_cmp_leaf_groups(ct, rs[q], ps[q], q == 0 ? pub : 0, part, NB, b);
+            for (int row = 0; row < 2 * VEIL_C4_LEAF_GROUPS; row++)
+                st[(size_t)row * NB + b] ^= part[(size_t)row * NB + b];
+        }
+        /* group 0's G and P in the clear: the carry out of bits 0..3 and "all four propagate" */
+        uint64_t g = 0, p = ~UINT64_C(0);
+        for (int q = 0; q < 4; q++) {
+            g = (ct[q] & rt[q]) | ((ct[q] ^ rt[q]) & g);
+            p &= ct[q] ^ rt[q];
+        }
+        VT_CHECK(st[b] == g && st[(size_t)VEIL_C4_LEAF_GROUPS * NB + b] == p,
+                 "level-0 group 0 of block %zu", b);
+    }
+    for (int l = 1; l < VEIL_CMP_LEVELS; l++) {
         const struct veil_cmp_level v = veil_cmp_level_of(l);
         for (int j = 0; j < v.knext; j++)
             for (size_t b = 0; b < NB; b++) {
@@ -193,7 +236,7 @@ static void check_chain(void)
     }
     VT_CHECK(bad == 0, "chained circuit: %d of %d carries wrong", bad, N);
 done:
-    free(st), free(next), free(rec);
+    free(st), free(next), free(part), free(rec);
 }
 
 int main(void)

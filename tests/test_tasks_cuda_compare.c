@@ -1,8 +1,9 @@
 /* Tests the CUDA bodies of the comparison family's local codelets (tasks/cuda/compare.cu) against
- * their CPU bodies bit for bit, and both against plaintext oracles: the LTZ leaves (party 0 and
- * the others, partial last blocks, sizes around the 32-block tiles of the kernel), the gather
- * and group steps of every circuit level (the padded group at level 0, the G-only last level) on
- * random states and records, the whole carry circuit chained on each architecture (leaves, three
+ * their CPU bodies bit for bit, and both against plaintext oracles: the LTZ leaves with their
+ * level-0 groups (party 0 and the others, the 3-member last group, partial last blocks, sizes
+ * around the 32-block tiles of the kernel; with the true CMPPROD products against the ripple
+ * carry of each group), the gather and group steps of levels 1 and 2 (the G-only last level) on
+ * random states and records, the whole carry circuit chained on each architecture (leaves, two
  * levels with the masks, their products and the opened records made here) against bit 63 of
  * c + r, the AND-triple finish, the ReLU finish and the
  * B2A mask (offsets, full and partial last words) and finish, for party 0 and the others, on
@@ -12,6 +13,7 @@
  * VEIL_USE_CUDA or StarPU finds no CUDA worker. */
 #include "config.h"
 
+#include "tasks/carry4_common.h"
 #include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
 #include "test_util.h"
@@ -102,7 +104,7 @@ static uint64_t *words(uint64_t tag, size_t n, uint64_t *pair)
 
 /* ---- the carry circuit ---------------------------------------------------------------- */
 
-/* Plaintext leaves: word i of block b has bit j = bit i of element 64 b + j (0 past n). */
+/* Plaintext sliced words: word i of block b has bit j = bit i of element 64 b + j (0 past n). */
 static uint64_t sliced_word(const uint64_t *a, size_t n, size_t b, unsigned i)
 {
     uint64_t w = 0;
@@ -114,20 +116,40 @@ static uint64_t sliced_word(const uint64_t *a, size_t n, size_t b, unsigned i)
     return w;
 }
 
-static void leaf_oracle(const uint64_t *c, const uint64_t *r, size_t n, size_t nb, int party0,
-                        uint64_t *st, uint64_t *top)
+/* The CMPPROD words of nb blocks of r (n elements) as the dealer makes them. */
+static void leaf_products(const uint64_t *r, size_t n, size_t nb, uint64_t *pr)
 {
     for (size_t b = 0; b < nb; b++)
-        for (unsigned i = 0; i < 64; i++) {
-            uint64_t cw = sliced_word(c, n, b, i), rw = sliced_word(r, n, b, i);
-            uint64_t p = (party0 ? cw : 0) ^ rw;
-            if (i < VEIL_CMP_LEAVES) {
-                st[(size_t)i * nb + b] = cw & rw;
-                st[((size_t)VEIL_CMP_LEAVES + i) * nb + b] = p;
-            } else {
-                top[b] = p;
+        for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++)
+            for (unsigned t = 3; t < 16; t++)
+                if (t & (t - 1)) {
+                    uint64_t v = ~UINT64_C(0);
+                    for (unsigned q = 0; q < 4; q++)
+                        if (t >> q & 1)
+                            v &= sliced_word(r, n, b, 4 * (unsigned)j + q);
+                    pr[b * VEIL_C4_LEAF_WORDS + (size_t)j * VEIL_C4_LEAF_PRODS +
+                       (size_t)veil_c4_leaf_row(t)] = v;
+                }
+}
+
+/* Level 1's state in the clear (one party holding c, r and the true products): G and P of each
+ * level-0 group by the ripple rule, and top = c_63 ^ r_63. */
+static void leaf_oracle(const uint64_t *c, const uint64_t *r, size_t n, size_t nb, uint64_t *st,
+                        uint64_t *top)
+{
+    for (size_t b = 0; b < nb; b++) {
+        for (unsigned j = 0; j < VEIL_C4_LEAF_GROUPS; j++) {
+            uint64_t g = 0, p = ~UINT64_C(0);
+            for (unsigned q = 4 * j; q < 4 * j + 4 && q < VEIL_CMP_LEAVES; q++) {
+                const uint64_t cw = sliced_word(c, n, b, q), rw = sliced_word(r, n, b, q);
+                g = (cw & rw) | ((cw ^ rw) & g);
+                p &= cw ^ rw;
             }
+            st[(size_t)j * nb + b] = g;
+            st[((size_t)VEIL_C4_LEAF_GROUPS + j) * nb + b] = p;
         }
+        top[b] = sliced_word(c, n, b, 63) ^ sliced_word(r, n, b, 63);
+    }
 }
 
 /* The products of masks a (nrec records of 7) as the dealer makes them. */
@@ -145,38 +167,43 @@ static void products(const uint64_t *a, size_t nrec, uint64_t *pr)
 }
 
 /*
- * The leaves of n elements for party0 = 0 and 1 (CUDA vs CPU vs oracle), then, with the whole
- * mask r held by "party 0", the three levels chained with random masks a, their products and
+ * The leaves and level-0 groups of n elements for party0 = 0 (random product words) and 1
+ * (CUDA vs CPU, and with the true products against the ripple oracle), then, with the whole mask
+ * r held by "party 0", levels 1 and 2 chained with random masks a, their products and
  * e = records ^ a computed here: the carry into bit 63 XOR top is bit 63 of c + r, which checks
  * gather and group of every level on real states.
  */
 static void check_circuit(size_t n)
 {
     const size_t nb = (n + 63) / 64, nst = 2 * (size_t)VEIL_CMP_LEAVES * nb;
-    const size_t nrec = 16 * nb; /* records of the widest level */
+    const size_t nrec = 4 * nb; /* records of the widest level with an open (level 1) */
+    const size_t nst1 = 2 * (size_t)VEIL_C4_LEAF_GROUPS * nb, nlp = VEIL_C4_LEAF_WORDS * nb;
     uint64_t *r = words(100 + n, n, NULL), *c = words(200 + n, n, r);
+    uint64_t *lp = words(150 + n, nlp, NULL);
     uint64_t *st = malloc(nst * 8), *top = malloc(nb * 8), *want = malloc(nst * 8);
     uint64_t *wtop = malloc(nb * 8), *next = malloc(nst * 8);
     uint64_t *rec = malloc(nrec * VEIL_C4_INPUTS * 8), *e = malloc(nrec * VEIL_C4_INPUTS * 8);
     uint64_t *a = words(250 + n, nrec * VEIL_C4_INPUTS, NULL);
     uint64_t *pr = malloc(nrec * VEIL_C4_PRODS * 8);
     char what[96];
-    if (!r || !c || !st || !top || !want || !wtop || !next || !rec || !e || !a || !pr) {
+    if (!r || !c || !lp || !st || !top || !want || !wtop || !next || !rec || !e || !a || !pr) {
         VT_CHECK(0, "out of memory");
         goto done;
     }
-    for (int party0 = 0; party0 <= 1; party0++) {
-        const struct veil_cmp_party_arg arg = {.party0 = party0};
-        const struct vbuf v[4] = {{c, n}, {r, n}, {st, nst}, {top, nb}};
-        snprintf(what, sizeof what, "leaf n=%zu party0=%d", n, party0);
-        both(&veil_cmp_leaf_cl, what, v, 4, &arg, sizeof arg);
-        leaf_oracle(c, r, n, nb, party0, want, wtop);
-        veil_test_compare_u64(what, st, want, nst);
-        veil_test_compare_u64(what, top, wtop, nb);
-    }
+    /* the other parties' form on random product words, then party 0 holding everything */
+    const struct veil_cmp_party_arg other = {.party0 = 0}, first = {.party0 = 1};
+    const struct vbuf leafv[5] = {{c, n}, {r, n}, {lp, nlp}, {st, nst1}, {top, nb}};
+    snprintf(what, sizeof what, "leaf n=%zu party0=0", n);
+    both(&veil_cmp_leaf_cl, what, leafv, 5, &other, sizeof other);
+    leaf_products(r, n, nb, lp);
+    snprintf(what, sizeof what, "leaf n=%zu party0=1", n);
+    both(&veil_cmp_leaf_cl, what, leafv, 5, &first, sizeof first);
+    leaf_oracle(c, r, n, nb, want, wtop);
+    veil_test_compare_u64(what, st, want, nst1);
+    veil_test_compare_u64(what, top, wtop, nb);
     products(a, nrec, pr);
-    /* st, top: party 0's leaves (the last run) */
-    for (int l = 0; l < VEIL_CMP_LEVELS; l++) {
+    /* st, top: party 0's level-1 state (the last run) */
+    for (int l = 1; l < VEIL_CMP_LEVELS; l++) {
         const struct veil_cmp_level lv = veil_cmp_level_of(l);
         const struct veil_cmp_level_arg arg = {.l = l, .party0 = 1};
         const size_t nin = 2 * (size_t)lv.k * nb, nr = (size_t)lv.knext * nb;
@@ -206,7 +233,7 @@ static void check_circuit(size_t n)
         }
     }
 done:
-    free(r), free(c), free(st), free(top), free(want), free(wtop);
+    free(r), free(c), free(lp), free(st), free(top), free(want), free(wtop);
     free(next), free(rec), free(e), free(a), free(pr);
 }
 
@@ -225,7 +252,7 @@ static void check_levels(size_t nb)
         goto done;
     }
     for (int party0 = 0; party0 <= 1; party0++)
-        for (int l = 0; l < VEIL_CMP_LEVELS; l++) {
+        for (int l = 1; l < VEIL_CMP_LEVELS; l++) {
             const struct veil_cmp_level lv = veil_cmp_level_of(l);
             const struct veil_cmp_level_arg arg = {.l = l, .party0 = party0};
             const size_t nin = 2 * (size_t)lv.k * nb, nr = (size_t)lv.knext * nb;

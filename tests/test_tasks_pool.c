@@ -170,7 +170,7 @@ static uint64_t max_words(size_t rows, size_t k, int onehot)
         const size_t p = kl / 2;
         const size_t cov = onehot && l > 0 ? (2 * p * s < k ? 2 * p * s : k) : 0;
         const uint64_t n = rows * p;
-        w += n + 148 * ((n + 63) / 64) + 2 * rows * (p + cov);
+        w += n + 36 * ((n + 63) / 64) + 2 * rows * (p + cov);
         kl = (kl + 1) / 2;
     }
     return w;
@@ -274,12 +274,12 @@ static int run(int nparties, int tfp)
     uint64_t words = 0, rounds = 0;
     for (int i = 0; i < NK; i++) {
         words += max_words(ROWS, ks[i], 1) + ROWS + ROWS * ks[i]; /* + the two reveals */
-        rounds += 1 + 5 * (uint64_t)levels(ks[i]) + 2;
+        rounds += 1 + 4 * (uint64_t)levels(ks[i]) + 2;
     }
     words += max_words(OUT2, 4, 1) + 2 * OUT2 * 4 /* backward */ + max_words(OUT3, 9, 0) +
              OUT2 /* avgpool's trunc */ + OUT2 + OUT2 * 4 + IMG + OUT3 + OUT2 /* reveals */;
-    rounds += 1 + 10 + 1 + 1 + 5 * 4 + 1 + 5;
-    VT_CHECK(levels(4) == 2 && VEIL_LTZ_ROUNDS * levels(4) == 10, "maxpool 2x2: 10 rounds");
+    rounds += 1 + 8 + 1 + 1 + 4 * 4 + 1 + 5;
+    VT_CHECK(levels(4) == 2 && VEIL_LTZ_ROUNDS * levels(4) == 8, "maxpool 2x2: 8 rounds");
     for (int p = 0; p < nparties; p++) {
         uint64_t want = (N - 1) * 8 * words;
         if (p == 0)

@@ -265,6 +265,58 @@ static void check_item(const struct veil_preproc_layout *L, const struct veil_pr
     clear_all(sh, N);
 }
 
+/* CMPPROD of CMPMASK item #k (n elements, tiles of tile): every word is the AND of the named bits
+ * of the mask r the CMPMASK item's shares add up to, block by block, zeros past each tile. */
+static void check_cmpprod(const struct veil_preproc_layout *L,
+                          const uint8_t (*seeds)[VEIL_SEED_BYTES], uint64_t k, uint64_t n,
+                          uint64_t tile)
+{
+    struct veil_preproc_share msh[VEIL_PREPROC_MAX_PARTIES], psh[VEIL_PREPROC_MAX_PARTIES];
+    memset(msh, 0, sizeof msh);
+    memset(psh, 0, sizeof psh);
+    const int N = L->nparties;
+    const struct veil_preproc_item mask = veil_preproc_item_cmpmask(k, n);
+    const struct veil_preproc_item prod = veil_preproc_item_cmpprod(k + 1, n, tile, k);
+    const uint64_t W = veil_preproc_sliced_blocks(n, tile);
+    uint64_t *mc = generate(L, &mask, seeds, msh), *pc = generate(L, &prod, seeds, psh);
+    uint64_t *r = calloc(n, 8), *pr = calloc(W * VEIL_C4_LEAF_WORDS, 8);
+    size_t bad = 0, w = 0;
+    if (!mc || !pc || !r || !pr || !msh[0].words || !psh[0].words) {
+        CHECK(0, "cmpprod: generation failed");
+        goto done;
+    }
+    CHECK(veil_preproc_share_words(&prod) == W * VEIL_C4_LEAF_WORDS &&
+              veil_preproc_correction_words(&prod) == W * VEIL_C4_LEAF_WORDS,
+          "cmpprod sizes");
+    recon(msh, N, 0, 0, r);
+    recon(psh, N, 0, 1, pr);
+    for (uint64_t t0 = 0; t0 < n; t0 += tile)
+        for (uint64_t e0 = t0; e0 < (n - t0 < tile ? n : t0 + tile); e0 += 64, w++) {
+            const uint64_t tend = n - t0 < tile ? n : t0 + tile;
+            for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++)
+                for (unsigned set = 3; set < 16; set++) {
+                    if ((set & (set - 1)) == 0)
+                        continue;
+                    uint64_t want = 0;
+                    for (unsigned l = 0; l < 64 && e0 + l < tend; l++) {
+                        uint64_t bit = 1;
+                        for (int q = 0; q < 4; q++)
+                            if (set >> q & 1)
+                                bit &= r[e0 + l] >> (4 * j + q);
+                        want |= (bit & 1) << l;
+                    }
+                    bad += pr[w * VEIL_C4_LEAF_WORDS + (size_t)j * VEIL_C4_LEAF_PRODS +
+                              (size_t)veil_c4_leaf_row(set)] != want;
+                }
+        }
+    CHECK(w == W && bad == 0, "cmpprod N=%d n=%llu tile=%llu: %zu wrong words", N,
+          (unsigned long long)n, (unsigned long long)tile, bad);
+done:
+    free(mc), free(pc), free(r), free(pr);
+    clear_all(msh, N);
+    clear_all(psh, N);
+}
+
 static void all_kinds(const struct veil_preproc_layout *L, const uint8_t (*seeds)[VEIL_SEED_BYTES])
 {
     uint64_t ix = 0;
@@ -296,6 +348,9 @@ static void all_kinds(const struct veil_preproc_layout *L, const uint8_t (*seeds
     items[6].p[VEIL_PRE_CONV_PW] = 1;
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
         check_item(L, &items[i], seeds);
+    check_cmpprod(L, seeds, 40, 1, 1);
+    check_cmpprod(L, seeds, 0, 300, 300);   /* one tile, a partial last block */
+    check_cmpprod(L, seeds, 50, 1000, 192); /* tiles of 3 blocks, the last one short */
 }
 
 int main(void)
@@ -448,6 +503,12 @@ int main(void)
         CHECK(VEIL_PREPROC_CMPMASK == 8 && VEIL_PREPROC_MATMUL_WS == 9 && VEIL_PREPROC_CARRY4 == 11,
               "kinds not renumbered");
         CHECK(strcmp(veil_preproc_kind_name(VEIL_PREPROC_CARRY4), "carry4") == 0, "carry4 name");
+        struct veil_preproc_item cp = veil_preproc_item_cmpprod(0, 10, 11, 0);
+        CHECK(veil_preproc_item_describe(&cp, &d) == VEIL_ERR_INVAL, "cmpprod tile > n");
+        cp = veil_preproc_item_cmpprod(0, 10, 0, 7);
+        CHECK(veil_preproc_item_describe(&cp, &d) == VEIL_ERR_INVAL, "cmpprod tile 0");
+        cp = veil_preproc_item_cmpprod(3, 10, 10, UINT64_MAX);
+        CHECK(veil_preproc_item_describe(&cp, &d) == VEIL_OK, "cmpprod: any mask index");
         struct veil_preproc_item ok = veil_preproc_item_beaver(0, 4);
         uint64_t c[4];
         struct veil_preproc_share s = {0};

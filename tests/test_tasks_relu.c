@@ -2,7 +2,7 @@
  * 4 with a dealer, N = 3 trusted-first-party): y = max(x, 0) and the mask [x >= 0] EXACT against
  * plaintext on random fixed-point values and edge cases (0, +-1 ulp, -2^63, 2^63 - 1, the largest
  * fixed-point magnitudes), then z = select(mask, x, w) = mask ? x : w and max(x, w) exact; every
- * party's bytes and rounds EQUAL the formulas of compare.h (ReLU and max in LTZ's 5 rounds). Bad
+ * party's bytes and rounds EQUAL the formulas of compare.h (ReLU and max in LTZ's 4 rounds). Bad
  * input (operands of different shapes) is refused. */
 #include "config.h"
 #include "base/base_internal.h"
@@ -136,14 +136,14 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
     bad |= wrong != 0;
     const uint64_t w = veil_cmp_packed_words(n, tile), N = (uint64_t)nparties;
     for (int p = 0; p < nparties; p++) {
-        uint64_t want = 2 * (N - 1) * 8 * (3 * n + 148 * w) /* relu, max */ +
+        uint64_t want = 2 * (N - 1) * 8 * (3 * n + 36 * w) /* relu, max */ +
                         (N - 1) * 16 * n /* select */ + (N - 1) * 8 * 4 * n /* reveals */;
         if (p <= 1)
             want += (N - 1) * 8 * n; /* its input */
         if (tfp && p == 0)
             want += (N - 1) * VEIL_SEED_BYTES;
         const uint64_t want_rounds = 2 + 2 * VEIL_RELU_ROUNDS + 1 + 4;
-        VT_CHECK(VEIL_RELU_ROUNDS == 5 && VEIL_LTZ_BLOCK_WORDS == 148, "ReLU rounds and words");
+        VT_CHECK(VEIL_RELU_ROUNDS == 4 && VEIL_LTZ_BLOCK_WORDS == 36, "ReLU rounds and words");
         if (j.cnt[2 * p] != want || j.cnt[2 * p + 1] != want_rounds) {
             fprintf(stderr,
                     "FAIL %s: party %d sent %" PRIu64 " bytes in %" PRIu64

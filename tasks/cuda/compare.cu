@@ -1,7 +1,7 @@
 /*
  * cuda/compare.cu — CUDA kernels and StarPU CUDA bodies of the comparison family's local
- * codelets: the LTZ leaves (bit-slicing of c and of the mask share into generate / propagate
- * rows), the gather and group steps of each carry-circuit level, the AND-triple finish, the
+ * codelets: the LTZ leaves (bit-slicing of c and of the mask share, and the carry circuit's
+ * level-0 groups on them), the gather and group steps of each carry-circuit level, the AND-triple finish, the
  * ReLU finish and the B2A mask and finish. The word math is compare_common.h's, the same inline
  * functions as the CPU bodies. The leaves transpose each 64-element block with warp ballots (a
  * warp per block, 32 bits per vote) and stage the transposed words of 32 blocks in shared memory
@@ -32,12 +32,14 @@ __device__ __forceinline__ uint64_t vote(uint64_t lo, uint64_t hi, unsigned i)
 /*
  * Thread block t handles blocks 32t .. 32t + 31: phase 1, one warp per block, transposes c and r
  * into shared memory (ct[i][bl] = word i of block bl, bit j = bit i of element 64 b + j, zero past
- * n: veil_transpose64's layout); phase 2 writes row i of the state for the 32 blocks as one
+ * n: veil_transpose64's layout); phase 2 computes each level-0 group of the 32 blocks from the
+ * staged words and the CMPPROD products, writing row j of the state for the 32 blocks as one
  * coalesced run. Rows are padded to 33 words against bank conflicts.
  */
 __global__ void __launch_bounds__(VEIL_CUDA_THREADS)
     leaf_kernel(const uint64_t *__restrict__ c, const uint64_t *__restrict__ r, size_t n,
-                uint64_t *__restrict__ st, uint64_t *__restrict__ top, size_t nb, uint64_t pub)
+                const uint64_t *__restrict__ pr, uint64_t *__restrict__ st,
+                uint64_t *__restrict__ top, size_t nb, uint64_t pub)
 {
     __shared__ uint64_t ct[64][LEAF_BLOCKS + 1], rt[64][LEAF_BLOCKS + 1];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -72,32 +74,37 @@ __global__ void __launch_bounds__(VEIL_CUDA_THREADS)
             rt[lane + 32][bl] = r1;
         }
         __syncthreads();
-        for (unsigned e = threadIdx.x; e < 64 * LEAF_BLOCKS; e += blockDim.x) {
-            const unsigned i = e / LEAF_BLOCKS, bl = e % LEAF_BLOCKS;
+        /* one thread per (level-0 group, block): the group's G and P, local */
+        for (unsigned e = threadIdx.x; e < VEIL_C4_LEAF_GROUPS * LEAF_BLOCKS; e += blockDim.x) {
+            const unsigned j = e / LEAF_BLOCKS, bl = e % LEAF_BLOCKS;
             const size_t b = b0 + bl;
             if (b >= nb)
                 continue;
-            const uint64_t cw = ct[i][bl], rw = rt[i][bl];
-            if (i < VEIL_CMP_LEAVES) {
-                st[(size_t)i * nb + b] = veil_cmp_leaf_g(cw, rw);
-                st[((size_t)VEIL_CMP_LEAVES + i) * nb + b] = veil_cmp_leaf_p(cw, rw, pub);
-            } else {
-                top[b] = veil_cmp_leaf_p(cw, rw, pub);
+            uint64_t cw[4], rw[4], G, P;
+            for (unsigned q = 0; q < 4; q++) {
+                cw[q] = ct[4 * j + q][bl];
+                rw[q] = rt[4 * j + q][bl];
             }
+            veil_c4_leaf_group(cw, rw, pr + b * VEIL_C4_LEAF_WORDS + j * VEIL_C4_LEAF_PRODS,
+                               j == VEIL_C4_LEAF_GROUPS - 1 ? 3 : 4, pub, &G, &P);
+            st[(size_t)j * nb + b] = G;
+            st[((size_t)VEIL_C4_LEAF_GROUPS + j) * nb + b] = P;
+            if (j == 0)
+                top[b] = veil_cmp_leaf_p(ct[63][bl], rt[63][bl], pub);
         }
         __syncthreads(); /* the next tile reuses the staging arrays */
     }
 }
 
 extern "C" cudaError_t veil_cuda_cmp_leaf(const uint64_t *c, const uint64_t *r, size_t n,
-                                          uint64_t *state, uint64_t *top, size_t nb, int party0,
-                                          cudaStream_t s)
+                                          const uint64_t *pr, uint64_t *state, uint64_t *top,
+                                          size_t nb, int party0, cudaStream_t s)
 {
     if (nb == 0)
         return cudaSuccess;
     const size_t ntiles = (nb + LEAF_BLOCKS - 1) / LEAF_BLOCKS;
     const unsigned grid = ntiles > 65535 ? 65535u : (unsigned)ntiles;
-    leaf_kernel<<<grid, VEIL_CUDA_THREADS, 0, s>>>(c, r, n, state, top, nb,
+    leaf_kernel<<<grid, VEIL_CUDA_THREADS, 0, s>>>(c, r, n, pr, state, top, nb,
                                                    party0 ? ~UINT64_C(0) : 0);
     return cudaGetLastError();
 }
@@ -252,7 +259,7 @@ extern "C" cudaError_t veil_cuda_b2a_fin(const uint64_t *e, const uint64_t *b, u
 extern "C" void veil_cmp_leaf_cuda(void *buffers[], void *cl_arg)
 {
     const struct veil_cmp_party_arg *arg = (const struct veil_cmp_party_arg *)cl_arg;
-    VEIL_CUDA_BODY_CHECK(veil_cuda_cmp_leaf(VEC(0), VEC(1), NX(0), VEC(2), VEC(3), NX(3),
+    VEIL_CUDA_BODY_CHECK(veil_cuda_cmp_leaf(VEC(0), VEC(1), NX(0), VEC(2), VEC(3), VEC(4), NX(4),
                                             arg->party0, starpu_cuda_get_local_stream()));
 }
 

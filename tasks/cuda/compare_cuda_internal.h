@@ -31,9 +31,11 @@ void veil_b2a_fin_cuda(void *buffers[], void *cl_arg);
 #ifdef __CUDACC__
 /* Launchers: enqueue on stream s and return cudaGetLastError() (no synchronisation); device
  * pointers; the contracts of the CPU bodies of the same name. */
-/** Leaves of nb blocks of c, r (n elements, zero past n) into state (126 rows) and top. */
-cudaError_t veil_cuda_cmp_leaf(const uint64_t *c, const uint64_t *r, size_t n, uint64_t *state,
-                               uint64_t *top, size_t nb, int party0, cudaStream_t s);
+/** Leaves and level-0 groups of nb blocks of c, r (n elements, zero past n) with the CMPPROD
+ * words pr (176 per block) into the level-1 state (32 rows) and top. */
+cudaError_t veil_cuda_cmp_leaf(const uint64_t *c, const uint64_t *r, size_t n, const uint64_t *pr,
+                               uint64_t *state, uint64_t *top, size_t nb, int party0,
+                               cudaStream_t s);
 /** Records (7 words per group and block, nb blocks) of circuit level l from its state. */
 cudaError_t veil_cuda_cmp_gather(int l, const uint64_t *state, uint64_t *rec, size_t nb, int party0,
                                  cudaStream_t s);
