@@ -37,6 +37,12 @@ struct veil_cmp_level_arg {
     int party0;
 };
 
+/** One-round product of k factors (prodk.c). */
+struct veil_prodk_arg {
+    int k;
+    int party0;
+};
+
 /** B2A mask of one tile. */
 struct veil_b2a_mask_arg {
     size_t offset; /* first word of this tile in the BIT item's packed part */

@@ -89,6 +89,14 @@ int veil_cmp_b2a_finish(veil_mpc_t *m, const struct veil_pub *f, const struct ve
 int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                           struct veil_sec *z);
 
+/**
+ * z[w] = the product of x[k w .. k w + k - 1] (arithmetic, one tile, records of k factors,
+ * 2 <= k <= 5) in ONE round (prodk_common.h) with a PRODK item: opens x - a. z: n = numel / k
+ * elements, one tile. Rounds 1 (marked here); bytes per party (N-1) * 8 * k * n; the dealer
+ * sends (2^k - k - 1) n words. VEIL_ERR_INVAL for another k or layout.
+ */
+int veil_mpc_prodk(veil_mpc_t *m, const struct veil_sec *x, int k, struct veil_sec *z);
+
 /** A 1-D view of x (same handles, not owned). */
 struct veil_sec veil_cmp_flat(const struct veil_sec *x);
 
@@ -118,6 +126,8 @@ extern struct starpu_codelet veil_cmp_gather_cl;
 extern struct starpu_codelet veil_cmp_group_cl;
 /** d, e (opened), a, b, c (AND triple) -> z; struct veil_cmp_party_arg. */
 extern struct starpu_codelet veil_and_finish_cl;
+/** e (opened records of k), a (masks), pr (products) -> z (one per record); veil_prodk_arg. */
+extern struct starpu_codelet veil_prodk_cl;
 /** f (packed, public), beta, w = x beta, x -> y = x [x >= 0], mask; veil_cmp_party_arg. */
 extern struct starpu_codelet veil_relu_fin_cl;
 /** packed tile, whole packed BIT part -> e = packed ^ part[offset..], tail cleared;

@@ -1,6 +1,8 @@
 /*
  * max_pairwise.c — the maximum (and one-hot argmax) over rows of k by every pairwise comparison
- * in one LTZ, then a product tree per candidate (protocol and costs in pool.h). Its
+ * in one LTZ, then per candidate a product of its factors: tree levels while more than 5
+ * remain, then one product of the last 2 to 5 in a single round (veil_mpc_prodk; protocol and
+ * costs in pool.h). Its
  * rearrangements are row-wise picks (veil_pool_pick_cl: gathers, differences, row sums with
  * their patterns built here).
  */
@@ -11,6 +13,7 @@
 #include "tasks/compare_internal.h"
 #include "tasks/pool.h"
 #include "tasks/pool_internal.h"
+#include "tasks/prodk_common.h"
 
 #include <string.h>
 
@@ -20,24 +23,20 @@ int veil_pool_pairwise_pays(size_t rows, size_t k)
            rows * (k * (k - 1) / 2) <= VEIL_PAIRWISE_MAX_PAIRS;
 }
 
-/* The product tree's levels for groups of g factors: ceil(log2 g). */
-static int tree_levels(size_t g)
-{
-    int l = 0;
-    for (size_t m = g; m > 1; m = (m + 1) / 2)
-        l++;
-    return l;
-}
-
 void veil_pool_pairwise_cost(size_t rows, size_t k, int want_max, int want_onehot, int nparties,
                              uint64_t *rounds, uint64_t *bytes)
 {
     const uint64_t n = (uint64_t)rows * (k * (k - 1) / 2), N1 = (uint64_t)(nparties - 1);
     const size_t g = want_max ? k : k - 1, groups = (want_max ? k : 0) + (want_onehot ? k : 0);
     uint64_t words = n + VEIL_LTZ_BLOCK_WORDS * ((n + 63) / 64);
-    for (size_t m = g; m > 1; m = (m + 1) / 2)
+    size_t m = g;
+    *rounds = VEIL_LTZ_ROUNDS;
+    for (; m > VEIL_PRODK_MAX; m = (m + 1) / 2, ++*rounds) /* tree levels */
         words += 2 * (uint64_t)rows * groups * (m / 2);
-    *rounds = VEIL_LTZ_ROUNDS + (uint64_t)tree_levels(g);
+    if (m >= VEIL_PRODK_MIN) { /* then one product of the last m factors per group */
+        words += (uint64_t)rows * groups * m;
+        ++*rounds;
+    }
     *bytes = N1 * 8 * words;
 }
 
@@ -162,9 +161,11 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
         const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&b, &nb, in, &one};
         rc = pick(m, &a, nf, fs, &f);
     }
-    /* the product tree: each level multiplies factor 2t by factor 2t + 1 of every group (one
-     * Beaver product, one round); an odd last factor passes to the next level */
-    for (size_t mw = g; mw > 1 && rc == VEIL_OK; mw = (mw + 1) / 2) {
+    /* the product tree while a group has more than 5 factors: each level multiplies factor 2t
+     * by factor 2t + 1 of every group (one Beaver product, one round); an odd last factor passes
+     * to the next level */
+    size_t mw = g;
+    for (; mw > VEIL_PRODK_MAX && rc == VEIL_OK; mw = (mw + 1) / 2) {
         const size_t h = mw / 2, odd = mw % 2;
         struct veil_sec x = {0}, y = {0}, z = {0}, next = {0};
         for (int side = 0; side < 2 && rc == VEIL_OK; side++) {
@@ -196,6 +197,13 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
         veil_mpc_release(m, &y);
         veil_mpc_release(m, &f);
         f = next;
+    }
+    /* then the product of each group's last 2 to 5 factors in one round (prodk_common.h) */
+    if (rc == VEIL_OK && mw >= VEIL_PRODK_MIN) {
+        struct veil_sec z = {0};
+        rc = veil_mpc_prodk(m, &f, (int)mw, &z);
+        veil_mpc_release(m, &f);
+        f = z;
     }
     /* f: rows x groups products: v_i [i wins] for the value groups, [i wins] for the others */
     if (rc == VEIL_OK && want_max) {

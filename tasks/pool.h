@@ -29,19 +29,23 @@
  * PAIRWISE (max_lastdim_pairwise, and maxpool2d with g->pairwise): rounds for bytes. Every pair
  * i < j of a row is compared by ONE batched LTZ over R k (k - 1) / 2 differences v_i - v_j
  * (b = [v_i < v_j]); candidate i wins iff each of its k - 1 factors [v_i >= v_j] (j > i: 1 - b)
- * and [v_j < v_i] (j < i: b) is 1 (ties to the lower index, as the tournament); one product tree
- * per candidate and output (batched Beaver products, one round per level) multiplies its factors
- * and, for the maximum, v_i: max = sum_i v_i [i wins], one-hot_i = [i wins] (padded with the
- * constant 1 when both are asked for). g = k with the maximum, k - 1 for the one-hot alone;
+ * and [v_j < v_i] (j < i: b) is 1 (ties to the lower index, as the tournament); per candidate and
+ * output its factors and, for the maximum, v_i are multiplied: batched Beaver products pair them
+ * up (one round per level) while more than 5 remain, then the last 2 to 5 are multiplied in ONE
+ * round (veil_mpc_prodk, tasks/prodk_common.h: dealer-made products of their masks);
+ * max = sum_i v_i [i wins], one-hot_i = [i wins] (padded with the constant 1 when both are asked
+ * for). g = k with the maximum, k - 1 for the one-hot alone;
  * G = k groups per output asked for:
- *   rounds 4 + ceil(log2 g) (2 x 2 maxpool 6 instead of 8; 3 x 3 8 instead of 16; argmax over
- *   10 classes 8 instead of 16);
- *   bytes per party (N-1) * 8 * (n + 36 ceil(n / 64) + sum over levels of 2 R G floor(m_l / 2)),
- *   n = R k (k - 1) / 2, m_0 = g, m_l+1 = ceil(m_l / 2) (veil_pool_pairwise_cost): 2 x 2 maxpool
- *   at N = 2 267 B per window against the tournament's 85.5.
+ *   rounds 4 + L + 1, L the tree levels (m_0 = g, m_l+1 = ceil(m_l / 2) while m_l > 5), the 1
+ *   when g >= 2 (2 x 2 maxpool 5 instead of the tournament's 8; 3 x 3 6 instead of 16; argmax
+ *   over 10 classes 6 instead of 16);
+ *   bytes per party (N-1) * 8 * (n + 36 ceil(n / 64) + sum over the tree levels of
+ *   2 R G floor(m_l / 2) + R G m_L), n = R k (k - 1) / 2 (veil_pool_pairwise_cost); the dealer
+ *   sends (2^m_L - m_L - 1) R G words for the last product: 2 x 2 maxpool at N = 2 203 B per
+ *   window against the tournament's 85.5.
  * With g->relu, maxpool2d computes max(0, window max) = maxpool(relu(x)) over the k k taps and the
- * constant 0 (k k + 1 candidates, the maximum alone): a ReLU followed by a 2 x 2 pool in 7 rounds
- * instead of 4 + 6 (4 + 8 with the tournament), 445 B per window at N = 2.
+ * constant 0 (k k + 1 candidates, the maximum alone): a ReLU followed by a 2 x 2 pool in 5 rounds
+ * instead of 4 + 5 (4 + 8 with the tournament), 325 B per window at N = 2.
  * It pays where rounds cost more than bytes (small batches); veil_pool_pairwise_pays is the rule
  * the graph lowering applies: 3 <= k <= VEIL_PAIRWISE_MAX_K and R k (k - 1) / 2 <=
  * VEIL_PAIRWISE_MAX_PAIRS. The results are the tournament's, bit for bit.

@@ -77,6 +77,11 @@
  *                          >= 2 of {0, 1, 2, 3} in ascending order (tasks/carry4_common.h: the
  *                          carry circuit's level 0 without a round). Its part tiles by blocks:
  *                          176 ceil(tile / 64) words per tile of the item's own tile.
+ *   PRODK   (n records, k) a[k n] A, *pr[(2^k - k - 1) n] A: record w is a[k w .. k w + k - 1],
+ *                          k uniform masks, and pr[P w .. P w + P - 1] (P = 2^k - k - 1), row r
+ *                          the product of the masks in the r'th subset of size >= 2 of
+ *                          {0..k-1} in ascending order (tasks/prodk_common.h): a product of k
+ *                          factors in one round. 2 <= k <= 5.
  *
  * SIZES (words; multiply by 8 for bytes; N parties). "dealer" = correction words sent to d per
  * item, "party" = words each party stores (the expanded share; d stores the same count):
@@ -90,6 +95,7 @@
  *   CMPMASK n:         dealer 2n,           party 3n
  *   CARRY4  n:         dealer 22n,          party 29n
  *   CMPPROD n,tile:    dealer 176 W,        party 176 W
+ *   PRODK   n,k:       dealer P n,          party (k + P) n, P = 2^k - k - 1
  *   MATMUL_WS, CONV_WS: as MATMUL and CONV (the weight-stationary gain is online: E = W - B is
  *                      opened once per session instead of once per item; see tasks/wstat.h)
  * Total dealer traffic per item is the dealer column (one tensor, to d only), independent of N;
@@ -141,6 +147,7 @@ enum veil_preproc_kind {
     VEIL_PREPROC_CONV_WS,
     VEIL_PREPROC_CARRY4,
     VEIL_PREPROC_CMPPROD,
+    VEIL_PREPROC_PRODK,
     VEIL_PREPROC_KIND_COUNT
 };
 
@@ -152,6 +159,7 @@ enum { VEIL_PRE_TR_R = 0, VEIL_PRE_TR_RHI = 1, VEIL_PRE_TR_R63 = 2 }; /* TRUNC *
 enum { VEIL_PRE_BIT_A = 0, VEIL_PRE_BIT_B = 1 };                      /* BIT */
 enum { VEIL_PRE_CM_R = 0, VEIL_PRE_CM_RB = 1, VEIL_PRE_CM_R63 = 2 };  /* CMPMASK */
 enum { VEIL_PRE_C4_A = 0, VEIL_PRE_C4_PROD = 1 };                     /* CARRY4 */
+enum { VEIL_PRE_PK_A = 0, VEIL_PRE_PK_PROD = 1 };                     /* PRODK */
 
 /* Parameter indices of a CONV item. */
 enum {
@@ -180,6 +188,8 @@ enum {
  * count only, AND its count of 64-bit words, CARRY4 its count of records, TRUNC its element count
  * then the shift in bits. */
 enum { VEIL_PRE_N = 0, VEIL_PRE_TRUNC_BITS = 1 };
+/* Parameter index of a PRODK item's factor count (the record count is VEIL_PRE_N). */
+enum { VEIL_PRE_PRODK_K = 1 };
 /* Parameter indices of a CMPPROD item (the element count is VEIL_PRE_N). */
 enum { VEIL_PRE_CMPPROD_TILE = 1, VEIL_PRE_CMPPROD_MASK = 2 };
 
@@ -259,6 +269,7 @@ struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nreco
 /** tile: elements per tile, 1..n (n: one tile); mask_index: the CMPMASK item's index. */
 struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, uint64_t tile,
                                                    uint64_t mask_index);
+struct veil_preproc_item veil_preproc_item_prodk(uint64_t index, uint64_t nrecords, uint64_t k);
 /** 64-element blocks of n elements tiled by tile (each tile padded to whole blocks). */
 uint64_t veil_preproc_sliced_blocks(uint64_t n, uint64_t tile);
 /** Weight-stationary items (WEIGHT STREAM above): wid names the weight tensor. */

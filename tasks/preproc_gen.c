@@ -11,6 +11,7 @@
 #include "codelets/bits_common.h"
 #include "codelets/reference.h"
 #include "tasks/carry4_common.h"
+#include "tasks/prodk_common.h"
 #include "tasks/preproc.h"
 
 #include <string.h>
@@ -269,6 +270,40 @@ static int dealer_carry4(struct streams *s, int d, const struct veil_preproc_ite
     return rc;
 }
 
+/* PRODK: per record, the k masks reconstructed, then the product of each subset's masks. */
+static int dealer_prodk(struct streams *s, int d, const struct veil_preproc_item *item,
+                        const struct veil_preproc_desc *desc, uint64_t *out)
+{
+    const size_t n = (size_t)item->p[VEIL_PRE_N], k = (size_t)item->p[VEIL_PRE_PRODK_K];
+    const size_t np = (size_t)veil_prodk_nprods((int)k), chunk = CHUNK / VEIL_PRODK_MAX;
+    uint64_t *a = veil_aligned_alloc(chunk * VEIL_PRODK_MAX * sizeof(uint64_t));
+    if (!a)
+        return veil_error(VEIL_ERR_NOMEM, "preproc dealer: out of memory");
+    int rc = VEIL_OK;
+    for (size_t s0 = 0; s0 < n && rc == VEIL_OK; s0 += chunk) {
+        const size_t len = n - s0 < chunk ? n - s0 : chunk;
+        uint64_t *o = out + s0 * np;
+        rc = streams_fold(s, -1, desc->part[VEIL_PRE_PK_A].offset + s0 * k, len * k,
+                          VEIL_SHARE_ARITH, FOLD_SET, a);
+        for (size_t w = 0; rc == VEIL_OK && w < len; w++)
+            for (unsigned t = 3; t < (1u << k); t++) {
+                if ((t & (t - 1)) == 0)
+                    continue; /* fewer than 2 factors */
+                uint64_t v = 1;
+                for (size_t i = 0; i < k; i++)
+                    if (t >> i & 1)
+                        v *= a[w * k + i];
+                o[w * np + (size_t)veil_prodk_row(t)] = v;
+            }
+        if (rc == VEIL_OK)
+            rc = streams_fold(s, d, desc->part[VEIL_PRE_PK_PROD].offset + s0 * np, len * np,
+                              VEIL_SHARE_ARITH, FOLD_SUB, o);
+    }
+    veil_wipe(a, chunk * VEIL_PRODK_MAX * sizeof(uint64_t));
+    veil_aligned_free(a);
+    return rc;
+}
+
 /* CMPPROD: the mask r of CMPMASK item #k rebuilt block by block from every party's stream of that
  * item, bit-sliced, and the AND of each group's bit sets (preproc.h, carry4_common.h). */
 static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct streams *s, int d,
@@ -405,6 +440,8 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
         rc = dealer_linear(&s, &ws, layout->designated, item, &desc, out);
     else if (item->kind == VEIL_PREPROC_CARRY4)
         rc = dealer_carry4(&s, layout->designated, item, &desc, out);
+    else if (item->kind == VEIL_PREPROC_PRODK)
+        rc = dealer_prodk(&s, layout->designated, item, &desc, out);
     else if (item->kind == VEIL_PREPROC_CMPPROD)
         rc = dealer_cmpprod(layout, &s, layout->designated, item, seeds, out);
     else

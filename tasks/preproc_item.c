@@ -8,6 +8,7 @@
 #include "base/base_internal.h"
 #include "tasks/carry4_common.h"
 #include "tasks/preproc.h"
+#include "tasks/prodk_common.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -143,6 +144,14 @@ struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, u
     return it;
 }
 
+struct veil_preproc_item veil_preproc_item_prodk(uint64_t index, uint64_t nrecords, uint64_t k)
+{
+    struct veil_preproc_item it = make_item(VEIL_PREPROC_PRODK, index);
+    it.p[VEIL_PRE_N] = nrecords;
+    it.p[VEIL_PRE_PRODK_K] = k;
+    return it;
+}
+
 uint64_t veil_preproc_sliced_blocks(uint64_t n, uint64_t tile)
 {
     if (n == 0 || tile == 0)
@@ -197,6 +206,7 @@ static const char *const kind_names[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_CONV_WS] = "conv_ws",
     [VEIL_PREPROC_CARRY4] = "carry4",
     [VEIL_PREPROC_CMPPROD] = "cmpprod",
+    [VEIL_PREPROC_PRODK] = "prodk",
 };
 
 /* Number of meaningful parameters of each kind. */
@@ -205,6 +215,7 @@ static const int kind_nparams[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_SQUARE] = 1,   [VEIL_PREPROC_AND] = 1,     [VEIL_PREPROC_TRUNC] = 2,
     [VEIL_PREPROC_BIT] = 1,      [VEIL_PREPROC_CMPMASK] = 1, [VEIL_PREPROC_MATMUL_WS] = 4,
     [VEIL_PREPROC_CONV_WS] = 12, [VEIL_PREPROC_CARRY4] = 1,  [VEIL_PREPROC_CMPPROD] = 3,
+    [VEIL_PREPROC_PRODK] = 2,
 };
 
 static int kind_valid(int kind)
@@ -405,6 +416,17 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
                     VEIL_C4_LEAF_WORDS, &x))
             goto too_big;
         add_part(desc, x, B, 1);
+        break;
+    case VEIL_PREPROC_PRODK:
+        if (p[VEIL_PRE_PRODK_K] < VEIL_PRODK_MIN || p[VEIL_PRE_PRODK_K] > VEIL_PRODK_MAX)
+            return veil_error(VEIL_ERR_INVAL, "preproc: item %s: %llu factors; use %d to %d",
+                              veil_preproc_item_format(item, buf, sizeof buf),
+                              (unsigned long long)p[VEIL_PRE_PRODK_K], VEIL_PRODK_MIN,
+                              VEIL_PRODK_MAX);
+        if (!mul_ok(p[VEIL_PRE_N], 32, &x)) /* k + 2^k - k - 1 < 32 words per record */
+            goto too_big;
+        add_part(desc, p[VEIL_PRE_N] * p[VEIL_PRE_PRODK_K], A, 0);
+        add_part(desc, p[VEIL_PRE_N] * (uint64_t)veil_prodk_nprods((int)p[VEIL_PRE_PRODK_K]), A, 1);
         break;
     case VEIL_PREPROC_CARRY4:
         if (!mul_ok(p[VEIL_PRE_N], VEIL_C4_INPUTS + VEIL_C4_PRODS, &x))

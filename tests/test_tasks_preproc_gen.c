@@ -11,6 +11,7 @@
 #include "base/base_internal.h"
 #include "tasks/carry4_common.h"
 #include "tasks/preproc.h"
+#include "tasks/prodk_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +231,25 @@ static void check_item(const struct veil_preproc_layout *L, const struct veil_pr
         }
         break;
     }
+    case VEIL_PREPROC_PRODK: {
+        /* row of set t of a record is the product of its masks (prodk_common.h) */
+        const size_t n = p[0], k = p[1], np = (size_t)veil_prodk_nprods((int)k);
+        CHECK(sw == (k + np) * n && cw == np * n, "prodk sizes %zu %zu", sw, cw);
+        recon(sh, N, 0, 0, u);
+        recon(sh, N, 1, 0, v);
+        for (size_t rec = 0; rec < n; rec++)
+            for (unsigned t = 3; t < (1u << k); t++) {
+                if ((t & (t - 1)) == 0)
+                    continue;
+                uint64_t want = 1;
+                for (size_t i = 0; i < k; i++)
+                    if (t >> i & 1)
+                        want *= u[rec * k + i];
+                bad += v[rec * np + (size_t)veil_prodk_row(t)] != want;
+            }
+        CHECK(bad == 0, "prodk N=%d n=%zu k=%zu: %zu wrong", N, n, k, bad);
+        break;
+    }
     case VEIL_PREPROC_CARRY4: {
         /* row r of a record is the AND of the masks of the inputs in set r (carry4_common.h) */
         static const uint8_t sets[VEIL_C4_PRODS] = VEIL_C4_PROD_SETS;
@@ -338,7 +358,10 @@ static void all_kinds(const struct veil_preproc_layout *L, const uint8_t (*seeds
         veil_preproc_item_bit(ix++, 4097 + 64 * 70), /* several chunks, padding in last word */
         veil_preproc_item_cmpmask(ix++, 4200),
         veil_preproc_item_carry4(ix++, 1),
-        veil_preproc_item_carry4(ix++, 1200), /* more than one dealer chunk */
+        veil_preproc_item_prodk(ix++, 1, 2),
+        veil_preproc_item_prodk(ix++, 300, 3),
+        veil_preproc_item_prodk(ix++, 1000, 5), /* more than one dealer chunk */
+        veil_preproc_item_carry4(ix++, 1200),   /* more than one dealer chunk */
         veil_preproc_item_matmul_ws(ix++, 17, 33, 9, 5),
         veil_preproc_item_matmul_ws(ix++, 1, 1, 1, 0),
         veil_preproc_item_conv_ws(ix++, 2, 3, 7, 6, 4, 3, 3, 1, 1, UINT64_MAX),
@@ -507,6 +530,10 @@ int main(void)
         CHECK(veil_preproc_item_describe(&cp, &d) == VEIL_ERR_INVAL, "cmpprod tile > n");
         cp = veil_preproc_item_cmpprod(0, 10, 0, 7);
         CHECK(veil_preproc_item_describe(&cp, &d) == VEIL_ERR_INVAL, "cmpprod tile 0");
+        struct veil_preproc_item pk = veil_preproc_item_prodk(0, 10, 6);
+        CHECK(veil_preproc_item_describe(&pk, &d) == VEIL_ERR_INVAL, "prodk of 6 factors");
+        pk = veil_preproc_item_prodk(0, 10, 1);
+        CHECK(veil_preproc_item_describe(&pk, &d) == VEIL_ERR_INVAL, "prodk of 1 factor");
         cp = veil_preproc_item_cmpprod(3, 10, 10, UINT64_MAX);
         CHECK(veil_preproc_item_describe(&cp, &d) == VEIL_OK, "cmpprod: any mask index");
         struct veil_preproc_item ok = veil_preproc_item_beaver(0, 4);

@@ -12,6 +12,7 @@
 
 #include "codelets/cuda/cuda_common.cuh"
 #include "tasks/compare_common.h"
+#include "tasks/prodk_common.h"
 #include "tasks/cuda/compare_cuda_internal.h"
 
 #define FULL_MASK 0xFFFFFFFFu
@@ -165,6 +166,27 @@ extern "C" cudaError_t veil_cuda_cmp_group(int l, const uint64_t *e, const uint6
     return cudaGetLastError();
 }
 
+/* ---- one-round product of k factors ------------------------------------------------------ */
+
+__global__ void prodk_kernel(const uint64_t *__restrict__ e, const uint64_t *__restrict__ a,
+                             const uint64_t *__restrict__ pr, uint64_t *__restrict__ z, size_t n,
+                             int k, uint64_t one)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x, np = (size_t)veil_prodk_nprods(k);
+    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < n; w += stride)
+        z[w] = veil_prodk_finish(e + w * k, a + w * k, pr + w * np, k, one);
+}
+
+extern "C" cudaError_t veil_cuda_prodk(const uint64_t *e, const uint64_t *a, const uint64_t *pr,
+                                       uint64_t *z, size_t n, int k, int party0, cudaStream_t s)
+{
+    if (n == 0)
+        return cudaSuccess;
+    prodk_kernel<<<veil_cuda_blocks(n), VEIL_CUDA_THREADS, 0, s>>>(e, a, pr, z, n, k,
+                                                                   party0 ? 1 : 0);
+    return cudaGetLastError();
+}
+
 /* ---- AND finish, ReLU finish, B2A --------------------------------------------------------- */
 
 __global__ void and_finish_kernel(const uint64_t *__restrict__ d, const uint64_t *__restrict__ e,
@@ -279,6 +301,13 @@ extern "C" void veil_cmp_group_cuda(void *buffers[], void *cl_arg)
     VEIL_CUDA_BODY_CHECK(veil_cuda_cmp_group(arg->l, VEC(0), VEC(1), VEC(2), VEC(3), VEC(4),
                                              NX(4) / (size_t)veil_cmp_next_rows(&v), arg->party0,
                                              starpu_cuda_get_local_stream()));
+}
+
+extern "C" void veil_prodk_cuda(void *buffers[], void *cl_arg)
+{
+    const struct veil_prodk_arg *arg = (const struct veil_prodk_arg *)cl_arg;
+    VEIL_CUDA_BODY_CHECK(veil_cuda_prodk(VEC(0), VEC(1), VEC(2), VEC(3), NX(3), arg->k, arg->party0,
+                                         starpu_cuda_get_local_stream()));
 }
 
 extern "C" void veil_and_finish_cuda(void *buffers[], void *cl_arg)

@@ -22,6 +22,7 @@ extern "C" {
 void veil_cmp_leaf_cuda(void *buffers[], void *cl_arg);
 void veil_cmp_gather_cuda(void *buffers[], void *cl_arg);
 void veil_cmp_group_cuda(void *buffers[], void *cl_arg);
+void veil_prodk_cuda(void *buffers[], void *cl_arg);
 void veil_and_finish_cuda(void *buffers[], void *cl_arg);
 void veil_relu_fin_cuda(void *buffers[], void *cl_arg);
 void veil_b2a_mask_cuda(void *buffers[], void *cl_arg);
@@ -44,6 +45,9 @@ cudaError_t veil_cuda_cmp_gather(int l, const uint64_t *state, uint64_t *rec, si
 cudaError_t veil_cuda_cmp_group(int l, const uint64_t *e, const uint64_t *a, const uint64_t *pr,
                                 const uint64_t *state, uint64_t *out, size_t nb, int party0,
                                 cudaStream_t s);
+/** z[w] = the product of record w's k factors (prodk_common.h), w < n. */
+cudaError_t veil_cuda_prodk(const uint64_t *e, const uint64_t *a, const uint64_t *pr, uint64_t *z,
+                            size_t n, int k, int party0, cudaStream_t s);
 /** z[i] = c ^ (d & b) ^ (e & a) ^ (d & e at party 0), i < n. */
 cudaError_t veil_cuda_and_finish(const uint64_t *d, const uint64_t *e, const uint64_t *a,
                                  const uint64_t *b, const uint64_t *c, uint64_t *z, size_t n,
