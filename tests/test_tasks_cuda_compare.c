@@ -5,7 +5,8 @@
  * carry of each group), the gather and group steps of levels 1 and 2 (the G-only last level) on
  * random states and records, the whole carry circuit chained on each architecture (leaves, two
  * levels with the masks, their products and the opened records made here) against bit 63 of
- * c + r, the AND-triple finish, the ReLU finish and the
+ * c + r, the one-round product of 2 to 5 factors (random and true mask products; against the
+ * product in the clear), the AND-triple finish, the ReLU finish and the
  * B2A mask (offsets, full and partial last words) and finish, for party 0 and the others, on
  * sizes around warp and block boundaries with the ring edge values mixed in. Each task runs on a
  * copy of the codelet restricted to one architecture (where = STARPU_CUDA, then STARPU_CPU), with
@@ -16,6 +17,7 @@
 #include "tasks/carry4_common.h"
 #include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
+#include "tasks/prodk_common.h"
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -274,6 +276,50 @@ done:
 
 /* ---- AND finish, ReLU finish, B2A ------------------------------------------------------ */
 
+/* The one-round product of k factors (veil_prodk_cl) on n random records, k = 2..5, both
+ * parties' forms; with the true mask products and party 0 holding everything, against the
+ * product of e + a in the clear. */
+static void check_prodk(size_t n)
+{
+    for (int k = VEIL_PRODK_MIN; k <= VEIL_PRODK_MAX; k++) {
+        const size_t kn = (size_t)k * n, np = (size_t)veil_prodk_nprods(k) * n;
+        uint64_t *e = words(600 + n + (size_t)k, kn, NULL), *a = words(610 + n + (size_t)k, kn, e);
+        uint64_t *pr = words(620 + n, np, NULL), *z = malloc(n * 8);
+        char what[96];
+        if (!e || !a || !pr || !z) {
+            VT_CHECK(0, "out of memory");
+            free(e), free(a), free(pr), free(z);
+            return;
+        }
+        const struct vbuf v[4] = {{e, kn}, {a, kn}, {pr, np}, {z, n}};
+        struct veil_prodk_arg arg = {.k = k, .party0 = 0};
+        snprintf(what, sizeof what, "prodk k=%d n=%zu party0=0", k, n);
+        both(&veil_prodk_cl, what, v, 4, &arg, sizeof arg);
+        for (size_t w = 0; w < n; w++) /* the dealer's products of the masks */
+            for (unsigned t = 3; t < (1u << k); t++)
+                if (t & (t - 1)) {
+                    uint64_t p = 1;
+                    for (int i = 0; i < k; i++)
+                        if (t >> i & 1)
+                            p *= a[w * (size_t)k + (size_t)i];
+                    pr[w * (size_t)veil_prodk_nprods(k) + (size_t)veil_prodk_row(t)] = p;
+                }
+        arg.party0 = 1;
+        snprintf(what, sizeof what, "prodk k=%d n=%zu party0=1", k, n);
+        both(&veil_prodk_cl, what, v, 4, &arg, sizeof arg);
+        for (size_t w = 0; w < n; w++) {
+            uint64_t want = 1;
+            for (int i = 0; i < k; i++)
+                want *= e[w * (size_t)k + (size_t)i] + a[w * (size_t)k + (size_t)i];
+            if (z[w] != want) {
+                VT_CHECK(0, "%s: record %zu", what, w);
+                break;
+            }
+        }
+        free(e), free(a), free(pr), free(z);
+    }
+}
+
 static void check_and(size_t n)
 {
     uint64_t *d = words(500 + n, n, NULL), *e = words(510 + n, n, d);
@@ -386,6 +432,7 @@ int main(void)
     static const size_t sizes[] = {1, 31, 32, 63, 64, 65, 255, 256, 257, 1000, 100003};
     for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
         check_and(sizes[t]);
+        check_prodk(sizes[t]);
         check_relu(sizes[t]);
         check_b2a(sizes[t]);
     }
