@@ -73,15 +73,8 @@ static void group_cpu(void *buffers[], void *cl_arg)
     const size_t nb = STARPU_VECTOR_GET_NX(buffers[4]) / (size_t)veil_cmp_next_rows(&v);
     const uint64_t pub = arg->party0 ? ~UINT64_C(0) : 0;
     for (int j = 0; j < v.knext; j++)
-        for (size_t b = 0; b < nb; b++) {
-            const size_t w = (size_t)j * nb + b;
-            uint64_t G, P;
-            veil_c4_group(e + w * VEIL_C4_INPUTS, a + w * VEIL_C4_INPUTS, pr + w * VEIL_C4_PRODS,
-                          veil_cmp_top_g(&v, st, nb, j, b), pub, &G, &P);
-            out[w] = G;
-            if (!v.last)
-                out[((size_t)v.knext + (size_t)j) * nb + b] = P;
-        }
+        for (size_t b = 0; b < nb; b++)
+            veil_cmp_group_record(&v, e, a, pr, st, out, nb, j, b, pub);
 }
 
 static struct starpu_perfmodel leaf_model = {.type = STARPU_HISTORY_BASED,

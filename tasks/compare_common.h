@@ -122,6 +122,23 @@ static inline VEIL_HD uint64_t veil_cmp_top_g(const struct veil_cmp_level *v, co
     return q < v->k ? st[(size_t)q * nb + b] : 0;
 }
 
+/* Group j of level v at block b (record w = j nb + b): its G into row j and, but at the last
+ * level, its P into row knext + j of the next state out, from the opened record e, this party's
+ * CARRY4 shares a, pr and the state st (for G3). */
+static inline VEIL_HD void veil_cmp_group_record(const struct veil_cmp_level *v, const uint64_t *e,
+                                                 const uint64_t *a, const uint64_t *pr,
+                                                 const uint64_t *st, uint64_t *out, size_t nb,
+                                                 int j, size_t b, uint64_t pub)
+{
+    const size_t w = (size_t)j * nb + b;
+    uint64_t G, P;
+    veil_c4_group(e + w * VEIL_C4_INPUTS, a + w * VEIL_C4_INPUTS, pr + w * VEIL_C4_PRODS,
+                  veil_cmp_top_g(v, st, nb, j, b), pub, &G, &P);
+    out[w] = G;
+    if (!v->last)
+        out[((size_t)v->knext + (size_t)j) * nb + b] = P;
+}
+
 /* The propagate bit of position i from c (public) and this party's share r of the mask bit: c ^ r
  * takes c at party 0 only (pub = all ones there, zero elsewhere). Bit 63's is the sign's "top". */
 static inline VEIL_HD uint64_t veil_cmp_leaf_p(uint64_t ct, uint64_t rt, uint64_t pub)

@@ -238,70 +238,57 @@ static int dealer_elementwise(struct streams *s, int d, const struct veil_prepro
     return rc;
 }
 
-/* CARRY4: per record, the seven masks reconstructed, then the AND of each product row's set. */
-static int dealer_carry4(struct streams *s, int d, const struct veil_preproc_item *item,
-                         const struct veil_preproc_desc *desc, uint64_t *out)
+/*
+ * CARRY4 and PRODK: records of k masks (part 0, PRG) and of nsets products (part 1, corrected):
+ * per record the masks are rebuilt from every party's stream, then product r is the AND
+ * (binary) or ring product (arithmetic) of the masks in set sets[r] (bit i = mask i).
+ */
+static int dealer_mask_products(struct streams *s, int d, const struct veil_preproc_item *item,
+                                const struct veil_preproc_desc *desc, size_t k, const uint8_t *sets,
+                                size_t nsets, uint64_t *out)
 {
-    static const uint8_t sets[VEIL_C4_PRODS] = VEIL_C4_PROD_SETS;
-    const size_t n = (size_t)item->p[VEIL_PRE_N], chunk = CHUNK / VEIL_C4_INPUTS;
-    uint64_t *a = veil_aligned_alloc(chunk * VEIL_C4_INPUTS * sizeof(uint64_t));
+    const enum veil_share_kind form = desc->part[0].form;
+    const size_t n = (size_t)item->p[VEIL_PRE_N], chunk = CHUNK / k;
+    uint64_t *a = veil_aligned_alloc(chunk * k * sizeof(uint64_t));
     if (!a)
         return veil_error(VEIL_ERR_NOMEM, "preproc dealer: out of memory");
     int rc = VEIL_OK;
     for (size_t s0 = 0; s0 < n && rc == VEIL_OK; s0 += chunk) {
         const size_t len = n - s0 < chunk ? n - s0 : chunk;
-        uint64_t *o = out + s0 * VEIL_C4_PRODS;
-        rc = streams_fold(s, -1, desc->part[VEIL_PRE_C4_A].offset + s0 * VEIL_C4_INPUTS,
-                          len * VEIL_C4_INPUTS, VEIL_SHARE_BINARY, FOLD_SET, a);
+        uint64_t *o = out + s0 * nsets;
+        rc = streams_fold(s, -1, desc->part[0].offset + s0 * k, len * k, form, FOLD_SET, a);
         for (size_t w = 0; rc == VEIL_OK && w < len; w++)
-            for (int r = 0; r < VEIL_C4_PRODS; r++) {
-                uint64_t v = ~UINT64_C(0);
-                for (int i = 0; i < VEIL_C4_INPUTS; i++)
+            for (size_t r = 0; r < nsets; r++) {
+                uint64_t v = form == VEIL_SHARE_BINARY ? ~UINT64_C(0) : 1;
+                for (size_t i = 0; i < k; i++)
                     if (sets[r] >> i & 1)
-                        v &= a[w * VEIL_C4_INPUTS + (size_t)i];
-                o[w * VEIL_C4_PRODS + (size_t)r] = v;
+                        v = form == VEIL_SHARE_BINARY ? v & a[w * k + i] : v * a[w * k + i];
+                o[w * nsets + r] = v;
             }
         if (rc == VEIL_OK)
-            rc = streams_fold(s, d, desc->part[VEIL_PRE_C4_PROD].offset + s0 * VEIL_C4_PRODS,
-                              len * VEIL_C4_PRODS, VEIL_SHARE_BINARY, FOLD_SUB, o);
+            rc = streams_fold(s, d, desc->part[1].offset + s0 * nsets, len * nsets, form, FOLD_SUB,
+                              o);
     }
-    veil_wipe(a, chunk * VEIL_C4_INPUTS * sizeof(uint64_t));
+    veil_wipe(a, chunk * k * sizeof(uint64_t));
     veil_aligned_free(a);
     return rc;
 }
 
-/* PRODK: per record, the k masks reconstructed, then the product of each subset's masks. */
-static int dealer_prodk(struct streams *s, int d, const struct veil_preproc_item *item,
-                        const struct veil_preproc_desc *desc, uint64_t *out)
+/* CARRY4's 22 sets over its 7 inputs; PRODK's every subset of 2 or more of its k factors, in
+ * veil_prodk_row's order (ascending). */
+static int dealer_products(struct streams *s, int d, const struct veil_preproc_item *item,
+                           const struct veil_preproc_desc *desc, uint64_t *out)
 {
-    const size_t n = (size_t)item->p[VEIL_PRE_N], k = (size_t)item->p[VEIL_PRE_PRODK_K];
-    const size_t np = (size_t)veil_prodk_nprods((int)k), chunk = CHUNK / VEIL_PRODK_MAX;
-    uint64_t *a = veil_aligned_alloc(chunk * VEIL_PRODK_MAX * sizeof(uint64_t));
-    if (!a)
-        return veil_error(VEIL_ERR_NOMEM, "preproc dealer: out of memory");
-    int rc = VEIL_OK;
-    for (size_t s0 = 0; s0 < n && rc == VEIL_OK; s0 += chunk) {
-        const size_t len = n - s0 < chunk ? n - s0 : chunk;
-        uint64_t *o = out + s0 * np;
-        rc = streams_fold(s, -1, desc->part[VEIL_PRE_PK_A].offset + s0 * k, len * k,
-                          VEIL_SHARE_ARITH, FOLD_SET, a);
-        for (size_t w = 0; rc == VEIL_OK && w < len; w++)
-            for (unsigned t = 3; t < (1u << k); t++) {
-                if ((t & (t - 1)) == 0)
-                    continue; /* fewer than 2 factors */
-                uint64_t v = 1;
-                for (size_t i = 0; i < k; i++)
-                    if (t >> i & 1)
-                        v *= a[w * k + i];
-                o[w * np + (size_t)veil_prodk_row(t)] = v;
-            }
-        if (rc == VEIL_OK)
-            rc = streams_fold(s, d, desc->part[VEIL_PRE_PK_PROD].offset + s0 * np, len * np,
-                              VEIL_SHARE_ARITH, FOLD_SUB, o);
-    }
-    veil_wipe(a, chunk * VEIL_PRODK_MAX * sizeof(uint64_t));
-    veil_aligned_free(a);
-    return rc;
+    static const uint8_t c4[VEIL_C4_PRODS] = VEIL_C4_PROD_SETS;
+    if (item->kind == VEIL_PREPROC_CARRY4)
+        return dealer_mask_products(s, d, item, desc, VEIL_C4_INPUTS, c4, VEIL_C4_PRODS, out);
+    const unsigned k = (unsigned)item->p[VEIL_PRE_PRODK_K];
+    uint8_t sets[1u << VEIL_PRODK_MAX];
+    size_t nsets = 0;
+    for (unsigned t = 3; t < (1u << k); t++)
+        if (t & (t - 1))
+            sets[nsets++] = (uint8_t)t;
+    return dealer_mask_products(s, d, item, desc, k, sets, nsets, out);
 }
 
 /* CMPPROD: the mask r of CMPMASK item #k rebuilt block by block from every party's stream of that
@@ -438,10 +425,8 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
     }
     if (item->kind == VEIL_PREPROC_MATMUL || item->kind == VEIL_PREPROC_CONV || weight)
         rc = dealer_linear(&s, &ws, layout->designated, item, &desc, out);
-    else if (item->kind == VEIL_PREPROC_CARRY4)
-        rc = dealer_carry4(&s, layout->designated, item, &desc, out);
-    else if (item->kind == VEIL_PREPROC_PRODK)
-        rc = dealer_prodk(&s, layout->designated, item, &desc, out);
+    else if (item->kind == VEIL_PREPROC_CARRY4 || item->kind == VEIL_PREPROC_PRODK)
+        rc = dealer_products(&s, layout->designated, item, &desc, out);
     else if (item->kind == VEIL_PREPROC_CMPPROD)
         rc = dealer_cmpprod(layout, &s, layout->designated, item, seeds, out);
     else

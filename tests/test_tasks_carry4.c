@@ -5,8 +5,9 @@
  * P = P3 P2 P1 P0 in the clear; a product share made wrong changes the result (every row is
  * used); the levels 63 -> 16 -> 4 -> 1; the gather's rows and the identity padding of a short
  * group; the local level 0 (leaves and their groups from c and the XOR-shared mask bits and
- * CMPPROD products of 3 parties) and the whole carry circuit after it against the carry into bit
- * 63 of c + r. The protocol around it (opens, material, tiles) is test_tasks_compare's. */
+ * CMPPROD products of 3 parties) and the whole carry circuit after it (masks and products 0, so
+ * the opened records are the inputs) against the carry into bit 63 of c + r. The protocol around it
+ * (opens, material, tiles) is test_tasks_compare's. */
 #include "config.h"
 
 #include "codelets/bits_common.h"
@@ -171,10 +172,10 @@ static void check_chain(void)
              "leaf product rows");
     const size_t nst = 2 * VEIL_CMP_LEAVES * NB;
     uint64_t *st = calloc(nst, 8), *next = calloc(nst, 8), *part = calloc(nst, 8);
-    uint64_t *rec = calloc(VEIL_C4_INPUTS * 16 * NB, 8);
-    const uint64_t zero[VEIL_C4_PRODS] = {0}, pub = ~UINT64_C(0);
+    uint64_t *rec = calloc(VEIL_C4_INPUTS * 16 * NB, 8), *zero = calloc(VEIL_C4_PRODS * 16 * NB, 8);
+    const uint64_t pub = ~UINT64_C(0);
     uint64_t tag = 9000;
-    if (!st || !next || !part || !rec) {
+    if (!st || !next || !part || !rec || !zero) {
         VT_CHECK(0, "out of memory");
         goto done;
     }
@@ -219,13 +220,10 @@ static void check_chain(void)
                 for (int i = 0; i < VEIL_C4_INPUTS; i++)
                     rec[w * VEIL_C4_INPUTS + (size_t)i] =
                         veil_cmp_gather_word(&v, st, NB, j, i, b, pub);
-                uint64_t G, P;
-                veil_c4_group(rec + w * VEIL_C4_INPUTS, zero, zero,
-                              veil_cmp_top_g(&v, st, NB, j, b), pub, &G, &P);
-                next[w] = G;
-                if (!v.last)
-                    next[((size_t)v.knext + (size_t)j) * NB + b] = P;
             }
+        for (int j = 0; j < v.knext; j++)
+            for (size_t b = 0; b < NB; b++)
+                veil_cmp_group_record(&v, rec, zero, zero, st, next, NB, j, b, pub);
         memcpy(st, next, nst * 8);
     }
     int bad = 0;
@@ -236,7 +234,7 @@ static void check_chain(void)
     }
     VT_CHECK(bad == 0, "chained circuit: %d of %d carries wrong", bad, N);
 done:
-    free(st), free(next), free(part), free(rec);
+    free(st), free(next), free(part), free(rec), free(zero);
 }
 
 int main(void)

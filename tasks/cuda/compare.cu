@@ -132,14 +132,7 @@ __global__ void group_kernel(struct veil_cmp_level v, const uint64_t *__restrict
 {
     const size_t nrec = (size_t)v.knext * nb, stride = (size_t)gridDim.x * blockDim.x;
     for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < nrec; w += stride) {
-        const int j = (int)(w / nb);
-        const size_t b = w % nb;
-        uint64_t G, P;
-        veil_c4_group(e + w * VEIL_C4_INPUTS, a + w * VEIL_C4_INPUTS, pr + w * VEIL_C4_PRODS,
-                      veil_cmp_top_g(&v, st, nb, j, b), pub, &G, &P);
-        out[w] = G;
-        if (!v.last)
-            out[((size_t)v.knext + (size_t)j) * nb + b] = P;
+        veil_cmp_group_record(&v, e, a, pr, st, out, nb, (int)(w / nb), w % nb, pub);
     }
 }
 
