@@ -1,10 +1,11 @@
 /*
  * compare.c — LTZ (x < 0) by a masked open and a bit-sliced generate/propagate carry circuit
  * (costs and the protocol in compare.h). Per tile: a leaf task bit-slices the public c = x - r
- * and this party's XOR share of r into the 63 (g, p) leaves (local: c is public), then three
- * levels of 4-to-1 groups, each a "gather" task (the groups' inputs), one open against a CARRY4
- * item's masks and a "group" task (carry4_common.h), then the msb word and its B2A (b2a.c).
- * Nothing waits across tiles.
+ * and this party's XOR share of r and combines the 63 (g, p) leaves into 16 groups of 4 with the
+ * CMPPROD item's products of r's bits (local: c is public), then two levels of 4-to-1 groups,
+ * each a "gather" task (the groups' inputs), one open against a CARRY4 item's masks and a
+ * "group" task (carry4_common.h), then the msb word and its B2A (b2a.c). Nothing waits across
+ * tiles.
  */
 #include "config.h"
 #include "base/base_internal.h"
