@@ -80,14 +80,6 @@ int veil_cmp_submit(veil_mpc_t *m, struct starpu_codelet *cl, const char *name,
     return VEIL_OK;
 }
 
-size_t veil_cmp_packed_words(size_t numel, size_t tile)
-{
-    if (numel == 0 || tile == 0)
-        return 0;
-    size_t full = numel / tile, rest = numel % tile;
-    return full * ((tile + 63) / 64) + (rest + 63) / 64;
-}
-
 int veil_cmp_sliced_layout(const char *op, const struct veil_sec *x, size_t per_block,
                            size_t *numel, size_t *tile)
 {
@@ -96,7 +88,7 @@ int veil_cmp_sliced_layout(const char *op, const struct veil_sec *x, size_t per_
                           "%s: tiles of %zu elements; the bit-sliced circuit "
                           "needs tiles that are a multiple of 64 (or a single tile)",
                           op, x->tile);
-    *numel = per_block * veil_cmp_packed_words(x->numel, x->tile);
+    *numel = per_block * (size_t)veil_preproc_sliced_blocks(x->numel, x->tile);
     *tile = per_block * ((x->tile + 63) / 64);
     return VEIL_OK;
 }

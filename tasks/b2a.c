@@ -78,7 +78,7 @@ int veil_cmp_b2a_open(veil_mpc_t *m, const struct veil_sec *packed, const struct
 {
     memset(f, 0, sizeof *f);
     if (packed->ntiles != like->ntiles ||
-        packed->numel != veil_cmp_packed_words(like->numel, like->tile))
+        packed->numel != veil_preproc_sliced_blocks(like->numel, like->tile))
         return veil_error(VEIL_ERR_SHAPE,
                           "b2a: %zu packed words in %d tiles do not match %zu "
                           "elements in %d tiles",

@@ -26,6 +26,7 @@
 #define VEIL_TASKS_CARRY4_COMMON_H
 
 #include "codelets/hd_common.h"
+#include "tasks/prodk_common.h"
 
 #include <stdint.h>
 
@@ -81,19 +82,14 @@ static inline VEIL_HD void veil_c4_group(const uint64_t *e, const uint64_t *a, c
  * mask bit. So every monomial of the group is (public) AND a product of literals r_q ^ c_q, and
  *     prod_{q in Q} (r_q ^ c_q) = XOR over T subset of Q of (AND_{q in Q \ T} c_q) & r_T,
  * linear in the shares of r_T = AND_{q in T} r_q: r_{} = 1 (party 0), r_{q} the XOR share of the
- * mask bit, and the 11 r_T with |T| >= 2 (T within the group's 4 positions) that the CMPPROD item
- * holds (tasks/preproc.h). Nothing is opened: the leaves and level 0 are one local step.
+ * mask bit, and the 11 r_T with |T| >= 2 (T within the group's 4 positions, in the order of
+ * veil_prodk_row) that the CMPPROD item holds (tasks/preproc.h). Nothing is opened: the leaves and
+ * level 0 are one local step.
  */
-#define VEIL_C4_LEAF_PRODS 11  /* products per leaf group: the subsets of 4 bits of size >= 2 */
+/* products per leaf group: the subsets of its 4 bits of size >= 2, row veil_prodk_row(t) */
+#define VEIL_C4_LEAF_PRODS 11
 #define VEIL_C4_LEAF_GROUPS 16 /* 63 leaves in groups of 4 (the last of 3) */
 #define VEIL_C4_LEAF_WORDS (VEIL_C4_LEAF_PRODS * VEIL_C4_LEAF_GROUPS) /* per 64-element block */
-
-/* Row of the product over bit set t (4-bit mask over the group's positions, |t| >= 2) among the
- * group's 11, ascending: t minus the masks of fewer than 2 bits (0, 1, 2, 4, 8) up to t. */
-static inline VEIL_HD int veil_c4_leaf_row(unsigned t)
-{
-    return (int)t - 1 - (t >= 1) - (t >= 2) - (t >= 4) - (t >= 8);
-}
 
 /* This party's share of r_t: pub for t empty, the mask bit's share for one bit, else the product
  * row. */
@@ -104,7 +100,7 @@ static inline VEIL_HD uint64_t veil_c4_leaf_share(unsigned t, const uint64_t *s,
         return pub;
     if ((t & (t - 1)) == 0)
         return s[t == 1 ? 0 : t == 2 ? 1 : t == 4 ? 2 : 3];
-    return pi[veil_c4_leaf_row(t)];
+    return pi[veil_prodk_row(t)];
 }
 
 /* The monomial AND_{q in qg} G_q AND_{q in qp} P_q (qg, qp disjoint 4-bit sets of positions). */

@@ -31,10 +31,6 @@ static inline void veil_cmp_slice_block(const uint64_t *c, const uint64_t *r, si
     veil_transpose64(rt);
 }
 
-/** Words of packed bits for a tensor of numel elements tiled by tile (padding per tile):
- * W = sum over tiles of ceil(tile_numel / 64). */
-size_t veil_cmp_packed_words(size_t numel, size_t tile);
-
 /**
  * Tiling of a packed / bit-sliced companion of x with `per_block` words per 64-element block:
  * x's tile must be a multiple of 64 or x a single tile (VEIL_ERR_INVAL otherwise, naming op).

@@ -247,8 +247,9 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
         const size_t dims[1] = {desc.part[j].numel};
         int packed = item.kind == VEIL_PREPROC_BIT && j == VEIL_PRE_BIT_B;
         size_t ptile = packed ? SIZE_MAX : tile;
-        /* CARRY4's tile counts records: each part tiles by its words per record */
-        if (item.kind == VEIL_PREPROC_CMPPROD) /* its own tile, in blocks of 176 words */
+        /* CMPPROD tiles by its own tile parameter (176 words per block of 64 elements); CARRY4's
+         * tile counts records, so each part tiles by its words per record */
+        if (item.kind == VEIL_PREPROC_CMPPROD)
             ptile = item.p[VEIL_PRE_CMPPROD_TILE] >= item.p[VEIL_PRE_N]
                         ? SIZE_MAX
                         : VEIL_C4_LEAF_WORDS * (size_t)((item.p[VEIL_PRE_CMPPROD_TILE] + 63) / 64);

@@ -270,7 +270,9 @@ struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nreco
 struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, uint64_t tile,
                                                    uint64_t mask_index);
 struct veil_preproc_item veil_preproc_item_prodk(uint64_t index, uint64_t nrecords, uint64_t k);
-/** 64-element blocks of n elements tiled by tile (each tile padded to whole blocks). */
+/** 64-element blocks of n elements tiled by tile (each tile padded to whole blocks): the words of
+ * one packed bit per element, W = sum over tiles of ceil(tile_numel / 64) (0 when n or tile is
+ * 0). The bit-sliced layout of the comparison protocols and of CMPPROD. */
 uint64_t veil_preproc_sliced_blocks(uint64_t n, uint64_t tile);
 /** Weight-stationary items (WEIGHT STREAM above): wid names the weight tensor. */
 struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,

@@ -323,7 +323,7 @@ static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct strea
                     for (int q = 0; q < 4; q++)
                         if (set >> q & 1)
                             v &= rt[4 * j + q];
-                    o[j * VEIL_C4_LEAF_PRODS + veil_c4_leaf_row(set)] = v;
+                    o[j * VEIL_C4_LEAF_PRODS + veil_prodk_row(set)] = v;
                 }
         }
     }

@@ -151,7 +151,7 @@ static void leaf_products(const uint64_t *rt, uint64_t *pi)
                 for (int q = 0; q < 4; q++)
                     if (t >> q & 1)
                         v &= rt[4 * j + q];
-                pi[j * VEIL_C4_LEAF_PRODS + veil_c4_leaf_row(t)] = v;
+                pi[j * VEIL_C4_LEAF_PRODS + veil_prodk_row(t)] = v;
             }
 }
 
@@ -168,8 +168,9 @@ static void check_chain(void)
     veil_test_random(42, c, N);
     veil_test_random(43, r, N);
     veil_test_mix_edges(c, r, N);
-    VT_CHECK(veil_c4_leaf_row(3) == 0 && veil_c4_leaf_row(9) == 4 && veil_c4_leaf_row(15) == 10,
+    VT_CHECK(veil_prodk_row(3) == 0 && veil_prodk_row(9) == 4 && veil_prodk_row(15) == 10,
              "leaf product rows");
+    VT_CHECK(veil_prodk_nprods(4) == VEIL_C4_LEAF_PRODS, "11 products per leaf group");
     const size_t nst = 2 * VEIL_CMP_LEAVES * NB;
     uint64_t *st = calloc(nst, 8), *next = calloc(nst, 8), *part = calloc(nst, 8);
     uint64_t *rec = calloc(VEIL_C4_INPUTS * 16 * NB, 8), *zero = calloc(VEIL_C4_PRODS * 16 * NB, 8);

@@ -164,7 +164,7 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
     }
     bad |= wrong != 0 || wrong2 != 0;
     /* Formulas of compare.h: W = sum over tiles of ceil(tile_numel / 64). */
-    const uint64_t w = veil_cmp_packed_words(n, tile), N = (uint64_t)nparties;
+    const uint64_t w = veil_preproc_sliced_blocks(n, tile), N = (uint64_t)nparties;
     for (int p = 0; p < nparties; p++) {
         uint64_t want = (N - 1) * 8 * (n + 36 * w) /* ltz */ + (N - 1) * 8 * w /* b2a */ +
                         (N - 1) * 8 * 2 * n /* two reveals */;

@@ -130,7 +130,7 @@ static void leaf_products(const uint64_t *r, size_t n, size_t nb, uint64_t *pr)
                         if (t >> q & 1)
                             v &= sliced_word(r, n, b, 4 * (unsigned)j + q);
                     pr[b * VEIL_C4_LEAF_WORDS + (size_t)j * VEIL_C4_LEAF_PRODS +
-                       (size_t)veil_c4_leaf_row(t)] = v;
+                       (size_t)veil_prodk_row(t)] = v;
                 }
 }
 

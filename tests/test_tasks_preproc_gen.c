@@ -326,7 +326,7 @@ static void check_cmpprod(const struct veil_preproc_layout *L,
                         want |= (bit & 1) << l;
                     }
                     bad += pr[w * VEIL_C4_LEAF_WORDS + (size_t)j * VEIL_C4_LEAF_PRODS +
-                              (size_t)veil_c4_leaf_row(set)] != want;
+                              (size_t)veil_prodk_row(set)] != want;
                 }
         }
     CHECK(w == W && bad == 0, "cmpprod N=%d n=%llu tile=%llu: %zu wrong words", N,

@@ -134,7 +134,7 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
                     veil_test_mpc_name(&o), j.x[i], j.out[i], j.out[n + i], j.out[2 * n + i]);
     }
     bad |= wrong != 0;
-    const uint64_t w = veil_cmp_packed_words(n, tile), N = (uint64_t)nparties;
+    const uint64_t w = veil_preproc_sliced_blocks(n, tile), N = (uint64_t)nparties;
     for (int p = 0; p < nparties; p++) {
         uint64_t want = 2 * (N - 1) * 8 * (3 * n + 36 * w) /* relu, max */ +
                         (N - 1) * 16 * n /* select */ + (N - 1) * 8 * 4 * n /* reveals */;
