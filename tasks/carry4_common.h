@@ -91,57 +91,40 @@ static inline VEIL_HD void veil_c4_group(const uint64_t *e, const uint64_t *a, c
 #define VEIL_C4_LEAF_GROUPS 16 /* 63 leaves in groups of 4 (the last of 3) */
 #define VEIL_C4_LEAF_WORDS (VEIL_C4_LEAF_PRODS * VEIL_C4_LEAF_GROUPS) /* per 64-element block */
 
-/* This party's share of r_t: pub for t empty, the mask bit's share for one bit, else the product
- * row. */
-static inline VEIL_HD uint64_t veil_c4_leaf_share(unsigned t, const uint64_t *s, const uint64_t *pi,
-                                                  uint64_t pub)
-{
-    if (t == 0)
-        return pub;
-    if ((t & (t - 1)) == 0)
-        return s[t == 1 ? 0 : t == 2 ? 1 : t == 4 ? 2 : 3];
-    return pi[veil_prodk_row(t)];
-}
-
-/* The monomial AND_{q in qg} G_q AND_{q in qp} P_q (qg, qp disjoint 4-bit sets of positions). */
-static inline VEIL_HD uint64_t veil_c4_leaf_mono(unsigned qg, unsigned qp, const uint64_t *c,
-                                                 const uint64_t *s, const uint64_t *pi,
-                                                 uint64_t pub)
-{
-    uint64_t cg = ~UINT64_C(0);
-    for (int q = 0; q < 4; q++)
-        if (qg >> q & 1)
-            cg &= c[q];
-    uint64_t acc = 0;
-    for (unsigned t = qp;; t = (t - 1) & qp) { /* every subset t of qp */
-        uint64_t k = cg;
-        for (int q = 0; q < 4; q++)
-            if ((qp & ~t) >> q & 1)
-                k &= c[q];
-        acc ^= k & veil_c4_leaf_share(t | qg, s, pi, pub);
-        if (t == 0)
-            break;
-    }
-    return acc;
-}
-
 /*
  * This party's shares of (G, P) of a leaf group of nm members (4; 3 for the last group, whose
  * missing top member is the identity): c[q] the public bit-sliced words of c at the group's
  * positions, s[q] this party's shares of r's bits there, pi[11] its shares of the products.
+ * G and P are built as public coefficient words over the basis r_T (T a set of members), by
+ * Horner's rule G = G_{nm-1} ^ P_{nm-1} (... (G_1 ^ P_1 G_0)) and P = P_{nm-1} ... P_0: a product
+ * with P_q = r_q ^ c_q keeps each coefficient at T ANDed with c_q and moves it to T + {q}; G_q =
+ * c_q r_q adds c_q at {q}. The shares are then XOR over T of (coefficient of T) & (share of r_T):
+ * pub for T empty, s[q] for T = {q}, the product row in ascending T (veil_prodk_row) otherwise.
  */
 static inline VEIL_HD void veil_c4_leaf_group(const uint64_t *c, const uint64_t *s,
                                               const uint64_t *pi, int nm, uint64_t pub, uint64_t *G,
                                               uint64_t *P)
 {
-    uint64_t g = 0;
-    unsigned qp = 0; /* the members above m */
-    for (int m = nm - 1; m >= 0; m--) {
-        g ^= veil_c4_leaf_mono(1u << m, qp, c, s, pi, pub);
-        qp |= 1u << m;
+    uint64_t hg[1 << VEIL_C4_FANIN], hp[1 << VEIL_C4_FANIN];
+    hg[0] = 0, hg[1] = c[0];            /* G_0 = c_0 r_0 */
+    hp[0] = c[0], hp[1] = ~UINT64_C(0); /* P_0 = c_0 ^ r_0 */
+    for (int q = 1; q < nm; q++) {
+        const unsigned bit = 1u << q;
+        for (unsigned t = 0; t < bit; t++) {
+            hg[t | bit] = hg[t], hg[t] &= c[q];
+            hp[t | bit] = hp[t], hp[t] &= c[q];
+        }
+        hg[bit] ^= c[q];
+    }
+    uint64_t g = hg[0] & pub, p = hp[0] & pub;
+    int row = 0, member = 0;
+    for (unsigned t = 1; t < (1u << nm); t++) {
+        const uint64_t share = (t & (t - 1)) == 0 ? s[member++] : pi[row++];
+        g ^= hg[t] & share;
+        p ^= hp[t] & share;
     }
     *G = g;
-    *P = veil_c4_leaf_mono(0, qp, c, s, pi, pub);
+    *P = p;
 }
 
 #endif /* VEIL_TASKS_CARRY4_COMMON_H */

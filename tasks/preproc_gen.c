@@ -238,6 +238,27 @@ static int dealer_elementwise(struct streams *s, int d, const struct veil_prepro
     return rc;
 }
 
+/* v[u] = the AND (binary) or ring product (arithmetic) of x[i] over the bits i of u, for every
+ * u < 2^k (v[0] the identity): one operation per subset. */
+static void subset_products(const uint64_t *x, size_t k, int binary, uint64_t *v)
+{
+    v[0] = binary ? ~UINT64_C(0) : 1;
+    for (size_t i = 0; i < k; i++)
+        for (size_t u = 0; u < ((size_t)1 << i); u++)
+            v[u | (size_t)1 << i] = binary ? v[u] & x[i] : v[u] * x[i];
+}
+
+/* The subsets of 2 or more of k positions in ascending order (veil_prodk_row's order), into
+ * sets; returns their count, veil_prodk_nprods(k). */
+static size_t prodk_sets(unsigned k, uint8_t *sets)
+{
+    size_t n = 0;
+    for (unsigned t = 3; t < (1u << k); t++)
+        if (t & (t - 1))
+            sets[n++] = (uint8_t)t;
+    return n;
+}
+
 /*
  * CARRY4 and PRODK: records of k masks (part 0, PRG) and of nsets products (part 1, corrected):
  * per record the masks are rebuilt from every party's stream, then product r is the AND
@@ -252,24 +273,23 @@ static int dealer_mask_products(struct streams *s, int d, const struct veil_prep
     uint64_t *a = veil_aligned_alloc(chunk * k * sizeof(uint64_t));
     if (!a)
         return veil_error(VEIL_ERR_NOMEM, "preproc dealer: out of memory");
+    uint64_t v[1u << VEIL_C4_INPUTS]; /* k <= 7 */
     int rc = VEIL_OK;
     for (size_t s0 = 0; s0 < n && rc == VEIL_OK; s0 += chunk) {
         const size_t len = n - s0 < chunk ? n - s0 : chunk;
         uint64_t *o = out + s0 * nsets;
         rc = streams_fold(s, -1, desc->part[0].offset + s0 * k, len * k, form, FOLD_SET, a);
-        for (size_t w = 0; rc == VEIL_OK && w < len; w++)
-            for (size_t r = 0; r < nsets; r++) {
-                uint64_t v = form == VEIL_SHARE_BINARY ? ~UINT64_C(0) : 1;
-                for (size_t i = 0; i < k; i++)
-                    if (sets[r] >> i & 1)
-                        v = form == VEIL_SHARE_BINARY ? v & a[w * k + i] : v * a[w * k + i];
-                o[w * nsets + r] = v;
-            }
+        for (size_t w = 0; rc == VEIL_OK && w < len; w++) {
+            subset_products(a + w * k, k, form == VEIL_SHARE_BINARY, v);
+            for (size_t r = 0; r < nsets; r++)
+                o[w * nsets + r] = v[sets[r]];
+        }
         if (rc == VEIL_OK)
             rc = streams_fold(s, d, desc->part[1].offset + s0 * nsets, len * nsets, form, FOLD_SUB,
                               o);
     }
     veil_wipe(a, chunk * k * sizeof(uint64_t));
+    veil_wipe(v, sizeof v);
     veil_aligned_free(a);
     return rc;
 }
@@ -284,10 +304,7 @@ static int dealer_products(struct streams *s, int d, const struct veil_preproc_i
         return dealer_mask_products(s, d, item, desc, VEIL_C4_INPUTS, c4, VEIL_C4_PRODS, out);
     const unsigned k = (unsigned)item->p[VEIL_PRE_PRODK_K];
     uint8_t sets[1u << VEIL_PRODK_MAX];
-    size_t nsets = 0;
-    for (unsigned t = 3; t < (1u << k); t++)
-        if (t & (t - 1))
-            sets[nsets++] = (uint8_t)t;
+    const size_t nsets = prodk_sets(k, sets);
     return dealer_mask_products(s, d, item, desc, k, sets, nsets, out);
 }
 
@@ -304,7 +321,9 @@ static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct strea
     int rc = streams_open(&ms, layout, &mask, seeds, 0);
     if (rc != VEIL_OK)
         return rc;
-    uint64_t rt[64];
+    uint64_t rt[64], v[1u << VEIL_C4_FANIN];
+    uint8_t sets[VEIL_C4_LEAF_PRODS]; /* a group's sets of 2 or more of its 4 bits */
+    prodk_sets(VEIL_C4_FANIN, sets);
     size_t w = 0;
     for (uint64_t t0 = 0; t0 < n && rc == VEIL_OK; t0 += tile) {
         const uint64_t tend = n - t0 < tile ? n : t0 + tile;
@@ -315,19 +334,15 @@ static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct strea
             rc = streams_fold(&ms, -1, e0, cnt, VEIL_SHARE_ARITH, FOLD_SET, rt);
             veil_transpose64(rt); /* rt[i]: bit i of the block's 64 elements */
             uint64_t *o = out + w * VEIL_C4_LEAF_WORDS;
-            for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++)
-                for (unsigned set = 3; set < 16; set++) {
-                    if ((set & (set - 1)) == 0)
-                        continue; /* fewer than 2 bits */
-                    uint64_t v = ~UINT64_C(0);
-                    for (int q = 0; q < 4; q++)
-                        if (set >> q & 1)
-                            v &= rt[4 * j + q];
-                    o[j * VEIL_C4_LEAF_PRODS + veil_prodk_row(set)] = v;
-                }
+            for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++) {
+                subset_products(rt + 4 * j, VEIL_C4_FANIN, 1, v);
+                for (int r = 0; r < VEIL_C4_LEAF_PRODS; r++)
+                    o[j * VEIL_C4_LEAF_PRODS + r] = v[sets[r]];
+            }
         }
     }
     veil_wipe(rt, sizeof rt);
+    veil_wipe(v, sizeof v);
     streams_close(&ms);
     if (rc == VEIL_OK)
         rc = streams_fold(s, d, 0, w * VEIL_C4_LEAF_WORDS, VEIL_SHARE_BINARY, FOLD_SUB, out);

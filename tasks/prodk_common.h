@@ -35,29 +35,22 @@ static inline VEIL_HD int veil_prodk_row(unsigned t)
 }
 
 /* This party's share of prod_i x_i of one record: e[k] the opened words, a[k] its mask shares,
- * pr its product shares; one = 1 at party 0 and 0 elsewhere. */
+ * pr its product shares; one = 1 at party 0 and 0 elsewhere. v[t] starts as the share of a_t
+ * (one, the masks at t = 1, 2, 4, ..., the product rows in ascending t as veil_prodk_row numbers
+ * them); folding out input i (from the last) multiplies the sets without i by e_i and adds the
+ * sets with i, so v[0] ends as the sum of a_T prod_{i notin T} e_i in 2^k - 1 multiply-adds. */
 static inline VEIL_HD uint64_t veil_prodk_finish(const uint64_t *e, const uint64_t *a,
                                                  const uint64_t *pr, int k, uint64_t one)
 {
-    uint64_t acc = 0;
-    for (unsigned t = 0; t < (1u << k); t++) {
-        uint64_t term;
-        if (t == 0) {
-            term = one;
-        } else if ((t & (t - 1)) == 0) {
-            int i = 0;
-            while ((1u << i) != t)
-                i++;
-            term = a[i];
-        } else {
-            term = pr[veil_prodk_row(t)];
-        }
-        for (int i = 0; i < k; i++)
-            if (!(t >> i & 1))
-                term *= e[i];
-        acc += term;
-    }
-    return acc;
+    uint64_t v[1 << VEIL_PRODK_MAX];
+    v[0] = one;
+    int row = 0, mask = 0;
+    for (unsigned t = 1; t < (1u << k); t++)
+        v[t] = (t & (t - 1)) == 0 ? a[mask++] : pr[row++];
+    for (int i = k - 1; i >= 0; i--)
+        for (unsigned t = 0; t < (1u << i); t++)
+            v[t] = v[t] * e[i] + v[t | 1u << i];
+    return v[0];
 }
 
 #endif /* VEIL_TASKS_PRODK_COMMON_H */

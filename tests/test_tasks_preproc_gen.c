@@ -248,6 +248,23 @@ static void check_item(const struct veil_preproc_layout *L, const struct veil_pr
                 bad += v[rec * np + (size_t)veil_prodk_row(t)] != want;
             }
         CHECK(bad == 0, "prodk N=%d n=%zu k=%zu: %zu wrong", N, n, k, bad);
+        /* the parties' veil_prodk_finish shares of x_0 ... x_{k-1} (x arbitrary, e = x - a
+         * public) add up to the product */
+        uint64_t x[VEIL_PRODK_MAX], e[VEIL_PRODK_MAX], lcg = 0x9e3779b97f4a7c15ull * (n + k);
+        for (size_t rec = 0; rec < n; rec++) {
+            uint64_t want = 1, got = 0;
+            for (size_t i = 0; i < k; i++) {
+                lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+                x[i] = rec % 7 == 0 ? (uint64_t)(rec % 3) : lcg; /* zeros and ones too */
+                e[i] = x[i] - u[rec * k + i];
+                want *= x[i];
+            }
+            for (int q = 0; q < N; q++)
+                got += veil_prodk_finish(e, sh[q].part[0] + rec * k, sh[q].part[1] + rec * np,
+                                         (int)k, q == 0);
+            bad += got != want;
+        }
+        CHECK(bad == 0, "prodk finish N=%d n=%zu k=%zu: %zu wrong", N, n, k, bad);
         break;
     }
     case VEIL_PREPROC_CARRY4: {
@@ -360,6 +377,7 @@ static void all_kinds(const struct veil_preproc_layout *L, const uint8_t (*seeds
         veil_preproc_item_carry4(ix++, 1),
         veil_preproc_item_prodk(ix++, 1, 2),
         veil_preproc_item_prodk(ix++, 300, 3),
+        veil_preproc_item_prodk(ix++, 77, 4),
         veil_preproc_item_prodk(ix++, 1000, 5), /* more than one dealer chunk */
         veil_preproc_item_carry4(ix++, 1200),   /* more than one dealer chunk */
         veil_preproc_item_matmul_ws(ix++, 17, 33, 9, 5),
