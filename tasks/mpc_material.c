@@ -21,6 +21,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/secmem.h"
 #include "base/trace.h"
 #include "codelets/codelets_internal.h"
 #include "net/idle.h"
@@ -131,15 +132,18 @@ static int submit_args(veil_mpc_t *m, struct starpu_codelet *cl, void *args, siz
     return VEIL_OK;
 }
 
-/* The whole correction of item as one vector handle, with its buffer, deferred for release. */
+/* The whole correction of item as one vector handle, with its buffer, deferred for release. The
+ * buffer comes from the tensor pool (base/secmem.h), where the release puts it back wiped: a
+ * plan's corrections have the same sizes run after run, so steady runs fault no fresh pages in. */
 static int correction_tensor(veil_mpc_t *m, size_t words, starpu_data_handle_t *h)
 {
-    uint64_t *buf = veil_aligned_alloc(words * 8);
+    uint64_t *buf = veil_secbuf_get(words * 8);
     if (!buf)
-        return VEIL_ERR_NOMEM;
+        return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory for a correction of %zu words",
+                          words);
     starpu_data_handle_t *hs = malloc(sizeof *hs);
     if (!hs) {
-        veil_aligned_free(buf);
+        veil_secbuf_put(buf, words * 8);
         return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory");
     }
     starpu_vector_data_register(&hs[0], STARPU_MAIN_RAM, (uintptr_t)buf, (uint32_t)words, 8);

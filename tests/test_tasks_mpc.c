@@ -7,10 +7,12 @@
  * rounds checked against the formulas of mpc.h. Also: bad arguments are refused, and real inputs
  * outside the documented range (NaN, |x| >= the bound) are refused at the owner. Only a recorder
  * keeps the list of items it requested; a party counts them (a list grew for as long as a session
- * ran). */
+ * ran). A repeated request leaves the tensor pool as it found it (the corrections were freshly
+ * allocated at every request and piled up in the pool). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
+#include "base/secmem.h"
 #include "net/net_internal.h"
 #include "tasks/mpc.h"
 #include "test_util.h"
@@ -217,6 +219,26 @@ static int sequence(veil_mpc_t *m)
     }
     veil_mpc_release(m, &sreal);
     veil_mpc_release(m, &preal);
+    /* Steady memory: the same request three times. From the second on, every buffer (the
+     * designated party's and the dealer's correction included) comes from the tensor pool and
+     * goes back to it, so the pool holds as many bytes after the third as after the second. */
+    size_t pooled[3] = {0};
+    for (int it = 0; it < 3; it++) {
+        struct veil_mpc_mat again;
+        rc = veil_mpc_material(m, veil_preproc_item_beaver(0, N_ELEMS), TILE, &again);
+        if (rc == VEIL_OK) {
+            veil_mpc_mat_release(m, &again);
+            rc = veil_mpc_wait(m);
+        }
+        if (rc != VEIL_OK) {
+            VT_CHECK(0, "process %d: repeated material: %s", self, veil_last_error());
+            break;
+        }
+        pooled[it] = veil_secbuf_pooled_bytes();
+    }
+    VT_CHECK(pooled[2] == pooled[1],
+             "process %d: the tensor pool went from %zu to %zu bytes on a repeated request", self,
+             pooled[1], pooled[2]);
     return veil_test_failures ? 1 : 0;
 }
 
