@@ -285,12 +285,11 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
     if (rc != VEIL_OK)
         goto fail;
 
-    if (m->opt.material == VEIL_MPC_MAT_FILE) {
-        struct veil_preproc_share share = {0};
-        rc = veil_preproc_next(m->reader, &item, &share);
-        for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
-            memcpy(out->part[j].data, share.part[j], desc.part[j].numel * 8);
-        veil_preproc_share_clear(&share);
+    if (m->opt.material == VEIL_MPC_MAT_FILE) { /* read straight into the parts' buffers */
+        uint64_t *dst[VEIL_PREPROC_MAX_PARTS] = {0};
+        for (int j = 0; j < desc.nparts; j++)
+            dst[j] = out->part[j].data;
+        rc = veil_preproc_next_into(m->reader, &item, dst);
         for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
             rc = veil_sec_register(&out->part[j]);
         if (rc != VEIL_OK)

@@ -475,6 +475,15 @@ int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout 
 int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
                       struct veil_preproc_share *out);
 
+/**
+ * As veil_preproc_next, but reads each part j of the item straight into dst[j] (the caller's
+ * buffers of the part's numel words, veil_preproc_item_describe): no share is allocated, so a
+ * party's material lands in its tensors in one copy. On an error the cursor is not advanced and
+ * the buffers' contents are unspecified (the caller wipes them).
+ */
+int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
+                           uint64_t *const dst[VEIL_PREPROC_MAX_PARTS]);
+
 /** Items not yet consumed. */
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r);
 

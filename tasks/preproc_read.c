@@ -312,36 +312,65 @@ fail:
     return rc;
 }
 
-int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
-                      struct veil_preproc_share *out)
+/* The next item, checked against expected; VEIL_ERR_MISMATCH (cursor unchanged) otherwise. */
+static int next_item(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
+                     const struct veil_preproc_item **it)
 {
     char want[256], got[256];
-    if (!r || !expected || !out)
+    if (!r || !expected)
         return veil_error(VEIL_ERR_INVAL, "preproc load: NULL argument");
-    veil_preproc_share_clear(out);
     if (r->next >= r->nitems)
         return veil_error(VEIL_ERR_MISMATCH,
                           "preproc load: expected %s but %s holds only %zu "
                           "items, all consumed (preprocessing exhausted)",
                           veil_preproc_item_format(expected, want, sizeof want), r->path,
                           r->nitems);
-    const struct veil_preproc_item *it = &r->items[r->next];
-    if (!veil_pf_same_item(it, expected))
+    *it = &r->items[r->next];
+    if (!veil_pf_same_item(*it, expected))
         return veil_error(VEIL_ERR_MISMATCH, "preproc load: item %zu of %s: expected %s, found %s",
                           r->next, r->path, veil_preproc_item_format(expected, want, sizeof want),
-                          veil_preproc_item_format(it, got, sizeof got));
-    int rc = veil_preproc_share_init(out, it);
-    if (rc != VEIL_OK)
-        return rc;
-    rc = read_at(r, out->words, out->nwords * sizeof(uint64_t),
-                 r->data_start + r->offset[r->next] * 8);
-    if (rc != VEIL_OK) {
-        veil_preproc_share_clear(out);
-        return rc;
-    }
-    veil_pf_words_le(out->words, out->nwords);
-    r->next++;
+                          veil_preproc_item_format(*it, got, sizeof got));
     return VEIL_OK;
+}
+
+int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
+                           uint64_t *const dst[VEIL_PREPROC_MAX_PARTS])
+{
+    const struct veil_preproc_item *it = NULL;
+    struct veil_preproc_desc d;
+    int rc = next_item(r, expected, &it);
+    if (rc == VEIL_OK && !dst)
+        rc = veil_error(VEIL_ERR_INVAL, "preproc load: NULL destination");
+    if (rc == VEIL_OK)
+        rc = veil_preproc_item_describe(it, &d);
+    for (int j = 0; rc == VEIL_OK && j < d.nparts; j++) {
+        if (!dst[j])
+            return veil_error(VEIL_ERR_INVAL, "preproc load: NULL destination for part %d", j);
+        rc = read_at(r, dst[j], d.part[j].numel * sizeof(uint64_t),
+                     r->data_start + (r->offset[r->next] + d.part[j].offset) * 8);
+        if (rc == VEIL_OK)
+            veil_pf_words_le(dst[j], d.part[j].numel);
+    }
+    if (rc == VEIL_OK)
+        r->next++;
+    return rc;
+}
+
+int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
+                      struct veil_preproc_share *out)
+{
+    const struct veil_preproc_item *it = NULL;
+    if (!out)
+        return veil_error(VEIL_ERR_INVAL, "preproc load: NULL argument");
+    veil_preproc_share_clear(out);
+    int rc = next_item(r, expected, &it);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_share_init(out, it);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_next_into(r, expected, out->part);
+    if (rc != VEIL_OK)
+        veil_preproc_share_clear(out);
+    return rc;
 }
 
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r)

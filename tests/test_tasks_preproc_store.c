@@ -243,6 +243,53 @@ static void round_trip(void)
     veil_preproc_share_clear(&fresh);
 }
 
+/* veil_preproc_next_into: every part straight into the caller's buffers, equal to a fresh
+ * expansion; a wrong item or a NULL buffer leaves the cursor where it was. */
+static void read_into(void)
+{
+    veil_preproc_reader_t *r = NULL;
+    struct veil_preproc_share fresh = {0};
+    char path[300];
+    const int p = L.designated; /* its parts hold the dealer's corrections */
+    path_of(p, path, sizeof path);
+    CHECK(veil_preproc_reader_open(path, &L, p, plan, &r) == VEIL_OK, "open: %s",
+          veil_last_error());
+    if (!r)
+        return;
+    for (int i = 0; i < NITEMS; i++) {
+        struct veil_preproc_desc d;
+        uint64_t *dst[VEIL_PREPROC_MAX_PARTS] = {0};
+        veil_preproc_item_describe(&items[i], &d);
+        for (int j = 0; j < d.nparts; j++)
+            dst[j] = calloc(d.part[j].numel + 1, sizeof(uint64_t));
+        if (i == 0) {
+            struct veil_preproc_item w = items[0];
+            w.p[0]++;
+            CHECK(veil_preproc_next_into(r, &w, dst) == VEIL_ERR_MISMATCH, "into: wrong params");
+            uint64_t *none[VEIL_PREPROC_MAX_PARTS] = {0};
+            CHECK(veil_preproc_next_into(r, &items[0], none) == VEIL_ERR_INVAL, "into: NULL part");
+            CHECK(veil_preproc_reader_remaining(r) == NITEMS, "into: cursor not advanced");
+        }
+        CHECK(veil_preproc_next_into(r, &items[i], dst) == VEIL_OK, "into %d: %s", i,
+              veil_last_error());
+        size_t cw = veil_preproc_correction_words(&items[i]);
+        uint64_t *corr = malloc((cw ? cw : 1) * sizeof *corr);
+        veil_preproc_dealer_correction(&L, &items[i], (const uint8_t(*)[16])seeds, corr, cw);
+        veil_preproc_party_expand(&L, &items[i], p, seeds[p], corr, &fresh);
+        for (int j = 0; j < d.nparts; j++) {
+            CHECK(memcmp(dst[j], fresh.part[j], d.part[j].numel * 8) == 0,
+                  "into: item %d part %d differs from a fresh expansion", i, j);
+            CHECK(dst[j][d.part[j].numel] == 0, "into: item %d part %d written past its end", i, j);
+            free(dst[j]);
+        }
+        free(corr);
+    }
+    CHECK(veil_preproc_reader_remaining(r) == 0, "into: remaining at end");
+    veil_preproc_share_clear(&fresh);
+    veil_preproc_reader_close(&r);
+    note("read into the caller's buffers");
+}
+
 static void wrong_items(const char *path)
 {
     veil_preproc_reader_t *r = NULL;
@@ -516,6 +563,7 @@ int main(void)
     free(img);
 
     round_trip();
+    read_into();
     wrong_items(p0);
     wrong_session(p0);
     damaged(p0);
