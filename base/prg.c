@@ -9,6 +9,8 @@
 #include <openssl/rand.h>
 #include <string.h>
 
+#define ZERO_WORDS 8192 /* the keystream is made 64 KiB at a time */
+
 struct veil_prg {
     EVP_CIPHER_CTX *ctx;
     uint8_t key[VEIL_SEED_BYTES];
@@ -93,15 +95,15 @@ int veil_prg_fill(veil_prg_t *prg, uint64_t *out, size_t n)
 {
     if (!prg || (n && !out))
         return veil_error(VEIL_ERR_INVAL, "prg: NULL argument");
-    /* CTR keystream = encryption of zeros, done in place in chunks that fit an int length. */
-    const size_t chunk_words = (size_t)1 << 24;
+    /* CTR keystream = encryption of zeros, read from a zero block (no pass to clear out) */
+    static const uint64_t zeros[ZERO_WORDS];
     size_t done = 0;
     while (done < n) {
-        size_t w = n - done < chunk_words ? n - done : chunk_words;
+        size_t w = n - done < ZERO_WORDS ? n - done : ZERO_WORDS;
         unsigned char *b = (unsigned char *)(out + done);
+        const unsigned char *z = (const unsigned char *)zeros;
         int outl = 0;
-        memset(b, 0, w * 8);
-        if (EVP_EncryptUpdate(prg->ctx, b, &outl, b, (int)(w * 8)) != 1 || outl != (int)(w * 8))
+        if (EVP_EncryptUpdate(prg->ctx, b, &outl, z, (int)(w * 8)) != 1 || outl != (int)(w * 8))
             return veil_error(VEIL_ERR_CRYPTO, "prg: AES-CTR encryption failed");
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
         for (size_t i = 0; i < w; i++)

@@ -19,7 +19,7 @@
 /* Elements per chunk when the dealer walks an elementwise item (bounded temporaries). */
 #define CHUNK 4096
 /* Words of the stack buffer that PRG output is combined through. */
-#define STREAM_BUF 512
+#define STREAM_BUF 2048
 
 /* ------------------------------------------------------------------------------------------ */
 /* Streams                                                                                     */
