@@ -33,17 +33,21 @@ void *veil_secbuf_get(size_t bytes);
 
 /**
  * Gives back a buffer of at least `bytes` bytes that free() may release (any 64-byte-aligned
- * malloc-family buffer, not only one from veil_secbuf_get): it is wiped (veil_wipe of `bytes`
- * bytes), then kept for the next veil_secbuf_get of that size while the pool has room (at most
- * 256 sizes, 1 GiB in all, none over 256 MiB: a run's working set), else freed. NULL-safe;
- * thread-safe.
+ * malloc-family buffer, not only one from veil_secbuf_get). While the pool has room (at most 256
+ * sizes, 1 GiB in all, none over 256 MiB: a run's working set) it is kept for the next
+ * veil_secbuf_get of that size and wiped (veil_wipe of `bytes` bytes) by the pool's wiper thread
+ * in the background, or by that get if the wiper has not reached it yet; otherwise it is wiped
+ * here and freed. NULL-safe; thread-safe.
  */
 void veil_secbuf_put(void *p, size_t bytes);
 
-/** Frees every pooled buffer (they are wiped already); called when an MPC context closes. */
+/** Wipes what is still dirty and frees every pooled buffer; called when an MPC context closes. */
 void veil_secbuf_drain(void);
 
-/** Bytes held by the pool now (tests). */
+/** Bytes held by the pool now, wiped or not (tests). */
 size_t veil_secbuf_pooled_bytes(void);
+
+/** Pooled buffers not wiped yet (tests). */
+size_t veil_secbuf_dirty(void);
 
 #endif

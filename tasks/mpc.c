@@ -206,7 +206,7 @@ static void collect_garbage(veil_mpc_t *m)
         for (int t = 0; t < g->nhandles; t++)
             starpu_data_unregister(g->handles[t]);
         free(g->handles);
-        veil_secbuf_put(g->data, g->bytes); /* wiped, then pooled or freed */
+        veil_secbuf_put(g->data, g->bytes); /* pooled (the wiper wipes it) or wiped and freed */
     }
     m->ngarbage = 0;
     m->garbage_bytes = 0;
@@ -257,7 +257,7 @@ void veil_mpc_destroy(veil_mpc_t **mp)
         free(m->seeds);
     }
     veil_wipe(m->seed, sizeof m->seed);
-    veil_secbuf_drain(); /* the session's pooled tensor buffers (wiped when pooled) */
+    veil_secbuf_drain(); /* the session's pooled tensor buffers, wiped */
     free(m->items);
     free(m->wids);
     free(m);

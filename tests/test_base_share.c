@@ -3,7 +3,9 @@
  * split share, single shares look uniform, and bad shapes/arguments are errors. Also veil_wipe
  * (the wipe of freed share buffers): it zeroes exactly the bytes asked, at any alignment; and the
  * share-buffer pool: a buffer given back is wiped and handed out again for the same size only,
- * zeroed, and the drain empties the pool. */
+ * zeroed, and the drain empties the pool; the pool's wiper thread wipes a given-back buffer
+ * before any get asks for it, a get that overtakes it still gets zeros, and a forked child's
+ * pool works and drains. */
 #include "config.h"
 #include "test_util.h"
 #include "veil.h"
@@ -12,6 +14,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 
 int main(void)
@@ -147,5 +151,55 @@ int main(void)
         veil_secbuf_put(again[i], 4096);
     veil_secbuf_drain();
     VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool: drained");
+    /* the wiper: a given-back buffer is wiped in the background, without a get (its memory is
+     * still the pool's, so reading it here is safe) */
+    uint64_t *w1 = veil_secbuf_get(4096 * 8);
+    for (int i = 0; w1 && i < 4096; i++)
+        w1[i] = ~(uint64_t)i;
+    veil_secbuf_put(w1, 4096 * 8);
+    for (int t = 0; t < 2000 && veil_secbuf_dirty() > 0; t++)
+        usleep(1000);
+    VT_CHECK(veil_secbuf_dirty() == 0, "pool: the wiper wiped the given-back buffer");
+    int clean = 1;
+    for (int i = 0; w1 && i < 4096; i++)
+        clean &= w1[i] == 0;
+    VT_CHECK(clean, "pool: the wiped buffer is all zeros before any get");
+    /* a get that overtakes the wiper wipes the buffer itself */
+    enum { BURST = 64 };
+    void *burst[BURST];
+    for (int i = 0; i < BURST; i++) {
+        burst[i] = veil_secbuf_get(65536);
+        memset(burst[i], 0xa5, 65536);
+    }
+    for (int i = 0; i < BURST; i++)
+        veil_secbuf_put(burst[i], 65536);
+    int all_zero = 1;
+    for (int i = 0; i < BURST; i++) {
+        const unsigned char *b = veil_secbuf_get(65536);
+        for (size_t k = 0; b && k < 65536; k++)
+            all_zero &= b[k] == 0;
+        burst[i] = (void *)b;
+    }
+    VT_CHECK(all_zero, "pool: every buffer handed out is all zeros, wiped by the wiper or the get");
+    for (int i = 0; i < BURST; i++)
+        veil_secbuf_put(burst[i], 65536);
+    /* a forked child has a consistent pool and a wiper of its own */
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *c = veil_secbuf_get(65536);
+        memset(c, 0x5a, 65536);
+        veil_secbuf_put(c, 65536);
+        for (int t = 0; t < 2000 && veil_secbuf_dirty() > 0; t++)
+            usleep(1000);
+        const size_t left = veil_secbuf_dirty();
+        veil_secbuf_drain();
+        _exit(left == 0 && veil_secbuf_pooled_bytes() == 0 ? 0 : 1);
+    }
+    int st = 0;
+    VT_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+             "pool: a forked child's wiper wipes its buffers and its pool drains");
+    veil_secbuf_drain();
+    VT_CHECK(veil_secbuf_pooled_bytes() == 0 && veil_secbuf_dirty() == 0,
+             "pool: drained with the wiper running");
     return veil_test_status();
 }
