@@ -4,8 +4,9 @@
  * stream, or the designated party's correction; a PRG part of at most VEIL_MPC_FILL_INLINE_WORDS
  * words is expanded at request time instead); the designated party's tasks read the
  * correction, which is a receive from the dealer (DEALER), a local computation task (party 0 in
- * TRUSTED_FIRST_PARTY) or absent (FILE: the stored share is copied in at request time). The
- * dealer computes each correction in a task and sends it; a recorder only logs the item.
+ * TRUSTED_FIRST_PARTY) or absent (FILE: the stored share is read into the parts at request
+ * time). The dealer computes each correction in a task and sends it; a recorder only logs the
+ * item.
  *
  * FLOW CONTROL WITHIN A RUN. The dealer walks the plan as fast as it can submit corrections, the
  * designated party only as fast as its own walk goes (which waits at memory barriers), and a
@@ -139,8 +140,9 @@ static int submit_args(veil_mpc_t *m, struct starpu_codelet *cl, void *args, siz
 }
 
 /* The whole correction of item as one vector handle, with its buffer, deferred for release. The
- * buffer comes from the tensor pool (base/secmem.h), where the release puts it back wiped: a
- * plan's corrections have the same sizes run after run, so steady runs fault no fresh pages in. */
+ * buffer comes from the tensor pool (base/secmem.h), to which the release gives it back (the pool
+ * wipes it): a plan's corrections have the same sizes run after run, so steady runs fault no
+ * fresh pages in. */
 static int correction_tensor(veil_mpc_t *m, size_t words, starpu_data_handle_t *h)
 {
     uint64_t *buf = veil_secbuf_get(words * 8);
