@@ -2,8 +2,9 @@
  * pin.c — puts a thread and its staging buffers next to the device it feeds: binds the calling
  * thread (e.g. the network I/O thread, near its NIC) to the cores of the device's locality and
  * allocates host memory on the nearest NUMA node, page-locked with cudaHostRegister when asked
- * (the caller has CUDA workers), CUDA is built in and a device is present, so host <-> GPU copies
- * are DMA without bounce buffers. sched/locality.c uses it for the session's network staging.
+ * (the caller has CUDA workers), Veil is built for a CUDA StarPU and a device is present, so host
+ * <-> GPU copies are DMA without bounce buffers. sched/locality.c uses it for the session's network
+ * staging.
  */
 #include "config.h"
 
@@ -11,7 +12,7 @@
 
 #include "base/base_internal.h"
 
-#ifdef VEIL_HAVE_CUDA_TOOLKIT
+#ifdef VEIL_USE_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
@@ -48,7 +49,7 @@ int veil_pin_thread_near(const struct veil_topo *t, hwloc_obj_t dev)
 /* Page-locks p when a CUDA device exists; 1 when registered. */
 int veil_pin_register(void *p, size_t len)
 {
-#ifdef VEIL_HAVE_CUDA_TOOLKIT
+#ifdef VEIL_USE_CUDA
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         (void)cudaGetLastError(); /* clear the "no device" error */
@@ -97,7 +98,7 @@ int veil_pin_alloc_near(const struct veil_topo *t, hwloc_obj_t dev, size_t len, 
 
 void veil_pin_unregister(void *p, int registered)
 {
-#ifdef VEIL_HAVE_CUDA_TOOLKIT
+#ifdef VEIL_USE_CUDA
     if (p != NULL && registered && cudaHostUnregister(p) != cudaSuccess)
         (void)cudaGetLastError();
 #else

@@ -6,8 +6,9 @@
  * distance matrix (its objects are the "nvmlN" GPU OS devices, matched to CUDA devices through
  * their common PCI device). The machine itself or an XML export can be loaded, so tests run on
  * synthetic multi-socket, multi-GPU topologies. hwloc builds without the CUDA plugin (Debian's)
- * report no "cudaN" devices: on the real machine, when built with CUDA, the CUDA runtime's
- * device list is then mapped to hwloc's PCI devices by bus id (as hwloc/cudart.h does).
+ * report no "cudaN" devices: on the real machine, when built for a CUDA StarPU (VEIL_USE_CUDA),
+ * the CUDA runtime's device list is then mapped to hwloc's PCI devices by bus id (as
+ * hwloc/cudart.h does); a build for a StarPU without CUDA, which cannot use a GPU, lists none.
  */
 #include "config.h"
 
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef VEIL_HAVE_CUDA_TOOLKIT
+#ifdef VEIL_USE_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
@@ -105,7 +106,7 @@ static void collect_devices(struct veil_topo *t)
     qsort(t->gpus, t->ngpus, sizeof(t->gpus[0]), gpu_cmp);
 }
 
-#ifdef VEIL_HAVE_CUDA_TOOLKIT
+#ifdef VEIL_USE_CUDA
 /* CUDA device i -> its hwloc PCI device, for hwloc builds without the CUDA plugin. This
  * initialises the CUDA runtime in the process: call veil_topo_load after forking parties. */
 static void collect_cuda_runtime(struct veil_topo *t)
@@ -209,7 +210,7 @@ int veil_topo_load(const char *xml_path, struct veil_topo **out)
     t->ncores = count(t->topology, HWLOC_OBJ_CORE);
     t->npus = count(t->topology, HWLOC_OBJ_PU);
     collect_devices(t);
-#ifdef VEIL_HAVE_CUDA_TOOLKIT
+#ifdef VEIL_USE_CUDA
     if (t->ngpus == 0 && xml_path == NULL)
         collect_cuda_runtime(t);
 #endif

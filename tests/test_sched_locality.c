@@ -153,7 +153,7 @@ int main(void)
     check_staging(0); /* StarPU not running: never page-locked */
     int rc = veil_test_starpu_start();
     if (rc == 0) {
-#ifdef VEIL_HAVE_CUDA_TOOLKIT
+#ifdef VEIL_USE_CUDA
         int cuda = starpu_cuda_worker_get_count() > 0;
 #else
         int cuda = 0;
