@@ -294,9 +294,11 @@ static void formula(const struct cfg *c, uint64_t *rounds, uint64_t *bytes)
     case OP_AVGPOOL: /* the truncation of the n / 4 window sums */
         b = 8 * (n / 4);
         break;
-    case OP_MAXPOOL_PW:
-    case OP_RELU_MAXPOOL_PW: /* the windows (and 0): pool.h, PAIRWISE */
-        veil_pool_pairwise_cost(n / 4, c->op == OP_MAXPOOL_PW ? 4 : 5, 1, 0, 2, &r, &b);
+    case OP_MAXPOOL_PW: /* the windows: pool.h, PAIRWISE */
+        veil_pool_pairwise_cost(n / 4, 4, 1, 0, 2, &r, &b);
+        break;
+    case OP_RELU_MAXPOOL_PW: /* the windows and 0 */
+        veil_pool_pairwise_relu_cost(n / 4, 4, 2, &r, &b);
         break;
     case OP_ARGMAX_PW: /* the one-hot alone */
         veil_pool_pairwise_cost(n / c->k, c->k, 0, 1, 2, &r, &b);

@@ -23,11 +23,13 @@ int veil_pool_pairwise_pays(size_t rows, size_t k)
            rows * (k * (k - 1) / 2) <= VEIL_PAIRWISE_MAX_PAIRS;
 }
 
-void veil_pool_pairwise_cost(size_t rows, size_t k, int want_max, int want_onehot, int nparties,
-                             uint64_t *rounds, uint64_t *bytes)
+/* The rounds and bytes per party of rows of k candidates with `vgroups` value groups (k, or
+ * k - 1 when the last candidate is the constant 0) and, with want_onehot, k one-hot groups. */
+static void pairwise_cost(size_t rows, size_t k, size_t vgroups, int want_onehot, int nparties,
+                          uint64_t *rounds, uint64_t *bytes)
 {
     const uint64_t n = (uint64_t)rows * (k * (k - 1) / 2), N1 = (uint64_t)(nparties - 1);
-    const size_t g = want_max ? k : k - 1, groups = (want_max ? k : 0) + (want_onehot ? k : 0);
+    const size_t g = vgroups ? k : k - 1, groups = vgroups + (want_onehot ? k : 0);
     uint64_t words = n + VEIL_LTZ_BLOCK_WORDS * ((n + 63) / 64);
     size_t m = g;
     *rounds = VEIL_LTZ_ROUNDS;
@@ -38,6 +40,18 @@ void veil_pool_pairwise_cost(size_t rows, size_t k, int want_max, int want_oneho
         ++*rounds;
     }
     *bytes = N1 * 8 * words;
+}
+
+void veil_pool_pairwise_cost(size_t rows, size_t k, int want_max, int want_onehot, int nparties,
+                             uint64_t *rounds, uint64_t *bytes)
+{
+    pairwise_cost(rows, k, want_max ? k : 0, want_onehot, nparties, rounds, bytes);
+}
+
+void veil_pool_pairwise_relu_cost(size_t rows, size_t k, int nparties, uint64_t *rounds,
+                                  uint64_t *bytes)
+{
+    pairwise_cost(rows, k + 1, k, 0, nparties, rounds, bytes);
 }
 
 /* out (rows x nterms / per, new single handle) = the pick a of nterms terms over the sources
@@ -95,10 +109,11 @@ static size_t pair_index(size_t k, size_t i, size_t j)
 /*
  * The factors of each candidate i: [v_i >= v_j] for j > i (1 - b), [v_j < v_i] for j < i (b),
  * so that exactly the first maximum keeps every factor 1; then v_i for a value group, the
- * constant 1 for a one-hot group padded to the value groups' length.
+ * constant 1 for a one-hot group padded to the value groups' length. With zero_last the last
+ * candidate is the constant 0 and has no value group (its product would be 0).
  */
 static size_t factor_pattern(struct veil_pool_pick_arg *a, size_t rows, size_t k, int want_max,
-                             int want_onehot)
+                             int want_onehot, int zero_last)
 {
     /* sources: b = [v_i < v_j], nb = 1 - b (rows of k (k - 1) / 2), v (rows of k), the constant 1
      */
@@ -107,7 +122,7 @@ static size_t factor_pattern(struct veil_pool_pick_arg *a, size_t rows, size_t k
     for (int kind = 0; kind < 2; kind++) {
         if ((kind == 0 && !want_max) || (kind == 1 && !want_onehot))
             continue;
-        for (size_t i = 0; i < k; i++) {
+        for (size_t i = 0; i < (kind == 0 && zero_last ? k - 1 : k); i++) {
             for (size_t j = 0; j < k; j++)
                 if (j != i)
                     term(a, at++, j > i ? 1 : 0, 0,
@@ -121,15 +136,18 @@ static size_t factor_pattern(struct veil_pool_pick_arg *a, size_t rows, size_t k
     return at;
 }
 
-int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct veil_sec *cmp,
-                       size_t rows, size_t k, struct veil_sec *max, struct veil_sec *onehot)
+/* veil_pool_pairwise; zero_last (max alone): the last candidate of each row is the constant 0,
+ * whose value group is left out (max sums the k - 1 others). */
+static int pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct veil_sec *cmp,
+                    size_t rows, size_t k, struct veil_sec *max, struct veil_sec *onehot,
+                    int zero_last)
 {
     if (k < 2 || k > VEIL_PAIRWISE_MAX_K)
         return veil_error(VEIL_ERR_INVAL, "max (pairwise): rows of %zu; use 2 to %d", k,
                           VEIL_PAIRWISE_MAX_K);
     const int want_max = max != NULL, want_onehot = onehot != NULL;
-    const size_t g = want_max ? k : k - 1;
-    const size_t groups = (want_max ? k : 0) + (want_onehot ? k : 0);
+    const size_t g = want_max ? k : k - 1, vgroups = want_max ? k - (zero_last ? 1 : 0) : 0;
+    const size_t groups = vgroups + (want_onehot ? k : 0);
     struct veil_pool_pick_arg a; /* about 1 KB of terms, copied by each submission */
     struct veil_sec d = {0}, b = {0}, neg = {0}, nb = {0}, zero = {0}, one = {0}, f = {0};
     int rc = VEIL_OK;
@@ -157,7 +175,7 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
     }
     /* F: rows x groups x g factors */
     if (rc == VEIL_OK) {
-        const size_t nf = factor_pattern(&a, rows, k, want_max, want_onehot);
+        const size_t nf = factor_pattern(&a, rows, k, want_max, want_onehot, zero_last);
         const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&b, &nb, in, &one};
         rc = pick(m, &a, nf, fs, &f);
     }
@@ -207,17 +225,17 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
     }
     /* f: rows x groups products: v_i [i wins] for the value groups, [i wins] for the others */
     if (rc == VEIL_OK && want_max) {
-        pick_init(&a, rows, k, 1);
-        for (size_t i = 0; i < k; i++)
+        pick_init(&a, rows, vgroups, 1);
+        for (size_t i = 0; i < vgroups; i++)
             term(&a, i, 0, 0, i);
         const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&f};
-        rc = pick(m, &a, k, fs, max);
+        rc = pick(m, &a, vgroups, fs, max);
     }
     if (rc == VEIL_OK && want_onehot) {
         if (want_max) {
             pick_init(&a, rows, 1, 1);
             for (size_t i = 0; i < k; i++)
-                term(&a, i, 0, 0, k + i);
+                term(&a, i, 0, 0, vgroups + i);
             const struct veil_sec *fs[VEIL_POOL_PICK_SRC] = {&f};
             rc = pick(m, &a, k, fs, onehot);
         } else {
@@ -235,6 +253,12 @@ int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct ve
             veil_mpc_release(m, onehot);
     }
     return rc;
+}
+
+int veil_pool_pairwise(veil_mpc_t *m, const struct veil_sec *in, const struct veil_sec *cmp,
+                       size_t rows, size_t k, struct veil_sec *max, struct veil_sec *onehot)
+{
+    return pairwise(m, in, cmp, rows, k, max, onehot, 0);
 }
 
 /* *out = in (rows x k) with a column of 0 appended (a zero tensor is a sharing of 0). */
@@ -269,7 +293,7 @@ int veil_pool_pairwise_relu(veil_mpc_t *m, const struct veil_sec *in, const stru
     if (rc == VEIL_OK && cmp)
         rc = append_zero(m, cmp, rows, k, &cmp0);
     if (rc == VEIL_OK)
-        rc = veil_pool_pairwise(m, &in0, cmp ? &cmp0 : NULL, rows, k + 1, max, NULL);
+        rc = pairwise(m, &in0, cmp ? &cmp0 : NULL, rows, k + 1, max, NULL, 1);
     veil_mpc_release(m, &in0);
     veil_mpc_release(m, &cmp0);
     return rc;

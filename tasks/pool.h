@@ -44,8 +44,10 @@
  *   sends (2^m_L - m_L - 1) R G words for the last product: 2 x 2 maxpool at N = 2 203 B per
  *   window against the tournament's 85.5.
  * With g->relu, maxpool2d computes max(0, window max) = maxpool(relu(x)) over the k k taps and the
- * constant 0 (k k + 1 candidates, the maximum alone): a ReLU followed by a 2 x 2 pool in 5 rounds
- * instead of 4 + 5 (4 + 8 with the tournament), 325 B per window at N = 2.
+ * constant 0 (k k + 1 candidates, the maximum alone; the 0 needs no value group, its product
+ * being 0, so G = k k): a ReLU followed by a 2 x 2 pool in 5 rounds instead of 4 + 5 (4 + 8 with
+ * the tournament), 285 B per window at N = 2 (veil_pool_pairwise_relu_cost), the dealer's last
+ * product 832 B.
  * It pays where rounds cost more than bytes (small batches); veil_pool_pairwise_pays is the rule
  * the graph lowering applies: 3 <= k <= VEIL_PAIRWISE_MAX_K and R k (k - 1) / 2 <=
  * VEIL_PAIRWISE_MAX_PAIRS. The results are the tournament's, bit for bit.
@@ -83,6 +85,10 @@ int veil_pool_pairwise_pays(size_t rows, size_t k);
 /** The pairwise protocol's rounds and bytes per party (N = nparties) for rows of k. */
 void veil_pool_pairwise_cost(size_t rows, size_t k, int want_max, int want_onehot, int nparties,
                              uint64_t *rounds, uint64_t *bytes);
+
+/** The same for max(0, the maximum of rows of k) (g->relu): k + 1 candidates, k value groups. */
+void veil_pool_pairwise_relu_cost(size_t rows, size_t k, int nparties, uint64_t *rounds,
+                                  uint64_t *bytes);
 
 struct veil_pool_geom {
     size_t batch, c, h, w, k, stride;

@@ -66,10 +66,10 @@ run 2 lws mlp mlp --serialized
 # PAIRWISE) and every linear layer's truncation inside its ReLU's first round
 # (veil_mpc_relu_of); serialized (a barrier after each layer) the truncations take their own 4
 run 2 lws lenet lenet5 --batch 1
-grep -q '^\[p1\] model=lenet5 .* bytes_sent=597392 rounds=26 ' "$T/out" ||
-    bad "lenet --batch 1: not 26 rounds and 597392 bytes: $(grep '^\[p1\] model=' "$T/out")"
+grep -q '^\[p1\] model=lenet5 .* bytes_sent=534352 rounds=26 ' "$T/out" ||
+    bad "lenet --batch 1: not 26 rounds and 534352 bytes: $(grep '^\[p1\] model=' "$T/out")"
 run 2 lws lenet lenet5 --batch 1 --serialized
-grep -q '^\[p1\] model=lenet5 .* bytes_sent=597392 rounds=30 ' "$T/out" ||
+grep -q '^\[p1\] model=lenet5 .* bytes_sent=534352 rounds=30 ' "$T/out" ||
     bad "lenet --batch 1 --serialized: not 30 rounds: $(grep '^\[p1\] model=' "$T/out")"
 # the warm first run (veil_party_prepare) is the default; --cold leaves the sharing to run 0
 grep -q '^\[p1\] prepare: ' "$T/out" || bad "mlp: no prepare line from party 1"

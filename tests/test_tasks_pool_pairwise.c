@@ -7,7 +7,8 @@
  * 1 rounds for g <= 5, one more per tree level above: 2 x 2 pooling in 5 rounds where the
  * tournament takes 8), and the dealer
  * sends one correction per item; the fused ReLU + 2 x 2 pool (max(0, window max)) exact in 5
- * rounds. A truncation inside the ReLU's first round: relu_of(u, trunc_unmarked(u)) is bit for
+ * rounds and + 3 x 3 in 6, bytes EQUAL to veil_pool_pairwise_relu_cost (no value group for the
+ * 0). A truncation inside the ReLU's first round: relu_of(u, trunc_unmarked(u)) is bit for
  * bit relu(trunc(u)) (values truncating to 0 and -1 included) in 4 rounds, and the fused pool of
  * trunc(u) compared by u takes the first maximum of u (0 when negative) in 5, bytes exact.
  * Refusals: k = 11 (and a 4 x 4 window), no output asked for, the fused ReLU without the pairwise
@@ -45,7 +46,7 @@ struct job {
 
 /* Offsets in job.out: per k and mode the max (ROWS) and one-hot (ROWS k); then the pools. */
 static size_t off_max[NK][MODES], off_oh[NK][MODES], off_y2, off_route, off_y3, off_t2, off_tr,
-    off_t3, off_yr, off_tu, off_ru, off_rn, off_tu2, off_pu, out_words;
+    off_t3, off_yr, off_yr3, off_tu, off_ru, off_rn, off_tu2, off_pu, out_words;
 
 /* n seeded random words (tag) in a new array, transformed by what (NULL when out of memory). */
 static uint64_t *drawn(uint64_t tag, size_t n, uint64_t (*what)(uint64_t w, size_t e))
@@ -77,6 +78,7 @@ static void layout(void)
     off_tr = at, at += OUT2 * 4;
     off_t3 = at, at += OUT3;
     off_yr = at, at += OUT2;
+    off_yr3 = at, at += OUT3;
     off_tu = at, at += IMG2;
     off_ru = at, at += IMG2;
     off_rn = at, at += IMG2;
@@ -193,12 +195,25 @@ static int body(veil_mpc_t *m, void *arg)
         struct veil_pool_geom pr = p2;
         pr.relu = 1;
         rc = veil_mpc_maxpool2d(m, &img2, &pr, &yr, NULL);
-        veil_pool_pairwise_cost(OUT2, 5, 1, 0, n, &rounds, &bytes);
+        veil_pool_pairwise_relu_cost(OUT2, 4, n, &rounds, &bytes);
         VT_CHECK(rounds == 5, "ReLU + 2 x 2: %" PRIu64 " rounds, want 5", rounds);
         if (rc == VEIL_OK)
             veil_test_mpc_check_cost(m, "relu + maxpool 2 x 2 pairwise", &c, rounds, bytes);
     }
     take(m, &yr, j->out + off_yr, &rc);
+    struct veil_sec yr3 = {0}; /* 9 taps and 0: a product tree level before the last product */
+    if (rc == VEIL_OK) {
+        veil_test_mpc_counters(m, &c); /* after the reveal */
+        struct veil_pool_geom pr = p3;
+        pr.relu = 1;
+        rc = veil_mpc_maxpool2d(m, &img3, &pr, &yr3, NULL);
+        veil_pool_pairwise_relu_cost(OUT3, 9, n, &rounds, &bytes);
+        VT_CHECK(rounds == 6, "ReLU + 3 x 3: %" PRIu64 " rounds, want 6", rounds);
+        if (rc == VEIL_OK)
+            veil_test_mpc_check_cost(m, "relu + maxpool 3 x 3 pairwise", &c, rounds, bytes);
+    }
+    take(m, &yr3, j->out + off_yr3, &rc);
+    veil_mpc_release(m, &yr3);
     if (rc == VEIL_OK && (rc = veil_mpc_maxpool2d(m, &img2, &g2, &t2, &tr)) == VEIL_OK)
         rc = veil_mpc_maxpool2d(m, &img3, &g3, &t3, NULL);
     VT_CHECK(rc != VEIL_OK || (y2.ndim == 4 && route.ndim == 5 && route.dims[4] == 4 &&
@@ -226,7 +241,7 @@ static int body(veil_mpc_t *m, void *arg)
         pr.relu = 1;
         if (rc == VEIL_OK && (rc = veil_mpc_trunc_unmarked(m, &u, 16, &tu2)) == VEIL_OK)
             rc = veil_mpc_maxpool2d_relu_of(m, &u, &tu2, &pr, &pu);
-        veil_pool_pairwise_cost(OUT2, 5, 1, 0, n, &rounds, &bytes);
+        veil_pool_pairwise_relu_cost(OUT2, 4, n, &rounds, &bytes);
         if (rc == VEIL_OK)
             veil_test_mpc_check_cost(m, "trunc_unmarked + maxpool2d_relu_of", &c, rounds,
                                      bytes + N1 * 8 * IMG2);
@@ -382,6 +397,13 @@ static int run(int nparties, int tfp)
         const uint64_t v = win[veil_test_argmax(win, 4)], want = (int64_t)v > 0 ? v : 0;
         if (j.out[off_yr + r] != want && bad++ < 5)
             fprintf(stderr, "FAIL %s: ReLU + 2 x 2 window %zu\n", name, r);
+    }
+    for (size_t r = 0; r < OUT3; r++) { /* max(0, 3 x 3 window max), ties and zeros among them */
+        uint64_t win[9];
+        window(j.img3, &g3, r, win);
+        const uint64_t v = win[veil_test_argmax(win, 9)], want = (int64_t)v > 0 ? v : 0;
+        if (j.out[off_yr3 + r] != want && bad++ < 5)
+            fprintf(stderr, "FAIL %s: ReLU + 3 x 3 window %zu\n", name, r);
     }
 out:
     for (int i = 0; i < NK; i++)
