@@ -13,6 +13,7 @@
 #include "codelets/bits_common.h"
 #include "tasks/carry4_common.h"
 #include "tasks/compare_common.h"
+#include "test_cmp_oracle.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -141,20 +142,6 @@ static void check_shape(void)
     free(st);
 }
 
-/* The CMPPROD words of one block as the dealer makes them: rt[i] = bit i of the 64 elements. */
-static void leaf_products(const uint64_t *rt, uint64_t *pi)
-{
-    for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++)
-        for (unsigned t = 3; t < 16; t++)
-            if (t & (t - 1)) {
-                uint64_t v = ~UINT64_C(0);
-                for (int q = 0; q < 4; q++)
-                    if (t >> q & 1)
-                        v &= rt[4 * j + q];
-                pi[j * VEIL_C4_LEAF_PRODS + veil_prodk_row(t)] = v;
-            }
-}
-
 /*
  * The whole circuit: level 0 from c and r XOR-shared among 3 parties (mask bits and CMPPROD
  * words), the parties' level-1 states XORed, then levels 1 and 2 in the clear (one party, masks
@@ -186,7 +173,7 @@ static void check_chain(void)
         memcpy(rt, r + 64 * b, sizeof rt);
         veil_transpose64(ct);
         veil_transpose64(rt);
-        leaf_products(rt, pi);
+        veil_test_leaf_products(rt, pi);
         for (int i = 0; i < 64; i++) {
             uint64_t sh[NP];
             split(rt[i], NP, &tag, sh);

@@ -18,6 +18,7 @@
 #include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
 #include "tasks/prodk_common.h"
+#include "test_cmp_oracle.h"
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -121,17 +122,12 @@ static uint64_t sliced_word(const uint64_t *a, size_t n, size_t b, unsigned i)
 /* The CMPPROD words of nb blocks of r (n elements) as the dealer makes them. */
 static void leaf_products(const uint64_t *r, size_t n, size_t nb, uint64_t *pr)
 {
-    for (size_t b = 0; b < nb; b++)
-        for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++)
-            for (unsigned t = 3; t < 16; t++)
-                if (t & (t - 1)) {
-                    uint64_t v = ~UINT64_C(0);
-                    for (unsigned q = 0; q < 4; q++)
-                        if (t >> q & 1)
-                            v &= sliced_word(r, n, b, 4 * (unsigned)j + q);
-                    pr[b * VEIL_C4_LEAF_WORDS + (size_t)j * VEIL_C4_LEAF_PRODS +
-                       (size_t)veil_prodk_row(t)] = v;
-                }
+    uint64_t rt[64];
+    for (size_t b = 0; b < nb; b++) {
+        for (unsigned i = 0; i < 64; i++)
+            rt[i] = sliced_word(r, n, b, i);
+        veil_test_leaf_products(rt, pr + b * VEIL_C4_LEAF_WORDS);
+    }
 }
 
 /* Level 1's state in the clear (one party holding c, r and the true products): G and P of each
