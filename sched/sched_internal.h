@@ -103,8 +103,8 @@ int veil_pin_thread_near(const struct veil_topo *t, hwloc_obj_t dev);
  * Allocates len bytes of host staging memory bound to the NUMA node nearest dev
  * (hwloc_alloc_membind, HWLOC_MEMBIND_BIND; falls back to a plain page-aligned allocation when
  * the OS cannot bind, see *bound) and, when lock is non-zero, built for a CUDA StarPU
- * (VEIL_USE_CUDA) and a CUDA device
- * is present, page-locks it with cudaHostRegister so copies to GPUs are DMA (see *registered).
+ * (VEIL_USE_CUDA) and a CUDA device is present, page-locks it with cudaHostRegister so copies to
+ * GPUs are DMA (see *registered).
  * Stores the result in *p. Release with veil_pin_free (same t, p, len). Returns VEIL_OK,
  * VEIL_ERR_INVAL, VEIL_ERR_NOMEM.
  */
@@ -115,8 +115,8 @@ int veil_pin_alloc_near(const struct veil_topo *t, hwloc_obj_t dev, size_t len, 
 void veil_pin_free(const struct veil_topo *t, void *p, size_t len, int registered);
 
 /** Page-locks [p, p+len) with cudaHostRegister when built for a CUDA StarPU (VEIL_USE_CUDA) and
- * a device exists: 1 when
- * registered, 0 otherwise (a failure is logged as a warning; the memory stays pageable). */
+ * a device exists: 1 when registered, 0 otherwise (a failure is logged as a warning; the memory
+ * stays pageable). */
 int veil_pin_register(void *p, size_t len);
 
 /** Undoes veil_pin_register when registered is non-zero. */
