@@ -126,6 +126,27 @@ static void refusals(veil_mpc_t *m, const struct veil_sec *img2)
     veil_mpc_release(m, &x);
 }
 
+/* The fused ReLU + pairwise pool (max(0, window max)) of img under g: rounds `want` and bytes
+ * EQUAL to veil_pool_pairwise_relu_cost (no value group for the 0); revealed into out. */
+static void relu_pool(veil_mpc_t *m, const struct veil_sec *img, struct veil_pool_geom g,
+                      size_t nout, uint64_t want, const char *what,
+                      struct veil_test_mpc_counters *c, uint64_t *out, int *rc)
+{
+    struct veil_sec y = {0};
+    uint64_t rounds, bytes;
+    g.relu = 1;
+    if (*rc == VEIL_OK) {
+        veil_test_mpc_counters(m, c); /* from here: an earlier reveal is not this pool's */
+        *rc = veil_mpc_maxpool2d(m, img, &g, &y, NULL);
+        veil_pool_pairwise_relu_cost(nout, g.k * g.k, veil_mpc_nparties(m), &rounds, &bytes);
+        VT_CHECK(rounds == want, "%s: %" PRIu64 " rounds, want %" PRIu64, what, rounds, want);
+        if (*rc == VEIL_OK)
+            veil_test_mpc_check_cost(m, what, c, rounds, bytes);
+    }
+    take(m, &y, out, rc);
+    veil_mpc_release(m, &y);
+}
+
 static int body(veil_mpc_t *m, void *arg)
 {
     struct job *j = arg;
@@ -190,30 +211,9 @@ static int body(veil_mpc_t *m, void *arg)
         if (rc == VEIL_OK)
             veil_test_mpc_check_cost(m, "maxpool 3 x 3 pairwise", &c, rounds, bytes);
     }
-    struct veil_sec yr = {0};
-    if (rc == VEIL_OK) {
-        struct veil_pool_geom pr = p2;
-        pr.relu = 1;
-        rc = veil_mpc_maxpool2d(m, &img2, &pr, &yr, NULL);
-        veil_pool_pairwise_relu_cost(OUT2, 4, n, &rounds, &bytes);
-        VT_CHECK(rounds == 5, "ReLU + 2 x 2: %" PRIu64 " rounds, want 5", rounds);
-        if (rc == VEIL_OK)
-            veil_test_mpc_check_cost(m, "relu + maxpool 2 x 2 pairwise", &c, rounds, bytes);
-    }
-    take(m, &yr, j->out + off_yr, &rc);
-    struct veil_sec yr3 = {0}; /* 9 taps and 0: a product tree level before the last product */
-    if (rc == VEIL_OK) {
-        veil_test_mpc_counters(m, &c); /* after the reveal */
-        struct veil_pool_geom pr = p3;
-        pr.relu = 1;
-        rc = veil_mpc_maxpool2d(m, &img3, &pr, &yr3, NULL);
-        veil_pool_pairwise_relu_cost(OUT3, 9, n, &rounds, &bytes);
-        VT_CHECK(rounds == 6, "ReLU + 3 x 3: %" PRIu64 " rounds, want 6", rounds);
-        if (rc == VEIL_OK)
-            veil_test_mpc_check_cost(m, "relu + maxpool 3 x 3 pairwise", &c, rounds, bytes);
-    }
-    take(m, &yr3, j->out + off_yr3, &rc);
-    veil_mpc_release(m, &yr3);
+    relu_pool(m, &img2, p2, OUT2, 5, "relu + maxpool 2 x 2 pairwise", &c, j->out + off_yr, &rc);
+    /* 9 taps and 0: a product tree level before the last product */
+    relu_pool(m, &img3, p3, OUT3, 6, "relu + maxpool 3 x 3 pairwise", &c, j->out + off_yr3, &rc);
     if (rc == VEIL_OK && (rc = veil_mpc_maxpool2d(m, &img2, &g2, &t2, &tr)) == VEIL_OK)
         rc = veil_mpc_maxpool2d(m, &img3, &g3, &t3, NULL);
     VT_CHECK(rc != VEIL_OK || (y2.ndim == 4 && route.ndim == 5 && route.dims[4] == 4 &&
@@ -263,7 +263,7 @@ static int body(veil_mpc_t *m, void *arg)
     struct veil_sec *more[] = {&u, &tu, &ru, &tu2, &pu, &nu, &rn};
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
         veil_mpc_release(m, more[i]);
-    struct veil_sec *all[] = {&img2, &img3, &y2, &route, &y3, &t2, &tr, &t3, &yr};
+    struct veil_sec *all[] = {&img2, &img3, &y2, &route, &y3, &t2, &tr, &t3};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         veil_mpc_release(m, all[i]);
     return veil_test_failures ? 1 : 0;
