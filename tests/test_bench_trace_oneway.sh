@@ -2,9 +2,9 @@
 # Tests bench/trace_oneway.py on a real session: LeNet-5 at its small size, 2 parties and the
 # dealer under veil-run with VEIL_TRACE, 3 runs. Each direction between the parties must print
 # one line with n > 0 matched messages and 0 <= p10 <= p50 <= p90 <= max, and so must the dealer
-# -> party 1 direction (the material); runs >= 3 has none (exit 1); one file twice, a file that is not a trace, a
-# missing argument and a bad --from-run are refused with exit 2 and a line naming the script.
-# Timings are not asserted.
+# -> party 1 direction (the material); runs >= 3 has none (exit 1); one file twice, a file that
+# is not a trace, a missing argument and a bad --from-run are refused with exit 2 and a line
+# naming the script. Timings are not asserted.
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
 src=$(cd "${VEIL_TOP_SRCDIR:-.}" && pwd) || exit 1

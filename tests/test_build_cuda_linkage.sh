@@ -23,8 +23,10 @@ else
         if has "$l"; then bad "no CUDA StarPU, yet libveil needs $l: $(echo $needed)"; fi
     done
     if grep -q '^#define VEIL_HAVE_CUDA_TOOLKIT 1' "$B/config.h"; then
-        [ -f "$B/.libs/libveilcuda.a" ] || bad "the toolkit was found but libveilcuda.la was not built"
-        [ -x "$B/bench/bench_gemm_cuda" ] || bad "the toolkit was found but bench_gemm_cuda was not built"
+        [ -f "$B/.libs/libveilcuda.a" ] ||
+            bad "the toolkit was found but libveilcuda.la was not built"
+        [ -x "$B/bench/bench_gemm_cuda" ] ||
+            bad "the toolkit was found but bench_gemm_cuda was not built"
     fi
 fi
 [ "$fail" = 0 ] && echo "PASS: libveil needs: $(echo $needed)"
