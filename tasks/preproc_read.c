@@ -333,16 +333,13 @@ static int next_item(veil_preproc_reader_t *r, const struct veil_preproc_item *e
     return VEIL_OK;
 }
 
-int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
-                           uint64_t *const dst[VEIL_PREPROC_MAX_PARTS])
+/* Reads the parts of item it (the reader's next, checked by next_item) into dst[j], then
+ * advances the cursor; on an error the cursor stays. */
+static int read_parts(veil_preproc_reader_t *r, const struct veil_preproc_item *it,
+                      uint64_t *const dst[VEIL_PREPROC_MAX_PARTS])
 {
-    const struct veil_preproc_item *it = NULL;
     struct veil_preproc_desc d;
-    int rc = next_item(r, expected, &it);
-    if (rc == VEIL_OK && !dst)
-        rc = veil_error(VEIL_ERR_INVAL, "preproc load: NULL destination");
-    if (rc == VEIL_OK)
-        rc = veil_preproc_item_describe(it, &d);
+    int rc = veil_preproc_item_describe(it, &d);
     for (int j = 0; rc == VEIL_OK && j < d.nparts; j++) {
         if (!dst[j])
             return veil_error(VEIL_ERR_INVAL, "preproc load: NULL destination for part %d", j);
@@ -356,6 +353,16 @@ int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_i
     return rc;
 }
 
+int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
+                           uint64_t *const dst[VEIL_PREPROC_MAX_PARTS])
+{
+    const struct veil_preproc_item *it = NULL;
+    int rc = next_item(r, expected, &it);
+    if (rc == VEIL_OK && !dst)
+        rc = veil_error(VEIL_ERR_INVAL, "preproc load: NULL destination");
+    return rc == VEIL_OK ? read_parts(r, it, dst) : rc;
+}
+
 int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
                       struct veil_preproc_share *out)
 {
@@ -367,7 +374,7 @@ int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *
     if (rc == VEIL_OK)
         rc = veil_preproc_share_init(out, it);
     if (rc == VEIL_OK)
-        rc = veil_preproc_next_into(r, expected, out->part);
+        rc = read_parts(r, it, out->part);
     if (rc != VEIL_OK)
         veil_preproc_share_clear(out);
     return rc;
