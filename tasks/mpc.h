@@ -197,6 +197,14 @@ const struct veil_preproc_item *veil_mpc_items(const veil_mpc_t *m, size_t *n);
 /** The bytes of dealer corrections so far: at the dealer those it sent, at the designated party
  *  of DEALER material those it posted receives for; 0 elsewhere. */
 uint64_t veil_mpc_correction_bytes(const veil_mpc_t *m);
+/* PRG parts of at most this many words are expanded by the requesting thread, not a task: at
+ * 7 GB/s of AES-CTR 4096 words take about 5 us, less than a task's submission, scheduling and
+ * completion (LeNet-5 at batch 1 requests 80 parts per run, most of them this small). */
+#define VEIL_MPC_FILL_INLINE_WORDS 4096
+/** The material tasks submitted so far (one per tile of a part expanded by a task: a PRG part
+ *  over VEIL_MPC_FILL_INLINE_WORDS words, or a tiled corrected part copied from the correction);
+ *  0 at the dealer and a recorder. */
+uint64_t veil_mpc_fill_tasks(const veil_mpc_t *m);
 
 /* ---- tensors ------------------------------------------------------------------------------ */
 

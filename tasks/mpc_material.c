@@ -5,8 +5,9 @@
  * words is expanded at request time instead); the designated party's tasks read the
  * correction, which is a receive from the dealer (DEALER), a local computation task (party 0 in
  * TRUSTED_FIRST_PARTY) or absent (FILE: the stored share is read into the parts at request
- * time). The dealer computes each correction in a task and sends it; a recorder only logs the
- * item.
+ * time). An item whose only corrected part is one tile gets the correction straight into that
+ * part (no buffer, no copy task). The dealer computes each correction in a task and sends it; a
+ * recorder only logs the item.
  *
  * FLOW CONTROL WITHIN A RUN. The dealer walks the plan as fast as it can submit corrections, the
  * designated party only as fast as its own walk goes (which waits at memory barriers), and a
@@ -60,11 +61,6 @@ static struct starpu_codelet correction_cl = {
     .model = &correction_model,
     .name = "veil_preproc_correction",
 };
-
-/* PRG parts of at most this many words are expanded by the requesting thread, not a task: at
- * 7 GB/s of AES-CTR 4096 words take about 5 us, less than a task's submission, scheduling and
- * completion (LeNet-5 at batch 1 requests 80 parts per run, most of them this small). */
-#define VEIL_MPC_FILL_INLINE_WORDS 4096
 
 struct fill_args {
     veil_mpc_t *m;
@@ -171,6 +167,11 @@ uint64_t veil_mpc_correction_bytes(const veil_mpc_t *m)
     return m ? m->mat_bytes : 0;
 }
 
+uint64_t veil_mpc_fill_tasks(const veil_mpc_t *m)
+{
+    return m ? m->fill_tasks : 0;
+}
+
 /* The designated party, after posting the receive of a correction of `bytes`: a credit message
  * (an 8-byte detached send of the cumulative posted bytes) once they pass the last grant by
  * credit_step. */
@@ -236,6 +237,25 @@ static int submit_correction(veil_mpc_t *m, const struct veil_preproc_item *item
     int rc = submit_args(m, &correction_cl, &a, sizeof a, h, NULL, "correction");
     veil_wipe(&a, sizeof a);
     return rc;
+}
+
+/* The part the designated party receives the dealer's correction straight into: the item's only
+ * corrected part when it is one tile as long as the correction (that party's words of a
+ * corrected part are the correction's words, tasks/preproc.h), so no task copies them; -1
+ * otherwise (several corrected parts, or a tiled one: fill tasks copy each tile's range). */
+static int direct_part(const struct veil_preproc_desc *desc, const struct veil_mpc_mat *out)
+{
+    int found = -1;
+    for (int j = 0; j < desc->nparts; j++)
+        if (desc->part[j].corrected) {
+            if (found >= 0)
+                return -1;
+            found = j;
+        }
+    return found >= 0 && out->part[found].ntiles == 1 &&
+                   out->part[found].numel == desc->correction_words
+               ? found
+               : -1;
 }
 
 int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
@@ -305,15 +325,24 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
         return VEIL_OK;
     }
 
+    /* The designated party: its corrected parts' words are the correction's, which is received
+     * from the dealer or computed by a task here (TRUSTED_FIRST_PARTY) straight into the part
+     * when direct_part allows, and into a buffer that fill tasks copy from otherwise. */
+    int direct = -1;
     if (m->self == designated && desc.correction_words > 0) {
-        if ((rc = correction_tensor(m, desc.correction_words, &corr)) != VEIL_OK)
-            goto fail;
-        if (m->opt.material == VEIL_MPC_MAT_DEALER) {
-            rc = veil_net_irecv(m->net, corr, m->nparties, tag);
+        starpu_data_handle_t dst = NULL;
+        if ((direct = direct_part(&desc, out)) >= 0) {
+            if ((rc = veil_sec_register(&out->part[direct])) == VEIL_OK)
+                dst = out->part[direct].h[0];
+        } else if ((rc = correction_tensor(m, desc.correction_words, &corr)) == VEIL_OK) {
+            dst = corr;
+        }
+        if (rc == VEIL_OK && m->opt.material == VEIL_MPC_MAT_DEALER) {
+            rc = veil_net_irecv(m->net, dst, m->nparties, tag);
             if (rc == VEIL_OK)
                 rc = grant_credit(m, desc.correction_words * 8);
-        } else {
-            rc = submit_correction(m, &item, corr);
+        } else if (rc == VEIL_OK) {
+            rc = submit_correction(m, &item, dst);
         }
         if (rc != VEIL_OK)
             goto fail;
@@ -321,6 +350,8 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
     for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++) {
         struct veil_sec *p = &out->part[j];
         const int uses_corr = corr && desc.part[j].corrected;
+        if (j == direct)
+            continue; /* its receive is posted */
         if (!uses_corr && p->numel <= VEIL_MPC_FILL_INLINE_WORDS) {
             /* a small PRG part: expanding it here costs less than a task's round trip through
              * the scheduler (the same words either way) */
@@ -343,6 +374,7 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
             rc = submit_args(m, uses_corr ? &fill_corr_cl : &fill_cl, &a, sizeof a, p->h[t],
                              uses_corr ? corr : NULL, "material expansion");
             veil_wipe(a.seed, sizeof a.seed);
+            m->fill_tasks += rc == VEIL_OK;
         }
     }
     if (rc == VEIL_OK)

@@ -74,6 +74,51 @@ static uint64_t rounds(veil_mpc_t *m)
     return st.rounds;
 }
 
+/* A one-tile Beaver item over the inline bound: a and b are PRG parts, one expansion task each;
+ * c is its only corrected part. The designated party (the last; party 0 in trusted-first-party
+ * mode) gets its c straight into the part (received from the dealer, or computed there), so it
+ * submits 2 tasks where every other party submits 3 (and no party any from FILE material, which
+ * is read at request time); at every party c = a b. */
+static void direct_correction(veil_mpc_t *m)
+{
+    enum { BIG = 3 * VEIL_MPC_FILL_INLINE_WORDS };
+    const int n = veil_mpc_nparties(m), self = veil_mpc_self(m);
+    const uint64_t before = veil_mpc_fill_tasks(m);
+    struct veil_mpc_mat mat;
+    struct veil_pub pub[3];
+    memset(pub, 0, sizeof pub);
+    int rc = veil_mpc_material(m, veil_preproc_item_beaver(0, BIG), SIZE_MAX, &mat);
+    for (int j = 0; j < 3 && rc == VEIL_OK; j++)
+        rc = veil_mpc_reveal(m, &mat.part[j], -1, &pub[j]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_wait(m);
+    if (rc != VEIL_OK) {
+        VT_CHECK(0, "process %d: one-tile Beaver item: %s", self, veil_last_error());
+        return;
+    }
+    if (veil_mpc_computes(m)) {
+        const uint64_t tasks = veil_mpc_fill_tasks(m) - before;
+        const enum veil_mpc_material mode = the_run.material;
+        const int designated = mode == VEIL_MPC_MAT_TRUSTED_FIRST_PARTY ? 0 : n - 1;
+        const uint64_t want = mode == VEIL_MPC_MAT_FILE ? 0 : self == designated ? 2 : 3;
+        VT_CHECK(tasks == want,
+                 "party %d: %" PRIu64
+                 " material tasks for a one-tile Beaver item, expected %" PRIu64,
+                 self, tasks, want);
+        for (int j = 0; j < 3; j++)
+            to_host(&pub[j]);
+        for (size_t i = 0; i < BIG; i++)
+            if (pub[2].data[i] != pub[0].data[i] * pub[1].data[i]) {
+                VT_CHECK(0, "party %d: one-tile Beaver item: c != a b at %zu", self, i);
+                break;
+            }
+    }
+    for (int j = 0; j < 3; j++)
+        veil_mpc_release(m, &pub[j]);
+    veil_mpc_mat_release(m, &mat);
+    VT_CHECK(veil_mpc_wait(m) == VEIL_OK, "process %d: wait: %s", self, veil_last_error());
+}
+
 /* The SPMD sequence every process runs. Returns 0 when every check of this process passed. */
 static int sequence(veil_mpc_t *m)
 {
@@ -239,6 +284,7 @@ static int sequence(veil_mpc_t *m)
     VT_CHECK(pooled[2] == pooled[1],
              "process %d: the tensor pool went from %zu to %zu bytes on a repeated request", self,
              pooled[1], pooled[2]);
+    direct_correction(m);
     return veil_test_failures ? 1 : 0;
 }
 
