@@ -66,28 +66,60 @@ static int check_layout(starpu_data_handle_t h)
     }
 }
 
-static int post(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag, int kind)
+/* A tiled receive's acquire callback for one of its handles: the request goes to the I/O thread
+ * once the last one is acquired (or failed to be). */
+static void acquired_tile_cb(void *arg)
 {
-    const char *what = kind == VEIL_REQ_SEND ? "veil_net_isend" : "veil_net_irecv";
-    if (!net || !h)
-        return veil_error(VEIL_ERR_INVAL, "%s: NULL argument", what);
+    struct veil_net_req *r = arg;
+    if (__atomic_add_fetch(&r->nacquired, 1, __ATOMIC_ACQ_REL) ==
+        __atomic_load_n(&r->ntarget, __ATOMIC_ACQUIRE))
+        acquired_cb(r);
+}
+
+static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer, uint64_t tag,
+                int kind)
+{
+    const char *what = kind == VEIL_REQ_SEND ? "veil_net_isend"
+                       : n == 1              ? "veil_net_irecv"
+                                             : "veil_net_irecv_tiles";
+    if (!net || !hs || n < 1)
+        return veil_error(VEIL_ERR_INVAL, "%s: NULL argument or no handle", what);
     if (peer < 0 || peer >= net->nprocs || peer == net->self)
         return veil_error(VEIL_ERR_INVAL,
                           "%s: peer %d is not another process of this "
                           "%d-process session (self %d)",
                           what, peer, net->nprocs, net->self);
-    int rc = check_layout(h);
-    if (rc)
-        return rc;
+    size_t size = 0;
+    for (int i = 0; i < n; i++) {
+        if (!hs[i])
+            return veil_error(VEIL_ERR_INVAL, "%s: handle %d is NULL", what, i);
+        int rc = check_layout(hs[i]);
+        if (rc)
+            return rc;
+        size += starpu_data_get_size(hs[i]);
+    }
     struct veil_net_req *r = calloc(1, sizeof *r);
+    if (r && n > 1 &&
+        (!(r->handles = malloc((size_t)n * sizeof *hs)) ||
+         !(r->ends = malloc((size_t)n * sizeof *r->ends)) ||
+         !(r->ptrs = calloc((size_t)n, sizeof *r->ptrs)))) {
+        veil_net_req_free(r);
+        r = NULL;
+    }
     if (!r)
         return veil_error(VEIL_ERR_NOMEM, "%s: out of memory", what);
+    int rc = VEIL_OK;
     r->net = net;
     r->kind = kind;
     r->peer = peer;
     r->tag = tag;
-    r->handle = h;
-    r->size = starpu_data_get_size(h);
+    r->handle = hs[0];
+    r->nhandles = n;
+    for (int i = 0; i < n && n > 1; i++) {
+        r->handles[i] = hs[i];
+        r->ends[i] = (i ? r->ends[i - 1] : 0) + starpu_data_get_size(hs[i]);
+    }
+    r->size = size;
     r->region = veil_trace_region();
     pthread_mutex_lock(&net->mu);
     if (net->state != VEIL_NET_READY || net->stop) {
@@ -95,7 +127,7 @@ static int post(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag,
                  ? veil_error(net->status, "%s", net->errmsg)
                  : veil_error(VEIL_ERR_STATE, "%s: the session is not open", what);
         pthread_mutex_unlock(&net->mu);
-        free(r);
+        veil_net_req_free(r);
         return rc;
     }
     net->pending++;
@@ -111,22 +143,49 @@ static int post(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag,
      * post cost the submitting thread its core to the I/O thread at every send and receive of
      * a walk (bench/README-latency.md). */
     /* From here the I/O thread owns r; the callback hands it over again once acquired. */
-    if (starpu_data_acquire_on_node_cb(
-            h, STARPU_MAIN_RAM, kind == VEIL_REQ_SEND ? STARPU_R : STARPU_W, acquired_cb, r) != 0) {
-        r->acquire_failed = 1;
-        acquired_cb(r);
+    if (n == 1) {
+        r->nheld = 1;
+        if (starpu_data_acquire_on_node_cb(hs[0], STARPU_MAIN_RAM,
+                                           kind == VEIL_REQ_SEND ? STARPU_R : STARPU_W, acquired_cb,
+                                           r) != 0) {
+            r->acquire_failed = 1;
+            r->nheld = 0;
+            acquired_cb(r);
+        }
+        return VEIL_OK;
     }
-    return VEIL_OK;
+    /* A tiled receive: every handle acquired for writing, and r queued once when the last
+     * callback has come. The callbacks alone cannot reach ntarget (at most n of them): this
+     * thread sets it to the acquires actually requested plus one (a failed acquire stops the
+     * requests there), then adds its own count, so exactly one caller sees the count complete. */
+    __atomic_store_n(&r->ntarget, n + 1, __ATOMIC_RELEASE);
+    int held = 0;
+    for (; held < n; held++)
+        if (starpu_data_acquire_on_node_cb(hs[held], STARPU_MAIN_RAM, STARPU_W, acquired_tile_cb,
+                                           r) != 0) {
+            r->acquire_failed = 1;
+            break;
+        }
+    r->nheld = held; /* read by the I/O thread only after r is queued */
+    __atomic_store_n(&r->ntarget, held + 1, __ATOMIC_RELEASE);
+    acquired_tile_cb(r);
+    return rc;
 }
 
 int veil_net_isend(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag)
 {
-    return post(net, h, peer, tag, VEIL_REQ_SEND);
+    return post(net, &h, 1, peer, tag, VEIL_REQ_SEND);
 }
 
 int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag)
 {
-    return post(net, h, peer, tag, VEIL_REQ_RECV);
+    return post(net, &h, 1, peer, tag, VEIL_REQ_RECV);
+}
+
+int veil_net_irecv_tiles(veil_net_t *net, const starpu_data_handle_t *h, int n, int peer,
+                         uint64_t tag)
+{
+    return post(net, h, n, peer, tag, VEIL_REQ_RECV);
 }
 
 static void wait_ms(struct veil_net *net, long ms)

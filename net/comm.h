@@ -33,6 +33,16 @@ int veil_net_isend(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t t
 int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag);
 
 /**
+ * As veil_net_irecv, for one message scattered over the n handles h[0..n-1] in order (the tiles
+ * of one or more tensors, anywhere in memory): its first bytes fill h[0], the next h[1], and so
+ * on; its size must be the sum of theirs. Every handle is held in write mode until the message
+ * has landed, then all are released, so a later reader of any of them waits for the whole
+ * message. n == 1 is veil_net_irecv; VEIL_ERR_INVAL for n < 1 or a NULL handle.
+ */
+int veil_net_irecv_tiles(veil_net_t *net, const starpu_data_handle_t *h, int n, int peer,
+                         uint64_t tag);
+
+/**
  * Stops the session from the application's side, as an error of its own does: every peer gets an
  * ABORT with this process's reason (printf-style) and stops with an error naming it, and every
  * later call returns status. For a process whose work failed before it told its peers anything

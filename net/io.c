@@ -105,6 +105,15 @@ static void on_acquired(struct veil_net *net, struct veil_net_req *r)
                          (unsigned long long)r->tag);
         return;
     }
+    for (int i = 0; r->handles && i < r->nhandles; i++) { /* a tiled receive's every handle */
+        r->ptrs[i] = starpu_data_handle_to_pointer(r->handles[i], STARPU_MAIN_RAM);
+        if (!r->ptrs[i] && starpu_data_get_size(r->handles[i]) > 0) {
+            veil_net_io_fail(net, VEIL_ERR_STARPU,
+                             "tag %llu: handle %d of a tiled receive has no main-memory copy",
+                             (unsigned long long)r->tag, i);
+            return;
+        }
+    }
     if (r->kind == VEIL_REQ_RECV && r->msg)
         veil_net_io_deliver(net, r->peer, r->msg);
 }

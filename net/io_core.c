@@ -13,13 +13,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Gives the handle back to StarPU and retires the request. */
+void veil_net_req_free(struct veil_net_req *r)
+{
+    if (!r)
+        return;
+    free(r->handles);
+    free(r->ends);
+    free(r->ptrs);
+    free(r);
+}
+
+void veil_net_req_write(struct veil_net_req *r, uint64_t off, const void *src, size_t n)
+{
+    if (!r->handles) {
+        memcpy(r->ptr + off, src, n);
+        return;
+    }
+    /* the first handle whose bytes end after off (binary search over the end offsets) */
+    int lo = 0, hi = r->nhandles - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (r->ends[mid] > off)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    const uint8_t *s = src;
+    for (int i = lo; n > 0 && i < r->nhandles; i++) {
+        const uint64_t start = i ? r->ends[i - 1] : 0;
+        size_t k = (size_t)(r->ends[i] - off);
+        if (k > n)
+            k = n;
+        memcpy(r->ptrs[i] + (off - start), s, k);
+        s += k;
+        off += k;
+        n -= k;
+    }
+}
+
+/* Gives the handles back to StarPU and retires the request. */
 void veil_net_req_done(struct veil_net *net, struct veil_net_req *r)
 {
-    if (!r->acquire_failed)
-        starpu_data_release_on_node(r->handle, STARPU_MAIN_RAM);
+    for (int i = 0; i < r->nheld; i++)
+        starpu_data_release_on_node(r->handles ? r->handles[i] : r->handle, STARPU_MAIN_RAM);
     veil_net_idle_kick(); /* the release may have made a task ready: wake paused workers */
-    free(r);
+    veil_net_req_free(r);
     pthread_mutex_lock(&net->mu);
     net->pending--;
     net->io_busy = net->outq_total > 0; /* a send's last frames may still be staged */

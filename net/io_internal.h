@@ -105,6 +105,10 @@ int veil_net_io_fail(struct veil_net *net, int status, const char *fmt, ...) VEI
 void veil_net_io_drop_all(struct veil_net *net);
 /** Gives r's handle back to StarPU and frees r (the posting thread waits on the count). */
 void veil_net_req_done(struct veil_net *net, struct veil_net_req *r);
+/* Writes n bytes of r's message at offset off into its acquired handle, or across the handles of
+ * a tiled receive (off + n <= r->size: every chunk is bounded by its message's total, which is
+ * r->size once the message is bound to r). */
+void veil_net_req_write(struct veil_net_req *r, uint64_t off, const void *src, size_t n);
 /** This process's hello, as sent to every peer and compared with theirs. */
 void veil_net_io_hello(const struct veil_net *net, struct veil_hello *out);
 

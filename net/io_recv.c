@@ -28,7 +28,7 @@ void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m)
     while (m->first) {
         struct veil_net_inchunk *c = m->first;
         size_t n = zmq_msg_size(&c->msg);
-        memcpy(r->ptr + c->offset, zmq_msg_data(&c->msg), n);
+        veil_net_req_write(r, c->offset, zmq_msg_data(&c->msg), n);
         m->first = c->next;
         net->early_bytes -= n;
         zmq_msg_close(&c->msg);
@@ -114,7 +114,7 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
     veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES + h->length, m->total, done);
     if (h->length) {
         if (m->req && m->req->acquired && m->req->msg == m) {
-            memcpy(m->req->ptr + offset, zmq_msg_data(payload), h->length);
+            veil_net_req_write(m->req, offset, zmq_msg_data(payload), h->length);
         } else {
             struct veil_net_inchunk *c = malloc(sizeof *c);
             if (!c)

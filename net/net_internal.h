@@ -60,7 +60,14 @@ struct veil_net_req {
     int peer;
     uint64_t tag;
     uint64_t seq; /* posting order */
-    starpu_data_handle_t handle;
+    starpu_data_handle_t handle;   /* the first (only, but for a tiled receive) handle */
+    starpu_data_handle_t *handles; /* a tiled receive's nhandles handles (owned), else NULL */
+    uint64_t *ends;                /* tiled: end offset of each handle's bytes in the message */
+    uint8_t **ptrs;                /* tiled: each handle's main-memory bytes, once acquired */
+    int nhandles;                  /* 1, or a tiled receive's count */
+    int nheld;                     /* handles whose acquire was requested (released when done) */
+    int nacquired, ntarget;        /* tiled: acquire callbacks so far, and the count that
+                                      completes them (both atomic; net/comm.c) */
     size_t size;
     int region;     /* trace region current when it was posted (base/trace.h) */
     double t_first; /* trace: send's first chunk staged (I/O thread, only while tracing) */
@@ -78,6 +85,9 @@ struct veil_net_req {
     struct veil_net_req *same_next; /* send: next send posted to this peer with this tag */
     struct veil_net_req *next, *prev;
 };
+
+/* Frees r and what it owns (no release of its handles: veil_net_req_done's job). */
+void veil_net_req_free(struct veil_net_req *r);
 
 /* An incoming message (I/O thread only): bound to a receive, or held as early arrival. */
 struct veil_net_inchunk {

@@ -5,9 +5,10 @@
  * words is expanded at request time instead); the designated party's tasks read the
  * correction, which is a receive from the dealer (DEALER), a local computation task (party 0 in
  * TRUSTED_FIRST_PARTY) or absent (FILE: the stored share is read into the parts at request
- * time). An item whose only corrected part is one tile gets the correction straight into that
- * part (no buffer, no copy task). The dealer computes each correction in a task and sends it; a
- * recorder only logs the item.
+ * time). From the dealer the correction lands straight in the corrected parts' tiles (one
+ * message, net/comm.h veil_net_irecv_tiles), as the local task's does when it is one tile: no
+ * buffer, no copy task. The dealer computes each correction in a task and
+ * sends it; a recorder only logs the item.
  *
  * FLOW CONTROL WITHIN A RUN. The dealer walks the plan as fast as it can submit corrections, the
  * designated party only as fast as its own walk goes (which waits at memory barriers), and a
@@ -239,23 +240,54 @@ static int submit_correction(veil_mpc_t *m, const struct veil_preproc_item *item
     return rc;
 }
 
-/* The part the designated party receives the dealer's correction straight into: the item's only
- * corrected part when it is one tile as long as the correction (that party's words of a
- * corrected part are the correction's words, tasks/preproc.h), so no task copies them; -1
- * otherwise (several corrected parts, or a tiled one: fill tasks copy each tile's range). */
-static int direct_part(const struct veil_preproc_desc *desc, const struct veil_mpc_mat *out)
+/* Whether the designated party gets the correction straight into its corrected parts: from the
+ * dealer always (one message scattered over every corrected part's tiles in part order, which is
+ * the correction's layout, tasks/preproc.h); computed here (trusted first party) when the item
+ * has one corrected part of one tile, since the correction task writes one handle. Otherwise the
+ * correction goes to a buffer that a fill task per tile copies from. */
+static int direct_ok(const veil_mpc_t *m, const struct veil_preproc_desc *desc,
+                     const struct veil_mpc_mat *out)
 {
+    if (m->opt.material == VEIL_MPC_MAT_DEALER)
+        return 1;
     int found = -1;
     for (int j = 0; j < desc->nparts; j++)
         if (desc->part[j].corrected) {
             if (found >= 0)
-                return -1;
+                return 0;
             found = j;
         }
-    return found >= 0 && out->part[found].ntiles == 1 &&
-                   out->part[found].numel == desc->correction_words
-               ? found
-               : -1;
+    return found >= 0 && out->part[found].ntiles == 1;
+}
+
+/* Registers the corrected parts of *out and posts their correction: one receive from the dealer
+ * over all their tiles, or the correction task into the one tile (direct_ok). */
+static int post_direct(veil_mpc_t *m, const struct veil_preproc_item *item,
+                       const struct veil_preproc_desc *desc, struct veil_mpc_mat *out, uint64_t tag)
+{
+    int nh = 0, rc = VEIL_OK;
+    for (int j = 0; j < desc->nparts; j++)
+        nh += desc->part[j].corrected ? out->part[j].ntiles : 0;
+    starpu_data_handle_t *hs = malloc((size_t)nh * sizeof *hs);
+    if (!hs)
+        return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory for %d handles", nh);
+    nh = 0;
+    for (int j = 0; j < desc->nparts && rc == VEIL_OK; j++) {
+        struct veil_sec *p = &out->part[j];
+        if (!desc->part[j].corrected || (rc = veil_sec_register(p)) != VEIL_OK)
+            continue;
+        memcpy(hs + nh, p->h, (size_t)p->ntiles * sizeof *hs);
+        nh += p->ntiles;
+    }
+    if (rc == VEIL_OK && m->opt.material == VEIL_MPC_MAT_DEALER) {
+        rc = veil_net_irecv_tiles(m->net, hs, nh, m->nparties, tag);
+        if (rc == VEIL_OK)
+            rc = grant_credit(m, desc->correction_words * 8);
+    } else if (rc == VEIL_OK) {
+        rc = submit_correction(m, item, hs[0]);
+    }
+    free(hs);
+    return rc;
 }
 
 int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
@@ -326,32 +358,22 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
     }
 
     /* The designated party: its corrected parts' words are the correction's, which is received
-     * from the dealer or computed by a task here (TRUSTED_FIRST_PARTY) straight into the part
-     * when direct_part allows, and into a buffer that fill tasks copy from otherwise. */
-    int direct = -1;
+     * from the dealer or computed by a task here (TRUSTED_FIRST_PARTY), straight into the parts
+     * when direct_ok, else into a buffer that fill tasks copy from. */
+    int direct = 0;
     if (m->self == designated && desc.correction_words > 0) {
-        starpu_data_handle_t dst = NULL;
-        if ((direct = direct_part(&desc, out)) >= 0) {
-            if ((rc = veil_sec_register(&out->part[direct])) == VEIL_OK)
-                dst = out->part[direct].h[0];
-        } else if ((rc = correction_tensor(m, desc.correction_words, &corr)) == VEIL_OK) {
-            dst = corr;
-        }
-        if (rc == VEIL_OK && m->opt.material == VEIL_MPC_MAT_DEALER) {
-            rc = veil_net_irecv(m->net, dst, m->nparties, tag);
-            if (rc == VEIL_OK)
-                rc = grant_credit(m, desc.correction_words * 8);
-        } else if (rc == VEIL_OK) {
-            rc = submit_correction(m, &item, dst);
-        }
+        if ((direct = direct_ok(m, &desc, out)))
+            rc = post_direct(m, &item, &desc, out, tag);
+        else if ((rc = correction_tensor(m, desc.correction_words, &corr)) == VEIL_OK)
+            rc = submit_correction(m, &item, corr); /* trusted first party (direct_ok) */
         if (rc != VEIL_OK)
             goto fail;
     }
     for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++) {
         struct veil_sec *p = &out->part[j];
         const int uses_corr = corr && desc.part[j].corrected;
-        if (j == direct)
-            continue; /* its receive is posted */
+        if (direct && desc.part[j].corrected)
+            continue; /* registered, its correction posted */
         if (!uses_corr && p->numel <= VEIL_MPC_FILL_INLINE_WORDS) {
             /* a small PRG part: expanding it here costs less than a task's round trip through
              * the scheduler (the same words either way) */

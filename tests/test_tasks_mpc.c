@@ -74,12 +74,13 @@ static uint64_t rounds(veil_mpc_t *m)
     return st.rounds;
 }
 
-/* A one-tile Beaver item over the inline bound: a and b are PRG parts, one expansion task each;
- * c is its only corrected part. The designated party (the last; party 0 in trusted-first-party
- * mode) gets its c straight into the part (received from the dealer, or computed there), so it
- * submits 2 tasks where every other party submits 3 (and no party any from FILE material, which
- * is read at request time); at every party c = a b. */
-static void direct_correction(veil_mpc_t *m)
+/* A Beaver item over the inline bound, in `tiles` tiles: a and b are PRG parts, one expansion
+ * task per tile each; c is its only corrected part. The designated party (the last; party 0 in
+ * trusted-first-party mode) gets c straight into the part: received from the dealer into every
+ * tile (one message), or computed there when it is one tile; otherwise a task per tile copies it
+ * from the correction, as every other party expands c by a task per tile. No party submits any
+ * from FILE material (read at request time). At every party c = a b. */
+static void direct_correction(veil_mpc_t *m, int tiles)
 {
     enum { BIG = 3 * VEIL_MPC_FILL_INLINE_WORDS };
     const int n = veil_mpc_nparties(m), self = veil_mpc_self(m);
@@ -87,29 +88,32 @@ static void direct_correction(veil_mpc_t *m)
     struct veil_mpc_mat mat;
     struct veil_pub pub[3];
     memset(pub, 0, sizeof pub);
-    int rc = veil_mpc_material(m, veil_preproc_item_beaver(0, BIG), SIZE_MAX, &mat);
+    int rc = veil_mpc_material(m, veil_preproc_item_beaver(0, BIG),
+                               tiles == 1 ? SIZE_MAX : BIG / tiles, &mat);
     for (int j = 0; j < 3 && rc == VEIL_OK; j++)
         rc = veil_mpc_reveal(m, &mat.part[j], -1, &pub[j]);
     if (rc == VEIL_OK)
         rc = veil_mpc_wait(m);
     if (rc != VEIL_OK) {
-        VT_CHECK(0, "process %d: one-tile Beaver item: %s", self, veil_last_error());
+        VT_CHECK(0, "process %d: Beaver item in %d tiles: %s", self, tiles, veil_last_error());
         return;
     }
     if (veil_mpc_computes(m)) {
         const uint64_t tasks = veil_mpc_fill_tasks(m) - before;
         const enum veil_mpc_material mode = the_run.material;
-        const int designated = mode == VEIL_MPC_MAT_TRUSTED_FIRST_PARTY ? 0 : n - 1;
-        const uint64_t want = mode == VEIL_MPC_MAT_FILE ? 0 : self == designated ? 2 : 3;
+        const int tfp_mode = mode == VEIL_MPC_MAT_TRUSTED_FIRST_PARTY;
+        const int designated = tfp_mode ? 0 : n - 1;
+        const int direct = self == designated && (!tfp_mode || tiles == 1);
+        const uint64_t want = mode == VEIL_MPC_MAT_FILE ? 0 : (uint64_t)(direct ? 2 : 3) * tiles;
         VT_CHECK(tasks == want,
                  "party %d: %" PRIu64
-                 " material tasks for a one-tile Beaver item, expected %" PRIu64,
-                 self, tasks, want);
+                 " material tasks for a Beaver item in %d tiles, expected %" PRIu64,
+                 self, tasks, tiles, want);
         for (int j = 0; j < 3; j++)
             to_host(&pub[j]);
         for (size_t i = 0; i < BIG; i++)
             if (pub[2].data[i] != pub[0].data[i] * pub[1].data[i]) {
-                VT_CHECK(0, "party %d: one-tile Beaver item: c != a b at %zu", self, i);
+                VT_CHECK(0, "party %d: Beaver item in %d tiles: c != a b at %zu", self, tiles, i);
                 break;
             }
     }
@@ -143,8 +147,17 @@ static int sequence(veil_mpc_t *m)
     /* Correlated randomness, then an open of x against the Beaver mask a. */
     if (rc == VEIL_OK)
         rc = veil_mpc_material(m, veil_preproc_item_beaver(0, N_ELEMS), TILE, &beaver);
+    /* TRUNC has two corrected parts (4 tiles each; every part under the inline bound): from the
+     * dealer one message lands in all 8 tiles, no task; in trusted-first-party mode party 0
+     * copies each tile from its computed correction (8 tasks). */
+    const uint64_t fill0 = veil_mpc_fill_tasks(m);
     if (rc == VEIL_OK)
         rc = veil_mpc_material(m, veil_preproc_item_trunc(0, N_ELEMS, (uint64_t)f), TILE, &trunc);
+    const uint64_t trunc_tasks = veil_mpc_fill_tasks(m) - fill0,
+                   trunc_want = tfp && self == 0 ? 2 * ((N_ELEMS + TILE - 1) / TILE) : 0;
+    VT_CHECK(!party || trunc_tasks == trunc_want,
+             "party %d: %" PRIu64 " material tasks for a TRUNC item, expected %" PRIu64, self,
+             trunc_tasks, trunc_want);
     if (rc == VEIL_OK)
         rc = veil_mpc_material(m, veil_preproc_item_bit(0, N_ELEMS), TILE, &bit);
     if (rc == VEIL_OK) {
@@ -284,7 +297,8 @@ static int sequence(veil_mpc_t *m)
     VT_CHECK(pooled[2] == pooled[1],
              "process %d: the tensor pool went from %zu to %zu bytes on a repeated request", self,
              pooled[1], pooled[2]);
-    direct_correction(m);
+    direct_correction(m, 1);
+    direct_correction(m, 3);
     return veil_test_failures ? 1 : 0;
 }
 
