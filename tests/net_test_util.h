@@ -62,6 +62,28 @@ static inline void net_test_fill(uint8_t *p, size_t n, uint64_t seed)
     }
 }
 
+/* Runs fn as 2 party processes with fresh CURVE keys (60 s timeout); prints each process's output
+ * on failure, prefixed by what. 0 when both exited 0. */
+static inline int net_test_run2(int (*fn)(const struct veil_harness_party *, void *),
+                                const char *what)
+{
+    struct net_test_keys k;
+    if (net_test_keys_make(&k, 2))
+        return 1;
+    struct veil_harness_result res[2];
+    struct veil_harness_opts o = {
+        .nparties = 2, .timeout_s = 60, .grace_s = 5, .forward_output = net_test_verbose()};
+    int rc = veil_harness_run(&o, fn, &k, res);
+    if (rc != VEIL_OK) {
+        fprintf(stderr, "FAIL: %s: %s\n", what, veil_last_error());
+        for (int p = 0; p < 2; p++)
+            fprintf(stderr, "--- party %d (exit %d):\n%s\n", p, res[p].exit_code,
+                    res[p].output ? res[p].output : "");
+    }
+    veil_harness_results_free(res, 2);
+    return rc == VEIL_OK ? 0 : 1;
+}
+
 /* Index of the first byte that differs from the pattern, or n. */
 static inline size_t net_test_check(const uint8_t *p, size_t n, uint64_t seed)
 {

@@ -154,19 +154,5 @@ static int party(const struct veil_harness_party *me, void *arg)
 
 int main(void)
 {
-    struct net_test_keys k;
-    if (net_test_keys_make(&k, 2))
-        return 1;
-    struct veil_harness_result res[2];
-    struct veil_harness_opts o = {
-        .nparties = 2, .timeout_s = 60, .grace_s = 5, .forward_output = net_test_verbose()};
-    int rc = veil_harness_run(&o, party, &k, res);
-    if (rc != VEIL_OK) {
-        fprintf(stderr, "FAIL: %s\n", veil_last_error());
-        for (int p = 0; p < 2; p++)
-            fprintf(stderr, "--- party %d (exit %d):\n%s\n", p, res[p].exit_code,
-                    res[p].output ? res[p].output : "");
-    }
-    veil_harness_results_free(res, 2);
-    return rc == VEIL_OK ? 0 : 1;
+    return net_test_run2(party, "DAG dependencies");
 }

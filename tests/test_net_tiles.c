@@ -186,28 +186,9 @@ static int apart(const struct veil_harness_party *me, void *arg)
     return bad;
 }
 
-static int run(int (*fn)(const struct veil_harness_party *, void *), const char *what)
-{
-    struct net_test_keys k;
-    if (net_test_keys_make(&k, 2))
-        return 1;
-    struct veil_harness_result res[2];
-    struct veil_harness_opts o = {
-        .nparties = 2, .timeout_s = 60, .grace_s = 5, .forward_output = net_test_verbose()};
-    int rc = veil_harness_run(&o, fn, &k, res);
-    if (rc != VEIL_OK) {
-        fprintf(stderr, "FAIL: %s: %s\n", what, veil_last_error());
-        for (int p = 0; p < 2; p++)
-            fprintf(stderr, "--- party %d (exit %d):\n%s\n", p, res[p].exit_code,
-                    res[p].output ? res[p].output : "");
-    }
-    veil_harness_results_free(res, 2);
-    return rc == VEIL_OK ? 0 : 1;
-}
-
 int main(void)
 {
-    int failed = run(landed, "one message into three tiles");
-    failed += run(apart, "handles apart in memory");
+    int failed = net_test_run2(landed, "one message into three tiles");
+    failed += net_test_run2(apart, "handles apart in memory");
     return failed ? 1 : 0;
 }
