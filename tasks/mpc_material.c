@@ -7,8 +7,8 @@
  * TRUSTED_FIRST_PARTY) or absent (FILE: the stored share is read into the parts at request
  * time). From the dealer the correction lands straight in the corrected parts' tiles (one
  * message, net/comm.h veil_net_irecv_tiles), as the local task's does when it is one tile: no
- * buffer, no copy task. The dealer computes each correction in a task and
- * sends it; a recorder only logs the item.
+ * buffer, no copy task. The dealer computes each correction in a task and sends it; a recorder
+ * only logs the item.
  *
  * FLOW CONTROL WITHIN A RUN. The dealer walks the plan as fast as it can submit corrections, the
  * designated party only as fast as its own walk goes (which waits at memory barriers), and a
