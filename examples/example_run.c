@@ -527,6 +527,13 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
                fixed_err, m->tol, agree ? "agree" : "DISAGREE", double_err, out_abs);
         if (!agree)
             code = 1;
+        if (code == 0 && !(out_abs > 0)) { /* every output 0: a check of nothing */
+            fprintf(stderr,
+                    "%s: check: every plaintext output is 0, so the comparison checked "
+                    "nothing (degenerate inputs or weights)\n",
+                    m->name);
+            code = 1;
+        }
     }
     if (code == 0) { /* no summary of a failed run: its figures would be zeros, not results */
         const struct veil_run_stats *last = &st[runs - 1];

@@ -42,6 +42,7 @@ static veil_node_t *leaf(struct model *m, int is_input, double lo, double hi, in
         m->cap = cap;
     }
     struct model_leaf *l = &m->leaves[m->nleaves];
+    memset(l, 0, sizeof *l); /* realloc'd: onehot (set by the caller for labels) must start 0 */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(l->name, sizeof l->name, fmt, ap);
