@@ -232,8 +232,11 @@ static void check_identical(void (*build)(struct veil_test_net *), const char *n
         veil_test_net_lookahead = VEIL_LOOKAHEAD_UNBOUNDED;
         veil_test_net_serialized = 0;
         struct veil_test_net *run = v == 0 ? &t0 : &t;
-        if (v > 0) /* the first build's feeds (the generator drew others for this one) */
+        if (v > 0) { /* the first build's feeds (the generator drew others for this one) */
+            for (size_t f = 0; f < run->nfeeds; f++)
+                free((void *)run->feeds[f].values);
             memcpy(run->feeds, t0.feeds, sizeof t0.feeds);
+        }
         cur = run;
         memset(sh, 0, sizeof *sh);
         struct veil_test_graph_opts o = {.nparties = 2, .dealer = 1,

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Tests `make install` into a fresh prefix as a user meets it: with no environment variable at all
-# (env -i: no LD_LIBRARY_PATH, no ldconfig step), the installed veil-run starts a session of the
+# (env -i: no LD_LIBRARY_PATH, no ldconfig step; a sanitizer build's ASAN_OPTIONS, LSAN_OPTIONS
+# and UBSAN_OPTIONS are kept), the installed veil-run starts a session of the
 # installed example veil-secure-sum (2 parties and the dealer) that exits 0 with the right total
 # on every party; the other installed examples and veil-config answer --help, the trace script is
 # installed as veil-trace-svg, the docs and veil.pc are in place; `make uninstall` removes the
@@ -16,8 +17,10 @@ mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "${MAKE:-make}" -C "$top" "$@" pr
 if ! mk install; then
     echo "FAIL: make install prefix=$pfx"; tail -n 30 "$tmp/make.log"; exit 1
 fi
-out=$(cd "$tmp" && env -i "$pfx/bin/veil-run" -n 2 --dealer --timeout 120 -- \
-    "$pfx/bin/veil-secure-sum" -k 10 2>&1)
+# env -i keeps only the sanitizers' settings (a --enable-sanitizers build: tests/lsan.supp)
+out=$(cd "$tmp" && env -i ${ASAN_OPTIONS:+"ASAN_OPTIONS=$ASAN_OPTIONS"} \
+    ${LSAN_OPTIONS:+"LSAN_OPTIONS=$LSAN_OPTIONS"} ${UBSAN_OPTIONS:+"UBSAN_OPTIONS=$UBSAN_OPTIONS"} \
+    "$pfx/bin/veil-run" -n 2 --dealer --timeout 120 -- "$pfx/bin/veil-secure-sum" -k 10 2>&1)
 rc=$?
 for p in 0 1; do
     printf '%s\n' "$out" | grep -qxF "[p$p] parties=2 party=$p elements=10 bytes_sent=160 rounds=3" ||
