@@ -23,34 +23,20 @@ examples' default) a gap is the worker's idle time.
 Prints a table: per run its milliseconds and the parts in percent of it, then the medians over the
 runs. Exit status: 0 printed, 1 no run >= K in the trace, 2 bad usage or not a Veil trace.
 """
-import json
+import os
 import signal
 import statistics
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import veil_trace  # noqa: E402  (beside this script)
 
 NAME = "trace_gaps"
 
 
 def die(code, msg):
-    print("%s: %s" % (NAME, msg), file=sys.stderr)
-    sys.exit(code)
-
-
-def load(path):
-    """The complete events of one process's Veil trace file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        events = [e for e in doc["traceEvents"] if isinstance(e, dict) and e.get("ph") == "X"]
-        pids = {e.get("pid") for e in events}
-        for e in events:
-            float(e["ts"]), float(e["dur"]), e["cat"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        die(2, "%s: not a Veil trace (%s)" % (path, e))
-    if len(pids) != 1 or None in pids:
-        die(2, "%s: expected the events of one process, found process ids %s" % (path, sorted(
-            p for p in pids if p is not None)))
-    return events
+    veil_trace.die(NAME, code, msg)
 
 
 def run_of(e):
@@ -90,17 +76,10 @@ def split_run(run, tasks, recvs):
 
 def main(argv):
     args = list(argv[1:])
-    first = 1
-    if "--from-run" in args:
-        i = args.index("--from-run")
-        try:
-            first = int(args[i + 1])
-        except (IndexError, ValueError):
-            die(2, "--from-run needs a run index")
-        del args[i:i + 2]
+    first = veil_trace.from_run(NAME, args)
     if len(args) != 1 or args[0].startswith("-"):
         die(2, "usage: trace_gaps.py TRACE.json [--from-run K]")
-    events = load(args[0])
+    _, events = veil_trace.load(NAME, args[0])
     runs = sorted((e for e in events if e["cat"] == "run" and isinstance(run_of(e), int) and
                    run_of(e) >= first), key=run_of)
     if not runs:

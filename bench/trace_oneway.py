@@ -17,30 +17,18 @@ Prints one line:
     sender P -> receiver Q, runs >= K: n N, one-way us p10 A p50 B p90 C max D
 Exit status: 0 printed, 1 no matched message, 2 bad usage or a file that is not a Veil trace.
 """
-import json
+import os
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import veil_trace  # noqa: E402  (beside this script)
 
 NAME = "trace_oneway"
 
 
 def die(code, msg):
-    print("%s: %s" % (NAME, msg), file=sys.stderr)
-    sys.exit(code)
-
-
-def load(path):
-    """(session process id, its events) of a Veil trace file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        events = doc["traceEvents"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        die(2, "%s: not a Veil trace (%s)" % (path, e))
-    pids = {e.get("pid") for e in events if isinstance(e, dict) and e.get("ph") == "X"}
-    if len(pids) != 1 or None in pids:
-        die(2, "%s: expected the events of one process, found process ids %s" % (path, sorted(
-            p for p in pids if p is not None)))
-    return pids.pop(), events
+    veil_trace.die(NAME, code, msg)
 
 
 def messages(events, cat, peer):
@@ -57,18 +45,11 @@ def pct(v, q):
 
 def main(argv):
     args = list(argv[1:])
-    first = 1
-    if "--from-run" in args:
-        i = args.index("--from-run")
-        try:
-            first = int(args[i + 1])
-        except (IndexError, ValueError):
-            die(2, "--from-run needs a run number")
-        del args[i:i + 2]
+    first = veil_trace.from_run(NAME, args)
     if len(args) != 2 or any(a.startswith("-") for a in args):
         die(2, "usage: trace_oneway.py SENDER.json RECEIVER.json [--from-run K]")
-    sender, sev = load(args[0])
-    receiver, rev = load(args[1])
+    sender, sev = veil_trace.load(NAME, args[0])
+    receiver, rev = veil_trace.load(NAME, args[1])
     if sender == receiver:
         die(2, "both files are process %d's" % sender)
     queue = {}

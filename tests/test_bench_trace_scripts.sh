@@ -1,0 +1,69 @@
+#!/bin/sh
+# Tests the trace scripts on one real session: LeNet-5 at its small size, 2 parties and the dealer
+# under veil-run with VEIL_TRACE, 3 runs.
+# bench/trace_oneway.py: each direction between the parties must print one line with n > 0
+# matched messages and 0 <= p10 <= p50 <= p90 <= max, and so must the dealer -> party 1 direction
+# (the material); runs >= 3 has none (exit 1); one file twice, a file that is not a trace, a
+# missing argument and a bad --from-run are refused with exit 2 and a line naming the script.
+# bench/trace_gaps.py: for each party's trace a header with busy, "wait P" for the other party,
+# after, local and tail, one row per run >= 1 and a median row, each row's parts adding up to 100 %
+# of the run; runs >= 3 has none (exit 1); a file that is not a trace, no file, two files and a
+# bad --from-run are refused with exit 2 and a line naming the script. Timings are not asserted.
+set -u
+B=${VEIL_TOP_BUILDDIR:-.}
+src=$(cd "${VEIL_TOP_SRCDIR:-.}" && pwd) || exit 1
+oneway="$src/bench/trace_oneway.py"
+gaps="$src/bench/trace_gaps.py"
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/veil-trace-scripts-XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+fail=0
+bad() { echo "FAIL: $*" >&2; fail=1; }
+STARPU_SILENT=1 VEIL_TRACE="$T/t-%d.json" "$B/tools/veil-run" -n 2 --dealer --timeout 120 -- \
+    "$B/examples/lenet" --small --runs 3 >"$T/run.log" 2>&1 ||
+    { cat "$T/run.log" >&2; bad "the traced session failed"; exit 1; }
+echo garbage >"$T/g.json"
+for pair in "0 1" "1 0" "2 1"; do
+    set -- $pair
+    python3 "$oneway" "$T/t-$1.json" "$T/t-$2.json" >"$T/out" 2>&1 ||
+        { bad "$1 -> $2: exit $?: $(cat "$T/out")"; continue; }
+    # sender P -> receiver Q, runs >= 1: n N, one-way us p10 A p50 B p90 C max D
+    awk -v s="$1" -v r="$2" '
+        $1 == "sender" && $2 == s && $5 + 0 == r && $9 == "n" && $10 + 0 > 0 && $13 == "p10" &&
+        $14 + 0 >= 0 && $14 + 0 <= $16 + 0 && $16 + 0 <= $18 + 0 && $18 + 0 <= $20 + 0 { ok = 1 }
+        END { exit ok ? 0 : 1 }' "$T/out" || bad "$1 -> $2: $(cat "$T/out")"
+done
+python3 "$oneway" "$T/t-0.json" "$T/t-1.json" --from-run 3 >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q '^trace_oneway: no message' "$T/out" || bad "runs >= 3: $(cat "$T/out")"
+for args in "$T/t-0.json $T/t-0.json" "$T/g.json $T/t-1.json" "$T/t-0.json" \
+    "$T/t-0.json $T/t-1.json --from-run x"; do
+    python3 "$oneway" $args >"$T/out" 2>&1
+    rc=$?
+    { [ "$rc" -eq 2 ] && grep -q '^trace_oneway: ' "$T/out" && ! grep -q Traceback "$T/out"; } ||
+        bad "'$args': exit $rc, expected 2 with one line: $(cat "$T/out")"
+done
+
+for pair in "0 1" "1 0"; do
+    set -- $pair
+    python3 "$gaps" "$T/t-$1.json" >"$T/out" 2>&1 ||
+        { bad "party $1: exit $?: $(cat "$T/out")"; continue; }
+    # run ms busy wait P after local tail (% of the run); rows 1, 2 and median; parts sum to 100
+    awk -v peer="$2" '
+        NR == 1 { ok = $1 == "run" && $2 == "ms" && $3 == "busy" && $4 == "wait" && $5 == peer &&
+                  $6 == "after" && $7 == "local" && $8 == "tail"; next }
+        { s = 0; for (i = 3; i <= NF; i++) s += $i; if (s < 99.5 || s > 100.5) ok = 0
+          rows = rows " " $1 }
+        END { exit ok && rows == " 1 2 median" ? 0 : 1 }' "$T/out" ||
+        bad "party $1: $(cat "$T/out")"
+done
+python3 "$gaps" "$T/t-1.json" --from-run 3 >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q '^trace_gaps: no run' "$T/out" || bad "runs >= 3: $(cat "$T/out")"
+for args in "$T/g.json" "" "$T/t-0.json $T/t-1.json" "$T/t-0.json --from-run x"; do
+    python3 "$gaps" $args >"$T/out" 2>&1
+    rc=$?
+    { [ "$rc" -eq 2 ] && grep -q '^trace_gaps: ' "$T/out" && ! grep -q Traceback "$T/out"; } ||
+        bad "'$args': exit $rc, expected 2 with one line: $(cat "$T/out")"
+done
+[ "$fail" = 0 ] &&
+    echo "PASS: trace_oneway.py and trace_gaps.py on a traced LeNet-5 session, and their refusals"
+exit "$fail"
