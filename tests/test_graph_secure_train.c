@@ -359,7 +359,12 @@ static int child(const struct veil_harness_party *me, void *arg)
     }
     if (code == 0 && placed.check_copies && !me->is_dealer)
         check_copies(cur->plan, me->id);
-    veil_party_close(&pt);
+    /* the close reports a failure that reached this process after its last call (the dealer,
+     * which deals ahead, can finish both steps before a party's abort arrives) */
+    if (veil_party_close(&pt) != VEIL_OK && code == 0) {
+        fprintf(stderr, "process %d: close: %s\n", me->id, veil_last_error());
+        code = 6;
+    }
     return code;
 }
 
