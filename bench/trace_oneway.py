@@ -33,8 +33,7 @@ def die(code, msg):
 
 def messages(events, cat, peer):
     """The complete events of category cat (send or recv) with process peer, in time order."""
-    out = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and
-           e.get("cat") == cat and isinstance(e.get("args"), dict) and
+    out = [e for e in events if e["cat"] == cat and isinstance(e.get("args"), dict) and
            e["args"].get("peer") == peer]
     return sorted(out, key=lambda e: e["ts"])
 

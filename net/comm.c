@@ -108,14 +108,13 @@ static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer
     }
     if (!r)
         return veil_error(VEIL_ERR_NOMEM, "%s: out of memory", what);
-    int rc = VEIL_OK;
     r->net = net;
     r->kind = kind;
     r->peer = peer;
     r->tag = tag;
     r->handle = hs[0];
     r->nhandles = n;
-    for (int i = 0; i < n && n > 1; i++) {
+    for (int i = 0; r->handles && i < n; i++) { /* a tiled receive */
         r->handles[i] = hs[i];
         r->ends[i] = (i ? r->ends[i - 1] : 0) + starpu_data_get_size(hs[i]);
     }
@@ -123,9 +122,9 @@ static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer
     r->region = veil_trace_region();
     pthread_mutex_lock(&net->mu);
     if (net->state != VEIL_NET_READY || net->stop) {
-        rc = net->state == VEIL_NET_FAILED
-                 ? veil_error(net->status, "%s", net->errmsg)
-                 : veil_error(VEIL_ERR_STATE, "%s: the session is not open", what);
+        int rc = net->state == VEIL_NET_FAILED
+                     ? veil_error(net->status, "%s", net->errmsg)
+                     : veil_error(VEIL_ERR_STATE, "%s: the session is not open", what);
         pthread_mutex_unlock(&net->mu);
         veil_net_req_free(r);
         return rc;
@@ -169,7 +168,7 @@ static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer
     r->nheld = held; /* read by the I/O thread only after r is queued */
     __atomic_store_n(&r->ntarget, held + 1, __ATOMIC_RELEASE);
     acquired_tile_cb(r);
-    return rc;
+    return VEIL_OK;
 }
 
 int veil_net_isend(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag)
