@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/build.sh
 cd build
 if ! make -j"$(nproc)" check; then
-    for log in $(grep -l -E '^(FAIL|ERROR)' tests/*.trs 2>/dev/null | sed 's/\.trs$/.log/'); do
+    for log in $(grep -l -E '^:test-result: (FAIL|ERROR)' tests/*.trs 2>/dev/null | sed 's/\.trs$/.log/'); do
         echo "==== $log"; tail -n 60 "$log"
     done
     exit 1
