@@ -1,8 +1,8 @@
 /*
  * mpc.c — the protocol context: roles and material sources, seed distribution at set-up,
- * deterministic tags and item indices, the item log, tiled tensors and their deferred release,
- * and the quiescence barrier (contracts in mpc.h). Correlated randomness is in mpc_material.c;
- * opens, reveals, input sharing and local ops in mpc_open.c.
+ * deterministic tags and item indices, the item log, tiled tensors, and the quiescence barrier
+ * (contracts in mpc.h). Correlated randomness is in mpc_material.c; opens, reveals, input sharing
+ * and local ops in mpc_open.c; released tensors in mpc_release.c.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -173,6 +173,7 @@ veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
         rc = distribute_seeds(m);
     if (rc != VEIL_OK)
         goto fail;
+    veil_mpc_cache_init(m);
     return m;
 fail:
     veil_mpc_destroy(&m);
@@ -198,20 +199,6 @@ veil_mpc_t *veil_mpc_new_recorder(int nparties, const struct veil_mpc_options *o
     return m;
 }
 
-/* Unregisters the deferred handles and frees the deferred buffers; everything is quiescent. */
-static void collect_garbage(veil_mpc_t *m)
-{
-    for (size_t i = 0; i < m->ngarbage; i++) {
-        struct veil_mpc_garbage *g = &m->garbage[i];
-        for (int t = 0; t < g->nhandles; t++)
-            starpu_data_unregister(g->handles[t]);
-        free(g->handles);
-        veil_secbuf_put(g->data, g->bytes); /* pooled (the wiper wipes it) or wiped and freed */
-    }
-    m->ngarbage = 0;
-    m->garbage_bytes = 0;
-}
-
 int veil_mpc_wait(veil_mpc_t *m)
 {
     if (!m)
@@ -222,7 +209,7 @@ int veil_mpc_wait(veil_mpc_t *m)
     else if (m->opt.role == VEIL_MPC_PARTY)
         starpu_task_wait_for_all();
     if (rc == VEIL_OK)
-        collect_garbage(m);
+        veil_mpc_collect(m, 1);
     int task_rc = __atomic_load_n(&m->task_error, __ATOMIC_ACQUIRE);
     if (rc == VEIL_OK && task_rc != VEIL_OK)
         rc = veil_error(task_rc, "mpc: a protocol task failed (%s); see the log",
@@ -248,8 +235,9 @@ void veil_mpc_destroy(veil_mpc_t **mp)
         /* A failed session released every pending handle; what is left is safe to drop. */
         if (m->opt.role != VEIL_MPC_RECORDER)
             starpu_task_wait_for_all();
-        collect_garbage(m);
+        veil_mpc_collect(m, 0);
     }
+    veil_mpc_cache_drain(m);
     free(m->garbage);
     veil_preproc_reader_close(&m->reader);
     if (m->seeds) {
@@ -419,29 +407,6 @@ int veil_mpc_log_item(veil_mpc_t *m, const struct veil_preproc_item *item)
     return VEIL_OK;
 }
 
-int veil_mpc_defer(veil_mpc_t *m, starpu_data_handle_t *handles, int nhandles, void *data,
-                   size_t bytes)
-{
-    if (m->ngarbage == m->garbage_cap) {
-        size_t cap = m->garbage_cap ? 2 * m->garbage_cap : 64;
-        struct veil_mpc_garbage *g = realloc(m->garbage, cap * sizeof *g);
-        if (!g)
-            return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory for deferred releases");
-        m->garbage = g;
-        m->garbage_cap = cap;
-    }
-    m->garbage[m->ngarbage++] =
-        (struct veil_mpc_garbage){.handles = handles, .nhandles = nhandles, .data = data,
-                                  .bytes = bytes};
-    m->garbage_bytes += data ? bytes : 0;
-    return VEIL_OK;
-}
-
-size_t veil_mpc_garbage_bytes(const veil_mpc_t *m)
-{
-    return m->garbage_bytes;
-}
-
 void veil_mpc_set_priority(veil_mpc_t *m, int priority)
 {
     m->priority = priority;
@@ -490,8 +455,10 @@ int veil_sec_shape(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind,
     return VEIL_OK;
 }
 
-int veil_sec_alloc(struct veil_sec *t)
+int veil_sec_alloc(veil_mpc_t *m, struct veil_sec *t)
 {
+    if (veil_mpc_cache_take(m, t))
+        return VEIL_OK;
     t->data = veil_secbuf_get(t->numel * 8); /* zeroed, pooled (base/secmem.c) */
     if (!t->data)
         return veil_error(VEIL_ERR_NOMEM, "tensor: out of memory for %zu elements", t->numel);
@@ -500,6 +467,8 @@ int veil_sec_alloc(struct veil_sec *t)
 
 int veil_sec_register(struct veil_sec *t)
 {
+    if (t->h)
+        return VEIL_OK; /* it came with the buffer (mpc_cache.c) */
     t->h = calloc((size_t)t->ntiles, sizeof *t->h);
     if (!t->h)
         return veil_error(VEIL_ERR_NOMEM, "tensor: out of memory for %d handles", t->ntiles);
@@ -518,7 +487,7 @@ int veil_sec_init(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, 
     int rc = veil_sec_shape(m, t, kind, ndim, dims, tile);
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
-    if ((rc = veil_sec_alloc(t)) != VEIL_OK || (rc = veil_sec_register(t)) != VEIL_OK) {
+    if ((rc = veil_sec_alloc(m, t)) != VEIL_OK || (rc = veil_sec_register(t)) != VEIL_OK) {
         veil_aligned_free(t->data);
         memset(t, 0, sizeof *t);
     }
@@ -531,7 +500,7 @@ int veil_sec_init_words(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind 
     int rc = veil_sec_shape(m, t, kind, ndim, dims, tile);
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
-    if ((rc = veil_sec_alloc(t)) != VEIL_OK)
+    if ((rc = veil_sec_alloc(m, t)) != VEIL_OK)
         return rc;
     if (words)
         memcpy(t->data, words, t->numel * 8);
@@ -546,23 +515,6 @@ int veil_sec_init_like(veil_mpc_t *m, struct veil_sec *t, const struct veil_sec 
 {
     int rc = veil_sec_init(m, t, like->kind, like->ndim, like->dims, like->tile);
     return rc;
-}
-
-void veil_mpc_release(veil_mpc_t *m, struct veil_sec *t)
-{
-    if (!t)
-        return;
-    if (t->h || t->data) {
-        /* Unregistered and freed at the next barrier, when no task can still use them. */
-        if (veil_mpc_defer(m, t->h, t->h ? t->ntiles : 0, t->data, t->numel * 8) != VEIL_OK) {
-            veil_mpc_wait(m);
-            for (int i = 0; t->h && i < t->ntiles; i++)
-                starpu_data_unregister(t->h[i]);
-            free(t->h);
-            veil_aligned_free(t->data);
-        }
-    }
-    memset(t, 0, sizeof *t);
 }
 
 size_t veil_sec_tile_numel(const struct veil_sec *t, int i)

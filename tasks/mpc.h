@@ -36,9 +36,12 @@
  * partitioning); a tile is the unit of the inner-layer pipeline: its messages and tasks are
  * independent of the other tiles'. Tensors own their memory; veil_mpc_release() returns at
  * once and hands the handles and memory to the context, which unregisters and frees them at the
- * next veil_mpc_wait(), when no task can still use them. (starpu_data_unregister_submit would
- * free earlier, but its completion cannot be observed without a blocking call; a temporary's
- * memory therefore lives until the next barrier, which the compiler places.)
+ * next veil_mpc_wait(), when no task can still use them — or, where main memory is StarPU's only
+ * memory node, wipes a tensor of at most 128 KiB and keeps it registered for the next tensor of
+ * the same element count and tile, which then starts as zeros (tasks/mpc_release.c).
+ * (starpu_data_unregister_submit would free earlier, but its completion cannot be observed
+ * without a blocking call; a temporary's memory therefore lives until the next barrier, which
+ * the compiler places.)
  *
  * CALLING CONVENTION. Inputs are initialised tensors (borrowed); outputs are struct veil_sec the
  * callee initialises (the caller passes an uninitialised or released struct and later releases

@@ -1,7 +1,7 @@
 /*
  * mpc_internal.h — what the files of the protocol foundation share (mpc.c, mpc_material.c,
- * mpc_open.c) and what protocol files may use beyond mpc.h: the context's layout, the tag
- * space, tensor construction in steps, and deferred release.
+ * mpc_open.c, mpc_release.c) and what protocol files may use beyond mpc.h: the context's layout,
+ * the tag space, tensor construction in steps, and deferred release with its cache.
  */
 #ifndef VEIL_TASKS_MPC_INTERNAL_H
 #define VEIL_TASKS_MPC_INTERNAL_H
@@ -24,6 +24,24 @@ struct veil_mpc_garbage {
     int nhandles;
     void *data; /* veil_aligned_alloc'd, wiped then freed */
     size_t bytes;
+};
+
+/* Registered tensor memory kept across barriers (mpc_cache.c): tensors of at most MAX_BYTES, at
+ * most TOTAL_BYTES in all, by element count and tile. */
+#define VEIL_MPC_CACHE_MAX_BYTES ((size_t)128 << 10)
+#define VEIL_MPC_CACHE_TOTAL_BYTES ((size_t)64 << 20)
+#define VEIL_MPC_CACHE_BUCKETS 256
+struct veil_mpc_cached;
+struct veil_mpc_cache {
+    struct veil_mpc_cached *bucket[VEIL_MPC_CACHE_BUCKETS];
+    size_t bytes, count;
+    uint64_t hits, misses;
+    int enabled; /* a party or the dealer, whose StarPU has one memory node */
+};
+struct veil_mpc_cache_stats {
+    uint64_t hits;         /* tensors that took a kept buffer and its handles */
+    uint64_t misses;       /* cacheable tensors that found none */
+    size_t tensors, bytes; /* kept now */
 };
 
 struct veil_mpc {
@@ -52,6 +70,7 @@ struct veil_mpc {
     int priority;   /* StarPU priority of submitted tasks (veil_mpc_set_priority) */
     size_t garbage_bytes; /* data bytes of the queued garbage */
     int task_error; /* first error status of a task body (atomic); reported by veil_mpc_wait */
+    struct veil_mpc_cache cache; /* mpc_cache.c */
     uint64_t *wids; /* weight ids claimed by weight-stationary states (tasks/wstat.c), forever */
     size_t nwids, wids_cap;
 };
@@ -68,12 +87,28 @@ int veil_mpc_log_item(veil_mpc_t *m, const struct veil_preproc_item *item);
 int veil_mpc_defer(veil_mpc_t *m, starpu_data_handle_t *handles, int nhandles, void *data,
                    size_t bytes);
 
+/** The barrier's collection of the queued releases (mpc_release.c): unregisters and frees them,
+ *  or with keep (a barrier that succeeded) keeps tensors' memory and handles for reuse. */
+void veil_mpc_collect(veil_mpc_t *m, int keep);
+/** Enables the cache where it is sound (not a RECORDER; main memory StarPU's one memory node). */
+void veil_mpc_cache_init(veil_mpc_t *m);
+/** Gives shaped t a kept buffer (zeroed) and its registered handles if one of its element
+ *  count and tile is kept: 1, else 0 (allocate and register as usual). */
+int veil_mpc_cache_take(veil_mpc_t *m, struct veil_sec *t);
+/** At a barrier (no task can use g): wipes g's buffer and keeps it with its handles if it is a
+ *  tensor's (veil_sec_register's layout) within the cache's bounds: 1, else 0 (release it). */
+int veil_mpc_cache_keep(veil_mpc_t *m, struct veil_mpc_garbage *g);
+/** Unregisters and releases everything kept (the context's end). */
+void veil_mpc_cache_drain(veil_mpc_t *m);
+void veil_mpc_cache_stats(const veil_mpc_t *m, struct veil_mpc_cache_stats *s);
+
 /** Shape and tiling only (no memory): what veil_sec_init does at the dealer / a recorder. */
 int veil_sec_shape(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
                    const size_t *dims, size_t tile);
-/** Allocates t->data (zeroed) for a shaped tensor. */
-int veil_sec_alloc(struct veil_sec *t);
-/** Registers one vector handle per tile over t->data. */
+/** Allocates t->data (zeroed) for a shaped tensor; a kept buffer comes with its handles
+ *  (t->h set, mpc_cache.c). */
+int veil_sec_alloc(veil_mpc_t *m, struct veil_sec *t);
+/** Registers one vector handle per tile over t->data (nothing to do when t->h is set). */
 int veil_sec_register(struct veil_sec *t);
 
 #endif

@@ -136,24 +136,22 @@ static int submit_args(veil_mpc_t *m, struct starpu_codelet *cl, void *args, siz
     return VEIL_OK;
 }
 
-/* The whole correction of item as one vector handle, with its buffer, deferred for release. The
- * buffer comes from the tensor pool (base/secmem.h), to which the release gives it back (the pool
- * wipes it): a plan's corrections have the same sizes run after run, so steady runs fault no
- * fresh pages in. */
+/* The whole correction of item as one vector handle, with its buffer, deferred for release: a
+ * one-tile tensor's, so that steady runs take the last run's buffer and handle back from the
+ * cache of released tensors (mpc_release.c) instead of registering one. Untagged: the tensor's
+ * tile-0 placement tag is not a correction's. */
 static int correction_tensor(veil_mpc_t *m, size_t words, starpu_data_handle_t *h)
 {
-    uint64_t *buf = veil_secbuf_get(words * 8);
-    if (!buf)
-        return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory for a correction of %zu words",
-                          words);
-    starpu_data_handle_t *hs = malloc(sizeof *hs);
-    if (!hs) {
-        veil_secbuf_put(buf, words * 8);
-        return veil_error(VEIL_ERR_NOMEM, "mpc: out of memory");
+    struct veil_sec t;
+    const size_t dims[1] = {words};
+    int rc = veil_sec_shape(m, &t, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
+    if (rc == VEIL_OK && (rc = veil_sec_alloc(m, &t)) == VEIL_OK &&
+        (rc = veil_sec_register(&t)) == VEIL_OK) {
+        *h = t.h[0];
+        starpu_data_set_user_data(*h, NULL);
     }
-    starpu_vector_data_register(&hs[0], STARPU_MAIN_RAM, (uintptr_t)buf, (uint32_t)words, 8);
-    *h = hs[0];
-    return veil_mpc_defer(m, hs, 1, buf, words * 8);
+    veil_mpc_release(m, &t); /* deferred: freed or kept at the next barrier */
+    return rc;
 }
 
 size_t veil_mpc_ahead_limit(const veil_mpc_t *m)
@@ -341,7 +339,7 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
 
     /* A party: memory for every part. */
     for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
-        rc = veil_sec_alloc(&out->part[j]);
+        rc = veil_sec_alloc(m, &out->part[j]);
     if (rc != VEIL_OK)
         goto fail;
 

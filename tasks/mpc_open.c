@@ -147,7 +147,7 @@ int veil_mpc_share_input(veil_mpc_t *m, int owner, const uint64_t *values, int n
         return VEIL_OK;
     if (m->self == owner && !values)
         return veil_error(VEIL_ERR_INVAL, "share input: the owner must give its values");
-    if ((rc = veil_sec_alloc(out)) != VEIL_OK)
+    if ((rc = veil_sec_alloc(m, out)) != VEIL_OK)
         return rc;
     if (m->self != owner) {
         if ((rc = veil_sec_register(out)) != VEIL_OK)
@@ -166,7 +166,8 @@ int veil_mpc_share_input(veil_mpc_t *m, int owner, const uint64_t *values, int n
             continue;
         veil_prg_t *prg = NULL;
         if ((rc = veil_sec_shape(m, &theirs[q], VEIL_SHARE_ARITH, ndim, dims, tile)) != VEIL_OK ||
-            (rc = veil_sec_alloc(&theirs[q])) != VEIL_OK || (rc = veil_seed_random(seed)) != VEIL_OK)
+            (rc = veil_sec_alloc(m, &theirs[q])) != VEIL_OK ||
+            (rc = veil_seed_random(seed)) != VEIL_OK)
             break;
         if (!(prg = veil_prg_new(seed)) ||
             (rc = veil_prg_fill(prg, theirs[q].data, out->numel)) != VEIL_OK) {
