@@ -77,9 +77,10 @@ static void acquired_tile_cb(void *arg)
 }
 
 static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer, uint64_t tag,
-                int kind)
+                int kind, int combine)
 {
     const char *what = kind == VEIL_REQ_SEND ? "veil_net_isend"
+                       : combine             ? "veil_net_irecv_combine"
                        : n == 1              ? "veil_net_irecv"
                                              : "veil_net_irecv_tiles";
     if (!net || !hs || n < 1)
@@ -110,6 +111,7 @@ static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer
         return veil_error(VEIL_ERR_NOMEM, "%s: out of memory", what);
     r->net = net;
     r->kind = kind;
+    r->combine = combine;
     r->peer = peer;
     r->tag = tag;
     r->handle = hs[0];
@@ -144,9 +146,10 @@ static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer
     /* From here the I/O thread owns r; the callback hands it over again once acquired. */
     if (n == 1) {
         r->nheld = 1;
-        if (starpu_data_acquire_on_node_cb(hs[0], STARPU_MAIN_RAM,
-                                           kind == VEIL_REQ_SEND ? STARPU_R : STARPU_W, acquired_cb,
-                                           r) != 0) {
+        const enum starpu_data_access_mode mode = kind == VEIL_REQ_SEND ? STARPU_R
+                                                  : combine             ? STARPU_RW
+                                                                        : STARPU_W;
+        if (starpu_data_acquire_on_node_cb(hs[0], STARPU_MAIN_RAM, mode, acquired_cb, r) != 0) {
             r->acquire_failed = 1;
             r->nheld = 0;
             acquired_cb(r);
@@ -173,18 +176,30 @@ static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer
 
 int veil_net_isend(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag)
 {
-    return post(net, &h, 1, peer, tag, VEIL_REQ_SEND);
+    return post(net, &h, 1, peer, tag, VEIL_REQ_SEND, 0);
 }
 
 int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag)
 {
-    return post(net, &h, 1, peer, tag, VEIL_REQ_RECV);
+    return post(net, &h, 1, peer, tag, VEIL_REQ_RECV, 0);
 }
 
 int veil_net_irecv_tiles(veil_net_t *net, const starpu_data_handle_t *h, int n, int peer,
                          uint64_t tag)
 {
-    return post(net, h, n, peer, tag, VEIL_REQ_RECV);
+    return post(net, h, n, peer, tag, VEIL_REQ_RECV, 0);
+}
+
+int veil_net_irecv_combine(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag,
+                           enum veil_net_combine op)
+{
+    if (op != VEIL_NET_COMBINE_ADD64 && op != VEIL_NET_COMBINE_XOR)
+        return veil_error(VEIL_ERR_INVAL, "veil_net_irecv_combine: unknown op %d", (int)op);
+    if (h && (starpu_data_get_interface_id(h) != STARPU_VECTOR_INTERFACE_ID ||
+              starpu_vector_get_elemsize(h) != 8))
+        return veil_error(VEIL_ERR_INVAL,
+                          "veil_net_irecv_combine: the handle must be a vector of 8-byte words");
+    return post(net, &h, 1, peer, tag, VEIL_REQ_RECV, (int)op);
 }
 
 static void wait_ms(struct veil_net *net, long ms)

@@ -42,6 +42,23 @@ int veil_net_irecv(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t t
 int veil_net_irecv_tiles(veil_net_t *net, const starpu_data_handle_t *h, int n, int peer,
                          uint64_t tag);
 
+/** How a combining receive folds the message into its handle. */
+enum veil_net_combine {
+    VEIL_NET_COMBINE_ADD64 = 1, /* word by word, 64-bit wrap-around sum (arithmetic shares) */
+    VEIL_NET_COMBINE_XOR = 2    /* XOR (binary shares) */
+};
+
+/**
+ * As veil_net_irecv into a vector of 8-byte words, but the message is folded into h word by
+ * word (op ADD64: wrap-around sum; XOR) instead of overwriting it: h is held in read-write mode,
+ * after the tasks and sends posted on h before this call, until the whole message is in. The sum
+ * of an open thus lands in the handle that holds this party's own term with no task of its own,
+ * and folding costs what a plain receive's copy costs. Same errors and threads as
+ * veil_net_irecv, and VEIL_ERR_INVAL for another op or another kind of handle.
+ */
+int veil_net_irecv_combine(veil_net_t *net, starpu_data_handle_t h, int peer, uint64_t tag,
+                           enum veil_net_combine op);
+
 /**
  * Stops the session from the application's side, as an error of its own does: every peer gets an
  * ABORT with this process's reason (printf-style) and stops with an error naming it, and every

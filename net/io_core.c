@@ -23,8 +23,46 @@ void veil_net_req_free(struct veil_net_req *r)
     free(r);
 }
 
+/* Folds n bytes at message offset off into a combining receive's buffer: whole words straight
+ * from src (any alignment), a word split across chunks gathered in r->part first (chunks come in
+ * order, net/io_recv.c). */
+static void combine(struct veil_net_req *r, uint64_t off, const uint8_t *src, size_t n)
+{
+    uint8_t *dst = r->ptr;
+    while (n > 0) {
+        const size_t b = (size_t)(off % 8);
+        if (b == 0 && n >= 8) {
+            const size_t k = n / 8;
+            uint64_t *w = (uint64_t *)(void *)(dst + off); /* a vector's words: aligned */
+            for (size_t i = 0; i < k; i++) {
+                uint64_t v;
+                memcpy(&v, src + 8 * i, 8);
+                w[i] = r->combine == VEIL_NET_COMBINE_XOR ? w[i] ^ v : w[i] + v;
+            }
+            off += 8 * k;
+            src += 8 * k;
+            n -= 8 * k;
+            continue;
+        }
+        const size_t take = n < 8 - b ? n : 8 - b;
+        memcpy(r->part + b, src, take);
+        if (b + take == 8) {
+            uint64_t v, *w = (uint64_t *)(void *)(dst + (off - b));
+            memcpy(&v, r->part, 8);
+            *w = r->combine == VEIL_NET_COMBINE_XOR ? *w ^ v : *w + v;
+        }
+        off += take;
+        src += take;
+        n -= take;
+    }
+}
+
 void veil_net_req_write(struct veil_net_req *r, uint64_t off, const void *src, size_t n)
 {
+    if (r->combine) {
+        combine(r, off, src, n);
+        return;
+    }
     if (!r->handles) {
         memcpy(r->ptr + off, src, n);
         return;

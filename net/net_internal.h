@@ -65,6 +65,8 @@ struct veil_net_req {
     uint64_t *ends;                /* tiled: end offset of each handle's bytes in the message */
     uint8_t **ptrs;                /* tiled: each handle's main-memory bytes, once acquired */
     int nhandles;                  /* 1, or a tiled receive's count */
+    int combine;                   /* recv: 0 copy, or enum veil_net_combine (one handle) */
+    uint8_t part[8];               /* combine: the bytes of a word split across chunks */
     int nheld;                     /* handles whose acquire was requested (released when done) */
     int nacquired, ntarget;        /* tiled: acquire callbacks so far, and the count that
                                       completes them (both atomic; net/comm.c) */

@@ -1,7 +1,9 @@
 /*
  * mpc_open.c — the primitives that talk (input sharing, masked open, reveal) and the local
  * linear operations, all per tile (contracts in mpc.h). An open of tile t is independent of
- * every other tile's: its own tag, its own sends, receives and sum task, so tiles pipeline.
+ * every other tile's: its own tag, its own sends and receives, so tiles pipeline. The peers'
+ * terms are folded into the result tile by the receives themselves (veil_net_irecv_combine):
+ * the consumer of an open becomes ready when the last message lands, with no sum task between.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -31,40 +33,26 @@ static int send_all(veil_mpc_t *m, starpu_data_handle_t src, uint64_t tag)
     return rc;
 }
 
-/* out tile = sum (or XOR) of own tile `mine` and one received tile from each peer. The received
- * buffers live in `inbox` (one tensor per peer, released by the caller). */
-static int gather_combine(veil_mpc_t *m, enum veil_share_kind kind, starpu_data_handle_t mine,
-                          struct veil_sec *inbox, int t, uint64_t tag, starpu_data_handle_t out)
+/* Folds every peer's term of tile `tag` into dst as it lands (after the writes and sends posted
+ * on dst before): dst ends as the sum (XOR) of the terms with no task of its own. */
+static int fold_peers(veil_mpc_t *m, enum veil_share_kind kind, starpu_data_handle_t dst,
+                      uint64_t tag)
 {
-    starpu_data_handle_t ops[VEIL_NET_MAX_PARTIES];
-    int k = 0, rc = VEIL_OK;
-    ops[k++] = mine;
-    for (int q = 0; q < m->nparties && rc == VEIL_OK; q++) {
-        if (q == m->self)
-            continue;
-        rc = veil_net_irecv(m->net, inbox[q].h[t], q, tag);
-        ops[k++] = inbox[q].h[t];
-    }
-    if (rc != VEIL_OK)
-        return rc;
-    return kind == VEIL_SHARE_ARITH ? veil_task_sum(ops, k, out, veil_mpc_priority(m))
-                                    : veil_task_xor_sum(ops, k, out, veil_mpc_priority(m));
-}
-
-static int inbox_init(veil_mpc_t *m, struct veil_sec *inbox, const struct veil_sec *like)
-{
+    const enum veil_net_combine op =
+        kind == VEIL_SHARE_ARITH ? VEIL_NET_COMBINE_ADD64 : VEIL_NET_COMBINE_XOR;
     int rc = VEIL_OK;
-    memset(inbox, 0, sizeof *inbox * VEIL_NET_MAX_PARTIES);
     for (int q = 0; q < m->nparties && rc == VEIL_OK; q++)
         if (q != m->self)
-            rc = veil_sec_init_like(m, &inbox[q], like);
+            rc = veil_net_irecv_combine(m->net, dst, q, tag, op);
     return rc;
 }
 
-static void inbox_release(veil_mpc_t *m, struct veil_sec *inbox)
+/* dst = src (a one-operand sum): this party's own term, before the peers' are folded in. */
+static int copy_term(veil_mpc_t *m, enum veil_share_kind kind, starpu_data_handle_t src,
+                     starpu_data_handle_t dst)
 {
-    for (int q = 0; q < m->nparties; q++)
-        veil_mpc_release(m, &inbox[q]);
+    return kind == VEIL_SHARE_ARITH ? veil_task_sum(&src, 1, dst, veil_mpc_priority(m))
+                                    : veil_task_xor_sum(&src, 1, dst, veil_mpc_priority(m));
 }
 
 int veil_mpc_open(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *a,
@@ -79,26 +67,24 @@ int veil_mpc_open(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec
     if ((rc = veil_sec_init_like(m, d, x)) != VEIL_OK || !veil_mpc_computes(m))
         return rc;
     d->kind = x->kind;
-    struct veil_sec diff = {0}, inbox[VEIL_NET_MAX_PARTIES];
-    if ((rc = inbox_init(m, inbox, x)) != VEIL_OK)
-        goto out;
-    if (a && (rc = veil_sec_init_like(m, &diff, x)) != VEIL_OK)
-        goto out;
+    /* per tile: d = x - a (or x), sent (x itself when there is no mask), then every peer's term
+     * folded into d as it lands */
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
-        starpu_data_handle_t mine = x->h[t];
+        const uint64_t tag = tag0 + (uint64_t)t;
+        const int prio = veil_mpc_priority(m);
         if (a) {
-            mine = diff.h[t];
-            rc = x->kind == VEIL_SHARE_ARITH ? veil_task_sub(x->h[t], a->h[t], mine, veil_mpc_priority(m))
-                                              : veil_task_xor(x->h[t], a->h[t], mine, veil_mpc_priority(m));
+            rc = x->kind == VEIL_SHARE_ARITH ? veil_task_sub(x->h[t], a->h[t], d->h[t], prio)
+                                             : veil_task_xor(x->h[t], a->h[t], d->h[t], prio);
+            if (rc == VEIL_OK)
+                rc = send_all(m, d->h[t], tag); /* posted before the folds, which write d */
+        } else {
+            rc = send_all(m, x->h[t], tag);
+            if (rc == VEIL_OK)
+                rc = copy_term(m, x->kind, x->h[t], d->h[t]);
         }
         if (rc == VEIL_OK)
-            rc = send_all(m, mine, tag0 + (uint64_t)t);
-        if (rc == VEIL_OK)
-            rc = gather_combine(m, x->kind, mine, inbox, t, tag0 + (uint64_t)t, d->h[t]);
+            rc = fold_peers(m, x->kind, d->h[t], tag);
     }
-out:
-    inbox_release(m, inbox);
-    veil_mpc_release(m, &diff);
     return rc;
 }
 
@@ -122,12 +108,12 @@ int veil_mpc_reveal(veil_mpc_t *m, const struct veil_sec *x, int to, struct veil
             rc = veil_net_isend(m->net, x->h[t], to, tag0 + (uint64_t)t);
         return rc;
     }
-    struct veil_sec inbox[VEIL_NET_MAX_PARTIES];
-    if ((rc = veil_sec_init_like(m, out, x)) == VEIL_OK)
-        rc = inbox_init(m, inbox, x);
-    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
-        rc = gather_combine(m, x->kind, x->h[t], inbox, t, tag0 + (uint64_t)t, out->h[t]);
-    inbox_release(m, inbox);
+    rc = veil_sec_init_like(m, out, x);
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
+        rc = copy_term(m, x->kind, x->h[t], out->h[t]);
+        if (rc == VEIL_OK)
+            rc = fold_peers(m, x->kind, out->h[t], tag0 + (uint64_t)t);
+    }
     return rc;
 }
 

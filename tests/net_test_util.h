@@ -62,25 +62,26 @@ static inline void net_test_fill(uint8_t *p, size_t n, uint64_t seed)
     }
 }
 
-/* Runs fn as 2 party processes with fresh CURVE keys (60 s timeout); prints each process's output
- * on failure, prefixed by what. 0 when both exited 0. */
-static inline int net_test_run2(int (*fn)(const struct veil_harness_party *, void *),
-                                const char *what)
+/* Runs fn as n party processes (no dealer) with fresh CURVE keys, handed to fn as its argument
+ * (60 s timeout); prints each process's output on failure, prefixed by what. 0 when all exited 0.
+ */
+static inline int net_test_run(int n, int (*fn)(const struct veil_harness_party *, void *),
+                               const char *what)
 {
     struct net_test_keys k;
-    if (net_test_keys_make(&k, 2))
+    if (n < 2 || n > VEIL_NET_MAX_PROCS || net_test_keys_make(&k, n))
         return 1;
-    struct veil_harness_result res[2];
+    struct veil_harness_result res[VEIL_NET_MAX_PROCS];
     struct veil_harness_opts o = {
-        .nparties = 2, .timeout_s = 60, .grace_s = 5, .forward_output = net_test_verbose()};
+        .nparties = n, .timeout_s = 60, .grace_s = 5, .forward_output = net_test_verbose()};
     int rc = veil_harness_run(&o, fn, &k, res);
     if (rc != VEIL_OK) {
         fprintf(stderr, "FAIL: %s: %s\n", what, veil_last_error());
-        for (int p = 0; p < 2; p++)
+        for (int p = 0; p < n; p++)
             fprintf(stderr, "--- party %d (exit %d):\n%s\n", p, res[p].exit_code,
                     res[p].output ? res[p].output : "");
     }
-    veil_harness_results_free(res, 2);
+    veil_harness_results_free(res, n);
     return rc == VEIL_OK ? 0 : 1;
 }
 

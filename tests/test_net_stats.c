@@ -141,5 +141,5 @@ static int party(const struct veil_harness_party *me, void *arg)
 
 int main(void)
 {
-    return net_test_run2(party, "traffic counters");
+    return net_test_run(2, party, "traffic counters");
 }

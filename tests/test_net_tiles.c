@@ -188,7 +188,7 @@ static int apart(const struct veil_harness_party *me, void *arg)
 
 int main(void)
 {
-    int failed = net_test_run2(landed, "one message into three tiles");
-    failed += net_test_run2(apart, "handles apart in memory");
+    int failed = net_test_run(2, landed, "one message into three tiles");
+    failed += net_test_run(2, apart, "handles apart in memory");
     return failed ? 1 : 0;
 }
