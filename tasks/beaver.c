@@ -1,8 +1,10 @@
 /*
  * beaver.c — the elementwise Beaver product and square (contracts and costs in beaver.h). Per
- * tile: the two masked opens of the round, then the local combination as separate tasks, each
- * depending on the one open it needs, so a tile's local work starts as soon as its first
- * opened operand lands and every tile runs independently of the others.
+ * tile: the two masked opens of the round (their sums folded in by the receives), then the local
+ * combination z = c + D b + a E (+ D E) as one task, ready when the tile's last opened operand
+ * lands; every tile runs independently of the others. (Separate products per opened operand let
+ * D b start before E came, but cost three more tasks and temporaries per tile, and one more pass
+ * over memory, for a head start the two opens of one round rarely give.)
  */
 #include "config.h"
 #include "tasks/beaver.h"
@@ -56,7 +58,7 @@ static int mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y
     if ((rc = veil_mpc_material(m, veil_preproc_item_beaver(0, x->numel), x->tile, &mat)) !=
         VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, e = {0}, t1 = {0}, t2 = {0}, t3 = {0};
+    struct veil_sec d = {0}, e = {0};
     if ((rc = veil_sec_init_like(m, z, x)) != VEIL_OK || !veil_mpc_computes(m))
         goto out;
     const int p0 = veil_mpc_self(m) == 0;
@@ -68,28 +70,13 @@ static int mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y
         goto out;
     if (mark)
         veil_mpc_round(m);
-    if ((rc = veil_sec_init_like(m, &t1, x)) != VEIL_OK ||
-        (rc = veil_sec_init_like(m, &t2, x)) != VEIL_OK ||
-        (p0 && (rc = veil_sec_init_like(m, &t3, x)) != VEIL_OK))
-        goto out;
-    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
-        /* D b_p waits for D only, a_p E for E only; the sum waits for both. */
-        rc = veil_task_mul(d.h[t], b.h[t], t1.h[t], veil_mpc_priority(m));
-        if (rc == VEIL_OK)
-            rc = veil_task_mul(a.h[t], e.h[t], t2.h[t], veil_mpc_priority(m));
-        if (rc == VEIL_OK && p0)
-            rc = veil_task_mul(d.h[t], e.h[t], t3.h[t], veil_mpc_priority(m));
-        if (rc == VEIL_OK) {
-            starpu_data_handle_t ops[4] = {c->h[t], t1.h[t], t2.h[t], p0 ? t3.h[t] : NULL};
-            rc = veil_task_sum(ops, p0 ? 4 : 3, z->h[t], veil_mpc_priority(m));
-        }
-    }
+    /* one task per tile, ready once both opens of the tile have landed */
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
+        rc = veil_task_beaver_z(c->h[t], d.h[t], b.h[t], a.h[t], e.h[t], p0, z->h[t],
+                                veil_mpc_priority(m));
 out:
     veil_mpc_release(m, &d);
     veil_mpc_release(m, &e);
-    veil_mpc_release(m, &t1);
-    veil_mpc_release(m, &t2);
-    veil_mpc_release(m, &t3);
     veil_mpc_mat_release(m, &mat);
     return rc;
 }
@@ -118,7 +105,7 @@ int veil_mpc_square(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *z)
     if ((rc = veil_mpc_material(m, veil_preproc_item_square(0, x->numel), x->tile, &mat)) !=
         VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, t1 = {0}, t2 = {0};
+    struct veil_sec d = {0};
     if ((rc = veil_sec_init_like(m, z, x)) != VEIL_OK || !veil_mpc_computes(m))
         goto out;
     const int p0 = veil_mpc_self(m) == 0;
@@ -127,23 +114,12 @@ int veil_mpc_square(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *z)
     if ((rc = veil_mpc_open(m, x, &a, &d)) != VEIL_OK)
         goto out;
     veil_mpc_round(m);
-    if ((rc = veil_sec_init_like(m, &t1, x)) != VEIL_OK ||
-        (p0 && (rc = veil_sec_init_like(m, &t2, x)) != VEIL_OK))
-        goto out;
-    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
-        rc = veil_task_mul(d.h[t], a.h[t], t1.h[t], veil_mpc_priority(m));
-        if (rc == VEIL_OK && p0)
-            rc = veil_task_mul(d.h[t], d.h[t], t2.h[t], veil_mpc_priority(m));
-        if (rc == VEIL_OK) {
-            /* a^2 + 2 D a (+ D^2): the sum takes the same operand twice. */
-            starpu_data_handle_t ops[4] = {a2->h[t], t1.h[t], t1.h[t], p0 ? t2.h[t] : NULL};
-            rc = veil_task_sum(ops, p0 ? 4 : 3, z->h[t], veil_mpc_priority(m));
-        }
-    }
+    /* a^2 + D a + a D (+ D D): the product's step with b = a and e = D */
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
+        rc = veil_task_beaver_z(a2->h[t], d.h[t], a.h[t], a.h[t], d.h[t], p0, z->h[t],
+                                veil_mpc_priority(m));
 out:
     veil_mpc_release(m, &d);
-    veil_mpc_release(m, &t1);
-    veil_mpc_release(m, &t2);
     veil_mpc_mat_release(m, &mat);
     return rc;
 }
