@@ -112,7 +112,8 @@ static void inmsg_free(struct veil_net *net, struct veil_net_inmsg *m)
     while (m->first) {
         struct veil_net_inchunk *c = m->first;
         m->first = c->next;
-        net->early_bytes -= zmq_msg_size(&c->msg);
+        if (c->capped)
+            net->early_bytes -= zmq_msg_size(&c->msg);
         zmq_msg_close(&c->msg);
         free(c);
     }

@@ -2,8 +2,9 @@
  * io_recv.c — the I/O thread's receiving half: reading what the ROUTER holds (everything peers
  * send us), finding out who sent it (the ZAP user id under CURVE), checking each frame against
  * the session and the peer's state (hello first, nothing after goodbye), and matching data
- * chunks to posted receives: copied straight into the handle when it is acquired, else kept as
- * the ZeroMQ message (an early arrival, within a byte cap) until it is.
+ * chunks to posted receives: copied (or folded) straight into the handle when it is acquired,
+ * else kept as the ZeroMQ message until it is (an early arrival; those of messages with no
+ * receive posted yet within a byte cap).
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -30,7 +31,8 @@ void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m)
         size_t n = zmq_msg_size(&c->msg);
         veil_net_req_write(r, c->offset, zmq_msg_data(&c->msg), n);
         m->first = c->next;
-        net->early_bytes -= n;
+        if (c->capped)
+            net->early_bytes -= n;
         zmq_msg_close(&c->msg);
         free(c);
     }
@@ -123,17 +125,21 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
             zmq_msg_move(&c->msg, payload);
             c->offset = offset;
             c->next = NULL;
+            /* Only a message with no receive posted counts against the cap: a posted receive
+             * not yet acquired (its handle still in use by earlier tasks, e.g. a fold waiting
+             * for this party's own term) bounds what it holds by its own size. */
+            c->capped = m->req == NULL;
             if (m->last)
                 m->last->next = c;
             else
                 m->first = c;
             m->last = c;
-            net->early_bytes += h->length;
-            if (net->early_bytes > net->opt.early_cap_bytes)
+            net->early_bytes += c->capped ? h->length : 0;
+            if (c->capped && net->early_bytes > net->opt.early_cap_bytes)
                 return veil_net_io_fail(
                     net, VEIL_ERR_NOMEM,
                     "early-arrival store full: %zu bytes received "
-                    "before their irecv was ready, cap %zu (post receives earlier or "
+                    "before their irecv was posted, cap %zu (post receives earlier or "
                     "raise VEIL_NET_EARLY_CAP)",
                     net->early_bytes, net->opt.early_cap_bytes);
         }

@@ -27,7 +27,7 @@ struct veil_net_options {
                                  the configuration's timeout_s (the silence timeout) */
     size_t chunk_bytes;       /* payload bytes per data frame; default 512 KiB (bench) */
     size_t pool_bytes;        /* send staging pool; default 16 MiB */
-    size_t early_cap_bytes;   /* bytes held for messages whose irecv is not ready; default 1 GiB */
+    size_t early_cap_bytes;   /* bytes held for messages whose irecv is not posted; default 1 GiB */
 };
 /** Defaults, then the environment: VEIL_NET_CHUNK, VEIL_NET_POOL, VEIL_NET_EARLY_CAP (bytes),
  *  VEIL_NET_CONNECT_TIMEOUT (seconds). */
@@ -95,6 +95,7 @@ void veil_net_req_free(struct veil_net_req *r);
 struct veil_net_inchunk {
     zmq_msg_t msg;
     uint64_t offset;
+    int capped; /* counted in early_bytes: no receive was posted for it when it came */
     struct veil_net_inchunk *next;
 };
 struct veil_net_inmsg {

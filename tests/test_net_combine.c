@@ -1,19 +1,22 @@
 /* Tests veil_net_irecv_combine (a receive that folds the message into its handle), with 3 real
  * processes over loopback CURVE, in 100-byte chunks so that words straddle chunks. Each process
- * p has a vector of 1,000 words that a task fills with its own term v_p (party 0's task sleeps
+ * p has a vector of 20,000 words that a task fills with its own term v_p (party 0's task sleeps
  * 500 ms), sends it to both peers, then folds both peers' terms into it: 64-bit sums (tag 1) and
- * XOR (tag 2). Party 2 posts everything 1 s late. Every process must end with v_0 + v_1 + v_2
+ * XOR (tag 2). Party 1 starts once party 0's folds are posted and party 2 once party 0's terms
+ * are written (a word from party 0 each). Every process must end with v_0 + v_1 + v_2
  * (v_0 ^ v_1 ^ v_2): the sends, posted before the folds, carry the process's own term and the
  * folds wait for the task that writes it; at party 0 party 1's message comes before its fold can
  * start (kept as an early arrival, folded when the task is done) and party 2's after (folded as
- * it lands). Refusals before anything is posted: an unknown op, a vector of bytes. */
+ * it lands). Party 0 holds party 1's 160 KB message for its posted fold under an early-arrival
+ * cap of 64 KiB: the cap counts only messages no receive was posted for. Refusals before anything
+ * is posted: an unknown op, a vector of bytes. */
 #include "config.h"
 #include "net_test_util.h"
 
 #include <starpu.h>
 #include <unistd.h>
 
-#define WORDS 1000
+#define WORDS 20000 /* 160 KB: over the early-arrival cap below */
 
 static void fill_cpu(void *buffers[], void *cl_arg)
 {
@@ -52,6 +55,8 @@ static int party(const struct veil_harness_party *me, void *arg)
         return 2;
     veil_net_options_defaults(&opt);
     opt.chunk_bytes = 100; /* words straddle chunks */
+    if (me->id == 0)       /* party 2's messages come late, party 1's are held for posted folds */
+        opt.early_cap_bytes = 64 << 10;
     if (starpu_init(NULL) != 0)
         return 3;
     if (veil_net_open(&cfg, &opt, &net) != VEIL_OK) {
@@ -74,8 +79,16 @@ static int party(const struct veil_harness_party *me, void *arg)
                 veil_last_error());
         bad = 1;
     }
-    if (me->id == 2)
-        sleep(1);
+    /* Party 1 starts once party 0's folds are posted, party 2 once party 0's term is written
+     * (so that its messages find party 0's folds acquired): a word from party 0 each. */
+    static uint64_t go;
+    starpu_data_handle_t hgo;
+    starpu_variable_data_register(&hgo, STARPU_MAIN_RAM, (uintptr_t)&go, sizeof go);
+    if (me->id != 0 &&
+        (veil_net_irecv(net, hgo, 0, 99) != VEIL_OK || veil_net_wait_all(net) != VEIL_OK)) {
+        fprintf(stderr, "FAIL: the start word: %s\n", veil_last_error());
+        bad = 1;
+    }
     const struct {
         starpu_data_handle_t h;
         enum veil_net_combine op;
@@ -93,6 +106,12 @@ static int party(const struct veil_harness_party *me, void *arg)
             if (q != me->id)
                 rc = veil_net_irecv_combine(net, fold[k].h, q, (uint64_t)k + 1, fold[k].op);
     }
+    if (rc == VEIL_OK && me->id == 0) {
+        rc = veil_net_isend(net, hgo, 1, 99);
+        starpu_task_wait_for_all(); /* this party's terms are written */
+        if (rc == VEIL_OK)
+            rc = veil_net_isend(net, hgo, 2, 99);
+    }
     if (rc == VEIL_OK)
         rc = veil_net_wait_all(net);
     if (rc != VEIL_OK) {
@@ -102,6 +121,7 @@ static int party(const struct veil_harness_party *me, void *arg)
     starpu_data_unregister(hs);
     starpu_data_unregister(hx);
     starpu_data_unregister(hb);
+    starpu_data_unregister(hgo);
     if (rc == VEIL_OK)
         bad |= check(sum, VEIL_NET_COMBINE_ADD64, "64-bit sum") |
                check(x, VEIL_NET_COMBINE_XOR, "XOR");
