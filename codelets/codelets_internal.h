@@ -55,7 +55,6 @@ extern struct starpu_codelet veil_bit_unpack_cl;  /* words R, out W */
 extern struct starpu_codelet veil_bitslice_cl;    /* a R, out W */
 extern struct starpu_codelet veil_sum_cl;         /* out W, in_0..in_{k-1} R (variable) */
 extern struct starpu_codelet veil_xor_sum_cl;     /* same buffers, XOR instead of + */
-extern struct starpu_codelet veil_beaver_z_cl;    /* z W, c d b a e R; int with_de by value */
 extern struct starpu_codelet veil_im2col_cl;      /* image R, cols W; struct veil_im2col_geom */
 extern struct starpu_codelet veil_col2im_cl;      /* cols R, image W; struct veil_im2col_geom */
 extern struct starpu_codelet veil_transpose_cl;   /* in R (matrix), out W (matrix) */
@@ -83,7 +82,6 @@ void veil_bit_unpack_cpu(void *buffers[], void *cl_arg);
 void veil_bitslice_cpu(void *buffers[], void *cl_arg);
 void veil_sum_cpu(void *buffers[], void *cl_arg);
 void veil_xor_sum_cpu(void *buffers[], void *cl_arg);
-void veil_beaver_z_cpu(void *buffers[], void *cl_arg);
 void veil_im2col_cpu(void *buffers[], void *cl_arg);
 void veil_col2im_cpu(void *buffers[], void *cl_arg);
 void veil_transpose_cpu(void *buffers[], void *cl_arg);
@@ -204,15 +202,6 @@ int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t ou
 /** out = in_0 XOR ... XOR in_{k-1} (binary shares); same contract as veil_task_sum. */
 int veil_task_xor_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out,
                       int priority);
-/**
- * A Beaver product's last step in one task: z = c + d b + a e (+ d e when with_de: party 0's
- * share), elementwise mod 2^64, for the opened d = x - a and e = y - b and this party's shares a,
- * b, c (a square passes b = a and e = d). All vectors of one length, z distinct from the inputs
- * (inputs may repeat). Buffers z (W), then c, d, b, a, e (R); with_de by value.
- */
-int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_data_handle_t b,
-                       starpu_data_handle_t a, starpu_data_handle_t e, int with_de,
-                       starpu_data_handle_t z, int priority);
 
 /* ---------------------------------------------------------------------------------------------
  * im2col / col2im (codelets/im2col.c) for NCHW images, dilation 1, zero padding.

@@ -1,7 +1,6 @@
 /*
- * sum.c — codelets, perf models and submit helpers of the elementwise sum of k operands (1 <= k
- * <= 64), e.g. a product's terms added up, and of the Beaver product's last step (z = c + d b +
- * a e + ..., one task per tile instead of three products and a sum). StarPU 1.3 here has
+ * sum.c — codelet, perf model and submit helper of the elementwise sum of k operands (1 <= k <=
+ * 64), e.g. the reconstruction d = sum of the parties' masked shares. StarPU 1.3 here has
  * STARPU_NMAXBUFS = 8, so the codelet has STARPU_VARIABLE_NBUFFERS and the task carries its
  * handles in dyn_handles via STARPU_DATA_MODE_ARRAY. CPU body in cpu/sum.c.
  */
@@ -16,7 +15,6 @@
 #include "base/trace.h"
 #include "net/idle.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static struct starpu_perfmodel sum_model = {
@@ -97,53 +95,4 @@ int veil_task_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t ou
 int veil_task_xor_sum(const starpu_data_handle_t *in, int k, starpu_data_handle_t out, int priority)
 {
     return submit_k(&veil_xor_sum_cl, "xor_sum", in, k, out, priority);
-}
-
-static struct starpu_perfmodel beaver_z_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "veil_beaver_z", .size_base = veil_codelet_size_base};
-
-struct starpu_codelet veil_beaver_z_cl = {
-    .cpu_funcs = {veil_beaver_z_cpu},
-    .cpu_funcs_name = {"veil_beaver_z_cpu"},
-#ifdef VEIL_USE_CUDA
-    .cuda_funcs = {veil_beaver_z_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
-    .nbuffers = 6,
-    .modes = {STARPU_W, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R},
-    .model = &beaver_z_model,
-    .name = "veil_beaver_z",
-};
-
-int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_data_handle_t b,
-                       starpu_data_handle_t a, starpu_data_handle_t e, int with_de,
-                       starpu_data_handle_t z, int priority)
-{
-    static const char *const names[5] = {"c", "d", "b", "a", "e"};
-    const starpu_data_handle_t in[5] = {c, d, b, a, e};
-    size_t n, ni;
-    int rc;
-    if ((rc = veil_codelet_check_vector(z, "beaver_z: z", &n)) != VEIL_OK)
-        return rc;
-    for (int i = 0; i < 5; i++) {
-        char what[32];
-        snprintf(what, sizeof what, "beaver_z: %s", names[i]);
-        if ((rc = veil_codelet_check_vector(in[i], what, &ni)) != VEIL_OK)
-            return rc;
-        if (in[i] == z)
-            return veil_error(VEIL_ERR_INVAL, "beaver_z: %s is the output handle", names[i]);
-        if (ni != n)
-            return veil_error(VEIL_ERR_SHAPE, "beaver_z: %s has %zu elements, z %zu", names[i], ni,
-                              n);
-    }
-    with_de = with_de != 0;
-    rc = starpu_task_insert(&veil_beaver_z_cl, STARPU_W, z, STARPU_R, c, STARPU_R, d, STARPU_R, b,
-                            STARPU_R, a, STARPU_R, e, STARPU_VALUE, &with_de, sizeof with_de,
-                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
-                            veil_place_worker(z), VEIL_TRACE_TASK, 0);
-    veil_net_idle_kick(); /* it may be ready: resume paused workers */
-    if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "beaver_z: starpu_task_insert failed (%s)",
-                          strerror(-rc));
-    return VEIL_OK;
 }

@@ -90,15 +90,26 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
                            int party0, int priority);
 
 /**
- * The codelets behind the four kernels above (CPU bodies in beaver_kernels.c, CUDA bodies in
+ * A Beaver product's local step in one task: z = c + d b + a e (+ d e when with_de: party 0's
+ * share), elementwise mod 2^64, for the opened d = x - a and e = y - b and this party's shares a,
+ * b, c (a square passes b = a and e = d). All vectors of one length, z distinct from the inputs
+ * (inputs may repeat).
+ */
+int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_data_handle_t b,
+                       starpu_data_handle_t a, starpu_data_handle_t e, int with_de,
+                       starpu_data_handle_t z, int priority);
+
+/**
+ * The codelets behind the five kernels above (CPU bodies in beaver_kernels.c, CUDA bodies in
  * cuda/beaver_kernels.cu), visible so that tests can run one body on one architecture. Buffers
  * and arguments as the submit helpers pack them: bgemm (C written) and bgemm_acc (C read and
  * written): A, B, C and a struct veil_bgemm_args by value; block_sum: out, base, then the parts,
  * a raw struct veil_block_sum_args as cl_arg (STARPU_VARIABLE_NBUFFERS); swap_axes: in, out and
- * size_t p[4] by value; trunc_finish: copen, r_hi, r_63, out, then unsigned f and int party0.
+ * size_t p[4] by value; trunc_finish: copen, r_hi, r_63, out, then unsigned f and int party0;
+ * beaver_z: z, c, d, b, a, e, then int with_de.
  */
 extern struct starpu_codelet veil_bgemm_cl, veil_bgemm_acc_cl, veil_block_sum_cl, veil_swap_axes_cl,
-    veil_trunc_finish_cl;
+    veil_trunc_finish_cl, veil_beaver_z_cl;
 
 /**
  * Secure z = x . y (x a x b, y b x c, one handle each) with one MATMUL triple: validated

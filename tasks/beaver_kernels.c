@@ -4,9 +4,10 @@
  * protocol tensors are vector handles, veil_task_gemm wants matrix handles; convolution needs one
  * product per image over slices of one handle), an axis swap (regrouping images for the
  * convolution's backward products, transposes) and the truncation protocol's fused local step
- * (seven elementwise tasks otherwise), and the block sum that puts a product split over devices
- * back together. Codelet, perf model and CPU body of each are here; the CUDA bodies are in
- * cuda/beaver_kernels.cu (registered with VEIL_USE_CUDA), the truncation's element math in
+ * (seven elementwise tasks otherwise), the elementwise product's local step z = c + d b + a e
+ * (+ d e) in one pass (three or four tasks otherwise), and the block sum that puts a product split
+ * over devices back together. Codelet, perf model and CPU body of each are here; the CUDA bodies
+ * are in cuda/beaver_kernels.cu (registered with VEIL_USE_CUDA), the truncation's element math in
  * trunc_common.h.
  */
 #include "config.h"
@@ -19,6 +20,7 @@
 #include "tasks/trunc_common.h"
 #include "net/idle.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,5 +320,72 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
     veil_net_idle_kick(); /* it may be ready: resume paused workers */
     if (rc != 0)
         return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));
+    return VEIL_OK;
+}
+
+/* ---- the elementwise product's local step ------------------------------------------------- */
+
+static void beaver_z_cpu(void *buffers[], void *cl_arg)
+{
+    int with_de;
+    starpu_codelet_unpack_args(cl_arg, &with_de);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
+    uint64_t *restrict z = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *c = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const uint64_t *d = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    const uint64_t *b = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const uint64_t *a = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[4]);
+    const uint64_t *e = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[5]);
+    if (with_de)
+        for (size_t i = 0; i < n; i++)
+            z[i] = c[i] + d[i] * b[i] + a[i] * e[i] + d[i] * e[i];
+    else
+        for (size_t i = 0; i < n; i++)
+            z[i] = c[i] + d[i] * b[i] + a[i] * e[i];
+}
+
+static struct starpu_perfmodel beaver_z_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_beaver_z", .size_base = veil_codelet_size_base};
+
+struct starpu_codelet veil_beaver_z_cl = {
+    .cpu_funcs = {beaver_z_cpu},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_beaver_z_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 6,
+    .modes = {STARPU_W, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R},
+    .model = &beaver_z_model,
+    .name = "veil_beaver_z",
+};
+
+int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_data_handle_t b,
+                       starpu_data_handle_t a, starpu_data_handle_t e, int with_de,
+                       starpu_data_handle_t z, int priority)
+{
+    static const char *const names[5] = {"c", "d", "b", "a", "e"};
+    const starpu_data_handle_t in[5] = {c, d, b, a, e};
+    size_t n, ni;
+    int rc;
+    if ((rc = veil_codelet_check_vector(z, "mul: z", &n)) != VEIL_OK)
+        return rc;
+    for (int i = 0; i < 5; i++) {
+        char what[16];
+        snprintf(what, sizeof what, "mul: %s", names[i]);
+        if ((rc = veil_codelet_check_vector(in[i], what, &ni)) != VEIL_OK)
+            return rc;
+        if (in[i] == z)
+            return veil_error(VEIL_ERR_INVAL, "mul: %s is the output handle", names[i]);
+        if (ni != n)
+            return veil_error(VEIL_ERR_SHAPE, "mul: %s has %zu elements, z %zu", names[i], ni, n);
+    }
+    with_de = with_de != 0;
+    rc = starpu_task_insert(&veil_beaver_z_cl, STARPU_W, z, STARPU_R, c, STARPU_R, d, STARPU_R, b,
+                            STARPU_R, a, STARPU_R, e, STARPU_VALUE, &with_de, sizeof with_de,
+                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                            veil_place_worker(z), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
+    if (rc != 0)
+        return veil_error(VEIL_ERR_STARPU, "mul: starpu_task_insert failed (%s)", strerror(-rc));
     return VEIL_OK;
 }

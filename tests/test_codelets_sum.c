@@ -1,10 +1,8 @@
-/* Tests the k-operand sum and XOR-sum codelets (STARPU_VARIABLE_NBUFFERS, more buffers than
- * StarPU's STARPU_NMAXBUFS = 8) run as a StarPU task against the reference, for k = 1, 2, 8, 9, 33
- * and 64 on sizes 1, 65 and 3000 with edge values (k copies of 2^64-1 wrap), including an operand
- * given twice; and that k = 0, k = 65, a NULL operand array, mismatched sizes and an output that is
- * also an operand are refused. The Beaver step z = c + d b + a e (+ d e) against the same sum
- * of reference products (veil_ref_mul, veil_ref_sum), with and without d e, for a product and
- * for a square's form (b = a, e = d: handles given twice), with the same refusals. */
+/* Tests the k-operand sum and XOR-sum codelets (STARPU_VARIABLE_NBUFFERS, more buffers than StarPU's
+ * STARPU_NMAXBUFS = 8) run as a StarPU task against the reference, for k = 1, 2, 8, 9, 33 and 64
+ * on sizes 1, 65 and 3000 with edge values (k copies of 2^64-1 wrap), including an operand given
+ * twice; and that k = 0, k = 65, a NULL operand array, mismatched sizes and an output that is
+ * also an operand are refused. */
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
@@ -52,7 +50,8 @@ static void check(int k, size_t n, uint64_t **in, uint64_t *got, uint64_t *want)
     uint64_t *gotx = malloc(n * sizeof(uint64_t)), *wantx = malloc(n * sizeof(uint64_t));
     memset(gotx, 0x5a, n * sizeof(uint64_t));
     hout = vec(gotx, n);
-    VT_CHECK(veil_task_xor_sum(h, k, hout, 0) == VEIL_OK, "xor_sum k=%d: %s", k, veil_last_error());
+    VT_CHECK(veil_task_xor_sum(h, k, hout, 0) == VEIL_OK, "xor_sum k=%d: %s", k,
+             veil_last_error());
     starpu_task_wait_for_all();
     starpu_data_unregister(hout);
     for (int t = 0; t < (k >= 3 ? k - 1 : k); t++)
@@ -91,50 +90,6 @@ static void check_bad_input(uint64_t **in)
     starpu_data_unregister(h5);
 }
 
-static void check_beaver_z(size_t n, uint64_t **in, uint64_t *got, uint64_t *want)
-{
-    starpu_data_handle_t h[5];
-    for (int t = 0; t < 5; t++) {
-        veil_test_random(9100 + 10 * (uint64_t)t + n, in[t], n);
-        in[t][0] = veil_test_edge[t % VEIL_TEST_NEDGE];
-        h[t] = vec(in[t], n);
-    }
-    uint64_t *db = in[5], *ae = in[6], *de = in[7];
-    for (int square = 0; square < 2; square++)
-        for (int with_de = 0; with_de < 2; with_de++) {
-            /* c d b a e; a square passes b = a and e = d */
-            const int ib = square ? 3 : 2, ie = square ? 1 : 4;
-            veil_ref_mul(n, in[1], in[ib], db);
-            veil_ref_mul(n, in[3], in[ie], ae);
-            veil_ref_mul(n, in[1], in[ie], de);
-            const uint64_t *terms[4] = {in[0], db, ae, de};
-            veil_ref_sum(with_de ? 4 : 3, n, terms, want);
-            memset(got, 0xa5, n * 8);
-            starpu_data_handle_t hz = vec(got, n);
-            VT_CHECK(veil_task_beaver_z(h[0], h[1], h[ib], h[3], h[ie], with_de, hz, 0) == VEIL_OK,
-                     "beaver_z: %s", veil_last_error());
-            starpu_task_wait_for_all();
-            starpu_data_unregister(hz);
-            char what[64];
-            snprintf(what, sizeof what, "beaver_z n=%zu%s%s", n, square ? " (square)" : "",
-                     with_de ? " with d e" : "");
-            veil_test_compare_u64(what, got, want, n);
-        }
-    if (n == 1) { /* in[8] holds more than one word */
-        starpu_data_handle_t h2 = vec(in[8], 2);
-        VT_CHECK(veil_task_beaver_z(h[0], h[1], h[2], h[3], h[4], 0, h2, 0) == VEIL_ERR_SHAPE,
-                 "beaver_z: z longer than its inputs refused");
-        starpu_data_unregister(h2);
-    }
-    VT_CHECK(veil_task_beaver_z(h[0], h[1], h[2], h[3], h[4], 0, h[2], 0) == VEIL_ERR_INVAL,
-             "beaver_z: z among the inputs refused");
-    VT_CHECK(veil_task_beaver_z(h[0], NULL, h[2], h[3], h[4], 1, h[2], 0) == VEIL_ERR_INVAL,
-             "beaver_z: a NULL input refused");
-    starpu_task_wait_for_all();
-    for (int t = 0; t < 5; t++)
-        starpu_data_unregister(h[t]);
-}
-
 int main(void)
 {
     int rc = veil_test_starpu_start();
@@ -155,8 +110,6 @@ int main(void)
         for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
             check(ks[i], sizes[s], in, got, want);
     check_bad_input(in);
-    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-        check_beaver_z(sizes[s], in, got, want);
 done:
     for (int t = 0; t < VEIL_SUM_MAX_OPERANDS + 1; t++)
         free(in[t]);

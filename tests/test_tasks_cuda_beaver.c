@@ -3,12 +3,12 @@
  * dimensions, offsets, batch strides including 0, overwrite and accumulate, sc == 0 summing the
  * batch; first on the integer kernel (no cuBLAS handle), then on the limb split after
  * starpu_cublas_init), the block sum (one to VEIL_BLOCK_MAX overlapping parts), the axis swap
- * (p3 == 1 and p3 > 1) and the truncation's local step (f = 1, 16, 62, party0 0 and 1, ring edge
- * values). (The flat relayout codelet of codelets/flatop.c is checked in test_codelets_backend
- * with every other codelet of codelets/.) Sizes cross warp, block and GEMM tile boundaries. Each
- * task runs on a copy of the codelet restricted to one architecture (where = STARPU_CUDA, then
- * STARPU_CPU). Skips (77) when Veil was built without VEIL_USE_CUDA or StarPU finds no CUDA
- * worker. */
+ * (p3 == 1 and p3 > 1), the truncation's local step (f = 1, 16, 62, party0 0 and 1, ring edge
+ * values) and the elementwise product's (with and without d e). (The flat relayout codelet of
+ * codelets/flatop.c is checked in test_codelets_backend with every other codelet of codelets/.)
+ * Sizes cross warp, block and GEMM tile boundaries. Each task runs on a copy of the codelet
+ * restricted to one architecture (where = STARPU_CUDA, then STARPU_CPU). Skips (77) when Veil was
+ * built without VEIL_USE_CUDA or StarPU finds no CUDA worker. */
 #include "config.h"
 
 #include "tasks/beaver_internal.h"
@@ -350,6 +350,54 @@ static void check_trunc_all(void)
                 check_trunc(sizes[s], fs[i], party0, tag++);
 }
 
+/* ---- the elementwise product's local step ------------------------------------------------ */
+
+static void check_beaver_z(size_t n, int with_de, uint64_t tag)
+{
+    uint64_t *v[5], *out = malloc(n * 8), *want = malloc(n * 8);
+    int ok = out && want;
+    for (int t = 0; t < 5; t++)
+        ok = (v[t] = malloc(n * 8)) != NULL && ok;
+    if (!ok) {
+        VT_CHECK(0, "out of memory");
+        goto done;
+    }
+    for (int t = 0; t < 5; t++)
+        veil_test_random(tag * 5 + (uint64_t)t, v[t], n);
+    veil_test_mix_edges(v[1], v[2], n);
+    veil_test_mix_edges(v[3], v[4], n);
+    /* z = c + d b + a e (+ d e), written out independently of the bodies */
+    for (size_t i = 0; i < n; i++)
+        want[i] =
+            v[0][i] + v[1][i] * v[2][i] + v[3][i] * v[4][i] + (with_de ? v[1][i] * v[4][i] : 0);
+    for (int w = 0; w < 2; w++) {
+        struct starpu_data_descr d[6];
+        memset(out, 0xa5, n * 8);
+        d[0] = vec(out, n, STARPU_W);
+        for (int t = 0; t < 5; t++)
+            d[1 + t] = vec(v[t], n, STARPU_R);
+        struct targs ta = {.v = {&with_de}, .size = {sizeof with_de}, .nv = 1};
+        run(&veil_beaver_z_cl, arch[w], d, 6, &ta);
+        unregister_all(d, 6);
+        char what[96];
+        snprintf(what, sizeof what, "beaver_z n=%zu with_de=%d (%s)", n, with_de, arch_name[w]);
+        veil_test_compare_u64(what, out, want, n);
+    }
+done:
+    for (int t = 0; t < 5; t++)
+        free(v[t]);
+    free(out), free(want);
+}
+
+static void check_beaver_z_all(void)
+{
+    static const size_t sizes[] = {1, 25, 255, 256, 257, 100003};
+    uint64_t tag = 1;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int with_de = 0; with_de < 2; with_de++)
+            check_beaver_z(sizes[s], with_de, tag++);
+}
+
 int main(void)
 {
     int rc = veil_test_starpu_start();
@@ -369,6 +417,7 @@ int main(void)
     check_block_sum_all();
     check_swap_all();
     check_trunc_all();
+    check_beaver_z_all();
     veil_test_starpu_stop();
     return veil_test_status();
 }

@@ -45,7 +45,6 @@ void veil_bit_unpack_cuda(void *buffers[], void *cl_arg);
 void veil_bitslice_cuda(void *buffers[], void *cl_arg);
 void veil_sum_cuda(void *buffers[], void *cl_arg);
 void veil_xor_sum_cuda(void *buffers[], void *cl_arg);
-void veil_beaver_z_cuda(void *buffers[], void *cl_arg);
 void veil_im2col_cuda(void *buffers[], void *cl_arg);
 void veil_col2im_cuda(void *buffers[], void *cl_arg);
 void veil_transpose_cuda(void *buffers[], void *cl_arg);
@@ -84,10 +83,6 @@ cudaError_t veil_cuda_sum(const uint64_t *const *in, unsigned k, uint64_t *out, 
                           cudaStream_t s);
 cudaError_t veil_cuda_xor_sum(const uint64_t *const *in, unsigned k, uint64_t *out, size_t n,
                               cudaStream_t s);
-/** z = c + d b + a e (+ d e when with_de), mod 2^64 (cuda/sum.cu). */
-cudaError_t veil_cuda_beaver_z(const uint64_t *c, const uint64_t *d, const uint64_t *b,
-                               const uint64_t *a, const uint64_t *e, int with_de, uint64_t *z,
-                               size_t n, cudaStream_t s);
 struct veil_im2col_geom;
 /** im2col / col2im for a geometry that veil_im2col_geom_check accepts (cuda/im2col.cu). */
 cudaError_t veil_cuda_im2col(const struct veil_im2col_geom *g, const uint64_t *image,

@@ -19,11 +19,12 @@ extern "C" {
 
 #ifdef VEIL_USE_CUDA
 /** Bodies of veil_bgemm_cl and veil_bgemm_acc_cl (one per batch item: veil_cuda_gemm_worker),
- * veil_block_sum_cl, veil_swap_axes_cl and veil_trunc_finish_cl. */
+ * veil_block_sum_cl, veil_swap_axes_cl, veil_trunc_finish_cl and veil_beaver_z_cl. */
 void veil_bgemm_cuda(void *buffers[], void *cl_arg);
 void veil_block_sum_cuda(void *buffers[], void *cl_arg);
 void veil_swap_axes_cuda(void *buffers[], void *cl_arg);
 void veil_trunc_finish_cuda(void *buffers[], void *cl_arg);
+void veil_beaver_z_cuda(void *buffers[], void *cl_arg);
 #endif
 
 #ifdef __CUDACC__
@@ -40,6 +41,10 @@ cudaError_t veil_cuda_swap_axes(const size_t p[4], const uint64_t *in, uint64_t 
  * [1, 62]. */
 cudaError_t veil_cuda_trunc_finish(const uint64_t *c, const uint64_t *rhi, const uint64_t *r63,
                                    uint64_t *out, size_t n, unsigned f, int party0, cudaStream_t s);
+/** z[i] = c[i] + d[i] b[i] + a[i] e[i] (+ d[i] e[i] when with_de), mod 2^64, i < n. */
+cudaError_t veil_cuda_beaver_z(const uint64_t *c, const uint64_t *d, const uint64_t *b,
+                               const uint64_t *a, const uint64_t *e, int with_de, uint64_t *z,
+                               size_t n, cudaStream_t s);
 #endif
 
 #ifdef __cplusplus

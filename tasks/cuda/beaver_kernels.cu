@@ -2,8 +2,8 @@
  * cuda/beaver_kernels.cu — CUDA kernels and StarPU CUDA bodies of the Beaver-family codelets of
  * tasks/beaver_kernels.c: the batched strided GEMM (one device GEMM per batch item, the GEMM
  * codelet's own choice between the limb split on cuBLAS and the integer kernel), the block sum (a
- * device copy of the base, then one kernel per part), the axis swap and the truncation's local step
- * (one kernel each, the latter on the element math of trunc_common.h). Every body reads its
+ * device copy of the base, then one kernel per part), the axis swap, the truncation's local step
+ * (on the element math of trunc_common.h) and the elementwise product's (one kernel each). Every body reads its
  * buffers and arguments as its CPU twin does and gives bit for bit the same words.
  */
 #include "config.h"
@@ -87,6 +87,29 @@ extern "C" cudaError_t veil_cuda_trunc_finish(const uint64_t *c, const uint64_t 
     return cudaGetLastError();
 }
 
+__global__ void beaver_z_kernel(const uint64_t *__restrict__ c, const uint64_t *__restrict__ d,
+                                const uint64_t *__restrict__ b, const uint64_t *__restrict__ a,
+                                const uint64_t *__restrict__ e, int with_de,
+                                uint64_t *__restrict__ z, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        uint64_t v = c[i] + d[i] * b[i] + a[i] * e[i];
+        z[i] = with_de ? v + d[i] * e[i] : v;
+    }
+}
+
+extern "C" cudaError_t veil_cuda_beaver_z(const uint64_t *c, const uint64_t *d, const uint64_t *b,
+                                          const uint64_t *a, const uint64_t *e, int with_de,
+                                          uint64_t *z, size_t n, cudaStream_t s)
+{
+    if (n == 0)
+        return cudaSuccess;
+    beaver_z_kernel<<<veil_cuda_blocks(n), VEIL_CUDA_THREADS, 0, s>>>(c, d, b, a, e, with_de, z,
+                                                                      n);
+    return cudaGetLastError();
+}
+
 #ifdef VEIL_USE_CUDA
 /* The batch runs as consecutive GEMMs on the worker's stream: with sc == 0 every item adds into
  * the same C, which the stream orders (item i > 0 accumulates, as on the CPU). */
@@ -144,4 +167,17 @@ extern "C" void veil_trunc_finish_cuda(void *buffers[], void *cl_arg)
                                                 STARPU_VECTOR_GET_NX(buffers[3]), f, party0,
                                                 starpu_cuda_get_local_stream()));
 }
+
+extern "C" void veil_beaver_z_cuda(void *buffers[], void *cl_arg)
+{
+    int with_de;
+    starpu_codelet_unpack_args(cl_arg, &with_de);
+#define V(i) ((const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]))
+    VEIL_CUDA_BODY_CHECK(veil_cuda_beaver_z(V(1), V(2), V(3), V(4), V(5), with_de,
+                                            (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                            STARPU_VECTOR_GET_NX(buffers[0]),
+                                            starpu_cuda_get_local_stream()));
+#undef V
+}
+
 #endif /* VEIL_USE_CUDA */
