@@ -468,7 +468,7 @@ int veil_sec_alloc(veil_mpc_t *m, struct veil_sec *t)
 int veil_sec_register(struct veil_sec *t)
 {
     if (t->h)
-        return VEIL_OK; /* it came with the buffer (mpc_cache.c) */
+        return VEIL_OK; /* it came with the buffer (mpc_release.c) */
     t->h = calloc((size_t)t->ntiles, sizeof *t->h);
     if (!t->h)
         return veil_error(VEIL_ERR_NOMEM, "tensor: out of memory for %d handles", t->ntiles);

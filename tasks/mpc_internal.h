@@ -26,7 +26,7 @@ struct veil_mpc_garbage {
     size_t bytes;
 };
 
-/* Registered tensor memory kept across barriers (mpc_cache.c): tensors of at most MAX_BYTES, at
+/* Registered tensor memory kept across barriers (mpc_release.c): tensors of at most MAX_BYTES, at
  * most TOTAL_BYTES in all, by element count and tile. */
 #define VEIL_MPC_CACHE_MAX_BYTES ((size_t)128 << 10)
 #define VEIL_MPC_CACHE_TOTAL_BYTES ((size_t)64 << 20)
@@ -70,7 +70,7 @@ struct veil_mpc {
     int priority;   /* StarPU priority of submitted tasks (veil_mpc_set_priority) */
     size_t garbage_bytes; /* data bytes of the queued garbage */
     int task_error; /* first error status of a task body (atomic); reported by veil_mpc_wait */
-    struct veil_mpc_cache cache; /* mpc_cache.c */
+    struct veil_mpc_cache cache; /* mpc_release.c */
     uint64_t *wids; /* weight ids claimed by weight-stationary states (tasks/wstat.c), forever */
     size_t nwids, wids_cap;
 };
@@ -106,7 +106,7 @@ void veil_mpc_cache_stats(const veil_mpc_t *m, struct veil_mpc_cache_stats *s);
 int veil_sec_shape(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,
                    const size_t *dims, size_t tile);
 /** Allocates t->data (zeroed) for a shaped tensor; a kept buffer comes with its handles
- *  (t->h set, mpc_cache.c). */
+ *  (t->h set, mpc_release.c). */
 int veil_sec_alloc(veil_mpc_t *m, struct veil_sec *t);
 /** Registers one vector handle per tile over t->data (nothing to do when t->h is set). */
 int veil_sec_register(struct veil_sec *t);

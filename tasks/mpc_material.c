@@ -138,18 +138,15 @@ static int submit_args(veil_mpc_t *m, struct starpu_codelet *cl, void *args, siz
 
 /* The whole correction of item as one vector handle, with its buffer, deferred for release: a
  * one-tile tensor's, so that steady runs take the last run's buffer and handle back from the
- * cache of released tensors (mpc_release.c) instead of registering one. Untagged: the tensor's
- * tile-0 placement tag is not a correction's. */
+ * cache of released tensors (mpc_release.c) instead of registering one. */
 static int correction_tensor(veil_mpc_t *m, size_t words, starpu_data_handle_t *h)
 {
     struct veil_sec t;
     const size_t dims[1] = {words};
     int rc = veil_sec_shape(m, &t, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
     if (rc == VEIL_OK && (rc = veil_sec_alloc(m, &t)) == VEIL_OK &&
-        (rc = veil_sec_register(&t)) == VEIL_OK) {
+        (rc = veil_sec_register(&t)) == VEIL_OK)
         *h = t.h[0];
-        starpu_data_set_user_data(*h, NULL);
-    }
     veil_mpc_release(m, &t); /* deferred: freed or kept at the next barrier */
     return rc;
 }

@@ -49,18 +49,29 @@ size_t veil_mpc_garbage_bytes(const veil_mpc_t *m)
     return m->garbage_bytes;
 }
 
+/* Unregisters g's handles, frees their array and returns its buffer to the pool (which wipes
+ * it, or wipes and frees it); no task may use them any more. */
+static void drop(const struct veil_mpc_garbage *g)
+{
+    for (int t = 0; t < g->nhandles; t++)
+        starpu_data_unregister(g->handles[t]);
+    free(g->handles);
+    veil_secbuf_put(g->data, g->bytes);
+}
+
 void veil_mpc_release(veil_mpc_t *m, struct veil_sec *t)
 {
     if (!t)
         return;
     if (t->h || t->data) {
         /* Unregistered and freed at the next barrier, when no task can still use them. */
-        if (veil_mpc_defer(m, t->h, t->h ? t->ntiles : 0, t->data, t->numel * 8) != VEIL_OK) {
+        const struct veil_mpc_garbage g = {.handles = t->h,
+                                           .nhandles = t->h ? t->ntiles : 0,
+                                           .data = t->data,
+                                           .bytes = t->numel * 8};
+        if (veil_mpc_defer(m, g.handles, g.nhandles, g.data, g.bytes) != VEIL_OK) {
             veil_mpc_wait(m);
-            for (int i = 0; t->h && i < t->ntiles; i++)
-                starpu_data_unregister(t->h[i]);
-            free(t->h);
-            veil_secbuf_put(t->data, t->numel * 8); /* pooled (the wiper wipes it) or wiped */
+            drop(&g);
         }
     }
     memset(t, 0, sizeof *t);
@@ -70,24 +81,17 @@ void veil_mpc_release(veil_mpc_t *m, struct veil_sec *t)
  * after a barrier that succeeded); everything is quiescent. */
 void veil_mpc_collect(veil_mpc_t *m, int keep)
 {
-    for (size_t i = 0; i < m->ngarbage; i++) {
-        struct veil_mpc_garbage *g = &m->garbage[i];
-        if (keep && veil_mpc_cache_keep(m, g))
-            continue;
-        for (int t = 0; t < g->nhandles; t++)
-            starpu_data_unregister(g->handles[t]);
-        free(g->handles);
-        veil_secbuf_put(g->data, g->bytes); /* pooled (the wiper wipes it) or wiped and freed */
-    }
+    for (size_t i = 0; i < m->ngarbage; i++)
+        if (!keep || !veil_mpc_cache_keep(m, &m->garbage[i]))
+            drop(&m->garbage[i]);
     m->ngarbage = 0;
     m->garbage_bytes = 0;
 }
 
+/* A kept tensor: its buffer (wiped) and registered handles, and the tile they cut it into. */
 struct veil_mpc_cached {
-    uint64_t *data;
-    starpu_data_handle_t *h;
-    size_t numel, tile;
-    int ntiles;
+    struct veil_mpc_garbage g;
+    size_t tile;
     struct veil_mpc_cached *next;
 };
 
@@ -107,7 +111,7 @@ int veil_mpc_cache_take(veil_mpc_t *m, struct veil_sec *t)
         return 0;
     struct veil_mpc_cached **pp = &m->cache.bucket[bucket_of(t->numel, t->tile)];
     for (; *pp; pp = &(*pp)->next)
-        if ((*pp)->numel == t->numel && (*pp)->tile == t->tile)
+        if ((*pp)->g.bytes == t->numel * 8 && (*pp)->tile == t->tile)
             break;
     struct veil_mpc_cached *c = *pp;
     if (!c) {
@@ -115,8 +119,8 @@ int veil_mpc_cache_take(veil_mpc_t *m, struct veil_sec *t)
         return 0;
     }
     *pp = c->next;
-    t->data = c->data; /* wiped when it was kept */
-    t->h = c->h;
+    t->data = c->g.data; /* wiped when it was kept */
+    t->h = c->g.handles;
     for (int i = 0; i < t->ntiles; i++)
         veil_place_tag(t->h[i], i);
     m->cache.bytes -= t->numel * 8;
@@ -158,12 +162,8 @@ int veil_mpc_cache_keep(veil_mpc_t *m, struct veil_mpc_garbage *g)
     if (!c)
         return 0;
     veil_wipe(g->data, g->bytes);
-    *c = (struct veil_mpc_cached){.data = g->data,
-                                  .h = g->handles,
-                                  .numel = g->bytes / 8,
-                                  .tile = tile,
-                                  .ntiles = g->nhandles};
-    struct veil_mpc_cached **b = &m->cache.bucket[bucket_of(c->numel, tile)];
+    *c = (struct veil_mpc_cached){.g = *g, .tile = tile};
+    struct veil_mpc_cached **b = &m->cache.bucket[bucket_of(g->bytes / 8, tile)];
     c->next = *b;
     *b = c;
     m->cache.bytes += g->bytes;
@@ -182,10 +182,7 @@ void veil_mpc_cache_drain(veil_mpc_t *m)
         while (m->cache.bucket[b]) {
             struct veil_mpc_cached *c = m->cache.bucket[b];
             m->cache.bucket[b] = c->next;
-            for (int i = 0; i < c->ntiles; i++)
-                starpu_data_unregister(c->h[i]);
-            free(c->h);
-            veil_secbuf_put(c->data, c->numel * 8); /* wiped already */
+            drop(&c->g);
             free(c);
         }
     m->cache.bytes = 0;
