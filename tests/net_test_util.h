@@ -8,6 +8,7 @@
 #include "base/harness.h"
 #include "net/net_internal.h"
 
+#include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,23 @@ static inline int net_test_config(const struct veil_harness_party *me,
     cfg->timeout_s = timeout_s;
     memset(cfg->plan_digest, digest, sizeof cfg->plan_digest);
     return VEIL_OK;
+}
+
+/* Starts StarPU and opens the session of cfg with opts (NULL: defaults), printing why either
+ * failed: 0, 3 (StarPU) or 4 (the open; StarPU shut down again), a party's exit code. */
+static inline int net_test_start(const struct veil_net_config *cfg,
+                                 const struct veil_net_options *opts, veil_net_t **net)
+{
+    if (starpu_init(NULL) != 0) {
+        fprintf(stderr, "starpu_init failed\n");
+        return 3;
+    }
+    if (veil_net_open(cfg, opts, net) != VEIL_OK) {
+        fprintf(stderr, "open failed: %s\n", veil_last_error());
+        starpu_shutdown();
+        return 4;
+    }
+    return 0;
 }
 
 /* xorshift64* stream: test data only (the library's randomness is veil_prg). */

@@ -57,12 +57,9 @@ static int party(const struct veil_harness_party *me, void *arg)
     opt.chunk_bytes = 100; /* words straddle chunks */
     if (me->id == 0)       /* party 2's messages come late, party 1's are held for posted folds */
         opt.early_cap_bytes = 64 << 10;
-    if (starpu_init(NULL) != 0)
-        return 3;
-    if (veil_net_open(&cfg, &opt, &net) != VEIL_OK) {
-        fprintf(stderr, "open failed: %s\n", veil_last_error());
-        return 4;
-    }
+    const int started = net_test_start(&cfg, &opt, &net);
+    if (started)
+        return started;
     int bad = 0;
     static uint64_t sum[WORDS], x[WORDS];
     static uint8_t bytes[64];

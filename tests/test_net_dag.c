@@ -72,12 +72,11 @@ static int party(const struct veil_harness_party *me, void *arg)
     opt.chunk_bytes = 64 << 10;
     opt.pool_bytes = 256 << 10;
     uint8_t *big = malloc(BIG);
-    if (!big || starpu_init(NULL) != 0)
+    if (!big)
         return 3;
-    if (veil_net_open(&cfg, &opt, &net) != VEIL_OK) {
-        fprintf(stderr, "open failed: %s\n", veil_last_error());
-        return 4;
-    }
+    const int started = net_test_start(&cfg, &opt, &net);
+    if (started)
+        return started;
     uint64_t x = 7, seen = 0, small = 0;
     starpu_data_handle_t hx, hseen, hbig, hsmall;
     starpu_variable_data_register(&hsmall, STARPU_MAIN_RAM, (uintptr_t)&small, sizeof small);

@@ -23,12 +23,11 @@ static int party(const struct veil_harness_party *me, void *arg)
     veil_net_options_defaults(&opt);
     opt.early_cap_bytes = 2 * MB;
     uint8_t *a = malloc(FIRST), *b = malloc(MB);
-    if (!a || !b || starpu_init(NULL) != 0)
+    if (!a || !b)
         return 3;
-    if (veil_net_open(&cfg, &opt, &net) != VEIL_OK) {
-        fprintf(stderr, "open failed: %s\n", veil_last_error());
-        return 4;
-    }
+    const int started = net_test_start(&cfg, &opt, &net);
+    if (started)
+        return started;
     starpu_data_handle_t ha, hb, hack;
     uint8_t ack = 0;
     starpu_vector_data_register(&hack, STARPU_MAIN_RAM, (uintptr_t)&ack, 1, 1);

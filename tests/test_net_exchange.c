@@ -66,12 +66,9 @@ static int party(const struct veil_harness_party *me, void *arg)
     int bad = 0, nprocs = me->nparties;
     if (net_test_config(me, &a->keys, 0.5, 10, 7, &cfg))
         return 2;
-    if (starpu_init(NULL) != 0)
-        return 3;
-    if (veil_net_open(&cfg, NULL, &net) != VEIL_OK) {
-        fprintf(stderr, "open failed: %s\n", veil_last_error());
-        return 4;
-    }
+    const int started = net_test_start(&cfg, NULL, &net);
+    if (started)
+        return started;
     enum { MAXM = NSMALL + NSAME + 4 };
     static struct msg out[4][MAXM], in[4][MAXM];
     int nout[4] = {0}, nin[4] = {0}, nmax = 0;

@@ -91,12 +91,11 @@ static int party(const struct veil_harness_party *me, void *arg)
     opt.connect_timeout_s = 30;
     cfg.link.bandwidth_Bps = 12.5e6;
     uint8_t *out = malloc(BIG), *in[VEIL_NET_MAX_PROCS] = {0};
-    if (!out || starpu_init(NULL) != 0)
+    if (!out)
         return 3;
-    if (veil_net_open(&cfg, &opt, &net) != VEIL_OK) {
-        fprintf(stderr, "open failed: %s\n", veil_last_error());
-        return 4;
-    }
+    const int started = net_test_start(&cfg, &opt, &net);
+    if (started)
+        return started;
     double t_open = veil_now();
     memset(out, 1, BIG);
     starpu_data_handle_t hout, hin[VEIL_NET_MAX_PROCS];

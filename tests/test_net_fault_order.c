@@ -54,13 +54,9 @@ static int party(const struct veil_harness_party *me, void *arg)
     veil_net_t *net = NULL;
     if (net_test_config(me, &sh->keys, 0.25, TIMEOUT_S, 6, &cfg))
         return 2;
-    if (starpu_init(NULL) != 0)
-        return 3;
-    if (veil_net_open(&cfg, NULL, &net) != VEIL_OK) {
-        fprintf(stderr, "open failed: %s\n", veil_last_error());
-        starpu_shutdown();
-        return 4;
-    }
+    const int started = net_test_start(&cfg, NULL, &net);
+    if (started)
+        return started;
     atomic_fetch_add(&sh->opened, 1);
     if (me->is_dealer) {
         const double give_up = mono_s() + 30.0;

@@ -191,12 +191,11 @@ static int party(const struct veil_harness_party *me, void *arg)
                  ntohs(sa.sin_port));
     }
     uint8_t *out = malloc(BIG), *in = malloc(BIG);
-    if (!out || !in || starpu_init(NULL) != 0)
+    if (!out || !in)
         return 3;
-    if (veil_net_open(&cfg, NULL, &net) != VEIL_OK) {
-        fprintf(stderr, "open failed: %s\n", veil_last_error());
-        return 4;
-    }
+    const int started = net_test_start(&cfg, NULL, &net);
+    if (started)
+        return started;
     net_test_fill(out, BIG, 20 + (uint64_t)me->id);
     if (a->which == S_RECONNECT)
         usleep(1000 * 1000);

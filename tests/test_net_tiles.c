@@ -49,13 +49,7 @@ static int open_net(const struct veil_harness_party *me, struct net_test_keys *k
         return 2;
     veil_net_options_defaults(&opt);
     opt.chunk_bytes = 64 << 10;
-    if (starpu_init(NULL) != 0)
-        return 3;
-    if (veil_net_open(&cfg, &opt, net) != VEIL_OK) {
-        fprintf(stderr, "open failed: %s\n", veil_last_error());
-        return 4;
-    }
-    return 0;
+    return net_test_start(&cfg, &opt, net);
 }
 
 static int landed(const struct veil_harness_party *me, void *arg)
