@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #ifdef __linux__
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #endif
 
@@ -124,6 +124,113 @@ static int stack_push(struct stack *k, void *p)
     return 1;
 }
 
+/* ---- fresh buffers ------------------------------------------------------------------------
+ * A buffer of at least MAP_MIN bytes that the pool cannot serve is mapped straight from the
+ * kernel (anonymous pages read as zeros until written), instead of malloc plus a memset that
+ * faulted in and zeroed every page on the calling thread: the submitting thread, while the
+ * workers waited for its tasks (LeNet-5 at batch 100 allocates about 570 MB in its first run,
+ * and malloc's large chunks are fresh mappings anyway, so the memset zeroed zeros). The pages
+ * now fault in where a task first writes them. The pool remembers what it mapped (address and
+ * length, in a set under map_mu) so that such a buffer is unmapped, not freed, when it leaves. */
+#ifdef VEIL_SANITIZERS
+#define MAP_MIN SIZE_MAX /* a sanitizer build keeps malloc, so ASan checks every tensor's bounds */
+#else
+#define MAP_MIN ((size_t)256 << 10)
+#endif
+
+struct mapping {
+    uintptr_t p; /* 0: empty slot; MAP_GONE: a removed entry */
+    size_t len;
+};
+#define MAP_GONE ((uintptr_t)1)
+static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct mapping *map_set;  /* open addressing, map_cap a power of two */
+static size_t map_cap, map_used; /* slots; slots not empty (live or removed) */
+
+static size_t map_slot(uintptr_t p, size_t cap)
+{
+    return (size_t)(((uint64_t)(p >> 12) * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+/* With map_mu held: adds (p, len); 0 when out of memory. */
+static int map_add(uintptr_t p, size_t len)
+{
+    if (2 * (map_used + 1) > map_cap) { /* grow (or just sweep removed entries) */
+        size_t cap = map_cap ? map_cap : 64;
+        while (cap < 4 * (map_used + 1))
+            cap *= 2;
+        struct mapping *n = calloc(cap, sizeof *n);
+        if (!n)
+            return 0;
+        size_t used = 0;
+        for (size_t i = 0; i < map_cap; i++)
+            if (map_set[i].p > MAP_GONE) {
+                size_t j = map_slot(map_set[i].p, cap);
+                while (n[j].p)
+                    j = (j + 1) & (cap - 1);
+                n[j] = map_set[i];
+                used++;
+            }
+        free(map_set);
+        map_set = n;
+        map_cap = cap;
+        map_used = used;
+    }
+    size_t j = map_slot(p, map_cap);
+    while (map_set[j].p)
+        j = (j + 1) & (map_cap - 1);
+    map_set[j] = (struct mapping){.p = p, .len = len};
+    map_used++;
+    return 1;
+}
+
+/* With map_mu held: removes p and returns its length; 0 when the pool did not map it. */
+static size_t map_remove(uintptr_t p)
+{
+    if (!map_cap)
+        return 0;
+    for (size_t j = map_slot(p, map_cap); map_set[j].p; j = (j + 1) & (map_cap - 1))
+        if (map_set[j].p == p) {
+            map_set[j].p = MAP_GONE;
+            return map_set[j].len;
+        }
+    return 0;
+}
+
+/* A fresh zero buffer of bytes >= MAP_MIN, its pages MADV_DONTDUMP; NULL when it cannot be mapped
+ * (the caller falls back to malloc). */
+static void register_atfork(void);
+static void *map_fresh(size_t bytes)
+{
+    pthread_once(&atfork_once, register_atfork); /* map_mu is held across a fork */
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t len = (bytes + page - 1) / page * page;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    dontdump_pages(p, len);
+    pthread_mutex_lock(&map_mu);
+    const int ok = map_add((uintptr_t)p, len);
+    pthread_mutex_unlock(&map_mu);
+    if (!ok) {
+        munmap(p, len);
+        return NULL;
+    }
+    return p;
+}
+
+/* Frees a buffer leaving the pool (wiped by the caller): unmapped if map_fresh made it. */
+static void release(void *p)
+{
+    pthread_mutex_lock(&map_mu);
+    const size_t len = map_remove((uintptr_t)p);
+    pthread_mutex_unlock(&map_mu);
+    if (len)
+        munmap(p, len);
+    else
+        veil_aligned_free(p);
+}
+
 static void *wiper_main(void *arg)
 {
     (void)arg;
@@ -147,7 +254,7 @@ static void *wiper_main(void *arg)
         wiper_slot = NULL;
         if (!stack_push(&s->clean, p)) { /* s is still p's: drain and put leave it alone */
             pool_bytes -= bytes;
-            veil_aligned_free(p);
+            release(p);
         }
         pthread_cond_broadcast(&idle_cv);
     }
@@ -157,9 +264,11 @@ static void *wiper_main(void *arg)
 static void atfork_prepare(void)
 {
     pthread_mutex_lock(&pool_mu);
+    pthread_mutex_lock(&map_mu);
 }
 static void atfork_parent(void)
 {
+    pthread_mutex_unlock(&map_mu);
     pthread_mutex_unlock(&pool_mu);
 }
 static void atfork_child(void)
@@ -170,6 +279,7 @@ static void atfork_child(void)
         wiper_state = 0;
     wiper_holds = NULL;
     wiper_slot = NULL;
+    pthread_mutex_unlock(&map_mu);
     pthread_mutex_unlock(&pool_mu);
 }
 static void register_atfork(void)
@@ -224,6 +334,8 @@ void *veil_secbuf_get(size_t bytes)
             return p;
         }
     }
+    if (bytes >= MAP_MIN && (p = map_fresh(bytes)) != NULL)
+        return p;
     p = veil_aligned_alloc(bytes);
     if (!p)
         return NULL;
@@ -273,7 +385,7 @@ void veil_secbuf_put(void *p, size_t bytes)
     if (!kept) {
         if (!wiped)
             veil_wipe(p, bytes);
-        veil_aligned_free(p);
+        release(p);
     }
 }
 
@@ -284,11 +396,11 @@ void veil_secbuf_drain(void)
         pthread_cond_wait(&idle_cv, &pool_mu);
     for (int i = 0; i < POOL_SIZES; i++) {
         while (pool[i].clean.n > 0)
-            veil_aligned_free(pool[i].clean.buf[--pool[i].clean.n]);
+            release(pool[i].clean.buf[--pool[i].clean.n]);
         while (pool[i].dirty.n > 0) {
             void *p = pool[i].dirty.buf[--pool[i].dirty.n];
             veil_wipe(p, pool[i].bytes);
-            veil_aligned_free(p);
+            release(p);
         }
         free(pool[i].clean.buf);
         free(pool[i].dirty.buf);

@@ -26,15 +26,17 @@ void *veil_secmem_calloc_pages(size_t n);
 /**
  * A zeroed, 64-byte-aligned buffer of `bytes` bytes for share data (pages MADV_DONTDUMP as
  * veil_secmem_dontdump), taken from the process's pool of given-back buffers of exactly that size
- * when one is there, else freshly allocated. NULL when out of memory. Release it with
- * veil_secbuf_put (or free()). Thread-safe.
+ * when one is there, else freshly allocated: one of 256 KiB or more is mapped from the kernel
+ * (zero pages, faulted in where they are first written), a smaller one comes from malloc and is
+ * zeroed here. NULL when out of memory. Release it with veil_secbuf_put only (a mapped buffer
+ * must not reach free()). Thread-safe.
  */
 void *veil_secbuf_get(size_t bytes);
 
 /**
- * Gives back a buffer of at least `bytes` bytes that free() may release (any 64-byte-aligned
- * malloc-family buffer, not only one from veil_secbuf_get). While the pool has room (at most 256
- * sizes, 1 GiB in all, none over 256 MiB: a run's working set) it is kept for the next
+ * Gives back a buffer of at least `bytes` bytes: one from veil_secbuf_get, or any 64-byte-aligned
+ * malloc-family buffer (the pool frees it, or unmaps what it mapped). While the pool has room (at
+ * most 256 sizes, 1 GiB in all, none over 256 MiB: a run's working set) it is kept for the next
  * veil_secbuf_get of that size and wiped (veil_wipe of `bytes` bytes) by the pool's wiper thread
  * in the background, or by that get if the wiper has not reached it yet; otherwise it is wiped
  * here and freed. NULL-safe; thread-safe.

@@ -488,7 +488,7 @@ int veil_sec_init(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, 
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
     if ((rc = veil_sec_alloc(m, t)) != VEIL_OK || (rc = veil_sec_register(t)) != VEIL_OK) {
-        veil_aligned_free(t->data);
+        veil_secbuf_put(t->data, t->numel * 8);
         memset(t, 0, sizeof *t);
     }
     return rc;
@@ -505,7 +505,7 @@ int veil_sec_init_words(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind 
     if (words)
         memcpy(t->data, words, t->numel * 8);
     if ((rc = veil_sec_register(t)) != VEIL_OK) {
-        veil_aligned_free(t->data);
+        veil_secbuf_put(t->data, t->numel * 8); /* wiped: it holds the words */
         memset(t, 0, sizeof *t);
     }
     return rc;

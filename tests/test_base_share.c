@@ -175,14 +175,52 @@ int main(void)
         veil_secbuf_put(burst[i], 65536);
     int all_zero = 1;
     for (int i = 0; i < BURST; i++) {
-        const unsigned char *b = veil_secbuf_get(65536);
-        for (size_t k = 0; b && k < 65536; k++)
-            all_zero &= b[k] == 0;
-        burst[i] = (void *)b;
+        const unsigned char *got = veil_secbuf_get(65536);
+        for (size_t k = 0; got && k < 65536; k++)
+            all_zero &= got[k] == 0;
+        burst[i] = (void *)got;
     }
     VT_CHECK(all_zero, "pool: every buffer handed out is all zeros, wiped by the wiper or the get");
     for (int i = 0; i < BURST; i++)
         veil_secbuf_put(burst[i], 65536);
+    /* buffers of 256 KiB and more are mapped fresh (zero pages, no memset; malloc'ed in a
+     * sanitizer build): page-aligned, all zeros, reused through the pool (wiped), and unmapped when they leave it (drain; over the
+     * pool's bound at once): a second drain, or a free() of them, would crash */
+    veil_secbuf_drain();
+    enum { MAPPED = 40 };
+    const size_t mbytes = ((size_t)256 << 10) + 8; /* not a whole number of pages */
+    uint64_t *mp[MAPPED];
+    int mapped_ok = 1;
+    for (int i = 0; i < MAPPED; i++) {
+        mp[i] = veil_secbuf_get(mbytes);
+#ifdef VEIL_SANITIZERS
+        mapped_ok &= mp[i] && ((uintptr_t)mp[i] & 63) == 0; /* malloc'ed under ASan */
+#else
+        mapped_ok &= mp[i] && ((uintptr_t)mp[i] & 4095) == 0;
+#endif
+        for (size_t k = 0; mp[i] && k < mbytes / 8; k++) {
+            mapped_ok &= mp[i][k] == 0;
+            mp[i][k] = ~(uint64_t)k; /* a share's words */
+        }
+    }
+    VT_CHECK(mapped_ok, "pool: fresh buffers of %zu bytes are page-aligned and all zeros", mbytes);
+    for (int i = 0; i < MAPPED; i++)
+        veil_secbuf_put(mp[i], mbytes);
+    uint64_t *again_mapped = veil_secbuf_get(mbytes);
+    int same = 0, mzero = 1;
+    for (int i = 0; i < MAPPED; i++)
+        same += again_mapped == mp[i];
+    for (size_t k = 0; again_mapped && k < mbytes / 8; k++)
+        mzero &= again_mapped[k] == 0;
+    VT_CHECK(same == 1 && mzero, "pool: a given-back mapped buffer is reused, wiped (%d, %d)", same,
+             mzero);
+    veil_secbuf_put(again_mapped, mbytes);
+    veil_secbuf_drain();
+    VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool: drained of mapped buffers");
+    void *over = veil_secbuf_get(((size_t)300 << 20)); /* over the pool's largest: not kept */
+    VT_CHECK(over != NULL, "pool: a 300 MiB buffer");
+    veil_secbuf_put(over, (size_t)300 << 20);
+    VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool: a buffer over 256 MiB is unmapped at once");
     /* a forked child has a consistent pool and a wiper of its own */
     pid_t pid = fork();
     if (pid == 0) {

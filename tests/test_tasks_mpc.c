@@ -89,7 +89,7 @@ static void direct_correction(veil_mpc_t *m, int tiles)
     struct veil_pub pub[3];
     memset(pub, 0, sizeof pub);
     int rc = veil_mpc_material(m, veil_preproc_item_beaver(0, BIG),
-                               tiles == 1 ? SIZE_MAX : BIG / tiles, &mat);
+                               tiles == 1 ? SIZE_MAX : (size_t)BIG / (size_t)tiles, &mat);
     for (int j = 0; j < 3 && rc == VEIL_OK; j++)
         rc = veil_mpc_reveal(m, &mat.part[j], -1, &pub[j]);
     if (rc == VEIL_OK)
