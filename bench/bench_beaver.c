@@ -11,14 +11,21 @@
  * conv2d / grad_input / grad_weight on batch 8, 32 -> 32 channels, 16 x 16, 3 x 3, stride 1,
  * pad 1 (n = the product's output elements).
  * With -f the material is generated ahead into per-party files (the offline phase, not timed)
- * and the parties run without a dealer: the figures are then the online phase alone.
- * Usage: bench_beaver [-f] [-o OP] [-m MIN] [max_elements]   (default 10000000; results on stdout
+ * and the parties run without a dealer: the figures are then the online phase alone. -p runs the
+ * channels in plaintext (no CURVE: what the encryption costs, and the conditions of a framework
+ * that does not encrypt); -w times each measurement after an untimed call of the same size (the
+ * pool's buffers warm, as in a model's steady runs; without it each figure is the session's first
+ * call of its size); -t PATH writes each process's trace of the timed window (Chrome JSON, "%d"
+ * the process, the last measurement's; bench/trace_gaps.py reads it).
+ * Usage: bench_beaver [-f] [-p] [-w] [-o OP] [-m MIN] [-t TRACE] [max_elements]
+ * (default 10000000; results on stdout
  * as a table). -o runs only OP's rows (mul, trunc, mul_fixed, matmul, tiles: the tiled mul,
  * conv), -m starts the elementwise sizes at MIN (a power of ten, default 1000): issue 15's
  * mul + trunc at 10^5 and 10^6 is `-o mul_fixed -m 100000 1000000`.
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "tasks/beaver.h"
 #include "tasks/trunc.h"
 #include "tests/test_mpc_util.h"
@@ -42,6 +49,10 @@ static struct row *rows; /* shared with the children */
 static size_t max_elems = 10000000;
 static size_t min_elems = 1000; /* -m */
 static const char *only;        /* -o: the one op (or row family) to run; NULL: all */
+static int from_files;          /* -f */
+static int plaintext;           /* -p: no CURVE, to see what the encryption costs */
+static int warm;                /* -w: each measurement after an untimed call of the same size */
+static const char *trace_path;  /* -t: trace of the last timed elementwise window, "%d" = process */
 static uint64_t *plain; /* max_elems words of input (fixed-point values below 2^30) */
 
 enum op { OP_MUL, OP_TRUNC, OP_MULFIX, OP_MATMUL };
@@ -81,8 +92,23 @@ static int measure(veil_mpc_t *m, enum op op, size_t n, size_t tile, int *k)
                                   mat ? SIZE_MAX : 0, &y);
     if (rc != VEIL_OK || (rc = veil_mpc_wait(m)) != VEIL_OK)
         return rc;
+    /* -w: the same calls once untimed first; their buffers go back to the pool at the barrier */
+    for (int r = 0; warm && r < reps && rc == VEIL_OK; r++)
+        rc = call(m, op, &x, &y, &z[r]);
+    if (warm && rc == VEIL_OK)
+        rc = veil_mpc_wait(m);
+    for (int r = 0; warm && r < reps; r++)
+        veil_mpc_release(m, &z[r]);
+    if (warm && rc == VEIL_OK)
+        rc = veil_mpc_wait(m);
+    if (rc != VEIL_OK)
+        return rc;
     struct veil_test_mpc_counters c0, c1;
     veil_test_mpc_counters(m, &c0);
+    const int tracing = trace_path && veil_trace_start() == VEIL_OK;
+    if (tracing)
+        veil_trace_run_begin(1);
+    const double tt0 = veil_trace_now();
     double t0 = veil_now();
     for (int r = 0; r < reps && rc == VEIL_OK; r++)
         rc = call(m, op, &x, &y, &z[r]);
@@ -90,6 +116,16 @@ static int measure(veil_mpc_t *m, enum op op, size_t n, size_t tile, int *k)
         rc = veil_mpc_wait(m);
     double t1 = veil_now();
     veil_test_mpc_counters(m, &c1);
+    if (tracing) {
+        veil_trace_run_end(tt0, veil_trace_now(), c1.bytes - c0.bytes, 0);
+        veil_trace_stop();
+        const struct veil_trace_meta meta = {.pid = self,
+                                             .nparties = veil_mpc_nparties(m),
+                                             .nprocs = veil_mpc_nparties(m) + !from_files};
+        if (veil_trace_write(trace_path, &meta) != VEIL_OK)
+            fprintf(stderr, "bench_beaver: cannot write the trace: %s\n", veil_last_error());
+        veil_trace_free();
+    }
     if (self == 0 && *k < MAXROWS) {
         struct row *w = &rows[(*k)++];
         if (tile)
@@ -197,10 +233,14 @@ static int body(veil_mpc_t *m, void *arg)
 
 int main(int argc, char **argv)
 {
-    int from_files = 0, opt;
-    while ((opt = getopt(argc, argv, "fo:m:")) != -1) {
+    int opt;
+    while ((opt = getopt(argc, argv, "fpwo:m:t:")) != -1) {
         if (opt == 'f') {
             from_files = 1;
+        } else if (opt == 'p') {
+            plaintext = 1;
+        } else if (opt == 'w') {
+            warm = 1;
         } else if (opt == 'o' && strcmp(optarg, "mul") && strcmp(optarg, "trunc") &&
                    strcmp(optarg, "mul_fixed") && strcmp(optarg, "matmul") &&
                    strcmp(optarg, "tiles") && strcmp(optarg, "conv")) {
@@ -209,10 +249,13 @@ int main(int argc, char **argv)
             return 2;
         } else if (opt == 'o') {
             only = optarg;
+        } else if (opt == 't') {
+            trace_path = optarg;
         } else if (opt == 'm') {
             min_elems = strtoull(optarg, NULL, 10);
         } else {
-            fprintf(stderr, "usage: %s [-f] [-o OP] [-m MIN] [max_elements]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-f] [-p] [-w] [-o OP] [-m MIN] [-t TRACE] [max_elements]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -236,11 +279,16 @@ int main(int argc, char **argv)
     struct veil_test_mpc_opts o = {.nparties = 2,
                                    .material = from_files ? VEIL_MPC_MAT_FILE : VEIL_MPC_MAT_DEALER,
                                    .frac_bits = -1,
-                                   .timeout_s = 1800};
+                                   .timeout_s = 1800,
+                                   .insecure_plaintext = plaintext};
     if (veil_test_mpc_run(&o, body, NULL) != 0)
         return 1;
-    printf("material: %s\n", from_files ? "stored files (online phase alone)"
-                                         : "dealer process, online (expansion and traffic timed)");
+    printf("material: %s; channels: %s\n",
+           from_files ? "stored files (online phase alone)"
+                      : "dealer process, online (expansion and traffic timed)",
+           plaintext ? "plaintext (no CURVE)" : "CURVE");
+    printf("each figure: %s\n", warm ? "after an untimed call of the same size (warm buffers)"
+                                     : "the first call of its size in the session");
     printf("%-14s %10s %5s %10s %14s %12s %7s\n", "op", "n", "reps", "seconds", "elements/s",
            "bytes/elem", "rounds");
     for (int i = 0; i < MAXROWS && rows[i].reps; i++) {

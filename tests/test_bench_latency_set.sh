@@ -4,7 +4,8 @@
 # batch 1 with 2 runs must print one table row whose first-run, median, best, worst and mean
 # seconds are numbers above 0, whose idle share (from the traced session) is a number in
 # [0, 100] and whose check says ok; bench_beaver -o mul_fixed -m 1000 1000 must print exactly one
-# row, mul_fixed at 1,000 elements with 24 bytes per element, and refuse an unknown op (exit 2).
+# row, mul_fixed at 1,000 elements with 24 bytes per element (also from files, in plaintext,
+# warm and traced: -f -p -w -t), and refuse an unknown op (exit 2).
 # The warm section on LeNet batch 1 with 2 runs must print two rows: prepared ("yes", its prepare
 # seconds a number) and cold ("no", prepare "-"), their first-run and median seconds above 0.
 set -u
@@ -38,6 +39,24 @@ if [ "$rows" -ne 1 ] || [ "$good" -ne 1 ]; then
     cat "$tmp/beaver"
     fail=1
 fi
+# the same from files, in plaintext, warm, traced: one good row, the header says so, and each
+# party's trace holds the timed window (a run event and the Beaver tasks)
+(cd "$top" && ./bench/bench_beaver -f -p -w -t "$tmp/bt-%d.json" -o mul_fixed -m 1000 1000) \
+    >"$tmp/beaverfp" 2>&1 || { echo "FAIL: bench_beaver -f -p -w -t exited $?"; fail=1; }
+good=$(awk '$1 == "mul_fixed" && $2 == 1000 && $6 == "24.00"' "$tmp/beaverfp" | wc -l)
+if [ "$good" -ne 1 ] || ! grep -q "plaintext (no CURVE)" "$tmp/beaverfp" ||
+    ! grep -q "after an untimed call" "$tmp/beaverfp"; then
+    echo "FAIL: bench_beaver -f -p -w: $good good rows or its header is wrong"
+    cat "$tmp/beaverfp"
+    fail=1
+fi
+for p in 0 1; do
+    if ! grep -q '"run 1"' "$tmp/bt-$p.json" 2>/dev/null ||
+        ! grep -q 'veil_beaver_z' "$tmp/bt-$p.json"; then
+        echo "FAIL: bench_beaver -t: party $p's trace lacks the run or its Beaver tasks"
+        fail=1
+    fi
+done
 (cd "$top" && ./bench/bench_beaver -o nosuchop 1000) >"$tmp/bad" 2>&1
 rc=$?
 if [ "$rc" -ne 2 ] || ! grep -q "not one of" "$tmp/bad"; then

@@ -47,6 +47,7 @@ static int child(const struct veil_harness_party *me, void *arg)
     const int file = r->opts->material == VEIL_MPC_MAT_FILE;
     if (rc == VEIL_OK && file) /* the session the files were generated for */
         memcpy(cfg.session, r->session, sizeof r->session);
+    cfg.insecure_plaintext = r->opts->insecure_plaintext;
     struct veil_net_options nopt;
     veil_net_options_defaults(&nopt);
     if (r->opts->early_cap)

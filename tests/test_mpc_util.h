@@ -28,6 +28,7 @@ struct veil_test_mpc_opts {
     double timeout_s;                /* 0: 120 s */
     size_t credit_step, credit_window; /* DEALER flow control (veil_mpc_options); 0: defaults */
     size_t early_cap;                /* the net's early-arrival cap in bytes; 0: its default */
+    int insecure_plaintext;          /* 1: no CURVE (benchmarks' comparison only) */
 };
 
 /**
@@ -38,7 +39,8 @@ struct veil_test_mpc_opts {
 typedef int (*veil_test_mpc_fn)(veil_mpc_t *m, void *arg);
 
 /**
- * Forks the processes (harness), in each: starpu_init, veil_net_open with fresh CURVE keys,
+ * Forks the processes (harness), in each: starpu_init, veil_net_open with fresh CURVE keys (or
+ * none with opts->insecure_plaintext),
  * veil_mpc_new with opts, fn(m, arg), veil_mpc_destroy, veil_net_close, starpu_shutdown.
  * Returns 0 when every process exited 0; otherwise prints which failed and every process's
  * captured output to stderr and returns 1.
