@@ -24,6 +24,16 @@ struct veil_sec veil_mpc_part_view(const struct veil_sec *p, const struct veil_s
     return v;
 }
 
+void veil_mpc_part_adopt(struct veil_sec *p, int ndim, const size_t *dims, struct veil_sec *out)
+{
+    *out = *p;
+    out->kind = VEIL_SHARE_ARITH;
+    out->ndim = ndim;
+    memset(out->dims, 0, sizeof out->dims);
+    memcpy(out->dims, dims, (size_t)ndim * sizeof *dims);
+    memset(p, 0, sizeof *p);
+}
+
 static int check_arith(const char *op, const char *what, const struct veil_sec *x)
 {
     if (!x)

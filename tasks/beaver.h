@@ -8,10 +8,12 @@
  * with the same shapes), requests its material first, returns at the dealer / a recorder after
  * shaping the output, validates before submitting (VEIL_ERR_SHAPE / VEIL_ERR_INVAL with a message
  * naming the op), never waits. Each opens its masked operands in ONE round (both opens in flight
- * together). The matrix products' local products that need only one opened operand are separate
- * tasks that depend on that operand's open alone, so the compute of the first open overlaps the
- * transfer of the second; the elementwise product and square combine each tile in one task
- * (z = c + D b + a E (+ D E)), per tile (the inner-layer pipeline).
+ * together). A matrix product (not split over devices) accumulates its local products onto the
+ * correction part C, which becomes the result: A E first, which needs E alone (the weights' open,
+ * the smaller one, or an earlier call's), so it runs while D's transfer goes on, then D B and
+ * party 0's D E; a split placement computes per-block temporaries and one block sum. The
+ * elementwise product and square combine each tile in one task (z = c + D b + a E (+ D E)), per
+ * tile (the inner-layer pipeline).
  *
  * Costs (N parties, bytes each party sends, 8-byte words):
  *   mul      1 round, 2 (N-1) numel 8            (16 B/element at N = 2, as CrypTen)

@@ -164,6 +164,12 @@ void veil_mpc_product_split(size_t rows, size_t cols, size_t inner, int *pr, int
  * handles, never released itself. */
 struct veil_sec veil_mpc_part_view(const struct veil_sec *p, const struct veil_sec *like);
 
+/** Moves material part p (its buffer and handles) into *out with the shape (ndim, dims) of the
+ * same element count, and clears p, so that the material's release leaves it alone: a product
+ * accumulates its local terms onto the correction part C and returns C itself, with no
+ * temporaries and no sum task. */
+void veil_mpc_part_adopt(struct veil_sec *p, int ndim, const size_t *dims, struct veil_sec *out);
+
 /**
  * veil_mpc_mul without its round mark: for protocols whose Beaver opens travel in a round they
  * already counted (the comparison family sends them with LTZ's first round). Same contract.

@@ -215,20 +215,23 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
     rc = veil_mpc_material(m, item, SIZE_MAX, &mat);
     if (rc != VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, e_tmp = {0}, cd = {0}, ca = {0}, t1 = {0}, t2 = {0};
+    struct veil_sec d = {0}, e_tmp = {0}, cd = {0}, ca = {0};
     struct veil_pub *e = e_keep ? e_keep : &e_tmp;
     const int reuse = e->data != NULL; /* E = w - B of this B opened by an earlier call */
-    if ((rc = veil_sec_init(m, y, VEIL_SHARE_ARITH, 4, yd, SIZE_MAX)) != VEIL_OK ||
-        !veil_mpc_computes(m))
-        goto out;
+    int pr, pc, pk;
+    veil_mpc_product_split(g->batch, g->oc, 1, &pr, &pc, &pk);
+    /* unsplit, a computing party's y is the correction part C (below); else allocated here */
+    if (!veil_mpc_computes(m) || pr * pc > 1) {
+        rc = veil_sec_init(m, y, VEIL_SHARE_ARITH, 4, yd, SIZE_MAX);
+        if (rc != VEIL_OK || !veil_mpc_computes(m))
+            goto out;
+    }
     struct veil_sec ma = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec mb = veil_mpc_part_view(&mat.part[VEIL_PRE_B], w);
     if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK ||
         (!reuse && (rc = veil_mpc_open(m, w, &mb, e)) != VEIL_OK))
         goto out;
     veil_mpc_round(m);
-    int pr, pc, pk;
-    veil_mpc_product_split(g->batch, g->oc, 1, &pr, &pc, &pk);
     if ((rc = init1(m, &cd, o.cols_len)) != VEIL_OK || (rc = init1(m, &ca, o.cols_len)) != VEIL_OK)
         goto out;
     if (pr * pc > 1) {
@@ -238,28 +241,24 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
                             mat.part[VEIL_PRE_C].h[0], pr, pc, y->h[0]);
         goto out;
     }
-    if ((rc = init1(m, &t1, o.ylen)) != VEIL_OK || (rc = init1(m, &t2, o.ylen)) != VEIL_OK)
-        goto out;
-    /* im2col of the mask share runs as soon as the material is there; conv(D, B) needs D only,
-     * conv(A, E) needs E only; party 0's conv(D, E) accumulates onto conv(D, B). */
+    /* Every local term accumulates onto C, which then is y: conv(A, E) first (E is often an
+     * earlier call's, so it runs while D's open travels), then conv(D, B) and party 0's
+     * conv(D, E). No temporaries, no sum task; the same words (addition mod 2^64). */
+    starpu_data_handle_t c = mat.part[VEIL_PRE_C].h[0];
     if ((rc = veil_task_im2col(ma.h[0], ca.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
         (rc = veil_task_im2col(d.h[0], cd.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
-        (rc = conv_gemm(mb.h[0], cd.h[0], t1.h[0], &o, g->oc, 0, veil_mpc_priority(m))) !=
-            VEIL_OK ||
-        (rc = conv_gemm(e->h[0], ca.h[0], t2.h[0], &o, g->oc, 0, veil_mpc_priority(m))) != VEIL_OK)
+        (rc = conv_gemm(e->h[0], ca.h[0], c, &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK ||
+        (rc = conv_gemm(mb.h[0], cd.h[0], c, &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     if (veil_mpc_self(m) == 0 &&
-        (rc = conv_gemm(e->h[0], cd.h[0], t1.h[0], &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK)
+        (rc = conv_gemm(e->h[0], cd.h[0], c, &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
-    starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
-    rc = veil_task_sum(ops, 3, y->h[0], veil_mpc_priority(m));
+    veil_mpc_part_adopt(&mat.part[VEIL_PRE_C], 4, yd, y);
 out:
     veil_mpc_release(m, &d);
     veil_mpc_release(m, &e_tmp);
     veil_mpc_release(m, &cd);
     veil_mpc_release(m, &ca);
-    veil_mpc_release(m, &t1);
-    veil_mpc_release(m, &t2);
     veil_mpc_mat_release(m, &mat);
     return rc;
 }

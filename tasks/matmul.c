@@ -140,41 +140,42 @@ int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
                                SIZE_MAX, &mat);
     if (rc != VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, e_tmp = {0}, t1 = {0}, t2 = {0};
+    struct veil_sec d = {0}, e_tmp = {0};
     struct veil_pub *e = e_keep ? e_keep : &e_tmp;
     const int reuse = e->data != NULL; /* E = y - B of this B opened by an earlier call */
-    if ((rc = veil_sec_init(m, z, VEIL_SHARE_ARITH, 2, zdims, SIZE_MAX)) != VEIL_OK ||
-        !veil_mpc_computes(m))
-        goto out;
+    int pr, pc, pk;
+    veil_mpc_product_split(a, c, b, &pr, &pc, &pk);
+    /* unsplit, a computing party's z is the correction part C (below); else allocated here */
+    if (!veil_mpc_computes(m) || pr * pc * pk > 1) {
+        rc = veil_sec_init(m, z, VEIL_SHARE_ARITH, 2, zdims, SIZE_MAX);
+        if (rc != VEIL_OK || !veil_mpc_computes(m))
+            goto out;
+    }
     struct veil_sec ma = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec mb = veil_mpc_part_view(&mat.part[VEIL_PRE_B], y);
     if ((rc = veil_mpc_open(m, x, &ma, &d)) != VEIL_OK ||
         (!reuse && (rc = veil_mpc_open(m, y, &mb, e)) != VEIL_OK))
         goto out;
     veil_mpc_round(m);
-    int pr, pc, pk;
-    veil_mpc_product_split(a, c, b, &pr, &pc, &pk);
     if (pr * pc * pk > 1) {
         rc = matmul_split(m, &d, e, &ma, &mb, &mat.part[VEIL_PRE_C], a, b, c, pr, pc, pk, z);
         goto out;
     }
-    if ((rc = veil_sec_init_like(m, &t1, z)) != VEIL_OK ||
-        (rc = veil_sec_init_like(m, &t2, z)) != VEIL_OK)
-        goto out;
-    struct veil_bgemm_args g0 = gemm1(a, c, b, 0), g1 = gemm1(a, c, b, 1);
-    if ((rc = veil_task_bgemm(d.h[0], mb.h[0], t1.h[0], &g0, veil_mpc_priority(m))) != VEIL_OK ||
-        (rc = veil_task_bgemm(ma.h[0], e->h[0], t2.h[0], &g0, veil_mpc_priority(m))) != VEIL_OK)
+    /* Every local term accumulates onto C, which then is z: A E first (E is often an earlier
+     * call's, so it runs while D's open travels), then D B and party 0's D E. No temporaries,
+     * no sum task; the same words (addition mod 2^64). */
+    const struct veil_bgemm_args acc = gemm1(a, c, b, 1);
+    starpu_data_handle_t cz = mat.part[VEIL_PRE_C].h[0];
+    if ((rc = veil_task_bgemm(ma.h[0], e->h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK ||
+        (rc = veil_task_bgemm(d.h[0], mb.h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     if (veil_mpc_self(m) == 0 &&
-        (rc = veil_task_bgemm(d.h[0], e->h[0], t1.h[0], &g1, veil_mpc_priority(m))) != VEIL_OK)
+        (rc = veil_task_bgemm(d.h[0], e->h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
-    starpu_data_handle_t ops[3] = {mat.part[VEIL_PRE_C].h[0], t1.h[0], t2.h[0]};
-    rc = veil_task_sum(ops, 3, z->h[0], veil_mpc_priority(m));
+    veil_mpc_part_adopt(&mat.part[VEIL_PRE_C], 2, zdims, z);
 out:
     veil_mpc_release(m, &d);
     veil_mpc_release(m, &e_tmp);
-    veil_mpc_release(m, &t1);
-    veil_mpc_release(m, &t2);
     veil_mpc_mat_release(m, &mat);
     return rc;
 }
