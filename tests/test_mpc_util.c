@@ -4,6 +4,7 @@
  * shared across fork for results.
  */
 #include "config.h"
+#include "base/trace.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
 
@@ -275,4 +276,14 @@ const uint64_t *veil_test_host(struct veil_sec *x)
     VT_CHECK(veil_sec_to_host(x) == VEIL_OK, "bringing a result to host memory: %s",
              veil_last_error());
     return x->data;
+}
+
+int veil_test_trace_tasks(const char *name)
+{
+    int n = 0;
+    for (size_t i = 0; i < veil_trace_count(); i++) {
+        const struct veil_trace_event *e = veil_trace_event_at(i);
+        n += e && e->kind == VEIL_TRACE_TASK_EV && e->name && strcmp(e->name, name) == 0;
+    }
+    return n;
 }

@@ -89,4 +89,8 @@ void veil_test_mpc_check_cost(veil_mpc_t *m, const char *op, struct veil_test_mp
  * on a GPU is copied back first); a refusal counts as a test failure. */
 const uint64_t *veil_test_host(struct veil_sec *x);
 
+/** The task events named `name` among those the trace recorder (base/trace.h) holds now: what a
+ * test traces around a protocol call to count its local tasks. */
+int veil_test_trace_tasks(const char *name);
+
 #endif /* VEIL_TEST_MPC_UTIL_H */

@@ -5,11 +5,14 @@
  * conv2d(x, w), dx = grad_input(w, dy) and dw = grad_weight(x, dy) are revealed and compared bit
  * for bit with direct convolution loops written here (so every mode and N gives the same words).
  * Costs per party equal the formulas: forward 1 round, 8 (N-1)(|x| + |w|); grad_input 1 round, 8
- * (N-1) OC (CKK + B OH OW); grad_weight 1 round, 8 (N-1) B OH OW (OC + CKK). Invalid geometry
+ * (N-1) OC (CKK + B OH OW); grad_weight 1 round, 8 (N-1) B OH OW (OC + CKK). The forward local
+ * step is two or three accumulating GEMMs onto the correction part, no sum task (from a trace).
+ * Invalid geometry
  * (padding >= kernel, kernel larger than the padded input, a zero size) and a mismatched tensor
  * shape are refused with a message before anything is submitted. */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "tasks/beaver.h"
 #include "test_mpc_util.h"
 #include "test_util.h"
@@ -145,6 +148,26 @@ static int run_geom(veil_mpc_t *m, int gi, struct veil_test_mpc_counters *c)
     veil_test_mpc_check_cost(m, "grad_weight", c, 1, 8 * n1 * bohow * (g->oc + ckk));
     if (veil_test_failures)
         return 1;
+    if (gi == 0) { /* the unsplit local step, from a trace: accumulating GEMMs, no sum task */
+        const int party = veil_mpc_computes(m); /* the dealer and a recorder call it too */
+        struct veil_sec y2 = {0};
+        rc = party ? veil_trace_start() : VEIL_OK;
+        if (rc == VEIL_OK && (rc = veil_mpc_conv2d(m, &sx, &sw, g, &y2)) == VEIL_OK)
+            rc = veil_mpc_wait(m);
+        VT_CHECK(rc == VEIL_OK, "process %d: traced conv2d: %s", self, veil_last_error());
+        if (party) {
+            veil_trace_stop();
+            const int acc = veil_test_trace_tasks("veil_bgemm_acc"),
+                      plain = veil_test_trace_tasks("veil_bgemm"),
+                      sums = veil_test_trace_tasks("veil_sum"), want = self == 0 ? 3 : 2;
+            veil_trace_free();
+            VT_CHECK(acc == want && plain == 0 && sums == 0,
+                     "party %d: conv2d's local step ran %d accumulating GEMMs (expected %d), %d "
+                     "plain GEMMs and %d sums (expected 0)",
+                     self, acc, want, plain, sums);
+        }
+        veil_mpc_release(m, &y2);
+    }
     if ((rc = veil_mpc_reveal(m, &y, -1, &r[0])) == VEIL_OK &&
         (rc = veil_mpc_reveal(m, &dx, -1, &r[1])) == VEIL_OK)
         rc = veil_mpc_reveal(m, &dw, -1, &r[2]);

@@ -3,10 +3,13 @@
  * 13) . y (13 x 5), a larger 70 x 48 . 48 x 33 (the blocked GEMM path), u^T . y for u (13 x 7) and
  * x . v^T for v (5 x 13), revealed and compared bit for bit with veil_ref_gemm (so every mode and N
  * gives the same words). Each product costs exactly 1 round and 8 (N-1)(ab + bc) bytes per party
- * (the transposes are local). Bad input (x 3 x 4 times y 5 x 2, a 1-D operand, a tiled operand,
- * binary shares) is refused with a message before anything is submitted. */
+ * (the transposes are local). The local step of an unsplit product is two or three accumulating
+ * GEMMs onto the correction part, no sum task (from a trace). Bad input (x 3 x 4 times y 5 x 2, a
+ * 1-D operand, a tiled operand, binary shares) is refused with a message before anything is
+ * submitted. */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/trace.h"
 #include "codelets/reference.h"
 #include "tasks/beaver.h"
 #include "test_mpc_util.h"
@@ -34,6 +37,35 @@ static int share(veil_mpc_t *m, int owner, const uint64_t *v_, size_t r, size_t 
     const size_t dims[2] = {r, c};
     return veil_mpc_share_input(m, owner, veil_mpc_self(m) == owner ? v_ : NULL, 2, dims, SIZE_MAX,
                                 s);
+}
+
+/* The local step of an unsplit product, from the trace of one x . y: every term accumulates onto
+ * the correction part (a veil_bgemm_acc task each: A E, D B, and D E at party 0), with no
+ * temporary GEMM (veil_bgemm) and no sum task. */
+static void local_step(veil_mpc_t *m, const struct veil_sec *sx, const struct veil_sec *sy)
+{
+    const int party = veil_mpc_computes(m); /* the dealer and a recorder call it too (SPMD) */
+    struct veil_sec z = {0};
+    int acc, plain, sums;
+    int rc = party ? veil_trace_start() : VEIL_OK;
+    if (rc == VEIL_OK && (rc = veil_mpc_matmul(m, sx, sy, &z)) == VEIL_OK)
+        rc = veil_mpc_wait(m);
+    if (!party) {
+        VT_CHECK(rc == VEIL_OK, "process %d: product: %s", veil_mpc_self(m), veil_last_error());
+        veil_mpc_release(m, &z);
+        return;
+    }
+    veil_trace_stop();
+    acc = veil_test_trace_tasks("veil_bgemm_acc");
+    plain = veil_test_trace_tasks("veil_bgemm");
+    sums = veil_test_trace_tasks("veil_sum");
+    veil_trace_free();
+    const int want = veil_mpc_self(m) == 0 ? 3 : 2;
+    VT_CHECK(rc == VEIL_OK && acc == want && plain == 0 && sums == 0,
+             "party %d: the product's local step ran %d accumulating GEMMs (expected %d), %d "
+             "plain GEMMs and %d sums (expected 0): %s",
+             veil_mpc_self(m), acc, want, plain, sums, rc == VEIL_OK ? "ok" : veil_last_error());
+    veil_mpc_release(m, &z);
 }
 
 static void bad_inputs(veil_mpc_t *m, const struct veil_sec *sx)
@@ -101,6 +133,7 @@ static int body(veil_mpc_t *m, void *arg)
     veil_test_mpc_check_cost(m, "matmul large", &c, 1, 8 * n1 * (LA * LB + LB * LC));
     if (veil_test_failures)
         return 1;
+    local_step(m, &sx, &sy);
     for (int i = 0; i < 4 && rc == VEIL_OK; i++)
         rc = veil_mpc_reveal(m, &z[i], -1, &r[i]);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
