@@ -128,9 +128,9 @@ static int stack_push(struct stack *k, void *p)
  * A buffer of at least MAP_MIN bytes that the pool cannot serve is mapped straight from the
  * kernel (anonymous pages read as zeros until written), instead of malloc plus a memset that
  * faulted in and zeroed every page on the calling thread: the submitting thread, while the
- * workers waited for its tasks (LeNet-5 at batch 100 allocates about 570 MB in its first run,
- * and malloc's large chunks are fresh mappings anyway, so the memset zeroed zeros). The pages
- * now fault in where a task first writes them. The pool remembers what it mapped (address and
+ * workers waited for its tasks (a network's first run allocates every tensor that way, and
+ * malloc's large chunks are typically fresh mappings anyway, so the memset zeroed zeros). The
+ * pages now fault in where a task first writes them. The pool remembers what it mapped (address and
  * length, in a set under map_mu) so that such a buffer is unmapped, not freed, when it leaves. */
 #ifdef VEIL_SANITIZERS
 #define MAP_MIN SIZE_MAX /* a sanitizer build keeps malloc, so ASan checks every tensor's bounds */
@@ -144,8 +144,8 @@ struct mapping {
 };
 #define MAP_GONE ((uintptr_t)1)
 static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct mapping *map_set;  /* open addressing, map_cap a power of two */
-static size_t map_cap, map_used; /* slots; slots not empty (live or removed) */
+static struct mapping *map_set;            /* open addressing, map_cap a power of two */
+static size_t map_cap, map_used, map_live; /* slots; slots not empty; live entries */
 
 static size_t map_slot(uintptr_t p, size_t cap)
 {
@@ -155,9 +155,9 @@ static size_t map_slot(uintptr_t p, size_t cap)
 /* With map_mu held: adds (p, len); 0 when out of memory. */
 static int map_add(uintptr_t p, size_t len)
 {
-    if (2 * (map_used + 1) > map_cap) { /* grow (or just sweep removed entries) */
-        size_t cap = map_cap ? map_cap : 64;
-        while (cap < 4 * (map_used + 1))
+    if (2 * (map_used + 1) > map_cap) { /* rebuild: sized by the live entries, removed ones go */
+        size_t cap = 64;
+        while (cap < 4 * (map_live + 1))
             cap *= 2;
         struct mapping *n = calloc(cap, sizeof *n);
         if (!n)
@@ -181,6 +181,7 @@ static int map_add(uintptr_t p, size_t len)
         j = (j + 1) & (map_cap - 1);
     map_set[j] = (struct mapping){.p = p, .len = len};
     map_used++;
+    map_live++;
     return 1;
 }
 
@@ -192,6 +193,7 @@ static size_t map_remove(uintptr_t p)
     for (size_t j = map_slot(p, map_cap); map_set[j].p; j = (j + 1) & (map_cap - 1))
         if (map_set[j].p == p) {
             map_set[j].p = MAP_GONE;
+            map_live--;
             return map_set[j].len;
         }
     return 0;

@@ -184,8 +184,8 @@ int main(void)
     for (int i = 0; i < BURST; i++)
         veil_secbuf_put(burst[i], 65536);
     /* buffers of 256 KiB and more are mapped fresh (zero pages, no memset; malloc'ed in a
-     * sanitizer build): page-aligned, all zeros, reused through the pool (wiped), and unmapped when they leave it (drain; over the
-     * pool's bound at once): a second drain, or a free() of them, would crash */
+     * sanitizer build): page-aligned, all zeros, reused through the pool (wiped), and unmapped
+     * when they leave it (drain; over the pool's bound at once) */
     veil_secbuf_drain();
     enum { MAPPED = 40 };
     const size_t mbytes = ((size_t)256 << 10) + 8; /* not a whole number of pages */
@@ -221,6 +221,28 @@ int main(void)
     VT_CHECK(over != NULL, "pool: a 300 MiB buffer");
     veil_secbuf_put(over, (size_t)300 << 20);
     VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool: a buffer over 256 MiB is unmapped at once");
+    /* churn: mapped buffers leaving the pool again and again (drain), with a few kept alive
+     * across it: every removal leaves a slot the set's rebuilds must reclaim, and a pointer the
+     * set lost would reach free() and crash */
+    void *alive[3];
+    for (int i = 0; i < 3; i++)
+        alive[i] = veil_secbuf_get(mbytes);
+    int churn_ok = alive[0] && alive[1] && alive[2];
+    for (int round = 0; round < 300 && churn_ok; round++) {
+        void *t[8];
+        for (int k = 0; k < 8; k++) {
+            t[k] = veil_secbuf_get(mbytes + 64 * (size_t)k);
+            churn_ok &= t[k] != NULL && ((uintptr_t)t[k] & 63) == 0;
+        }
+        for (int k = 0; k < 8; k++)
+            veil_secbuf_put(t[k], mbytes + 64 * (size_t)k);
+        veil_secbuf_drain();
+    }
+    for (int i = 0; i < 3; i++)
+        veil_secbuf_put(alive[i], mbytes);
+    veil_secbuf_drain();
+    VT_CHECK(churn_ok && veil_secbuf_pooled_bytes() == 0,
+             "pool: 2,400 mapped buffers come and go through 300 drains");
     /* a forked child has a consistent pool and a wiper of its own */
     pid_t pid = fork();
     if (pid == 0) {
