@@ -5,8 +5,9 @@
 # matched messages and 0 <= p10 <= p50 <= p90 <= max, and so must the dealer -> party 1 direction
 # (the material); runs >= 3 has none (exit 1); one file twice, a file that is not a trace, a
 # missing argument and a bad --from-run are refused with exit 2 and a line naming the script.
-# bench/trace_gaps.py: for each party's trace a header with busy, "wait P" for the other party,
-# after, local and tail, one row per run >= 1 and a median row, each row's parts adding up to 100 %
+# bench/trace_gaps.py: for each party's trace a header with busy, "wait P" for the other party
+# (and "wait 2" for the dealer when one of its messages ended a gap: timing decides), after, local
+# and tail, one row per run >= 1 and a median row, each row's parts adding up to 100 %
 # of the run; runs >= 3 has none (exit 1); a file that is not a trace, no file, two files and a
 # bad --from-run are refused with exit 2 and a line naming the script. Timings are not asserted.
 set -u
@@ -49,8 +50,10 @@ for pair in "0 1" "1 0"; do
         { bad "party $1: exit $?: $(cat "$T/out")"; continue; }
     # run ms busy wait P after local tail (% of the run); rows 1, 2 and median; parts sum to 100
     awk -v peer="$2" '
-        NR == 1 { ok = $1 == "run" && $2 == "ms" && $3 == "busy" && $4 == "wait" && $5 == peer &&
-                  $6 == "after" && $7 == "local" && $8 == "tail"; next }
+        NR == 1 { ok = $1 == "run" && $2 == "ms" && $3 == "busy" && $(NF - 6) == "after" &&
+                  $(NF - 5) == "local" && $(NF - 4) == "tail" && NF % 2 == 0; seen = 0
+                  for (i = 4; i < NF - 6; i += 2) { ok = ok && $i == "wait"; seen += $(i + 1) == peer }
+                  ok = ok && seen == 1; next }
         { s = 0; for (i = 3; i <= NF; i++) s += $i; if (s < 99.5 || s > 100.5) ok = 0
           rows = rows " " $1 }
         END { exit ok && rows == " 1 2 median" ? 0 : 1 }' "$T/out" ||
