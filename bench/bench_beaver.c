@@ -85,11 +85,13 @@ static int measure(veil_mpc_t *m, enum op op, size_t n, size_t tile, int *k)
         reps = 64;
     struct veil_sec x = {0}, y = {0}, z[64];
     memset(z, 0, sizeof z);
+    /* the operands' tiling is the product's (tile 0: the context's default) */
+    const size_t xtile = mat ? SIZE_MAX : tile;
     int rc = veil_mpc_share_input(m, 0, self == 0 ? plain : NULL, mat ? 2 : 1, mat ? dims2 : dims1,
-                                  mat ? SIZE_MAX : 0, &x);
+                                  xtile, &x);
     if (rc == VEIL_OK)
         rc = veil_mpc_share_input(m, 1, self == 1 ? plain : NULL, mat ? 2 : 1, mat ? dims2 : dims1,
-                                  mat ? SIZE_MAX : 0, &y);
+                                  xtile, &y);
     if (rc != VEIL_OK || (rc = veil_mpc_wait(m)) != VEIL_OK)
         return rc;
     /* -w: the same calls once untimed first; their buffers go back to the pool at the barrier */
