@@ -20,20 +20,40 @@ static const char *const known[] = {
     /* base/log.c */
     "VEIL_LOG",
     /* base/harness.c: the parent */
-    "VEIL_TEST_VERBOSE", "TMPDIR", "STARPU_SCHED", "STARPU_NOPENCL",
+    "VEIL_TEST_VERBOSE",
+    "TMPDIR",
+    "STARPU_SCHED",
+    "STARPU_NOPENCL",
     /* a child's identity, set by the harness (veil_harness_party_from_env) */
-    "VEIL_PARTY_ID", "VEIL_NPARTIES", "VEIL_DEALER", "VEIL_SESSION", "VEIL_ENDPOINTS",
+    "VEIL_PARTY_ID",
+    "VEIL_NPARTIES",
+    "VEIL_DEALER",
+    "VEIL_SESSION",
+    "VEIL_ENDPOINTS",
     "VEIL_LISTEN_FD",
     /* net: security and link (net/config_env.c), tuning (net/mesh.c) */
-    "VEIL_INSECURE_PLAINTEXT", "VEIL_KEY_DIR", "VEIL_LINK", "VEIL_NET_TIMEOUT", "VEIL_NET_CHUNK",
-    "VEIL_NET_POOL", "VEIL_NET_EARLY_CAP", "VEIL_NET_CONNECT_TIMEOUT",
+    "VEIL_INSECURE_PLAINTEXT",
+    "VEIL_KEY_DIR",
+    "VEIL_LINK",
+    "VEIL_NET_TIMEOUT",
+    "VEIL_NET_CHUNK",
+    "VEIL_NET_POOL",
+    "VEIL_NET_EARLY_CAP",
+    "VEIL_NET_CONNECT_TIMEOUT",
+    "VEIL_NET_DATA_CHANNEL",
+    "VEIL_NET_DATA_PORT",
     /* codelets/cpu/gemm.c */
     "VEIL_GEMM_KERNEL",
     /* the party session (graph/secure/party.c): fallbacks of veil_party_options */
-    "VEIL_MATERIAL_SEED", "VEIL_INSECURE_TEST_HOOKS", "VEIL_TRACE", "VEIL_WORKER_NICE",
+    "VEIL_MATERIAL_SEED",
+    "VEIL_INSECURE_TEST_HOOKS",
+    "VEIL_TRACE",
+    "VEIL_WORKER_NICE",
     "VEIL_TEST_CRASH",
-    "VEIL_CALIBRATE", "VEIL_DEVICES",
-    "VEIL_DEVICE_KIND", "VEIL_PLACEMENT",
+    "VEIL_CALIBRATE",
+    "VEIL_DEVICES",
+    "VEIL_DEVICE_KIND",
+    "VEIL_PLACEMENT",
     /* base/secmem.c: the core-dump protection's opt-out */
     "VEIL_ALLOW_CORE_DUMPS",
     /* net/comm.c: idle StarPU workers paused while a process waits on the network */
@@ -189,6 +209,13 @@ void veil_env_net_tuning(struct veil_env_net_tuning *t)
     const char *c = veil_env_get("VEIL_NET_CONNECT_TIMEOUT");
     if (c && atof(c) > 0)
         t->connect_timeout_s = atof(c);
+    const char *dc = value_of("VEIL_NET_DATA_CHANNEL");
+    if (dc)
+        t->data_channel = !strcmp(dc, "aes-gcm") ? 1 : !strcmp(dc, "curve") ? 0 : -1;
+    const char *dp = value_of("VEIL_NET_DATA_PORT");
+    long port;
+    if (dp)
+        t->data_port = parse_int(dp, 0, 65535, &port) == 0 ? (int)port : -1;
 }
 
 int veil_env_net(struct veil_env_net *e)

@@ -54,6 +54,8 @@ struct veil_env_net_tuning {
     size_t pool_bytes;        /* VEIL_NET_POOL */
     size_t early_cap_bytes;   /* VEIL_NET_EARLY_CAP */
     double connect_timeout_s; /* VEIL_NET_CONNECT_TIMEOUT */
+    int data_channel;         /* VEIL_NET_DATA_CHANNEL: aes-gcm 1, curve 0, anything else -1 */
+    int data_port;            /* VEIL_NET_DATA_PORT: 0..65535, -1 when not such a number */
 };
 void veil_env_net_tuning(struct veil_env_net_tuning *t);
 

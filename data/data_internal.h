@@ -6,6 +6,8 @@
 #ifndef VEIL_DATA_INTERNAL_H
 #define VEIL_DATA_INTERNAL_H
 
+#include "base/base_internal.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,29 +27,6 @@ int veil_data_read_file(const char *path, int gunzip, uint8_t **buf, size_t *len
  * is untouched.
  */
 int veil_data_write_atomic(const char *path, const void *bytes, size_t len, unsigned mode);
-
-/** Little-endian integers at p (files are little-endian whatever the host). */
-static inline void veil_put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static inline void veil_put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static inline uint32_t veil_get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t veil_get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
 
 /** SHA-256 of n bytes into out; VEIL_ERR_CRYPTO naming what (the file kind) if OpenSSL fails. */
 int veil_data_sha256(const uint8_t *b, size_t n, uint8_t out[32], const char *what);

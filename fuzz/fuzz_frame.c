@@ -2,7 +2,8 @@
  * fuzz_frame.c — libFuzzer target for everything in net/ that parses untrusted bytes or text:
  * veil_frame_decode (on the raw input and on its first 64 bytes with the crc recomputed, so
  * that the fuzzer reaches the field checks behind the crc), veil_hello_decode and
- * veil_hello_compare, veil_link_parse (and the pacing model on what it accepts), the
+ * veil_hello_compare, the data channel's sealed frames (veil_seal_peek, veil_seal_open under a
+ * fixed key), veil_link_parse (and the pacing model on what it accepts), the
  * configuration parser (in memory, key files not opened) and Z85 key validation. Each accepted
  * result is checked against the invariants its parser promises; a broken one traps.
  * Built by scripts/fuzz.sh with clang -fsanitize=fuzzer,address,undefined; needs no StarPU.
@@ -11,6 +12,7 @@
 #include "net/config_internal.h"
 #include "net/emulate.h"
 #include "net/frame.h"
+#include "net/seal.h"
 
 #include "veil.h"
 
@@ -67,11 +69,16 @@ static void fuzz_hello(const uint8_t *data, size_t size)
     struct veil_hello a, b;
     uint8_t again[VEIL_HELLO_BYTES];
     int rc = veil_hello_decode(data, size, &a);
-    require(rc == (size == VEIL_HELLO_BYTES ? VEIL_OK : VEIL_ERR_PROTO));
+    require(rc == VEIL_OK || rc == VEIL_ERR_PROTO);
+    if (size != VEIL_HELLO_BYTES)
+        require(rc == VEIL_ERR_PROTO);
+    if (rc == VEIL_OK) /* the data port is a port; the accepted bytes re-encode the same */
+        require(a.data_port <= 65535);
     if (size < 2 * VEIL_HELLO_BYTES)
         return;
-    require(veil_hello_decode(data, VEIL_HELLO_BYTES, &a) == VEIL_OK);
-    require(veil_hello_decode(data + VEIL_HELLO_BYTES, VEIL_HELLO_BYTES, &b) == VEIL_OK);
+    if (veil_hello_decode(data, VEIL_HELLO_BYTES, &a) != VEIL_OK ||
+        veil_hello_decode(data + VEIL_HELLO_BYTES, VEIL_HELLO_BYTES, &b) != VEIL_OK)
+        return;
     veil_hello_encode(&a, again);
     require(memcmp(again, data, VEIL_HELLO_BYTES) == 0);
     rc = veil_hello_compare(&a, &b, b.party);
@@ -80,6 +87,34 @@ static void fuzz_hello(const uint8_t *data, size_t size)
         require(memcmp(&a.session, &b.session, sizeof a.session) == 0 && a.nparties == b.nparties);
     require(veil_hello_compare(&a, &a, a.party) ==
             (a.has_dealer > 1 ? VEIL_ERR_MISMATCH : VEIL_OK));
+}
+
+/* The key the seeds' sealed frame is sealed with (fixed: the fuzzer mutates authentic frames). */
+static const uint8_t seal_key[VEIL_SEAL_KEY_BYTES] = {7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+
+static void fuzz_sealed(const uint8_t *data, size_t size)
+{
+    uint32_t sender;
+    uint64_t counter;
+    int rc = veil_seal_peek(data, size, VEIL_FRAME_HEADER_BYTES, &sender, &counter);
+    require(rc == VEIL_OK || rc == VEIL_ERR_PROTO);
+    if (rc != VEIL_OK || size > 4096)
+        return;
+    static struct veil_seal open_s, seal_s;
+    if (!veil_seal_ready(&open_s) && (veil_seal_init(&open_s, seal_key, 0) != VEIL_OK ||
+                                      veil_seal_init(&seal_s, seal_key, 1) != VEIL_OK))
+        __builtin_trap();
+    uint8_t buf[4096], again[4096];
+    memcpy(buf, data, size);
+    rc = veil_seal_open(&open_s, buf, size);
+    require(rc == VEIL_OK || rc == VEIL_ERR_PROTO);
+    if (rc != VEIL_OK)
+        return;
+    /* authentic: sealing what it opened to, under its sender and counter, gives it back */
+    memcpy(again, buf, size);
+    require(veil_seal_frame(&seal_s, sender, counter, again, size - VEIL_SEAL_OVERHEAD) ==
+            VEIL_OK);
+    require(memcmp(again, data, size) == 0);
 }
 
 static void fuzz_text(const uint8_t *data, size_t size)
@@ -134,6 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_header(data, size);
     fuzz_hello(data, size);
+    fuzz_sealed(data, size);
     fuzz_text(data, size);
     return 0;
 }
@@ -174,7 +210,7 @@ int main(int argc, char **argv)
         "link 1ms, 1Gbit\ninsecure-plaintext no\n",
         "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6",
     };
-    uint8_t buf[2 * VEIL_HELLO_BYTES];
+    uint8_t buf[2 * VEIL_HELLO_BYTES + VEIL_SEAL_OVERHEAD + VEIL_FRAME_HEADER_BYTES + 64];
     char name[64];
     int bad = 0;
 
@@ -212,6 +248,14 @@ int main(int argc, char **argv)
     veil_hello_encode(&hello, buf + VEIL_HELLO_BYTES);
     bad |= write_seed(argv[1], "hello-pair", buf, sizeof buf);
     bad |= write_seed(argv[1], "hello", buf, VEIL_HELLO_BYTES);
+    struct veil_seal s = {0};
+    const size_t body = VEIL_FRAME_HEADER_BYTES + 64;
+    memset(buf, 0x5a, sizeof buf);
+    if (veil_seal_init(&s, seal_key, 1) != VEIL_OK ||
+        veil_seal_frame(&s, 1, 3, buf, body) != VEIL_OK)
+        return 1;
+    veil_seal_free(&s);
+    bad |= write_seed(argv[1], "sealed", buf, body + VEIL_SEAL_OVERHEAD);
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         snprintf(name, sizeof name, "text-%zu", i);
         bad |= write_seed(argv[1], name, texts[i], strlen(texts[i]));

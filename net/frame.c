@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* ---- little-endian packing ---------------------------------------------------------------- */
+/* ---- little-endian packing (16-bit; 32 and 64: base/base_internal.h) ---------------------- */
 
 static void put_u16(uint8_t *p, uint16_t v)
 {
@@ -21,37 +21,9 @@ static void put_u16(uint8_t *p, uint16_t v)
     p[1] = (uint8_t)(v >> 8);
 }
 
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static uint16_t get_u16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
 }
 
 /* ---- CRC-32C ------------------------------------------------------------------------------ */
@@ -110,17 +82,17 @@ const char *veil_frame_type_name(uint32_t type)
 
 void veil_frame_encode(const struct veil_frame_header *h, uint8_t out[VEIL_FRAME_HEADER_BYTES])
 {
-    put_u32(out + OFF_MAGIC, VEIL_FRAME_MAGIC);
+    veil_put_le32(out + OFF_MAGIC, VEIL_FRAME_MAGIC);
     put_u16(out + OFF_VERSION, h->version);
     put_u16(out + OFF_TYPE, h->type);
     memcpy(out + OFF_SESSION, h->session, VEIL_SESSION_BYTES);
-    put_u32(out + OFF_SENDER, h->sender);
-    put_u32(out + OFF_FLAGS, h->flags);
-    put_u64(out + OFF_TAG, h->tag);
-    put_u64(out + OFF_OFFSET, h->offset);
-    put_u64(out + OFF_TOTAL, h->total);
-    put_u32(out + OFF_LENGTH, h->length);
-    put_u32(out + OFF_CRC, veil_crc32c(out, OFF_CRC));
+    veil_put_le32(out + OFF_SENDER, h->sender);
+    veil_put_le32(out + OFF_FLAGS, h->flags);
+    veil_put_le64(out + OFF_TAG, h->tag);
+    veil_put_le64(out + OFF_OFFSET, h->offset);
+    veil_put_le64(out + OFF_TOTAL, h->total);
+    veil_put_le32(out + OFF_LENGTH, h->length);
+    veil_put_le32(out + OFF_CRC, veil_crc32c(out, OFF_CRC));
 }
 
 /* Type-specific rules, after the generic ones have passed (so offset + length <= total). */
@@ -175,7 +147,7 @@ int veil_frame_decode(const uint8_t *buf, size_t buf_len, struct veil_frame_head
                           "frame header: %zu bytes received, a header is exactly %d bytes "
                           "(peer is not speaking Veil's wire format, or the stream is out of step)",
                           buf_len, VEIL_FRAME_HEADER_BYTES);
-    uint32_t magic = get_u32(buf + OFF_MAGIC);
+    uint32_t magic = veil_get_le32(buf + OFF_MAGIC);
     if (magic != VEIL_FRAME_MAGIC)
         return veil_error(VEIL_ERR_PROTO,
                           "frame header: magic is 0x%08" PRIx32 ", expected 0x%08" PRIx32
@@ -187,7 +159,7 @@ int veil_frame_decode(const uint8_t *buf, size_t buf_len, struct veil_frame_head
                           "frame header: wire-format version %u, this build speaks version %d; "
                           "run the same Veil release on every party",
                           (unsigned)d.version, VEIL_FRAME_VERSION);
-    uint32_t crc = get_u32(buf + OFF_CRC);
+    uint32_t crc = veil_get_le32(buf + OFF_CRC);
     uint32_t want = veil_crc32c(buf, OFF_CRC);
     if (crc != want)
         return veil_error(VEIL_ERR_PROTO,
@@ -199,15 +171,15 @@ int veil_frame_decode(const uint8_t *buf, size_t buf_len, struct veil_frame_head
         return veil_error(VEIL_ERR_PROTO, "frame header: unknown type %u (known: 1..%d)",
                           (unsigned)d.type, VEIL_FRAME_TYPE_END - 1);
     memcpy(d.session, buf + OFF_SESSION, VEIL_SESSION_BYTES);
-    d.sender = get_u32(buf + OFF_SENDER);
-    d.flags = get_u32(buf + OFF_FLAGS);
+    d.sender = veil_get_le32(buf + OFF_SENDER);
+    d.flags = veil_get_le32(buf + OFF_FLAGS);
     if (d.flags != 0)
         return veil_error(VEIL_ERR_PROTO,
                           "frame header: flags are 0x%08" PRIx32 ", must be 0 (reserved)", d.flags);
-    d.tag = get_u64(buf + OFF_TAG);
-    d.offset = get_u64(buf + OFF_OFFSET);
-    d.total = get_u64(buf + OFF_TOTAL);
-    d.length = get_u32(buf + OFF_LENGTH);
+    d.tag = veil_get_le64(buf + OFF_TAG);
+    d.offset = veil_get_le64(buf + OFF_OFFSET);
+    d.total = veil_get_le64(buf + OFF_TOTAL);
+    d.length = veil_get_le32(buf + OFF_LENGTH);
     if (d.length > VEIL_FRAME_MAX_CHUNK)
         return veil_error(VEIL_ERR_PROTO,
                           "frame header: chunk length %" PRIu32 " exceeds the limit of %u bytes",
@@ -295,34 +267,46 @@ enum {
     HELLO_DEALER = 12,
     HELLO_SESSION = 16,
     HELLO_DIGEST = 32,
-    HELLO_END = 64,
+    HELLO_DATA_PORT = 64,
+    HELLO_RESERVED = 68, /* u32, 0 */
+    HELLO_DATA_KEY = 72,
+    HELLO_END = 104,
 };
 
 void veil_hello_encode(const struct veil_hello *h, uint8_t out[VEIL_HELLO_BYTES])
 {
-    put_u32(out + HELLO_PROTOCOL, h->protocol_version);
-    put_u32(out + HELLO_PARTY, h->party);
-    put_u32(out + HELLO_NPARTIES, h->nparties);
-    put_u32(out + HELLO_DEALER, h->has_dealer);
+    veil_put_le32(out + HELLO_PROTOCOL, h->protocol_version);
+    veil_put_le32(out + HELLO_PARTY, h->party);
+    veil_put_le32(out + HELLO_NPARTIES, h->nparties);
+    veil_put_le32(out + HELLO_DEALER, h->has_dealer);
     memcpy(out + HELLO_SESSION, h->session, VEIL_SESSION_BYTES);
     memcpy(out + HELLO_DIGEST, h->plan_digest, VEIL_PLAN_DIGEST_BYTES);
+    veil_put_le32(out + HELLO_DATA_PORT, h->data_port);
+    veil_put_le32(out + HELLO_RESERVED, 0);
+    memcpy(out + HELLO_DATA_KEY, h->data_key, sizeof h->data_key);
 }
 
 int veil_hello_decode(const uint8_t *buf, size_t len, struct veil_hello *h)
 {
     _Static_assert(HELLO_END == VEIL_HELLO_BYTES, "hello layout covers VEIL_HELLO_BYTES");
-    _Static_assert(HELLO_DIGEST + VEIL_PLAN_DIGEST_BYTES == HELLO_END, "hello layout");
+    _Static_assert(HELLO_DIGEST + VEIL_PLAN_DIGEST_BYTES == HELLO_DATA_PORT, "hello layout");
+    _Static_assert(HELLO_DATA_KEY + 32 == HELLO_END, "hello layout");
     if (!buf || !h)
         return veil_error(VEIL_ERR_INVAL, "veil_hello_decode: NULL buffer or hello");
     if (len != VEIL_HELLO_BYTES)
         return veil_error(VEIL_ERR_PROTO, "hello: payload has %zu bytes, expected exactly %d", len,
                           VEIL_HELLO_BYTES);
-    h->protocol_version = get_u32(buf + HELLO_PROTOCOL);
-    h->party = get_u32(buf + HELLO_PARTY);
-    h->nparties = get_u32(buf + HELLO_NPARTIES);
-    h->has_dealer = get_u32(buf + HELLO_DEALER);
+    h->protocol_version = veil_get_le32(buf + HELLO_PROTOCOL);
+    h->party = veil_get_le32(buf + HELLO_PARTY);
+    h->nparties = veil_get_le32(buf + HELLO_NPARTIES);
+    h->has_dealer = veil_get_le32(buf + HELLO_DEALER);
     memcpy(h->session, buf + HELLO_SESSION, VEIL_SESSION_BYTES);
     memcpy(h->plan_digest, buf + HELLO_DIGEST, VEIL_PLAN_DIGEST_BYTES);
+    h->data_port = veil_get_le32(buf + HELLO_DATA_PORT);
+    if (h->data_port > 65535 || veil_get_le32(buf + HELLO_RESERVED) != 0)
+        return veil_error(VEIL_ERR_PROTO, "hello: data port %u or reserved word %u out of range",
+                          (unsigned)h->data_port, (unsigned)veil_get_le32(buf + HELLO_RESERVED));
+    memcpy(h->data_key, buf + HELLO_DATA_KEY, sizeof h->data_key);
     return VEIL_OK;
 }
 

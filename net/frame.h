@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #define VEIL_FRAME_MAGIC 0x4c494556u
-#define VEIL_FRAME_VERSION 1
+#define VEIL_FRAME_VERSION 2 /* 2: heartbeat and goodbye carry a data-channel count in tag */
 #define VEIL_FRAME_HEADER_BYTES 64
 #define VEIL_SESSION_BYTES 16
 #define VEIL_PLAN_DIGEST_BYTES 32
@@ -37,8 +37,8 @@
 enum veil_frame_type {
     VEIL_FRAME_HELLO = 1,     /* handshake: payload is struct veil_hello encoded */
     VEIL_FRAME_DATA = 2,      /* one chunk of a tensor message (tag, offset, total, length) */
-    VEIL_FRAME_HEARTBEAT = 3, /* liveness; no payload */
-    VEIL_FRAME_BYE = 4,       /* orderly close; no payload */
+    VEIL_FRAME_HEARTBEAT = 3, /* liveness; no payload; tag: data-channel frames sent so far */
+    VEIL_FRAME_BYE = 4,       /* orderly close; no payload; tag: data-channel frames sent */
     VEIL_FRAME_ABORT = 5,     /* the sender is stopping on an error; payload: UTF-8 reason */
     VEIL_FRAME_TYPE_END
 };
@@ -83,8 +83,9 @@ int veil_frame_check_peer(const struct veil_frame_header *h,
                           const uint8_t session[VEIL_SESSION_BYTES], uint32_t expected_sender);
 
 /* ---- handshake payload ------------------------------------------------------------------ */
-#define VEIL_NET_PROTOCOL_VERSION 1
-#define VEIL_HELLO_BYTES 64
+/* 2: the hello offers a data channel (its port and the key for what the peer sends on it) */
+#define VEIL_NET_PROTOCOL_VERSION 2
+#define VEIL_HELLO_BYTES 104
 struct veil_hello {
     uint32_t protocol_version;
     uint32_t party;    /* sender's id */
@@ -92,6 +93,12 @@ struct veil_hello {
     uint32_t has_dealer;
     uint8_t session[VEIL_SESSION_BYTES];
     uint8_t plan_digest[VEIL_PLAN_DIGEST_BYTES];
+    /* The data channel the sender offers for what the receiver sends it (net/data_channel.c):
+     * the TCP port of its plain data ROUTER and the AES-256-GCM key to seal with, chosen for
+     * this receiver and session; port 0 (key zero): send data on the CURVE connection. Only
+     * meaningful inside CURVE (which encrypts the hello); veil_hello_compare ignores both. */
+    uint32_t data_port;
+    uint8_t data_key[32];
 };
 void veil_hello_encode(const struct veil_hello *h, uint8_t out[VEIL_HELLO_BYTES]);
 /** Decodes exactly VEIL_HELLO_BYTES bytes; VEIL_ERR_PROTO when len differs. */

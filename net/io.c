@@ -70,7 +70,9 @@ static void on_posted(struct veil_net *net, struct veil_net_req *r)
             veil_net_io_bind(net, r->peer, m, r);
             break;
         }
-    if (ps->bye && !veil_net_io_failed(net) && (!r->msg || r->msg->got < r->msg->total)) {
+    /* (while frames its goodbye counts are still on the way, the last of them checks) */
+    if (ps->bye && ps->drecv >= ps->dannounced && !veil_net_io_failed(net) &&
+        (!r->msg || r->msg->got < r->msg->total)) {
         char name[32];
         veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
                          "receive with tag %llu posted after %s closed its session",
@@ -265,7 +267,7 @@ static double poll_wait_s(struct veil_net *net, double now)
         struct veil_net_peer_state *ps = &net->peers[p];
         if (p == net->self)
             continue;
-        if (ps->outq_count > 0 && !ps->out_blocked) {
+        if (ps->outq_count > 0 && !veil_net_data_blocked(ps)) {
             double dt = ps->outq[ps->outq_head].at - now;
             if (dt < t)
                 t = dt;
@@ -283,7 +285,7 @@ static double poll_wait_s(struct veil_net *net, double now)
  * whatever woke it. */
 static void fine_wait(const zmq_pollitem_t *items, int n, double wait_s)
 {
-    struct pollfd fds[4 + VEIL_NET_MAX_PROCS];
+    struct pollfd fds[5 + 2 * VEIL_NET_MAX_PROCS];
     int m = 0;
     for (int i = 0; i < n; i++) {
         int fd = items[i].fd;
@@ -310,18 +312,21 @@ void *veil_net_io_main(void *arg)
     uint8_t hello[VEIL_HELLO_BYTES];
     struct veil_hello mine;
     veil_net_io_hello(net, &mine);
-    veil_hello_encode(&mine, hello);
     for (int p = 0; p < net->nprocs; p++) {
         if (p == net->self)
             continue;
         net->peers[p].last_heard = now;
+        veil_net_data_hello(net, p, &mine); /* the data channel we offer p, with p's key */
+        veil_hello_encode(&mine, hello);
         veil_net_send_control(net, p, VEIL_FRAME_HELLO, hello, sizeof hello);
     }
+    veil_wipe(&mine, sizeof mine);
+    veil_wipe(hello, sizeof hello);
 #ifdef __linux__
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the emulated latencies are 100 us */
 #endif
     double wait_s = 0;
-    zmq_pollitem_t items[4 + VEIL_NET_MAX_PROCS];
+    zmq_pollitem_t items[5 + 2 * VEIL_NET_MAX_PROCS];
     for (;;) {
         int n = 0;
         items[n++] = (zmq_pollitem_t){.fd = net->efd, .events = ZMQ_POLLIN};
@@ -330,10 +335,16 @@ void *veil_net_io_main(void *arg)
             if (net->zap)
                 items[n++] = (zmq_pollitem_t){.socket = net->zap, .events = ZMQ_POLLIN};
             items[n++] = (zmq_pollitem_t){.socket = net->monitor, .events = ZMQ_POLLIN};
-            for (int p = 0; p < net->nprocs; p++)
+            if (net->drouter)
+                items[n++] = (zmq_pollitem_t){.socket = net->drouter, .events = ZMQ_POLLIN};
+            for (int p = 0; p < net->nprocs; p++) {
                 if (p != net->self && net->peers[p].out_blocked)
                     items[n++] =
                         (zmq_pollitem_t){.socket = net->peers[p].dealer, .events = ZMQ_POLLOUT};
+                if (p != net->self && net->peers[p].dout_blocked)
+                    items[n++] =
+                        (zmq_pollitem_t){.socket = net->peers[p].ddealer, .events = ZMQ_POLLOUT};
+            }
         }
         int rc = zmq_poll(items, n, wait_s >= 0.001 ? (int)(wait_s * 1000) : 0);
         if (rc < 0 && zmq_errno() != EINTR)
@@ -345,20 +356,24 @@ void *veil_net_io_main(void *arg)
             ssize_t r = read(net->efd, &v, sizeof v);
             (void)r;
         }
-        for (int p = 0; p < net->nprocs; p++)
-            net->peers[p].out_blocked = 0; /* retried below; set again on EAGAIN */
+        for (int p = 0; p < net->nprocs; p++) /* retried below; set again on EAGAIN */
+            net->peers[p].out_blocked = net->peers[p].dout_blocked = 0;
         now = veil_now();
         int stop;
         take_queues(net, &stop);
         if (!veil_net_io_failed(net) && net->zap && veil_net_zap_serve(net))
             veil_net_io_fail(net, VEIL_ERR_NET, "%s", veil_last_error());
         if (!veil_net_io_failed(net)) {
+            /* the data channel's frames before the monitors' events: a peer's first frame names
+             * the connection whose disconnection may already be queued behind it */
+            veil_net_data_recv(net, now);
             veil_net_monitor_serve(net);
             veil_net_io_recv(net, now);
         }
         if (!veil_net_io_failed(net) && net->state == VEIL_NET_READY)
             veil_net_io_pump(net, now);
         timers(net, now, connect_deadline, connect_s);
+        veil_net_data_timers(net, now);
         if (stop && (veil_net_io_failed(net) || closing_done(net, now)))
             break;
         int busy = net->outq_total > 0;

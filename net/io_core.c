@@ -8,6 +8,8 @@
 #include "base/base_internal.h"
 #include "net/io_internal.h"
 
+#include <errno.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,13 +185,44 @@ int veil_net_io_fail(struct veil_net *net, int status, const char *fmt, ...)
     return status;
 }
 
+int veil_net_recv_parts(struct veil_net *net, void *sock, zmq_msg_t part[3], int *n, int *extra)
+{
+    int more = 1;
+    *n = *extra = 0;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, sock, *n == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            int e = zmq_errno();
+            zmq_msg_close(&m);
+            for (int i = 0; i < *n; i++)
+                zmq_msg_close(&part[i]);
+            if (*n == 0 && e == EAGAIN)
+                return 0;
+            veil_net_io_fail(net, VEIL_ERR_NET, "receive: %s", zmq_strerror(e));
+            return -1;
+        }
+        more = zmq_msg_more(&m);
+        if (*n < 3)
+            part[(*n)++] = m;
+        else {
+            ++*extra;
+            zmq_msg_close(&m);
+        }
+    }
+    return 1;
+}
+
 /* Control frames bypass the pacing queue. When ZeroMQ pushes back the frame is not sent and -1
  * is returned: a heartbeat or a goodbye is then owed and retried once the socket takes frames
  * again (timers, closing_done); an abort is best effort. */
 int veil_net_send_control(struct veil_net *net, int p, int type, const void *payload, size_t len)
 {
     uint8_t hdr[VEIL_FRAME_HEADER_BYTES];
-    veil_net_io_header(net, type, 0, 0, len, (uint32_t)len, hdr);
+    /* a heartbeat or goodbye counts the frames handed to the data channel so far */
+    const uint64_t count =
+        type == VEIL_FRAME_HEARTBEAT || type == VEIL_FRAME_BYE ? net->peers[p].dflushed : 0;
+    veil_net_io_header(net, type, count, 0, len, (uint32_t)len, hdr);
     void *d = net->peers[p].dealer;
     if (zmq_send(d, hdr, sizeof hdr, ZMQ_DONTWAIT | (len ? ZMQ_SNDMORE : 0)) < 0)
         return -1;

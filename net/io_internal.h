@@ -96,6 +96,13 @@ static inline void veil_net_io_header(const struct veil_net *net, int type, uint
     veil_frame_encode(&h, out);
 }
 
+/** Whether the socket peer p's data frames go to pushed back (the data channel's DEALER when it
+ *  has one, else the CURVE one). */
+static inline int veil_net_data_blocked(const struct veil_net_peer_state *ps)
+{
+    return ps->ddealer ? ps->dout_blocked : ps->out_blocked;
+}
+
 /* ---- io_core.c ------------------------------------------------------------------------------ */
 /** Stops the session with status and a printf-style message (first error wins), sends ABORT to
  *  every peer, releases every acquired handle. Returns status. */
@@ -112,6 +119,11 @@ void veil_net_req_write(struct veil_net_req *r, uint64_t off, const void *src, s
 /** This process's hello, as sent to every peer and compared with theirs. */
 void veil_net_io_hello(const struct veil_net *net, struct veil_hello *out);
 
+/** Reads one message from a ROUTER (sock) into part[0..*n-1] (at most 3 parts kept; *extra
+ *  counts the parts beyond, closed): 1 when one was read, 0 when none is waiting, -1 when the
+ *  receive failed (the session then failed, naming what). */
+int veil_net_recv_parts(struct veil_net *net, void *sock, zmq_msg_t part[3], int *n, int *extra);
+
 /** Sends a control frame to peer p past the pacing queue; -1 when ZeroMQ pushed back (the frame
  *  is then not sent). */
 int veil_net_send_control(struct veil_net *net, int p, int type, const void *payload, size_t len);
@@ -123,6 +135,24 @@ int veil_net_io_recv(struct veil_net *net, double now);
 void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m);
 /** Binds incoming message m from peer p to receive r (sizes must agree, else the session fails). */
 int veil_net_io_bind(struct veil_net *net, int p, struct veil_net_inmsg *m, struct veil_net_req *r);
+
+/** Handles an authentic data frame from the data channel (data_channel.c): h decoded from it,
+ *  its payload at msg's data + skip, wire the frame's size on the wire. */
+int veil_net_io_sealed_data(struct veil_net *net, int p, const struct veil_frame_header *h,
+                            zmq_msg_t *msg, size_t skip, size_t wire, double now);
+
+/* ---- data_channel.c (the sealed data channel; net_internal.h has create / destroy) ---------- */
+/** Our data port and the key we drew for peer p, into the hello we send p. */
+void veil_net_data_hello(const struct veil_net *net, int p, struct veil_hello *h);
+/** After p's hello agreed: connects the DEALER to the data channel it offers and keys sealing
+ *  with its key (nothing when it offers none). VEIL_OK or an error with its message. */
+int veil_net_data_connect(struct veil_net *net, int p, const struct veil_hello *theirs);
+/** Reads what the data ROUTER holds (bounded) and hands authentic frames on. */
+int veil_net_data_recv(struct veil_net *net, double now);
+/** A heartbeat's or goodbye's count of data-channel frames from p (never decreasing). */
+int veil_net_data_announced(struct veil_net *net, int p, const struct veil_frame_header *h);
+/** Fails the session when a peer's announced frames have not arrived for a silence timeout. */
+void veil_net_data_timers(struct veil_net *net, double now);
 
 /* ---- io_send.c ------------------------------------------------------------------------------ */
 /** Same-tag order: the slot holding the last unfinished send with tag, or NULL. */

@@ -28,8 +28,8 @@ void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m)
         return;
     while (m->first) {
         struct veil_net_inchunk *c = m->first;
-        size_t n = zmq_msg_size(&c->msg);
-        veil_net_req_write(r, c->offset, zmq_msg_data(&c->msg), n);
+        size_t n = c->len;
+        veil_net_req_write(r, c->offset, (const uint8_t *)zmq_msg_data(&c->msg) + c->skip, n);
         m->first = c->next;
         if (c->capped)
             net->early_bytes -= n;
@@ -64,8 +64,11 @@ int veil_net_io_bind(struct veil_net *net, int p, struct veil_net_inmsg *m, stru
     return VEIL_OK;
 }
 
+/* A data chunk: its payload is h->length bytes at payload's data + skip (0 on the CURVE
+ * connection, past the seal's prefix and the header on the data channel); wire: its size on the
+ * wire. */
 static int on_data(struct veil_net *net, int p, const struct veil_frame_header *h,
-                   zmq_msg_t *payload)
+                   zmq_msg_t *payload, size_t skip, size_t wire)
 {
     struct veil_net_peer_state *ps = &net->peers[p];
     char name[32];
@@ -113,10 +116,11 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
     int done = m->got == m->total;
     if (done && veil_trace_active())
         m->t_last = veil_trace_now();
-    veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES + h->length, m->total, done);
+    veil_net_count_recv(net, p, wire, m->total, done);
     if (h->length) {
         if (m->req && m->req->acquired && m->req->msg == m) {
-            veil_net_req_write(m->req, offset, zmq_msg_data(payload), h->length);
+            veil_net_req_write(m->req, offset, (const uint8_t *)zmq_msg_data(payload) + skip,
+                               h->length);
         } else {
             struct veil_net_inchunk *c = malloc(sizeof *c);
             if (!c)
@@ -124,6 +128,8 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
             zmq_msg_init(&c->msg);
             zmq_msg_move(&c->msg, payload);
             c->offset = offset;
+            c->skip = (uint32_t)skip;
+            c->len = h->length;
             c->next = NULL;
             /* Only a message with no receive posted counts against the cap: a posted receive
              * not yet acquired (its handle still in use by earlier tasks, e.g. a fold waiting
@@ -152,6 +158,41 @@ static int on_data(struct veil_net *net, int p, const struct veil_frame_header *
     if (m->req)
         veil_net_io_deliver(net, p, m);
     return VEIL_OK;
+}
+
+/* After a peer's goodbye it sends nothing more on its CURVE connection, and on the data channel
+ * only the frames its goodbye counts: once all of those are here, a pending receive whose
+ * message has not fully arrived is lost. One whose message is complete but whose handle StarPU
+ * has not granted yet is fine: it is delivered on acquire. */
+static int bye_check(struct veil_net *net, int p)
+{
+    struct veil_net_peer_state *ps = &net->peers[p];
+    if (!ps->bye || ps->drecv < ps->dannounced)
+        return VEIL_OK;
+    char name[32];
+    for (struct veil_net_req *r = ps->recvs; r; r = r->next)
+        if (!r->msg || r->msg->got < r->msg->total)
+            return veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
+                                    "%s closed its session while receives from it "
+                                    "are pending (first tag %llu)",
+                                    veil_net_peer_name(net, p, name), (unsigned long long)r->tag);
+    return VEIL_OK;
+}
+
+int veil_net_io_sealed_data(struct veil_net *net, int p, const struct veil_frame_header *h,
+                            zmq_msg_t *msg, size_t skip, size_t wire, double now)
+{
+    struct veil_net_peer_state *ps = &net->peers[p];
+    char name[32];
+    ps->last_heard = now;
+    /* it keys its sealing with our hello and starts only once ready, after our acknowledgement
+     * of its hello: a data frame before its hello, or past its goodbye's count, is a lie */
+    if (!ps->hello_ok || (ps->bye && ps->drecv > ps->dannounced))
+        return veil_net_io_fail(
+            net, VEIL_ERR_PROTO, "%s sent a data frame %s", veil_net_peer_name(net, p, name),
+            ps->hello_ok ? "past the count of its goodbye" : "before its hello");
+    int rc = on_data(net, p, h, msg, skip, wire);
+    return rc ? rc : bye_check(net, p);
 }
 
 static void printable(char *dst, size_t cap, const void *src, size_t n)
@@ -189,6 +230,10 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
         if (ps->hello_ok)
             return veil_net_io_fail(net, VEIL_ERR_PROTO, "%s sent a second hello", name);
         ps->hello_ok = 1;
+        int rc = veil_net_data_connect(net, p, &theirs);
+        veil_wipe(&theirs, sizeof theirs); /* its data key lives on in the sealing state only */
+        if (rc)
+            return veil_net_io_fail(net, rc, "%s", veil_last_error());
         /* Our acknowledgement; if ZeroMQ refuses it, the heartbeat timer sends it next turn. */
         int sent = veil_net_send_control(net, p, VEIL_FRAME_HEARTBEAT, NULL, 0) == 0;
         ps->next_heartbeat = sent ? now + net->cfg.heartbeat_s : now;
@@ -200,23 +245,16 @@ static int on_frame(struct veil_net *net, int p, const struct veil_frame_header 
     ps->acked = 1;
     switch (h->type) {
     case VEIL_FRAME_DATA:
-        return on_data(net, p, h, payload);
+        return on_data(net, p, h, payload, 0, VEIL_FRAME_HEADER_BYTES + (size_t)h->length);
     case VEIL_FRAME_HEARTBEAT:
         veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES, 0, 0);
-        return VEIL_OK;
+        return veil_net_data_announced(net, p, h);
     case VEIL_FRAME_BYE:
         veil_net_count_recv(net, p, VEIL_FRAME_HEADER_BYTES, 0, 0);
+        if (veil_net_data_announced(net, p, h))
+            return VEIL_ERR_PROTO;
         ps->bye = 1;
-        /* The peer sends nothing after its goodbye (one ordered connection), so a pending
-         * receive whose message has not fully arrived is lost. One whose message is complete
-         * but whose handle StarPU has not granted yet is fine: it is delivered on acquire. */
-        for (struct veil_net_req *r = ps->recvs; r; r = r->next)
-            if (!r->msg || r->msg->got < r->msg->total)
-                return veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
-                                        "%s closed its session while receives from it "
-                                        "are pending (first tag %llu)",
-                                        name, (unsigned long long)r->tag);
-        return VEIL_OK;
+        return bye_check(net, p);
     case VEIL_FRAME_ABORT: {
         char reason[300];
         if (payload)
@@ -262,31 +300,14 @@ int veil_net_io_recv(struct veil_net *net, double now)
 {
     for (int budget = 0; budget < RECV_BUDGET && !veil_net_io_failed(net); budget++) {
         zmq_msg_t part[3];
-        int n = 0, extra = 0, more = 1;
-        while (more) {
-            zmq_msg_t m;
-            zmq_msg_init(&m);
-            if (zmq_msg_recv(&m, net->router, n == 0 ? ZMQ_DONTWAIT : 0) < 0) {
-                int e = zmq_errno();
-                zmq_msg_close(&m);
-                for (int i = 0; i < n; i++)
-                    zmq_msg_close(&part[i]);
-                if (n == 0 && e == EAGAIN)
-                    return VEIL_OK;
-                return veil_net_io_fail(net, VEIL_ERR_NET, "receive: %s", zmq_strerror(e));
-            }
-            more = zmq_msg_more(&m);
-            if (n < 3)
-                part[n++] = m;
-            else {
-                extra++;
-                zmq_msg_close(&m);
-            }
-        }
+        int n, extra;
+        int got = veil_net_recv_parts(net, net->router, part, &n, &extra);
+        if (got <= 0)
+            return got < 0 ? VEIL_ERR_NET : VEIL_OK;
         int rc = VEIL_OK;
         int p = n >= 2 ? sender_of(net, &part[0], &part[1]) : -1;
         if (p >= 0)
-            veil_net_peer_seen_on(net, p, &part[1]); /* its connection, for peers.c's monitor */
+            veil_net_peer_seen_on(net, p, 0, &part[1]); /* its connection, for peers.c's monitor */
         struct veil_frame_header h;
         char name[32];
         if (p < 0) {

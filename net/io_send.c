@@ -109,29 +109,47 @@ static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, doub
     size_t len = r->size - r->off;
     if (len > net->opt.chunk_bytes)
         len = net->opt.chunk_bytes;
+    const int sealed = ps->ddealer != NULL; /* on the data channel: one buffer holds it all */
     void *buf = NULL;
-    if (len) {
+    if (len || sealed) {
         buf = veil_net_pool_get(net->pool);
         if (!buf)
             return 0;
     }
     if (r->off == 0 && veil_trace_active())
         r->t_first = veil_trace_now(); /* before the copy: staging is the message's work */
-    if (len)
-        memcpy(buf, r->ptr + r->off, len);
     struct veil_net_outframe *f = &ps->outq[(ps->outq_head + ps->outq_count) % ps->outq_cap];
-    veil_net_io_header(net, VEIL_FRAME_DATA, r->tag, r->off, r->size, (uint32_t)len, f->hdr);
+    if (sealed) {
+        uint8_t *b = buf;
+        const size_t body = VEIL_FRAME_HEADER_BYTES + len;
+        veil_net_io_header(net, VEIL_FRAME_DATA, r->tag, r->off, r->size, (uint32_t)len,
+                           b + VEIL_SEAL_PREFIX_BYTES);
+        if (len)
+            memcpy(b + VEIL_SEAL_PREFIX_BYTES + VEIL_FRAME_HEADER_BYTES, r->ptr + r->off, len);
+        if (veil_seal_frame(&ps->seal_out, (uint32_t)net->self, ps->dsealed, b, body)) {
+            veil_net_pool_put(net->pool, buf);
+            veil_net_io_fail(net, VEIL_ERR_CRYPTO, "%s", veil_last_error());
+            return 0;
+        }
+        ps->dsealed++;
+        f->len = (uint32_t)(body + VEIL_SEAL_OVERHEAD);
+    } else {
+        if (len)
+            memcpy(buf, r->ptr + r->off, len);
+        veil_net_io_header(net, VEIL_FRAME_DATA, r->tag, r->off, r->size, (uint32_t)len, f->hdr);
+        f->len = (uint32_t)len;
+    }
+    f->sealed = (uint32_t)sealed;
     f->buf = buf;
-    f->len = (uint32_t)len;
     f->total = r->size;
     f->tag = r->tag;
     f->t_first = r->t_first;
     f->region = r->region;
     r->off += len;
     f->ends_msg = r->off == r->size;
-    f->at = emulating(net)
-                ? veil_link_emulator_release_time(&ps->emu, len + VEIL_FRAME_HEADER_BYTES, now)
-                : 0;
+    f->at = emulating(net) ? veil_link_emulator_release_time(
+                                 &ps->emu, sealed ? f->len : len + VEIL_FRAME_HEADER_BYTES, now)
+                           : 0;
     ps->outq_count++;
     net->outq_total++;
     if (f->ends_msg) {
@@ -143,6 +161,54 @@ static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, doub
     return 1;
 }
 
+/* Hands frame f to peer p's socket: 1 sent, 0 ZeroMQ pushed back (the peer is marked blocked,
+ * f stays queued), -1 the session failed. */
+static int send_frame(struct veil_net *net, int p, struct veil_net_outframe *f)
+{
+    struct veil_net_peer_state *ps = &net->peers[p];
+    zmq_msg_t m;
+    if (f->sealed) { /* one frame on the data channel, handed over without a copy */
+        /* A refused message would give its buffer back (the free function runs on close): ask
+         * first whether the socket takes one. */
+        int ev = 0;
+        size_t evl = sizeof ev;
+        if (zmq_getsockopt(ps->ddealer, ZMQ_EVENTS, &ev, &evl) != 0 || !(ev & ZMQ_POLLOUT)) {
+            ps->dout_blocked = 1;
+            return 0;
+        }
+        zmq_msg_init_data(&m, f->buf, f->len, veil_net_pool_zmq_free, net->pool);
+        f->buf = NULL;
+        if (zmq_msg_send(&m, ps->ddealer, ZMQ_DONTWAIT) < 0) {
+            int e = zmq_errno();
+            zmq_msg_close(&m);
+            return veil_net_io_fail(net, VEIL_ERR_NET, "data channel send: %s", zmq_strerror(e)),
+                   -1;
+        }
+        ps->dflushed++;
+        veil_net_count_sent(net, p, f->len, f->total, f->ends_msg);
+        return 1;
+    }
+    if (zmq_send(ps->dealer, f->hdr, sizeof f->hdr, ZMQ_DONTWAIT | (f->len ? ZMQ_SNDMORE : 0)) <
+        0) {
+        if (zmq_errno() == EAGAIN) {
+            ps->out_blocked = 1;
+            return 0;
+        }
+        return veil_net_io_fail(net, VEIL_ERR_NET, "send: %s", zmq_strerror(zmq_errno())), -1;
+    }
+    if (f->len) {
+        zmq_msg_init_data(&m, f->buf, f->len, veil_net_pool_zmq_free, net->pool);
+        f->buf = NULL;
+        if (zmq_msg_send(&m, ps->dealer, ZMQ_DONTWAIT) < 0) {
+            int e = zmq_errno();
+            zmq_msg_close(&m);
+            return veil_net_io_fail(net, VEIL_ERR_NET, "send payload: %s", zmq_strerror(e)), -1;
+        }
+    }
+    veil_net_count_sent(net, p, VEIL_FRAME_HEADER_BYTES + f->len, f->total, f->ends_msg);
+    return 1;
+}
+
 static int flush_outq(struct veil_net *net, int p, double now)
 {
     struct veil_net_peer_state *ps = &net->peers[p];
@@ -150,25 +216,9 @@ static int flush_outq(struct veil_net *net, int p, double now)
         struct veil_net_outframe *f = &ps->outq[ps->outq_head];
         if (f->at > now)
             break;
-        if (zmq_send(ps->dealer, f->hdr, sizeof f->hdr, ZMQ_DONTWAIT | (f->len ? ZMQ_SNDMORE : 0)) <
-            0) {
-            if (zmq_errno() == EAGAIN) {
-                ps->out_blocked = 1;
-                return VEIL_OK;
-            }
-            return veil_net_io_fail(net, VEIL_ERR_NET, "send: %s", zmq_strerror(zmq_errno()));
-        }
-        if (f->len) {
-            zmq_msg_t m;
-            zmq_msg_init_data(&m, f->buf, f->len, veil_net_pool_zmq_free, net->pool);
-            f->buf = NULL;
-            if (zmq_msg_send(&m, ps->dealer, ZMQ_DONTWAIT) < 0) {
-                int e = zmq_errno();
-                zmq_msg_close(&m);
-                return veil_net_io_fail(net, VEIL_ERR_NET, "send payload: %s", zmq_strerror(e));
-            }
-        }
-        veil_net_count_sent(net, p, VEIL_FRAME_HEADER_BYTES + f->len, f->total, f->ends_msg);
+        int sent = send_frame(net, p, f);
+        if (sent <= 0)
+            return sent < 0 ? -1 : VEIL_OK;
         if (f->ends_msg && veil_trace_active())
             veil_trace_message(VEIL_TRACE_SEND, p, f->tag, f->total, f->region, f->t_first,
                                veil_trace_now());
@@ -210,7 +260,7 @@ int veil_net_io_pump(struct veil_net *net, double now)
             break;
     }
     for (int p = 0; p < net->nprocs && !veil_net_io_failed(net); p++)
-        if (p != net->self && !net->peers[p].out_blocked)
+        if (p != net->self && !veil_net_data_blocked(&net->peers[p]))
             if (flush_outq(net, p, now))
                 return -1;
     return 0;

@@ -40,15 +40,20 @@
 
 void veil_net_options_defaults(struct veil_net_options *o)
 {
-    struct veil_env_net_tuning t = {.chunk_bytes = (size_t)512 << 10, /* bench/README-net-starpu.md */
+    struct veil_env_net_tuning t = {.chunk_bytes = (size_t)512
+                                                   << 10, /* bench/README-net-starpu.md */
                                     .pool_bytes = (size_t)16 << 20,
                                     .early_cap_bytes = (size_t)1 << 30,
-                                    .connect_timeout_s = 0};
+                                    .connect_timeout_s = 0,
+                                    .data_channel = 1,
+                                    .data_port = 0};
     veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT */
     o->connect_timeout_s = t.connect_timeout_s;
     o->chunk_bytes = t.chunk_bytes;
     o->pool_bytes = t.pool_bytes;
     o->early_cap_bytes = t.early_cap_bytes;
+    o->data_channel = t.data_channel; /* -1 / -1: refused by validate() */
+    o->data_port = t.data_port;
 }
 
 int veil_net_config_from_harness(const struct veil_harness_party *me,
@@ -131,20 +136,7 @@ int veil_net_mesh_create(struct veil_net *net)
     /* Handshake failures (garbage, wrong keys) are logged, and the disconnection of a peer's
      * established connection (a corrupted stream: ZeroMQ drops it) fails the session, from a
      * monitor the I/O thread polls (peers.c). */
-    char mon[64];
-    snprintf(mon, sizeof mon, "inproc://veil-monitor-%p", (void *)net);
-    if ((rc = zcheck(zmq_socket_monitor(net->router, mon,
-                                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                                            ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                                            ZMQ_EVENT_DISCONNECTED),
-                     "monitor")))
-        return rc;
-    net->monitor = zmq_socket(net->ctx, ZMQ_PAIR);
-    if (!net->monitor)
-        return zcheck(-1, "monitor socket");
-    if ((rc = set_int(net->monitor, ZMQ_LINGER, 0, "monitor linger")) ||
-        (rc = zcheck(zmq_connect(net->monitor, mon), "connect monitor")))
+    if ((rc = veil_net_router_monitor(net, 0)) != VEIL_OK)
         return rc;
     /* A listening socket handed over by the launcher (the harness binds every port before it
      * forks, so no other process can take one in between). */
@@ -153,6 +145,8 @@ int veil_net_mesh_create(struct veil_net *net)
     if (zmq_bind(net->router, c->peers[net->self].endpoint) != 0)
         return veil_error(VEIL_ERR_NET, "net: cannot listen on %s: %s (is the port taken?)",
                           c->peers[net->self].endpoint, zmq_strerror(zmq_errno()));
+    if ((rc = veil_net_data_create(net)) != VEIL_OK)
+        return rc;
     int outcap = net->peers[(net->self + 1) % net->nprocs].outq_cap;
     for (int p = 0; p < net->nprocs; p++) {
         if (p == net->self)
@@ -184,7 +178,7 @@ int veil_net_mesh_create(struct veil_net *net)
                      "CURVE secret key")))
                 return rc;
         }
-        if ((rc = veil_net_dealer_monitor(net, p)) != VEIL_OK)
+        if ((rc = veil_net_dealer_monitor(net, p, 0)) != VEIL_OK)
             return rc;
         if (zmq_connect(d, c->peers[p].endpoint) != 0)
             return veil_error(VEIL_ERR_NET, "net: cannot connect to %s at %s: %s",
@@ -194,29 +188,40 @@ int veil_net_mesh_create(struct veil_net *net)
     return VEIL_OK;
 }
 
+/* The linger of the sockets to peer p when the session closes. After a failure, an established
+ * peer whose connection dropped or that has been silent for half the timeout is dead or stopped:
+ * our abort cannot help it, and its queue would only hold the exit back by the whole linger (the
+ * others' still get theirs). */
+static int linger_of(struct veil_net *net, int p, int linger_ms)
+{
+    const struct veil_net_peer_state *ps = &net->peers[p];
+    if (net->state == VEIL_NET_FAILED && ps->hello_ok && ps->acked && !ps->bye &&
+        (ps->dropped_at > 0 || veil_now() - ps->last_heard > net->cfg.timeout_s / 2))
+        return 0;
+    return linger_ms;
+}
+
 void veil_net_mesh_destroy(struct veil_net *net, int linger_ms)
 {
-    const double now = veil_now();
+    veil_net_data_destroy(net, linger_of, linger_ms);
     for (int p = 0; p < net->nprocs; p++) {
-        const struct veil_net_peer_state *ps = &net->peers[p];
         if (net->peers[p].dmonitor)
             zmq_close(net->peers[p].dmonitor);
-        net->peers[p].dmonitor = NULL;
+        if (net->peers[p].ddmonitor)
+            zmq_close(net->peers[p].ddmonitor);
+        net->peers[p].dmonitor = net->peers[p].ddmonitor = NULL;
         if (!net->peers[p].dealer)
             continue;
-        /* After a failure, an established peer whose connection dropped or that has been silent
-         * for half the timeout is dead or stopped: our abort cannot help it, and its queue would
-         * only hold the exit back by the whole linger (the others' still get theirs). */
-        int l = linger_ms;
-        if (net->state == VEIL_NET_FAILED && ps->hello_ok && ps->acked && !ps->bye &&
-            (ps->dropped_at > 0 || now - ps->last_heard > net->cfg.timeout_s / 2))
-            l = 0;
+        int l = linger_of(net, p, linger_ms);
         zmq_setsockopt(net->peers[p].dealer, ZMQ_LINGER, &l, sizeof l);
         zmq_close(net->peers[p].dealer);
         net->peers[p].dealer = NULL;
     }
     if (net->monitor)
         zmq_close(net->monitor);
+    if (net->dmon)
+        zmq_close(net->dmon);
+    net->dmon = NULL;
     if (net->router)
         zmq_close(net->router);
     if (net->zap)
@@ -265,6 +270,12 @@ static int validate(struct veil_net *net)
     if (!c->insecure_plaintext && strlen(c->secret_key) != VEIL_Z85_KEY_CHARS)
         return veil_error(VEIL_ERR_INVAL, "net: no CURVE secret key for this process (or set "
                                           "insecure-plaintext for debugging)");
+    if (net->opt.data_channel != 0 && net->opt.data_channel != 1)
+        return veil_error(VEIL_ERR_INVAL,
+                          "net: VEIL_NET_DATA_CHANNEL is neither aes-gcm nor curve");
+    if (net->opt.data_port < 0 || net->opt.data_port > 65535)
+        return veil_error(VEIL_ERR_INVAL,
+                          "net: VEIL_NET_DATA_PORT is not a port number (0..65535)");
     if (net->opt.chunk_bytes < 64 || net->opt.chunk_bytes > VEIL_FRAME_MAX_CHUNK)
         return veil_error(VEIL_ERR_INVAL, "net: chunk size %zu outside 64..%u bytes",
                           net->opt.chunk_bytes, VEIL_FRAME_MAX_CHUNK);
@@ -277,6 +288,7 @@ static void destroy(struct veil_net *net, int linger_ms)
     for (int p = 0; p < VEIL_NET_MAX_PROCS; p++)
         free(net->peers[p].outq);
     veil_net_pool_destroy(&net->pool);
+    veil_net_data_free_keys(net);
     if (net->efd >= 0)
         close(net->efd);
     pthread_mutex_destroy(&net->mu);
@@ -317,7 +329,9 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
     size_t count = net->opt.pool_bytes / net->opt.chunk_bytes;
     if (count < 4)
         count = 4;
-    net->pool = veil_net_pool_new(count, net->opt.chunk_bytes, pool_wake, net);
+    /* room for a sealed frame's prefix, header and tag around the chunk (net/seal.h) */
+    net->pool = veil_net_pool_new(
+        count, net->opt.chunk_bytes + VEIL_FRAME_HEADER_BYTES + VEIL_SEAL_OVERHEAD, pool_wake, net);
     if (!net->pool) {
         rc = VEIL_ERR_NOMEM;
         goto fail;
@@ -328,7 +342,8 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
     for (int p = 0; p < net->nprocs; p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
         ps->outq_cap = window;
-        ps->rfd = ps->suspect_fd = -1;
+        for (int k = 0; k < 2; k++)
+            ps->from[k].fd = ps->from[k].suspect_fd = -1;
         ps->outq = calloc((size_t)window, sizeof *ps->outq);
         if (!ps->outq) {
             rc = veil_error(VEIL_ERR_NOMEM, "net: cannot allocate the send window");

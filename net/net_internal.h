@@ -11,6 +11,7 @@
 #include "net/comm.h"
 #include "net/idle.h"
 #include "net/net_config.h"
+#include "net/seal.h"
 #include "veil/net.h"
 
 #include <pthread.h>
@@ -28,9 +29,13 @@ struct veil_net_options {
     size_t chunk_bytes;       /* payload bytes per data frame; default 512 KiB (bench) */
     size_t pool_bytes;        /* send staging pool; default 16 MiB */
     size_t early_cap_bytes;   /* bytes held for messages whose irecv is not posted; default 1 GiB */
+    int data_channel;         /* 1 (default): under CURVE, tensor chunks to us come on the sealed
+                                 data channel (net/data_channel.c); 0: on the CURVE connection */
+    int data_port;            /* the data channel's TCP port; default 0: one the kernel picks */
 };
 /** Defaults, then the environment: VEIL_NET_CHUNK, VEIL_NET_POOL, VEIL_NET_EARLY_CAP (bytes),
- *  VEIL_NET_CONNECT_TIMEOUT (seconds). */
+ *  VEIL_NET_CONNECT_TIMEOUT (seconds), VEIL_NET_DATA_CHANNEL (aes-gcm or curve),
+ *  VEIL_NET_DATA_PORT. */
 void veil_net_options_defaults(struct veil_net_options *o);
 
 /* ---- staging buffer pool (pool.c): fixed-size buffers, thread-safe get/put ---------------------
@@ -95,6 +100,7 @@ void veil_net_req_free(struct veil_net_req *r);
 struct veil_net_inchunk {
     zmq_msg_t msg;
     uint64_t offset;
+    uint32_t skip, len; /* the chunk's bytes in msg: len of them from byte skip */
     int capped; /* counted in early_bytes: no receive was posted for it when it came */
     struct veil_net_inchunk *next;
 };
@@ -116,6 +122,7 @@ struct veil_net_outframe {
     void *buf; /* pool buffer or NULL */
     uint32_t len;
     uint32_t ends_msg; /* 1: last frame of a message of `total` payload bytes */
+    uint32_t sealed;   /* 1: buf holds the whole sealed frame (len bytes) for the data channel */
     uint64_t total;
     /* trace, meaningful on the last frame: the message's tag, region and first staging time */
     uint64_t tag;
@@ -127,6 +134,26 @@ struct veil_net_outframe {
 struct veil_net_counters {
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
     uint64_t frames_sent, frames_recv, wire_sent, wire_recv;
+};
+
+/* The connections with a peer, as a failure message names them. */
+enum veil_net_link {
+    VEIL_NET_LINK_TO = 0,        /* our CURVE DEALER to it */
+    VEIL_NET_LINK_FROM = 1,      /* its DEALER to our CURVE ROUTER */
+    VEIL_NET_LINK_DATA_TO = 2,   /* our data-channel DEALER to it */
+    VEIL_NET_LINK_DATA_FROM = 3, /* its data-channel DEALER to our data ROUTER */
+};
+
+/* One of our ROUTERs' side of a peer's connection: the descriptor its messages come on (ZMQ_SRCFD,
+ * -1 until known) and that socket's inode, so that a disconnection event naming the descriptor
+ * can be told from one of an earlier connection whose number was reused; a disconnection that
+ * named it, confirmed after a grace, and the ZMTP error reported just before it (0: none). */
+struct veil_net_conn_watch {
+    int fd;
+    unsigned long long ino;
+    int suspect_fd;
+    double suspect_at;
+    uint32_t drop_code;
 };
 
 struct veil_net_peer_state {
@@ -151,19 +178,37 @@ struct veil_net_peer_state {
     struct veil_net_outframe *outq; /* ring of outq_cap */
     int outq_head, outq_count, outq_cap;
     int out_blocked; /* ZeroMQ said EAGAIN: wait for POLLOUT */
+    /* The data channel (net/data_channel.c). To the peer: its plain DEALER (NULL: data goes on
+     * the CURVE dealer), the sealing state keyed by the peer's hello, frames sealed and frames
+     * handed to ZeroMQ (announced in heartbeats and the goodbye). From the peer: the key we
+     * chose and sent in our hello, the opening state, frames opened (the next counter), the
+     * count it announced, since when that count has been ahead with nothing arriving, and the
+     * ROUTER routing id its first authentic frame came with. */
+    void *ddealer;
+    int dout_blocked;
+    struct veil_seal seal_out, seal_in;
+    uint8_t key_in[VEIL_SEAL_KEY_BYTES];
+    uint64_t dsealed, dflushed;
+    uint64_t drecv, dannounced;
+    double dstall_since;
+    uint8_t drid[16];
+    size_t drid_len;
     struct veil_net_counters ctr;
     void *dmonitor;    /* PAIR receiving the DEALER's disconnection events (peers.c) */
+    void *ddmonitor;   /* the same for the data channel's DEALER */
     double dropped_at; /* when an established connection with it dropped; 0: never */
-    int dropped_in;    /* 1: the connection from it (our ROUTER), 0: the one to it (a DEALER) */
-    /* Our ROUTER's side of the connection from it (peers.c): the descriptor its messages come on
-     * (ZMQ_SRCFD, -1 until known) and that socket's inode, so that a disconnection event naming
-     * the descriptor can be told from one of an earlier connection whose number was reused */
-    int rfd;
-    unsigned long long rino;
-    int suspect_fd;     /* a disconnection named rfd at suspect_at: confirmed after the grace */
-    double suspect_at;
-    uint32_t drop_code; /* the ZMTP error ZeroMQ reported just before that disconnection; 0 */
+    int dropped_link;  /* which one: enum veil_net_link */
+    /* Our ROUTERs' side of the connections from it (peers.c): [0] the CURVE ROUTER's, [1] the
+     * data ROUTER's */
+    struct veil_net_conn_watch from[2];
 };
+
+/* Whether a peer is done sending: it said goodbye, and every data-channel frame its goodbye
+ * counts has arrived (a drop of a connection with it matters until then). */
+static inline int veil_net_peer_done(const struct veil_net_peer_state *ps)
+{
+    return ps->bye && ps->drecv >= ps->dannounced;
+}
 
 enum { VEIL_NET_OPENING = 0, VEIL_NET_READY, VEIL_NET_FAILED };
 
@@ -177,6 +222,8 @@ struct veil_net {
     void *router;
     void *zap;
     void *monitor; /* PAIR receiving the ROUTER's handshake-failure events */
+    void *drouter; /* the data channel's plain ROUTER (NULL: none), bound on dport */
+    int dport;
     int efd;       /* eventfd: wakes the I/O thread */
     uint8_t keys[VEIL_NET_MAX_PROCS][32];
     struct veil_net_pool *pool;
@@ -217,9 +264,12 @@ struct veil_net {
     int nhandshake_failures;
     double next_drop_check; /* when peers.c next drains the DEALERs' monitors */
     uint32_t last_proto_error; /* the ROUTER monitor's previous event, when a ZMTP error */
+    void *dmon;                /* PAIR receiving the data ROUTER's disconnection events */
+    uint32_t dlast_proto_error;
     double stall_at;           /* a message on the ROUTER failed CURVE decoding (peers.c); 0 */
     double stall_last;         /* the latest such failure (a later one re-arms the check) */
     uint32_t stall_code;
+    uint64_t dgarbage; /* frames on the data ROUTER dropped as not authentic */
 };
 
 /* ---- internal API (mesh.c); isend / irecv / abort are net/comm.h, the seam tasks/ uses ------- */
@@ -251,13 +301,28 @@ int veil_net_zap_serve(struct veil_net *net);
 /** peers.c: logs the ROUTER's handshake failures, and fails the session when an established
  *  connection with a peer (either way) dropped and no goodbye from it followed (I/O thread). */
 void veil_net_monitor_serve(struct veil_net *net);
-/** peers.c: notes the descriptor of the ROUTER connection peer p's message came on (hdr: the
- *  message's first frame after the routing id; its ZMQ_SRCFD). */
-void veil_net_peer_seen_on(struct veil_net *net, int p, zmq_msg_t *hdr);
-/** peers.c: starts the monitor of peer p's DEALER (its disconnections), before it connects. */
-int veil_net_dealer_monitor(struct veil_net *net, int p);
+/** peers.c: notes the descriptor of the connection peer p's message came on, to our CURVE ROUTER
+ *  (data 0) or data ROUTER (1) (msg: a frame of the message after the routing id; its
+ *  ZMQ_SRCFD). */
+void veil_net_peer_seen_on(struct veil_net *net, int p, int data, zmq_msg_t *msg);
+/** peers.c: starts the monitor of our DEALER to peer p (its disconnections), the CURVE one (data
+ *  0) or the data channel's (1), before it connects. */
+int veil_net_dealer_monitor(struct veil_net *net, int p, int data);
+/** peers.c: starts the monitor of a ROUTER: the CURVE one's (handshake failures and
+ *  disconnections, into net->monitor) or the data ROUTER's (disconnections, net->dmon). */
+int veil_net_router_monitor(struct veil_net *net, int data);
 /** peers.c: "party 2" or "dealer (id 3)". */
 const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32]);
+
+/** data_channel.c: binds the data ROUTER when this session has a data channel (CURVE on, the
+ *  option set, a tcp:// endpoint), and draws the key each peer is to seal with. */
+int veil_net_data_create(struct veil_net *net);
+/** data_channel.c: closes the data channel's sockets (dealers with linger_of(p)) and frees the
+ *  cipher states. */
+void veil_net_data_destroy(struct veil_net *net, int (*linger_of)(struct veil_net *, int, int),
+                           int linger_ms);
+/** data_channel.c: frees the cipher states and wipes the keys we drew. */
+void veil_net_data_free_keys(struct veil_net *net);
 
 /** io.c: the I/O thread's body (the loop; io_recv.c and io_send.c are its halves). */
 void *veil_net_io_main(void *arg);

@@ -112,33 +112,67 @@ int veil_net_zap_serve(struct veil_net *net)
     }
 }
 
-int veil_net_dealer_monitor(struct veil_net *net, int p)
+/* A PAIR connected to a fresh monitor of socket s for events: out, or an error naming what. */
+static int monitor_of(struct veil_net *net, void *s, const char *name, int events, void **out)
 {
-    char mon[80];
-    snprintf(mon, sizeof mon, "inproc://veil-dmonitor-%p-%d", (void *)net, p);
-    void *s = NULL;
+    char mon[96];
+    snprintf(mon, sizeof mon, "inproc://veil-%s-%p", name, (void *)net);
+    void *m = NULL;
     int linger = 0;
-    if (zmq_socket_monitor(net->peers[p].dealer, mon, ZMQ_EVENT_DISCONNECTED) != 0 ||
-        !(s = zmq_socket(net->ctx, ZMQ_PAIR)) ||
-        zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(s, mon) != 0) {
-        if (s)
-            zmq_close(s);
-        return veil_error(VEIL_ERR_NET, "net: monitor of the connection to peer %d: %s", p,
-                          zmq_strerror(zmq_errno()));
+    if (zmq_socket_monitor(s, mon, events) != 0 || !(m = zmq_socket(net->ctx, ZMQ_PAIR)) ||
+        zmq_setsockopt(m, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(m, mon) != 0) {
+        if (m)
+            zmq_close(m);
+        return veil_error(VEIL_ERR_NET, "net: monitor %s: %s", name, zmq_strerror(zmq_errno()));
     }
-    net->peers[p].dmonitor = s;
+    *out = m;
     return VEIL_OK;
 }
 
-void veil_net_peer_seen_on(struct veil_net *net, int p, zmq_msg_t *hdr)
+int veil_net_dealer_monitor(struct veil_net *net, int p, int data)
 {
     struct veil_net_peer_state *ps = &net->peers[p];
-    const int fd = zmq_msg_get(hdr, ZMQ_SRCFD); /* deprecated, still served in 4.3 ("__fd") */
+    char name[32];
+    snprintf(name, sizeof name, "%smonitor-%d", data ? "data-d" : "d", p);
+    return monitor_of(net, data ? ps->ddealer : ps->dealer, name, ZMQ_EVENT_DISCONNECTED,
+                      data ? &ps->ddmonitor : &ps->dmonitor);
+}
+
+int veil_net_router_monitor(struct veil_net *net, int data)
+{
+    if (data)
+        return monitor_of(net, net->drouter, "data-monitor",
+                          ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_DISCONNECTED, &net->dmon);
+    return monitor_of(net, net->router, "monitor",
+                      ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                          ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_DISCONNECTED,
+                      &net->monitor);
+}
+
+void veil_net_peer_seen_on(struct veil_net *net, int p, int data, zmq_msg_t *msg)
+{
+    struct veil_net_peer_state *ps = &net->peers[p];
+    struct veil_net_conn_watch *w = &ps->from[data];
+    const int fd = zmq_msg_get(msg, ZMQ_SRCFD); /* deprecated, still served in 4.3 ("__fd") */
     struct stat st;
-    if (fd < 0 || fd == ps->rfd || fstat(fd, &st) != 0)
+    if (fd < 0 || fd == w->fd)
         return;
-    ps->rfd = fd;
-    ps->rino = (unsigned long long)st.st_ino;
+    if (fstat(fd, &st) != 0) {
+        /* A data-channel frame read after ZeroMQ closed its connection (its disconnection may
+         * have been read before the frame, naming a descriptor not known then): that connection
+         * is gone, a suspect as if its disconnection came now. (A CURVE connection carries
+         * heartbeats from the start, so its descriptor is known long before.) */
+        if (data && ps->hello_ok && ps->acked && !veil_net_peer_done(ps) && ps->dropped_at == 0 &&
+            w->suspect_fd < 0) {
+            w->fd = w->suspect_fd = fd;
+            w->ino = 0;
+            w->suspect_at = veil_now();
+            w->drop_code = 0;
+        }
+        return;
+    }
+    w->fd = fd;
+    w->ino = (unsigned long long)st.st_ino;
 }
 
 static const char *zmtp_error(uint32_t code)
@@ -219,31 +253,72 @@ static int overdue_before(const struct veil_net *net, int except, double t)
     return who;
 }
 
-/* A disconnection our ROUTER reported for peer p's descriptor, once the grace has passed: real
- * when the peer's messages now come on another descriptor, or the descriptor is closed or is
- * another socket (its number reused); else the event was an earlier connection's. */
-static void confirm_suspect(struct veil_net *net, struct veil_net_peer_state *ps, double now,
-                            double grace)
+/* A disconnection one of our ROUTERs reported for peer p's descriptor (watch w, link: the link it
+ * is), once the grace has passed: real when the peer's messages now come on another descriptor,
+ * or the descriptor is closed or is another socket (its number reused); else the event was an
+ * earlier connection's. */
+static void confirm_suspect(struct veil_net_peer_state *ps, struct veil_net_conn_watch *w, int link,
+                            double now, double grace)
 {
-    if (ps->suspect_fd < 0 || now - ps->suspect_at < grace)
+    if (w->suspect_fd < 0 || now - w->suspect_at < grace)
         return;
     struct stat st;
-    const int gone = ps->rfd != ps->suspect_fd || fstat(ps->suspect_fd, &st) != 0 ||
-                     (unsigned long long)st.st_ino != ps->rino;
-    if (gone && !ps->bye && ps->dropped_at == 0) {
-        ps->dropped_at = ps->suspect_at;
-        ps->dropped_in = 1;
+    const int gone = w->fd != w->suspect_fd || fstat(w->suspect_fd, &st) != 0 ||
+                     (unsigned long long)st.st_ino != w->ino;
+    if (gone && !veil_net_peer_done(ps) && ps->dropped_at == 0) {
+        ps->dropped_at = w->suspect_at;
+        ps->dropped_link = link;
     }
     if (!gone)
-        ps->drop_code = 0;
-    ps->suspect_fd = -1;
+        w->drop_code = 0;
+    w->suspect_fd = -1;
+}
+
+/* The next event a monitor holds: 1 with its id, value and address (NUL-terminated, cut to
+ * cap), 0 when none is waiting. A malformed one (shorter than ZeroMQ's 6 bytes) reads as id 0. */
+static int next_event(void *mon, uint16_t *event, uint32_t *value, char *addr, size_t cap)
+{
+    uint8_t ev[6];
+    int n = mon ? zmq_recv(mon, ev, sizeof ev, ZMQ_DONTWAIT) : -1;
+    if (n < 0)
+        return 0;
+    int more = 0;
+    size_t ml = sizeof more;
+    zmq_getsockopt(mon, ZMQ_RCVMORE, &more, &ml);
+    int al = more ? zmq_recv(mon, addr, cap - 1, 0) : 0;
+    addr[al > 0 ? (al < (int)cap ? al : (int)cap - 1) : 0] = 0;
+    *event = 0;
+    *value = 0;
+    if (n >= 6) {
+        memcpy(event, ev, 2);
+        memcpy(value, ev + 2, 4);
+    }
+    return 1;
+}
+
+/* Drains a DEALER's monitor: a disconnection of an established connection (peer p, link) is a
+ * drop. */
+static void dealer_events(struct veil_net_peer_state *ps, void *mon, int p, int link, double now)
+{
+    uint16_t event;
+    uint32_t value;
+    char addr[128];
+    while (next_event(mon, &event, &value, addr, sizeof addr)) {
+        VEIL_LOG_DEBUG("net: %sconnection to peer %d dropped (%s)",
+                       link == VEIL_NET_LINK_DATA_TO ? "data-channel " : "", p, addr);
+        if (event && ps->hello_ok && ps->acked && !veil_net_peer_done(ps) && ps->dropped_at == 0) {
+            ps->dropped_at = now;
+            ps->dropped_link = link;
+        }
+    }
 }
 
 /* The disconnections of established connections with the peers, both ways: the DEALERs' (to
  * them) drained here, the ROUTER's (from them) noted by veil_net_monitor_serve; checked every
  * 50 ms (a drop is rare; the loop wakes at least every 100 ms). A drop counts once the peer
- * acknowledged our hello (an established session), unless it said goodbye: a peer that closes
- * after its goodbye drops the connection too, and its goodbye may still sit in the ROUTER's
+ * acknowledged our hello (an established session), unless it said goodbye and every data-channel
+ * frame its goodbye counts has arrived (veil_net_peer_done): a peer that closes after its goodbye
+ * drops the connection too, and its goodbye may still sit in the ROUTER's
  * queue when the event comes, hence the grace of a heartbeat (at most a second). */
 static void drops_serve(struct veil_net *net, double now)
 {
@@ -254,25 +329,13 @@ static void drops_serve(struct veil_net *net, double now)
     int first = -1;
     for (int p = 0; p < net->nprocs; p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
-        if (p == net->self || !ps->dmonitor)
+        if (p == net->self)
             continue;
-        uint8_t ev[6];
-        char addr[128];
-        int n;
-        while ((n = zmq_recv(ps->dmonitor, ev, sizeof ev, ZMQ_DONTWAIT)) >= 0) {
-            int more = 0;
-            size_t ml = sizeof more;
-            zmq_getsockopt(ps->dmonitor, ZMQ_RCVMORE, &more, &ml);
-            if (more)
-                (void)zmq_recv(ps->dmonitor, addr, sizeof addr, 0);
-            VEIL_LOG_DEBUG("net: connection to peer %d dropped (%s)", p, more ? addr : "?");
-            if (n >= 2 && ps->hello_ok && ps->acked && !ps->bye && ps->dropped_at == 0) {
-                ps->dropped_at = now;
-                ps->dropped_in = 0;
-            }
-        }
-        confirm_suspect(net, ps, now, grace);
-        if (ps->dropped_at > 0 && !ps->bye &&
+        dealer_events(ps, ps->dmonitor, p, VEIL_NET_LINK_TO, now);
+        dealer_events(ps, ps->ddmonitor, p, VEIL_NET_LINK_DATA_TO, now);
+        confirm_suspect(ps, &ps->from[0], VEIL_NET_LINK_FROM, now, grace);
+        confirm_suspect(ps, &ps->from[1], VEIL_NET_LINK_DATA_FROM, now, grace);
+        if (ps->dropped_at > 0 && !veil_net_peer_done(ps) &&
             (first < 0 || ps->dropped_at < net->peers[first].dropped_at))
             first = p;
     }
@@ -284,58 +347,69 @@ static void drops_serve(struct veil_net *net, double now)
     char name[32], me[32], link[96], before[96] = "";
     veil_net_peer_name(net, first, name);
     veil_net_peer_name(net, net->self, me);
-    snprintf(link, sizeof link, "the connection from %s to %s", fs->dropped_in ? "it" : me,
-             fs->dropped_in ? me : "it");
+    const int in =
+        fs->dropped_link == VEIL_NET_LINK_FROM || fs->dropped_link == VEIL_NET_LINK_DATA_FROM;
+    snprintf(link, sizeof link, "the %s from %s to %s",
+             fs->dropped_link >= VEIL_NET_LINK_DATA_TO ? "data channel" : "connection",
+             in ? "it" : me, in ? me : "it");
     const int q = overdue_before(net, first, fs->dropped_at);
     if (q >= 0) {
         char qname[32];
         snprintf(before, sizeof before, "%s lost: silent for %.1f s, then ",
                  veil_net_peer_name(net, q, qname), now - net->peers[q].last_heard);
     }
-    const char *why = fs->dropped_in ? zmtp_error(fs->drop_code) : NULL;
+    const char *why =
+        in ? zmtp_error(fs->from[fs->dropped_link == VEIL_NET_LINK_DATA_FROM].drop_code) : NULL;
     veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
                      "%s%s lost: %s dropped (%s; messages in flight may be lost, so the "
                      "session cannot go on)",
                      before, name, link, why ? why : "it died, or the stream was corrupted or cut");
 }
 
-/* A disconnection on our ROUTER: if it names the descriptor of an established peer's connection,
- * that peer becomes a suspect (confirmed in drops_serve). */
-static void router_disconnected(struct veil_net *net, int fd, double now)
+/* A disconnection on one of our ROUTERs (data: the data ROUTER): if it names the descriptor of an
+ * established peer's connection, that peer becomes a suspect (confirmed in drops_serve). */
+static void router_disconnected(struct veil_net *net, int data, int fd, uint32_t code, double now)
 {
     for (int p = 0; p < net->nprocs; p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
-        if (p == net->self || ps->rfd != fd || !ps->hello_ok || !ps->acked || ps->bye ||
-            ps->dropped_at > 0 || ps->suspect_fd >= 0)
+        struct veil_net_conn_watch *w = &ps->from[data];
+        if (p == net->self || w->fd != fd || !ps->hello_ok || !ps->acked ||
+            veil_net_peer_done(ps) || ps->dropped_at > 0 || w->suspect_fd >= 0)
             continue;
-        ps->suspect_fd = fd;
-        ps->suspect_at = now;
-        ps->drop_code = net->last_proto_error;
+        w->suspect_fd = fd;
+        w->suspect_at = now;
+        w->drop_code = code;
+    }
+}
+
+/* The data ROUTER's events: its connections' disconnections, and the ZMTP error (a malformed
+ * frame) that may precede one. Anyone may connect to it, so nothing else is logged here. */
+static void data_router_events(struct veil_net *net, double now)
+{
+    uint16_t event;
+    uint32_t value;
+    char addr[128];
+    while (next_event(net->dmon, &event, &value, addr, sizeof addr)) {
+        if (event == ZMQ_EVENT_DISCONNECTED) {
+            router_disconnected(net, 1, (int)value, net->dlast_proto_error, now);
+            net->dlast_proto_error = 0;
+        } else if (event) {
+            net->dlast_proto_error = value;
+        }
     }
 }
 
 void veil_net_monitor_serve(struct veil_net *net)
 {
     const double now = veil_now();
-    for (;;) {
-        uint8_t ev[6];
-        char addr[128];
-        int n = zmq_recv(net->monitor, ev, sizeof ev, ZMQ_DONTWAIT);
-        if (n < 0)
-            break;
-        int more = 0;
-        size_t ml = sizeof more;
-        zmq_getsockopt(net->monitor, ZMQ_RCVMORE, &more, &ml);
-        int al = more ? zmq_recv(net->monitor, addr, sizeof addr - 1, 0) : 0;
-        addr[al > 0 ? (al < (int)sizeof addr ? al : (int)sizeof addr - 1) : 0] = 0;
-        if (n < 6)
+    uint16_t event;
+    uint32_t value;
+    char addr[128];
+    while (next_event(net->monitor, &event, &value, addr, sizeof addr)) {
+        if (!event)
             continue;
-        uint16_t event;
-        uint32_t value;
-        memcpy(&event, ev, 2);
-        memcpy(&value, ev + 2, 4);
         if (event == ZMQ_EVENT_DISCONNECTED) {
-            router_disconnected(net, (int)value, now);
+            router_disconnected(net, 0, (int)value, net->last_proto_error, now);
             net->last_proto_error = 0;
             continue;
         }
@@ -357,5 +431,6 @@ void veil_net_monitor_serve(struct veil_net *net)
                           value,
                           net->nhandshake_failures == 10 ? " (further ones not logged)" : "");
     }
+    data_router_events(net, now);
     drops_serve(net, now);
 }

@@ -88,10 +88,10 @@ if ! "$CLANG" -fsanitize=fuzzer,address,undefined "$work/probe.c" -o "$work/prob
 fi
 
 zmq_cflags=$(pkg-config --cflags libzmq 2>/dev/null)
-zmq_libs=$(pkg-config --libs libzmq 2>/dev/null || echo -lzmq)
+zmq_libs="$(pkg-config --libs libzmq 2>/dev/null || echo -lzmq) $(pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)"
 # The sources include <config.h>; the fuzz build needs only the feature macro from it.
 printf '#define _GNU_SOURCE 1\n' >"$work/config.h"
-sources="$src/net/frame.c $src/net/emulate.c $src/net/config.c $src/net/keys.c \
+sources="$src/net/frame.c $src/net/seal.c $src/net/emulate.c $src/net/config.c $src/net/keys.c \
 $src/base/status.c $src/base/log.c $src/base/hex.c $src/base/env.c"
 common="-std=gnu11 -g -O1 -I$work -I$src/include -I$src $zmq_cflags -Wall -Wextra"
 

@@ -6,6 +6,7 @@
 #ifndef VEIL_TASKS_PREPROC_FILE_H
 #define VEIL_TASKS_PREPROC_FILE_H
 
+#include "base/base_internal.h"
 #include "tasks/preproc.h"
 
 #include <stdint.h>
@@ -16,34 +17,6 @@
 #define VEIL_PREPROC_FILE_VERSION 1
 /* Bytes hashed / copied per step when streaming the file. */
 #define VEIL_PREPROC_FILE_IO_CHUNK ((size_t)1 << 20)
-
-static inline void veil_pf_put_u32(uint8_t *b, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline void veil_pf_put_u64(uint8_t *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint32_t veil_pf_get_u32(const uint8_t *b)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | b[i];
-    return v;
-}
-
-static inline uint64_t veil_pf_get_u64(const uint8_t *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | b[i];
-    return v;
-}
 
 /* Words to or from little-endian, in place. */
 static inline void veil_pf_words_le(uint64_t *w, size_t n)

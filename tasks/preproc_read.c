@@ -140,10 +140,10 @@ static int check_header(const veil_preproc_reader_t *r, const uint8_t *h,
         uint32_t found;
         int want;
     } f[] = {
-        {"party", veil_pf_get_u32(h + 12), party},
-        {"party count", veil_pf_get_u32(h + 16), layout->nparties},
-        {"fractional bits", veil_pf_get_u32(h + 20), layout->frac_bits},
-        {"designated party", veil_pf_get_u32(h + 24), layout->designated},
+        {"party", veil_get_le32(h + 12), party},
+        {"party count", veil_get_le32(h + 16), layout->nparties},
+        {"fractional bits", veil_get_le32(h + 20), layout->frac_bits},
+        {"designated party", veil_get_le32(h + 24), layout->designated},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].found != (uint32_t)f[i].want)
@@ -191,14 +191,14 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
         if (rc != VEIL_OK)
             return rc;
         struct veil_preproc_item *it = &r->items[i];
-        uint32_t kind = veil_pf_get_u32(e);
+        uint32_t kind = veil_get_le32(e);
         it->kind =
             kind < VEIL_PREPROC_KIND_COUNT ? (enum veil_preproc_kind)kind : VEIL_PREPROC_KIND_COUNT;
-        it->index = veil_pf_get_u64(e + 8);
+        it->index = veil_get_le64(e + 8);
         for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++)
-            it->p[j] = veil_pf_get_u64(e + 16 + 8 * j);
-        uint64_t off = veil_pf_get_u64(e + 112), words = veil_pf_get_u64(e + 120);
-        if (veil_pf_get_u32(e + 4) != 0)
+            it->p[j] = veil_get_le64(e + 16 + 8 * j);
+        uint64_t off = veil_get_le64(e + 112), words = veil_get_le64(e + 120);
+        if (veil_get_le32(e + 4) != 0)
             return veil_error(VEIL_ERR_FORMAT,
                               "preproc load: %s: table entry %llu: reserved "
                               "field is not 0",
@@ -285,24 +285,24 @@ int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout 
                         path);
         goto fail;
     }
-    if (veil_pf_get_u32(h + 8) != VEIL_PREPROC_FILE_VERSION) {
+    if (veil_get_le32(h + 8) != VEIL_PREPROC_FILE_VERSION) {
         rc = veil_error(VEIL_ERR_FORMAT,
                         "preproc load: %s has format version %u; this build "
                         "reads version %d",
-                        path, veil_pf_get_u32(h + 8), VEIL_PREPROC_FILE_VERSION);
+                        path, veil_get_le32(h + 8), VEIL_PREPROC_FILE_VERSION);
         goto fail;
     }
     rc = check_digest(r, size - DIGEST_BYTES);
     if (rc != VEIL_OK)
         goto fail;
-    if (veil_pf_get_u32(h + 28) != 0) {
+    if (veil_get_le32(h + 28) != 0) {
         rc = veil_error(VEIL_ERR_FORMAT, "preproc load: %s: reserved header field is not 0", path);
         goto fail;
     }
     rc = check_header(r, h, layout, party, plan_digest);
     if (rc != VEIL_OK)
         goto fail;
-    rc = load_table(r, veil_pf_get_u64(h + 80), size);
+    rc = load_table(r, veil_get_le64(h + 80), size);
     if (rc != VEIL_OK)
         goto fail;
     *out = r;

@@ -33,26 +33,26 @@ static void encode_header(uint8_t *h, const struct veil_preproc_layout *layout, 
 {
     memset(h, 0, HEADER_BYTES);
     memcpy(h, VEIL_PREPROC_FILE_MAGIC, 8);
-    veil_pf_put_u32(h + 8, VEIL_PREPROC_FILE_VERSION);
-    veil_pf_put_u32(h + 12, (uint32_t)party);
-    veil_pf_put_u32(h + 16, (uint32_t)layout->nparties);
-    veil_pf_put_u32(h + 20, (uint32_t)layout->frac_bits);
-    veil_pf_put_u32(h + 24, (uint32_t)layout->designated);
+    veil_put_le32(h + 8, VEIL_PREPROC_FILE_VERSION);
+    veil_put_le32(h + 12, (uint32_t)party);
+    veil_put_le32(h + 16, (uint32_t)layout->nparties);
+    veil_put_le32(h + 20, (uint32_t)layout->frac_bits);
+    veil_put_le32(h + 24, (uint32_t)layout->designated);
     memcpy(h + 32, layout->session_id, VEIL_PREPROC_SID_BYTES);
     memcpy(h + 48, plan_digest, DIGEST_BYTES);
-    veil_pf_put_u64(h + 80, nitems);
+    veil_put_le64(h + 80, nitems);
 }
 
 static void encode_entry(uint8_t *e, const struct veil_preproc_item *it, uint64_t offset,
                          uint64_t words)
 {
     memset(e, 0, ENTRY_BYTES);
-    veil_pf_put_u32(e, (uint32_t)it->kind);
-    veil_pf_put_u64(e + 8, it->index);
+    veil_put_le32(e, (uint32_t)it->kind);
+    veil_put_le64(e + 8, it->index);
     for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++)
-        veil_pf_put_u64(e + 16 + 8 * j, it->p[j]);
-    veil_pf_put_u64(e + 112, offset);
-    veil_pf_put_u64(e + 120, words);
+        veil_put_le64(e + 16 + 8 * j, it->p[j]);
+    veil_put_le64(e + 112, offset);
+    veil_put_le64(e + 120, words);
 }
 
 /* ------------------------------------------------------------------------------------------ */

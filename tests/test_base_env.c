@@ -118,8 +118,12 @@ static void check_net(void)
     unsetenv("VEIL_NET_TIMEOUT");
     unsetenv("VEIL_KEY_DIR");
 
-    struct veil_env_net_tuning t = {.chunk_bytes = 1, .pool_bytes = 2, .early_cap_bytes = 3,
-                                    .connect_timeout_s = 4};
+    struct veil_env_net_tuning t = {.chunk_bytes = 1,
+                                    .pool_bytes = 2,
+                                    .early_cap_bytes = 3,
+                                    .connect_timeout_s = 4,
+                                    .data_channel = 1,
+                                    .data_port = 0};
     setenv("VEIL_NET_CHUNK", "64k", 1);
     setenv("VEIL_NET_POOL", "0", 1);
     setenv("VEIL_NET_EARLY_CAP", "2M", 1);
@@ -133,6 +137,24 @@ static void check_net(void)
     unsetenv("VEIL_NET_POOL");
     unsetenv("VEIL_NET_EARLY_CAP");
     unsetenv("VEIL_NET_CONNECT_TIMEOUT");
+    VT_CHECK(t.data_channel == 1 && t.data_port == 0, "data channel defaults kept: %d %d",
+             t.data_channel, t.data_port);
+    setenv("VEIL_NET_DATA_CHANNEL", "curve", 1);
+    setenv("VEIL_NET_DATA_PORT", "40000", 1);
+    veil_env_net_tuning(&t);
+    VT_CHECK(t.data_channel == 0 && t.data_port == 40000, "curve, port 40000: %d %d",
+             t.data_channel, t.data_port);
+    setenv("VEIL_NET_DATA_CHANNEL", "aes-gcm", 1);
+    veil_env_net_tuning(&t);
+    VT_CHECK(t.data_channel == 1, "aes-gcm: %d", t.data_channel);
+    /* anything else is -1, which opening a session refuses (net/mesh.c) */
+    setenv("VEIL_NET_DATA_CHANNEL", "chacha", 1);
+    setenv("VEIL_NET_DATA_PORT", "70000", 1);
+    veil_env_net_tuning(&t);
+    VT_CHECK(t.data_channel == -1 && t.data_port == -1, "bad values: %d %d", t.data_channel,
+             t.data_port);
+    unsetenv("VEIL_NET_DATA_CHANNEL");
+    unsetenv("VEIL_NET_DATA_PORT");
 }
 
 static void check_identity_and_log(void)

@@ -1,8 +1,12 @@
 /* Tests that a corrupted, cut or replayed stream ends the session with an error, never a hang
  * (ZeroMQ reconnects silently after a cut, and stops reading a CURVE stream at a message that
  * fails authentication without closing it: the messages in flight are lost either way): 2
- * parties under CURVE (heartbeat 0.25 s, timeout 6 s) exchange 16 MiB each way; party 0 reaches
- * party 1 through a TCP proxy (a thread of party 0) that, after 1 MiB of party 0's stream, once:
+ * parties under CURVE (heartbeat 0.25 s, timeout 6 s) exchange 16 MiB each way, every case twice:
+ * with the data on the CURVE connection (VEIL_NET_DATA_CHANNEL=curve), then on the sealed data
+ * channel (net/data_channel.c). Party 0 reaches party 1 through a TCP proxy (a thread of party 0)
+ * that, after 1 MiB of party 0's stream of data (the CURVE connection's, or the data channel's:
+ * party 0's configuration then names party 1 at 127.0.0.2, where the proxy forwards the CURVE
+ * connection untouched and listens on party 1's data port, VEIL_NET_DATA_PORT), once:
  * writes 4 KiB of random bytes into it (inject), flips one byte (flip), closes both sides (cut),
  * sends a 64 KiB stretch twice (replay), forwards half a chunk and closes (truncate), or closes
  * party 1's side only and keeps party 0's open, unanswered (half cut); or closes both sides 0.5 s
@@ -12,8 +16,11 @@
  * an error naming the other party, and not the silence timeout's ("silent for"): the error comes
  * before the timeout would have fired (6 s after the proxy's act; 2 s more under sanitizers).
  * After inject, flip and half cut only party 1's side of the link sees anything (a stalled or
- * closed connection on its ROUTER): its error must be its own, naming the link ("party 0 lost:
- * the connection from it to party 1 ..."). No other time is asserted. */
+ * closed connection on its ROUTER, a frame that fails AES-GCM authentication): its error must be
+ * its own, naming the link ("party 0 lost: the connection from it to party 1 ...", "... the data
+ * channel from it to party 1 ..."; on the data channel not asserted for inject, whose bytes may
+ * also break the framing and close the connection, which party 0 then sees too). No other time
+ * is asserted. */
 #include "config.h"
 #include "net_test_util.h"
 
@@ -37,12 +44,16 @@
 #define AFTER ((size_t)1 << 20)
 
 enum { S_INJECT, S_FLIP, S_CUT, S_REPLAY, S_TRUNCATE, S_RECONNECT, S_HOLD, S_END };
+#define S_PASS S_END /* a proxy that forwards untouched */
 static const char *const names[] = {"inject", "flip",      "cut",       "replay",
                                     "truncate", "reconnect", "half cut"};
 
 struct sarg {
     struct net_test_keys keys;
     int which;
+    int data;               /* the data channel carries the data (else the CURVE connection) */
+    int dport;              /* then: party 1's data port */
+    int data_lfd;           /* and the proxy's listening socket on 127.0.0.2:dport */
     volatile double *t_act; /* shared across fork: when the proxy acted */
 };
 
@@ -51,6 +62,24 @@ struct proxy {
     volatile double *t_act;
     int acted;
 };
+
+/* A listening TCP socket on 127.0.0.2 (another loopback address: the port party 1's data channel
+ * has on 127.0.0.1 is free there) at port, or any port when 0. */
+static int listen_alt(int port, int *bound)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    socklen_t sl = sizeof sa;
+    sa.sin_addr.s_addr = htonl(0x7f000002);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 4) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *bound = ntohs(sa.sin_port);
+    return fd;
+}
 
 static int connect_port(int port)
 {
@@ -106,7 +135,8 @@ static void relay(struct proxy *px, int c, int u)
             if (u < 0)
                 continue; /* half cut: what party 0 sends goes nowhere */
             const int to = k == 0 ? u : c;
-            if (k == 0 && !px->acted && px->which != S_RECONNECT && down + (size_t)r > AFTER) {
+            if (k == 0 && !px->acted && px->which != S_RECONNECT && px->which != S_PASS &&
+                down + (size_t)r > AFTER) {
                 px->acted = 1;
                 *px->t_act = veil_now();
                 uint8_t junk[4096];
@@ -172,23 +202,42 @@ static int party(const struct veil_harness_party *me, void *arg)
     veil_net_t *net = NULL;
     if (net_test_config(me, &a->keys, 0.25, TIMEOUT_S, 5, &cfg))
         return 2;
-    static struct proxy px;
-    pthread_t th;
+    static struct proxy px, dpx;
+    pthread_t th, dth;
+    if (me->id == 1 && a->data) {
+        char port[16];
+        snprintf(port, sizeof port, "%d", a->dport);
+        setenv("VEIL_NET_DATA_PORT", port, 1);
+        close(a->data_lfd);
+    }
     if (me->id == 0) {
         const char *colon = strrchr(cfg.peers[1].endpoint, ':');
-        struct sockaddr_in sa = {.sin_family = AF_INET};
-        socklen_t sl = sizeof sa;
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        px = (struct proxy){.lfd = socket(AF_INET, SOCK_STREAM, 0),
-                            .upstream_port = colon ? atoi(colon + 1) : 0,
-                            .which = a->which,
+        int bound = 0;
+        px = (struct proxy){.upstream_port = colon ? atoi(colon + 1) : 0,
+                            .which = a->data ? S_PASS : a->which,
                             .t_act = a->t_act};
-        if (px.lfd < 0 || bind(px.lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-            listen(px.lfd, 4) != 0 || getsockname(px.lfd, (struct sockaddr *)&sa, &sl) != 0 ||
-            pthread_create(&th, NULL, proxy_main, &px) != 0)
+        if (a->data) { /* party 1 at 127.0.0.2: the CURVE connection and the data channel */
+            px.lfd = listen_alt(0, &bound);
+            dpx = (struct proxy){.lfd = a->data_lfd,
+                                 .upstream_port = a->dport,
+                                 .which = a->which,
+                                 .t_act = a->t_act};
+            if (pthread_create(&dth, NULL, proxy_main, &dpx) != 0)
+                return 3;
+        } else {
+            struct sockaddr_in sa = {.sin_family = AF_INET};
+            socklen_t sl = sizeof sa;
+            sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            px.lfd = socket(AF_INET, SOCK_STREAM, 0);
+            if (px.lfd < 0 || bind(px.lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+                listen(px.lfd, 4) != 0 || getsockname(px.lfd, (struct sockaddr *)&sa, &sl) != 0)
+                return 3;
+            bound = ntohs(sa.sin_port);
+        }
+        if (px.lfd < 0 || pthread_create(&th, NULL, proxy_main, &px) != 0)
             return 3;
-        snprintf(cfg.peers[1].endpoint, sizeof cfg.peers[1].endpoint, "tcp://127.0.0.1:%d",
-                 ntohs(sa.sin_port));
+        snprintf(cfg.peers[1].endpoint, sizeof cfg.peers[1].endpoint, "tcp://%s:%d",
+                 a->data ? "127.0.0.2" : "127.0.0.1", bound);
     }
     uint8_t *out = malloc(BIG), *in = malloc(BIG);
     if (!out || !in)
@@ -223,19 +272,22 @@ static int party(const struct veil_harness_party *me, void *arg)
     /* inject, flip, half cut: only party 1's ROUTER sees the fault (ZeroMQ stops reading a
      * stream whose message fails CURVE authentication, without closing it; in a half cut party
      * 0's connection to the proxy stays open): party 1 must catch it itself, naming the link */
-    const int router_side = me->id == 1 && (a->which == S_INJECT || a->which == S_FLIP ||
-                                            a->which == S_HOLD);
+    const int router_side = me->id == 1 && ((a->which == S_INJECT && !a->data) ||
+                                            a->which == S_FLIP || a->which == S_HOLD);
+    const char *link = a->data ? "party 0 lost: the data channel from it to party 1 "
+                               : "party 0 lost: the connection from it to party 1 ";
     if (rc == VEIL_OK || t_act <= 0 || t_err - t_act >= BOUND_S || !strstr(msg, peer) ||
-        strstr(msg, "silent for") ||
-        (router_side && !strstr(msg, "party 0 lost: the connection from it to party 1 "))) {
-        fprintf(stderr, "FAIL: %s: wait_all returned %d (%s) %.2f s after the proxy acted "
+        strstr(msg, "silent for") || (router_side && !strstr(msg, link))) {
+        fprintf(stderr,
+                "FAIL: %s%s: wait_all returned %d (%s) %.2f s after the proxy acted "
                 "(%s); wanted an error naming %s before the %.1f s timeout fired\n",
-                names[a->which], rc, msg, t_act > 0 ? t_err - t_act : -1.0,
-                t_act > 0 ? "acted" : "never acted", peer, BOUND_S);
+                names[a->which], a->data ? " (data channel)" : "", rc, msg,
+                t_act > 0 ? t_err - t_act : -1.0, t_act > 0 ? "acted" : "never acted", peer,
+                BOUND_S);
         bad = 1;
     } else if (net_test_verbose()) {
-        fprintf(stderr, "ok: %s: '%s' %.2f s after the proxy acted\n", names[a->which],
-                veil_last_error(), t_err - t_act);
+        fprintf(stderr, "ok: %s%s: '%s' %.2f s after the proxy acted\n", names[a->which],
+                a->data ? " (data channel)" : "", veil_last_error(), t_err - t_act);
     }
     starpu_shutdown();
     free(out);
@@ -256,7 +308,32 @@ int main(void)
         return 1;
     a.t_act = shared;
     int bad = 0;
-    for (a.which = S_INJECT; a.which < S_END; a.which++) {
+    for (int k = 0; k < 2 * S_END; k++) {
+        a.which = k % S_END;
+        a.data = k >= S_END;
+        setenv("VEIL_NET_DATA_CHANNEL", a.data ? "aes-gcm" : "curve", 1);
+        if (a.data) {
+            /* party 1's data port: free on 127.0.0.2 (the proxy holds it from now on) and, when
+             * checked, on 127.0.0.1, where party 1 binds it */
+            a.data_lfd = -1;
+            for (int tries = 0; tries < 20 && a.data_lfd < 0; tries++) {
+                a.data_lfd = listen_alt(0, &a.dport);
+                struct sockaddr_in sa = {.sin_family = AF_INET,
+                                         .sin_port = htons((uint16_t)a.dport)};
+                sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                int t = socket(AF_INET, SOCK_STREAM, 0);
+                if (a.data_lfd >= 0 && (t < 0 || bind(t, (struct sockaddr *)&sa, sizeof sa))) {
+                    close(a.data_lfd);
+                    a.data_lfd = -1;
+                }
+                if (t >= 0)
+                    close(t);
+            }
+            if (a.data_lfd < 0) {
+                fprintf(stderr, "FAIL: no port free on both 127.0.0.1 and 127.0.0.2\n");
+                return 1;
+            }
+        }
         *a.t_act = 0;
         struct veil_harness_result res[2];
         struct veil_harness_opts o = {
@@ -264,12 +341,15 @@ int main(void)
         veil_harness_run(&o, party, &a, res);
         for (int p = 0; p < 2; p++)
             if (res[p].exit_code != 0 || res[p].timed_out) {
-                fprintf(stderr, "FAIL: %s: party %d exit %d%s:\n%s\n", names[a.which], p,
-                        res[p].exit_code, res[p].timed_out ? " (timed out: a hang)" : "",
+                fprintf(stderr, "FAIL: %s%s: party %d exit %d%s:\n%s\n", names[a.which],
+                        a.data ? " (data channel)" : "", p, res[p].exit_code,
+                        res[p].timed_out ? " (timed out: a hang)" : "",
                         res[p].output ? res[p].output : "");
                 bad = 1;
             }
         veil_harness_results_free(res, 2);
+        if (a.data)
+            close(a.data_lfd);
     }
     munmap(shared, sizeof(double));
     return bad;

@@ -239,7 +239,7 @@ static void test_fields(void)
     h.version = 0;
     EXPECT_FIELD_ERROR(h, "version 0");
     h.version = VEIL_FRAME_VERSION + 1;
-    EXPECT_FIELD_ERROR(h, "wire-format version 2");
+    EXPECT_FIELD_ERROR(h, "wire-format version 3");
     h.version = 0xffff;
     EXPECT_FIELD_ERROR(h, "version 65535");
 
@@ -311,9 +311,9 @@ static void test_fields(void)
     h.type = VEIL_FRAME_HELLO;
     h.offset = 0;
     h.total = h.length = VEIL_HELLO_BYTES - 1;
-    EXPECT_FIELD_ERROR(h, "hello frame has length 63");
+    EXPECT_FIELD_ERROR(h, "hello frame has length 103");
     h.total = h.length = VEIL_HELLO_BYTES + 1;
-    EXPECT_FIELD_ERROR(h, "hello frame has length 65");
+    EXPECT_FIELD_ERROR(h, "hello frame has length 105");
     h.length = VEIL_HELLO_BYTES;
     h.total = 2 * VEIL_HELLO_BYTES;
     h.offset = VEIL_HELLO_BYTES;
@@ -428,6 +428,9 @@ static struct veil_hello sample_hello(void)
         h.session[i] = (uint8_t)(0x10 * i + 1);
     for (int i = 0; i < VEIL_PLAN_DIGEST_BYTES; i++)
         h.plan_digest[i] = (uint8_t)(0x3f + 7 * i);
+    h.data_port = 40961;
+    for (int i = 0; i < 32; i++)
+        h.data_key[i] = (uint8_t)(0xa0 + i);
     return h;
 }
 
@@ -440,11 +443,25 @@ static void test_hello(void)
     CHECK(buf[0] == VEIL_NET_PROTOCOL_VERSION && buf[4] == 1 && buf[8] == 3 && buf[12] == 1);
     CHECK(buf[16] == 0x01 && buf[31] == 0xf1 && buf[32] == 0x3f &&
           buf[63] == (uint8_t)(0x3f + 7 * 31));
+    /* the data channel's offer: port (u32) at 64, a reserved zero word, the key at 72..103 */
+    CHECK(buf[64] == 0x01 && buf[65] == 0xa0 && buf[66] == 0 && buf[67] == 0 && buf[68] == 0 &&
+          buf[72] == 0xa0 && buf[103] == 0xbf);
     CHECK(veil_hello_decode(buf, VEIL_HELLO_BYTES, &d) == VEIL_OK);
     CHECK(memcmp(&d, &mine, sizeof d) == 0);
-    CHECK_ERR(veil_hello_decode(buf, VEIL_HELLO_BYTES - 1, &d), VEIL_ERR_PROTO, "63 bytes");
-    CHECK_ERR(veil_hello_decode(buf, VEIL_HELLO_BYTES + 1, &d), VEIL_ERR_PROTO, "65 bytes");
+    CHECK_ERR(veil_hello_decode(buf, VEIL_HELLO_BYTES - 1, &d), VEIL_ERR_PROTO, "103 bytes");
+    CHECK_ERR(veil_hello_decode(buf, VEIL_HELLO_BYTES + 1, &d), VEIL_ERR_PROTO, "105 bytes");
     CHECK_ERR(veil_hello_decode(buf, 0, &d), VEIL_ERR_PROTO, "0 bytes");
+    buf[66] = 1; /* port 65536 + ... */
+    CHECK_ERR(veil_hello_decode(buf, VEIL_HELLO_BYTES, &d), VEIL_ERR_PROTO, "data port 106497");
+    buf[66] = 0;
+    buf[69] = 1; /* the reserved word */
+    CHECK_ERR(veil_hello_decode(buf, VEIL_HELLO_BYTES, &d), VEIL_ERR_PROTO, "reserved word 256");
+    buf[69] = 0;
+    /* the data channel's offer is not compared: each peer draws its own key for each peer */
+    theirs = mine;
+    theirs.data_port = 0;
+    theirs.data_key[5] ^= 1;
+    CHECK(veil_hello_compare(&mine, &theirs, 1) == VEIL_OK);
 
     theirs = mine;
     CHECK(veil_hello_compare(&mine, &theirs, 1) == VEIL_OK);
@@ -452,7 +469,7 @@ static void test_hello(void)
     theirs = mine;
     theirs.protocol_version = 7;
     CHECK_ERR(veil_hello_compare(&mine, &theirs, 1), VEIL_ERR_MISMATCH,
-              "peer 1: protocol version 7, ours is 1");
+              "peer 1: protocol version 7, ours is 2");
 
     theirs = mine;
     theirs.session[2] = 0xee;
@@ -484,13 +501,14 @@ static void test_hello(void)
     CHECK_ERR(veil_hello_compare(&mine, &theirs, 1), VEIL_ERR_MISMATCH,
               "plan digest differs at byte 31 of 32");
 
-    /* Random 64-byte payloads decode (length is the only format rule) and never compare equal
-     * to ours unless they are ours. */
+    /* Random payloads with a port below 65536 and a zero reserved word decode (the other rules
+     * are length and those two) and never compare equal to ours unless they are ours. */
     for (int i = 0; i < 10000; i++) {
-        for (int j = 0; j < VEIL_HELLO_BYTES; j += 8) {
+        for (int j = 0; j + 8 <= VEIL_HELLO_BYTES; j += 8) {
             uint64_t r = rnd();
             memcpy(buf + j, &r, 8);
         }
+        memset(buf + 66, 0, 6);
         CHECK(veil_hello_decode(buf, VEIL_HELLO_BYTES, &d) == VEIL_OK);
         CHECK(veil_hello_compare(&mine, &d, 1) == VEIL_ERR_MISMATCH);
     }

@@ -2,8 +2,9 @@
  * a key file through the public veil_net_open_file, party 1 from its harness identity): party 0
  * sends 0 B, 1 B, 1000 B and 3 MiB + 5 B (3 + ceil(size / chunk) data frames), party 1
  * sends 17 B back, party 0 marks 2 rounds. After veil_net_wait_all, on both sides: messages and
- * payload bytes equal exactly what was sent; wire bytes = 64 per frame + payloads, where the only
- * non-data payload is the 64-byte hello; data frames are counted; rounds equal the marks. */
+ * payload bytes equal exactly what was sent; wire bytes = 64 per frame + payloads + 32 per data
+ * frame (the seal of the data channel: CURVE is on), where the only non-data payload is the
+ * hello; data frames are counted; rounds equal the marks. */
 #include "config.h"
 #include "net_test_util.h"
 
@@ -108,9 +109,9 @@ static int party(const struct veil_harness_party *me, void *arg)
     bad |= expect("bytes_sent", s.bytes_sent, sent_b);
     bad |= expect("bytes_recv", s.bytes_recv, recv_b);
     bad |= expect("wire_bytes_sent - 64 * frames_sent", s.wire_bytes_sent - 64 * s.frames_sent,
-                  sent_b + VEIL_HELLO_BYTES);
+                  sent_b + VEIL_HELLO_BYTES + VEIL_SEAL_OVERHEAD * sent_data_frames);
     bad |= expect("wire_bytes_recv - 64 * frames_recv", s.wire_bytes_recv - 64 * s.frames_recv,
-                  recv_b + VEIL_HELLO_BYTES);
+                  recv_b + VEIL_HELLO_BYTES + VEIL_SEAL_OVERHEAD * recv_data_frames);
     bad |= expect("frames_sent >= data frames + hello", s.frames_sent >= sent_data_frames + 1, 1);
     bad |= expect("frames_recv >= data frames + hello", s.frames_recv >= recv_data_frames + 1, 1);
     bad |= expect("rounds", s.rounds, me->id == 0 ? 2 : 0);

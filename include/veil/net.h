@@ -20,7 +20,8 @@ typedef struct veil_net veil_net_t;
 /**
  * Traffic with one peer. Payload counters count tensor bytes only; wire counters count every
  * frame Veil hands to / takes from ZeroMQ (64-byte headers of data, hello, heartbeat, bye and
- * abort frames, plus payloads) — not ZeroMQ's own framing or CURVE's 16-byte MACs.
+ * abort frames, plus payloads, plus the 32 bytes of the seal's prefix and tag of each data frame
+ * on the sealed data channel) — not ZeroMQ's own framing or CURVE's 16-byte MACs.
  * A message is one isend/irecv; a frame is one chunk of it (or one control frame).
  * rounds is the session's round counter (see veil_net_stats_mark_round), the same for every peer.
  */

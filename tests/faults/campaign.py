@@ -10,7 +10,10 @@ dealer, and injects one fault:
             process at each phase of writing checkpoint 3, then --resume: the trained weights
             must equal those of the same training without a crash byte for byte
   proxy     party 0 reaches party 1 through a TCP proxy that cuts, flips, replays, injects or
-            truncates bytes once, after a random amount of traffic
+            truncates bytes once, after a random amount of traffic: of the CURVE connection
+            carrying the data (VEIL_NET_DATA_CHANNEL=curve), or of the sealed data channel
+            (party 0 then names party 1 at 127.0.0.2, where one proxy forwards the CURVE
+            connection untouched and another sits on party 1's data port, VEIL_NET_DATA_PORT)
   plaintext raw TCP clients send garbage (and a ZMTP greeting) to every process: the session
             must still succeed
   flood     hundreds of connections open, write junk and close during the session: it must still
@@ -147,12 +150,12 @@ class Session:
     def conf(self, i):
         return os.path.join(self.dir(i), self.names[i] + ".conf")
 
-    def redirect(self, i, j, port):
-        """Process i reaches process j at 127.0.0.1:port (a proxy) instead."""
+    def redirect(self, i, j, port, host="127.0.0.1"):
+        """Process i reaches process j at host:port (a proxy) instead."""
         path = self.conf(i)
         with open(path) as f:
             text = f.read()
-        text = text.replace("tcp://127.0.0.1:%d" % self.ports[j], "tcp://127.0.0.1:%d" % port)
+        text = text.replace("tcp://127.0.0.1:%d" % self.ports[j], "tcp://%s:%d" % (host, port))
         with open(path, "w") as f:
             f.write(text)
 
@@ -383,19 +386,35 @@ class Campaign:
         s = Session(self, n, "proxy")
         act = self.rng.choice(["cut", "flip", "replay", "inject", "truncate"])
         after = self.rng.randrange(1, 2 << 20)
-        lsock = socket.socket()
-        lsock.bind(("127.0.0.1", 0))
-        lsock.listen(8)
-        s.redirect(0, 1, lsock.getsockname()[1])
+        channel = self.rng.choice(["curve", "data channel"])
         state = {"acted": None, "forwarded": 0}
-        threading.Thread(target=proxy_serve, args=(lsock, s.ports[1], act, after, state, self.rng),
-                         daemon=True).start()
-        procs = s.start_all(lambda i: infer_args(s, i))
+        socks = []
+        if channel == "curve":
+            lsock = socket.socket()
+            lsock.bind(("127.0.0.1", 0))
+            s.redirect(0, 1, lsock.getsockname()[1])
+            proxies = [(lsock, s.ports[1], act)]
+            env_for = lambda i: {"VEIL_NET_DATA_CHANNEL": "curve"}
+        else:
+            dport, dsock = free_port_pair()
+            lsock = socket.socket()
+            lsock.bind(("127.0.0.2", 0))
+            s.redirect(0, 1, lsock.getsockname()[1], "127.0.0.2")
+            proxies = [(lsock, s.ports[1], None), (dsock, dport, act)]
+            env_for = lambda i: {"VEIL_NET_DATA_PORT": str(dport)} if i == 1 else {}
+        for sock, upstream, what in proxies:
+            sock.listen(8)
+            socks.append(sock)
+            threading.Thread(target=proxy_serve, args=(sock, upstream, what, after, state,
+                                                       self.rng), daemon=True).start()
+        procs = s.start_all(lambda i: infer_args(s, i), env_for)
         noticed = []
         codes, times = wait_all(procs, time.time() + 240, noticed)
-        lsock.close()
+        for sock in socks:
+            sock.close()
         t_act = state["acted"]
-        what = "%s after %d bytes of party 0's stream to party 1, %d parties" % (act, after, n)
+        what = "%s after %d bytes of party 0's stream to party 1 (%s), %d parties" % (
+            act, after, channel, n)
         if t_act is None:
             ok = None not in codes and codes == [0] * s.nprocs
             what += " (the stream was shorter: no fault)"
@@ -517,8 +536,26 @@ class Campaign:
         return all(self.tried[c] == self.clean[c] for c in self.tried)
 
 
+def free_port_pair():
+    """A port free on 127.0.0.1 (checked) and a socket bound to the same port on 127.0.0.2."""
+    for _ in range(50):
+        alt = socket.socket()
+        alt.bind(("127.0.0.2", 0))
+        port = alt.getsockname()[1]
+        probe = socket.socket()
+        try:
+            probe.bind(("127.0.0.1", port))
+            return port, alt
+        except OSError:
+            alt.close()
+        finally:
+            probe.close()
+    raise RuntimeError("no port free on both 127.0.0.1 and 127.0.0.2")
+
+
 def proxy_serve(lsock, upstream, act, after, state, rng):
-    """Forwards each connection to upstream; acts once after `after` bytes of downstream data."""
+    """Forwards each connection to 127.0.0.1:upstream; acts once after `after` bytes of
+    downstream data (act None: never)."""
     import select
     while True:
         try:
@@ -542,7 +579,8 @@ def proxy_serve(lsock, upstream, act, after, state, rng):
                     stop = True
                     break
                 other = u if sk is c else c
-                if sk is c and state["acted"] is None and state["forwarded"] + len(b) > after:
+                if sk is c and act and state["acted"] is None and \
+                        state["forwarded"] + len(b) > after:
                     state["acted"] = time.time()
                     if act == "cut":
                         stop = True
@@ -558,7 +596,7 @@ def proxy_serve(lsock, upstream, act, after, state, rng):
                         other.sendall(b[:len(b) // 2])
                         stop = True
                         break
-                if sk is c:
+                if sk is c and act:
                     state["forwarded"] += len(b)
                 try:
                     other.sendall(b)
