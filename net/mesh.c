@@ -1,7 +1,8 @@
 /*
  * mesh.c — the session's lifecycle and its ZeroMQ mesh: validating the configuration, creating
  * the sockets (one ROUTER bound on this process's endpoint that receives everything; one DEALER
- * connected to every peer's ROUTER that sends everything to it), CurveZMQ and the ZAP socket
+ * connected to every peer's ROUTER that sends everything to it; under CURVE, tensor chunks take
+ * the sealed data channel instead, net/data_channel.c), CurveZMQ and the ZAP socket
  * (whose handler, peers.c, admits only the configured public keys and maps each to its party
  * id), starting the I/O thread, waiting for the handshake, and the orderly close.
  *
