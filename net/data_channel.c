@@ -288,15 +288,22 @@ void veil_net_data_timers(struct veil_net *net, double now)
         if (ps->dstall_since == 0)
             ps->dstall_since = now;
         else if (now - ps->dstall_since > net->cfg.timeout_s / 2) {
-            char name[32], me[32];
+            char name[32], me[32], hint[320];
+            veil_net_peer_name(net, p, name);
+            veil_net_peer_name(net, net->self, me);
+            if (ps->drecv == 0) /* never reached us: most likely a port it cannot connect to */
+                snprintf(hint, sizeof hint,
+                         "nothing ever came on it: can %s reach port %d of this host (a "
+                         "firewall; VEIL_NET_DATA_PORT fixes the port, VEIL_NET_DATA_CHANNEL=curve "
+                         "here keeps the data on the CURVE connection)?",
+                         name, net->dport);
+            else
+                snprintf(hint, sizeof hint, "lost on the way: the session cannot go on");
             veil_net_io_fail(net, VEIL_ERR_PEER_LOST,
                              "%s lost: the data channel from it to %s stalled: it sent %llu "
-                             "frames, %llu arrived, none for %.1f s (lost on the way: the session "
-                             "cannot go on)",
-                             veil_net_peer_name(net, p, name),
-                             veil_net_peer_name(net, net->self, me),
-                             (unsigned long long)ps->dannounced, (unsigned long long)ps->drecv,
-                             now - ps->dstall_since);
+                             "frames, %llu arrived, none for %.1f s (%s)",
+                             name, me, (unsigned long long)ps->dannounced,
+                             (unsigned long long)ps->drecv, now - ps->dstall_since, hint);
         }
     }
 }

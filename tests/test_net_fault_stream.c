@@ -12,9 +12,11 @@
  * party 1's side only and keeps party 0's open, unanswered (half cut); or closes both sides 0.5 s
  * after the session opened, while nothing but heartbeats is in flight and 0.5 s before the
  * exchange starts (reconnect: ZeroMQ would reconnect and the exchange succeed, but a message
- * could have been lost). Each party's veil_net_wait_all, or else its veil_net_close, must return
- * an error naming the other party, and not the silence timeout's ("silent for"): the error comes
- * before the timeout would have fired (6 s after the proxy's act; 2 s more under sanitizers).
+ * could have been lost); or, on the data channel only, listens on nothing there (unreachable: party
+ * 1's stall check must name party 0, the data channel and the port it cannot reach, within the
+ * bound from party 0's open). Each party's veil_net_wait_all, or else its veil_net_close, must
+ * return an error naming the other party, and not the silence timeout's ("silent for"): the error
+ * comes before the timeout would have fired (6 s after the proxy's act; 2 s more under sanitizers).
  * After inject, flip and half cut only party 1's side of the link sees anything (a stalled or
  * closed connection on its ROUTER, a frame that fails AES-GCM authentication): its error must be
  * its own, naming the link ("party 0 lost: the connection from it to party 1 ...", "... the data
@@ -44,9 +46,10 @@
 #define AFTER ((size_t)1 << 20)
 
 enum { S_INJECT, S_FLIP, S_CUT, S_REPLAY, S_TRUNCATE, S_RECONNECT, S_HOLD, S_END };
-#define S_PASS S_END /* a proxy that forwards untouched */
-static const char *const names[] = {"inject", "flip",      "cut",       "replay",
-                                    "truncate", "reconnect", "half cut"};
+#define S_PASS S_END          /* a proxy that forwards untouched */
+#define S_UNREACH (S_END + 1) /* data channel only: nothing listens where party 0 connects it */
+static const char *const names[] = {"inject",    "flip",     "cut",    "replay",     "truncate",
+                                    "reconnect", "half cut", "(pass)", "unreachable"};
 
 struct sarg {
     struct net_test_keys keys;
@@ -108,7 +111,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 /* One proxied connection: party 0's DEALER (c) to party 1's ROUTER (u). */
 static void relay(struct proxy *px, int c, int u)
 {
-    static uint8_t buf[65536];
+    uint8_t buf[65536]; /* (per relay: two proxies run at once on the data channel) */
     size_t down = 0; /* bytes of party 0's stream forwarded */
     const double t0 = veil_now();
     for (;;) {
@@ -222,7 +225,9 @@ static int party(const struct veil_harness_party *me, void *arg)
                                  .upstream_port = a->dport,
                                  .which = a->which,
                                  .t_act = a->t_act};
-            if (pthread_create(&dth, NULL, proxy_main, &dpx) != 0)
+            if (a->which == S_UNREACH)
+                close(a->data_lfd); /* party 0's data channel to party 1 is refused */
+            else if (pthread_create(&dth, NULL, proxy_main, &dpx) != 0)
                 return 3;
         } else {
             struct sockaddr_in sa = {.sin_family = AF_INET};
@@ -245,6 +250,8 @@ static int party(const struct veil_harness_party *me, void *arg)
     const int started = net_test_start(&cfg, NULL, &net);
     if (started)
         return started;
+    if (a->which == S_UNREACH && me->id == 0)
+        *a->t_act = veil_now(); /* the data is sent from now on */
     net_test_fill(out, BIG, 20 + (uint64_t)me->id);
     if (a->which == S_RECONNECT)
         usleep(1000 * 1000);
@@ -272,12 +279,14 @@ static int party(const struct veil_harness_party *me, void *arg)
     /* inject, flip, half cut: only party 1's ROUTER sees the fault (ZeroMQ stops reading a
      * stream whose message fails CURVE authentication, without closing it; in a half cut party
      * 0's connection to the proxy stays open): party 1 must catch it itself, naming the link */
-    const int router_side = me->id == 1 && ((a->which == S_INJECT && !a->data) ||
-                                            a->which == S_FLIP || a->which == S_HOLD);
+    const int router_side =
+        me->id == 1 && ((a->which == S_INJECT && !a->data) || a->which == S_FLIP ||
+                        a->which == S_HOLD || a->which == S_UNREACH);
     const char *link = a->data ? "party 0 lost: the data channel from it to party 1 "
                                : "party 0 lost: the connection from it to party 1 ";
     if (rc == VEIL_OK || t_act <= 0 || t_err - t_act >= BOUND_S || !strstr(msg, peer) ||
-        strstr(msg, "silent for") || (router_side && !strstr(msg, link))) {
+        strstr(msg, "silent for") || (router_side && !strstr(msg, link)) ||
+        (me->id == 1 && a->which == S_UNREACH && !strstr(msg, "can party 0 reach port"))) {
         fprintf(stderr,
                 "FAIL: %s%s: wait_all returned %d (%s) %.2f s after the proxy acted "
                 "(%s); wanted an error naming %s before the %.1f s timeout fired\n",
@@ -308,8 +317,9 @@ int main(void)
         return 1;
     a.t_act = shared;
     int bad = 0;
-    for (int k = 0; k < 2 * S_END; k++) {
-        a.which = k % S_END;
+    /* every case on CURVE, then on the data channel, then the data channel unreachable */
+    for (int k = 0; k <= 2 * S_END; k++) {
+        a.which = k == 2 * S_END ? S_UNREACH : k % S_END;
         a.data = k >= S_END;
         setenv("VEIL_NET_DATA_CHANNEL", a.data ? "aes-gcm" : "curve", 1);
         if (a.data) {
