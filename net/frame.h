@@ -2,9 +2,9 @@
  * frame.h — Veil's wire format (internal to net/). Every ZeroMQ message on the CURVE connection
  * between parties is two frames: a fixed 64-byte header, then a payload of header.length bytes
  * (the payload frame is absent when length is 0); on the data channel one sealed frame holds the
- * header and the payload (net/seal.h). All integers are little-endian. Nothing from the wire is trusted:
- * veil_frame_decode validates every field and returns VEIL_ERR_PROTO with a message naming the
- * field, never asserts and never reads or writes out of bounds.
+ * header and the payload (net/seal.h). All integers are little-endian. Nothing from the wire is
+ * trusted: veil_frame_decode validates every field and returns VEIL_ERR_PROTO with a message
+ * naming the field, never asserts and never reads or writes out of bounds.
  *
  * Header layout (offsets in bytes):
  *    0 u32 magic = "VEIL" (0x4c494556 read little-endian)

@@ -9,7 +9,6 @@
 #include "net/io_internal.h"
 
 #include <errno.h>
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,9 +3,10 @@
  * send us, but for the tensor chunks of the data channel, which data_channel.c opens and hands to
  * veil_net_io_sealed_data), finding out who sent it (the ZAP user id under CURVE), checking each
  * frame against the session and the peer's state (hello first, nothing after goodbye, on the
- * data channel nothing past the goodbye's count), and matching data chunks to posted receives: copied (or folded) straight into the handle when it is acquired,
- * else kept as the ZeroMQ message until it is (an early arrival; those of messages with no
- * receive posted yet within a byte cap).
+ * data channel nothing past the goodbye's count), and matching data chunks to posted receives:
+ * copied (or folded) straight into the handle when it is acquired, else kept as the ZeroMQ
+ * message until it is (an early arrival; those of messages with no receive posted yet within a
+ * byte cap).
  */
 #include "config.h"
 #include "base/base_internal.h"

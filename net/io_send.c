@@ -3,9 +3,9 @@
  * pool (round-robin over the acquired sends of each peer; the messages of one (peer, tag)
  * strictly in posting order through a tag map), sealing each in its staging buffer when the peer
  * offered a data channel (net/seal.h), pacing them through the link emulator, and handing
- * released frames to the DEALERs (the data channel's, else the CURVE one); control frames (hello, heartbeat, goodbye, abort)
- * bypass the queue. When ZeroMQ pushes back, the peer is marked and the loop (io.c) polls for
- * POLLOUT.
+ * released frames to the DEALERs (the data channel's, else the CURVE one); control frames
+ * (hello, heartbeat, goodbye, abort) bypass the queue. When ZeroMQ pushes back, the peer is
+ * marked and the loop (io.c) polls for POLLOUT.
  */
 #include "config.h"
 #include "base/base_internal.h"
