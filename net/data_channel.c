@@ -308,23 +308,6 @@ void veil_net_data_timers(struct veil_net *net, double now)
     }
 }
 
-void veil_net_data_destroy(struct veil_net *net, int (*linger_of)(struct veil_net *, int, int),
-                           int linger_ms)
-{
-    for (int p = 0; p < net->nprocs; p++) {
-        struct veil_net_peer_state *ps = &net->peers[p];
-        if (ps->ddealer) {
-            int l = linger_of(net, p, linger_ms);
-            zmq_setsockopt(ps->ddealer, ZMQ_LINGER, &l, sizeof l);
-            zmq_close(ps->ddealer);
-            ps->ddealer = NULL;
-        }
-    }
-    if (net->drouter)
-        zmq_close(net->drouter);
-    net->drouter = NULL;
-}
-
 void veil_net_data_free_keys(struct veil_net *net)
 {
     for (int p = 0; p < VEIL_NET_MAX_PROCS; p++) {

@@ -72,7 +72,7 @@ static void on_posted(struct veil_net *net, struct veil_net_req *r)
             break;
         }
     /* (while frames its goodbye counts are still on the way, the last of them checks) */
-    if (ps->bye && ps->drecv >= ps->dannounced && !veil_net_io_failed(net) &&
+    if (veil_net_peer_done(ps) && !veil_net_io_failed(net) &&
         (!r->msg || r->msg->got < r->msg->total)) {
         char name[32];
         veil_net_io_fail(net, VEIL_ERR_PEER_LOST,

@@ -41,14 +41,14 @@
 
 void veil_net_options_defaults(struct veil_net_options *o)
 {
-    struct veil_env_net_tuning t = {.chunk_bytes = (size_t)512
-                                                   << 10, /* bench/README-net-starpu.md */
+    /* chunk size: bench/README-net-starpu.md */
+    struct veil_env_net_tuning t = {.chunk_bytes = (size_t)512 << 10,
                                     .pool_bytes = (size_t)16 << 20,
                                     .early_cap_bytes = (size_t)1 << 30,
                                     .connect_timeout_s = 0,
                                     .data_channel = 1,
                                     .data_port = 0};
-    veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT */
+    veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT, _DATA_* */
     o->connect_timeout_s = t.connect_timeout_s;
     o->chunk_bytes = t.chunk_bytes;
     o->pool_bytes = t.pool_bytes;
@@ -202,32 +202,32 @@ static int linger_of(struct veil_net *net, int p, int linger_ms)
     return linger_ms;
 }
 
+/* Closes *s (if open) with the given linger (< 0: as set when it was made) and clears it. */
+static void close_socket(void **s, int linger_ms)
+{
+    if (!*s)
+        return;
+    if (linger_ms >= 0)
+        zmq_setsockopt(*s, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
+    zmq_close(*s);
+    *s = NULL;
+}
+
 void veil_net_mesh_destroy(struct veil_net *net, int linger_ms)
 {
-    veil_net_data_destroy(net, linger_of, linger_ms);
     for (int p = 0; p < net->nprocs; p++) {
-        if (net->peers[p].dmonitor)
-            zmq_close(net->peers[p].dmonitor);
-        if (net->peers[p].ddmonitor)
-            zmq_close(net->peers[p].ddmonitor);
-        net->peers[p].dmonitor = net->peers[p].ddmonitor = NULL;
-        if (!net->peers[p].dealer)
-            continue;
-        int l = linger_of(net, p, linger_ms);
-        zmq_setsockopt(net->peers[p].dealer, ZMQ_LINGER, &l, sizeof l);
-        zmq_close(net->peers[p].dealer);
-        net->peers[p].dealer = NULL;
+        struct veil_net_peer_state *ps = &net->peers[p];
+        const int l = linger_of(net, p, linger_ms);
+        close_socket(&ps->dmonitor, -1);
+        close_socket(&ps->ddmonitor, -1);
+        close_socket(&ps->dealer, l);
+        close_socket(&ps->ddealer, l);
     }
-    if (net->monitor)
-        zmq_close(net->monitor);
-    if (net->dmon)
-        zmq_close(net->dmon);
-    net->dmon = NULL;
-    if (net->router)
-        zmq_close(net->router);
-    if (net->zap)
-        zmq_close(net->zap);
-    net->router = net->zap = net->monitor = NULL;
+    close_socket(&net->monitor, -1);
+    close_socket(&net->dmon, -1);
+    close_socket(&net->drouter, -1);
+    close_socket(&net->router, -1);
+    close_socket(&net->zap, -1);
     if (net->ctx) {
         while (zmq_ctx_term(net->ctx) != 0 && zmq_errno() == EINTR)
             ;

@@ -317,10 +317,6 @@ const char *veil_net_peer_name(const struct veil_net *net, int id, char buf[32])
 /** data_channel.c: binds the data ROUTER when this session has a data channel (CURVE on, the
  *  option set, a tcp:// endpoint), and draws the key each peer is to seal with. */
 int veil_net_data_create(struct veil_net *net);
-/** data_channel.c: closes the data channel's sockets (dealers with linger_of(p)) and frees the
- *  cipher states. */
-void veil_net_data_destroy(struct veil_net *net, int (*linger_of)(struct veil_net *, int, int),
-                           int linger_ms);
 /** data_channel.c: frees the cipher states and wipes the keys we drew. */
 void veil_net_data_free_keys(struct veil_net *net);
 
