@@ -125,9 +125,9 @@ static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, doub
         const size_t body = VEIL_FRAME_HEADER_BYTES + len;
         veil_net_io_header(net, VEIL_FRAME_DATA, r->tag, r->off, r->size, (uint32_t)len,
                            b + VEIL_SEAL_PREFIX_BYTES);
-        if (len)
-            memcpy(b + VEIL_SEAL_PREFIX_BYTES + VEIL_FRAME_HEADER_BYTES, r->ptr + r->off, len);
-        if (veil_seal_frame(&ps->seal_out, (uint32_t)net->self, ps->dsealed, b, body)) {
+        /* the payload is encrypted straight from the tensor into the staging buffer */
+        if (veil_seal_frame_from(&ps->seal_out, (uint32_t)net->self, ps->dsealed, b,
+                                 VEIL_FRAME_HEADER_BYTES, r->ptr + r->off, len)) {
             veil_net_pool_put(net->pool, buf);
             veil_net_io_fail(net, VEIL_ERR_CRYPTO, "%s", veil_last_error());
             return 0;

@@ -49,16 +49,27 @@ static int start(EVP_CIPHER_CTX *c, int encrypt, const uint8_t *prefix)
 int veil_seal_frame(struct veil_seal *s, uint32_t sender, uint64_t counter, uint8_t *buf,
                     size_t body_len)
 {
-    if (!veil_seal_ready(s) || !s->encrypt || body_len > INT32_MAX)
+    return veil_seal_frame_from(s, sender, counter, buf, body_len, NULL, 0);
+}
+
+int veil_seal_frame_from(struct veil_seal *s, uint32_t sender, uint64_t counter, uint8_t *buf,
+                         size_t head_len, const uint8_t *src, size_t src_len)
+{
+    if (!veil_seal_ready(s) || !s->encrypt || head_len > INT32_MAX || src_len > INT32_MAX ||
+        head_len + src_len > INT32_MAX || (src_len && !src))
         return veil_error(VEIL_ERR_INVAL, "veil_seal_frame: no sealing key or body too large");
     EVP_CIPHER_CTX *c = s->ctx;
     veil_put_le32(buf, VEIL_SEAL_MAGIC);
     veil_put_le32(buf + 4, sender);
     veil_put_le64(buf + 8, counter);
     uint8_t *body = buf + VEIL_SEAL_PREFIX_BYTES;
-    int n = 0, m = 0;
-    if (!start(c, 1, buf) || EVP_EncryptUpdate(c, body, &n, body, (int)body_len) != 1 ||
-        EVP_EncryptFinal_ex(c, body + n, &m) != 1 ||
+    const size_t body_len = head_len + src_len;
+    int n = 0, k = 0, m = 0;
+    /* GCM is a stream mode: the head in place, then the source straight into the buffer after it
+     * (no copy of the payload first), one keystream and one tag over both */
+    if (!start(c, 1, buf) || EVP_EncryptUpdate(c, body, &n, body, (int)head_len) != 1 ||
+        (src_len && EVP_EncryptUpdate(c, body + n, &k, src, (int)src_len) != 1) ||
+        EVP_EncryptFinal_ex(c, body + n + k, &m) != 1 ||
         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, VEIL_SEAL_TAG_BYTES, body + body_len) != 1)
         return veil_error(VEIL_ERR_CRYPTO, "net: AES-256-GCM sealing failed");
     return VEIL_OK;

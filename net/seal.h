@@ -49,6 +49,15 @@ static inline int veil_seal_ready(const struct veil_seal *s)
  */
 int veil_seal_frame(struct veil_seal *s, uint32_t sender, uint64_t counter, uint8_t *buf,
                     size_t body_len);
+/**
+ * Seals a frame whose body is head_len bytes already in buf (after the prefix's room) followed by
+ * src_len bytes read from src (which must not overlap buf): the head is encrypted in place and
+ * src straight into buf after it, so the payload is not copied into buf first. buf holds the
+ * prefix's room, head_len + src_len bytes of body, then the tag's room. The frame is the one
+ * veil_seal_frame gives when the payload was copied into buf.
+ */
+int veil_seal_frame_from(struct veil_seal *s, uint32_t sender, uint64_t counter, uint8_t *buf,
+                         size_t head_len, const uint8_t *src, size_t src_len);
 
 /**
  * Reads a received frame's prefix without trusting it: VEIL_ERR_PROTO (message naming the field)

@@ -1,6 +1,7 @@
 /* Tests the sealed data channel (net/data_channel.c, net/seal.h).
  * (1) In-process: a sealed frame opens to what was sealed, and fails authentication when any one
- *     of its bytes changes, under another key, or cut short; the prefix parser bounds its input.
+ *     of its bytes changes, under another key, or cut short; a payload sealed straight from its
+ *     source gives the same frame as one copied in first; the prefix parser bounds its input.
  * (2) 2 real processes under CURVE: party 0 keeps data to it on the CURVE connection
  *     (VEIL_NET_DATA_CHANNEL=curve) and party 1 offers a data channel on a fixed port
  *     (VEIL_NET_DATA_PORT). Before anything else, party 0 checks that an unknown
@@ -70,9 +71,21 @@ static void test_seal(void)
     memcpy(copy, frame, len);
     CHECK(veil_seal_open(&o, copy, len - 1) == VEIL_ERR_PROTO);
     CHECK(veil_seal_open(&o, copy, 10) == VEIL_ERR_INVAL);
+    /* sealing the payload straight from its source (the sender's tensor) gives the same frame as
+     * copying it after the header and sealing in place, for every split of the body */
+    for (size_t head = 0; head <= body; head += head < 20 ? 1 : 37) {
+        memset(copy, 0x5a, len);
+        memcpy(copy + VEIL_SEAL_PREFIX_BYTES, plain, head);
+        CHECK(veil_seal_frame_from(&s, 1, 0x0102030405060708u, copy, head, plain + head,
+                                   body - head) == VEIL_OK);
+        CHECK(memcmp(copy, frame, len) == 0);
+    }
+    CHECK(veil_seal_frame_from(&s, 1, 0, copy, VEIL_FRAME_HEADER_BYTES, NULL, 5) == VEIL_ERR_INVAL);
     /* a sealing state does not open, nor an opening one seal */
     CHECK(veil_seal_open(&s, copy, len) == VEIL_ERR_INVAL);
     CHECK(veil_seal_frame(&o, 1, 0, copy, body) == VEIL_ERR_INVAL);
+    CHECK(veil_seal_frame_from(&o, 1, 0, copy, VEIL_FRAME_HEADER_BYTES, plain, 8) ==
+          VEIL_ERR_INVAL);
     /* the prefix parser */
     CHECK(veil_seal_peek(frame, VEIL_SEAL_OVERHEAD + VEIL_FRAME_HEADER_BYTES - 1,
                          VEIL_FRAME_HEADER_BYTES, &sender, &counter) == VEIL_ERR_PROTO);
