@@ -128,6 +128,11 @@ static int endpoint_valid(const char *e)
     return 1;
 }
 
+int veil_net_endpoint_ipv6(const char *endpoint)
+{
+    return endpoint && strncmp(endpoint, "tcp://[", 7) == 0;
+}
+
 static int check_key(const char *name, int line, const char *what, const char *key)
 {
     if (!veil_z85_key_valid(key, strlen(key)))

@@ -33,6 +33,14 @@ int veil_net_config_parse_text_flags(const char *text, const char *name,
 /** veil_net_config_parse_text_flags with flags 0. */
 int veil_net_config_parse_text(const char *text, const char *name, struct veil_net_config *cfg);
 
+/**
+ * 1 when a tcp:// endpoint names a bracketed IPv6 address ("tcp://[::1]:7000"), else 0: ZeroMQ
+ * binds and connects such an endpoint only on a socket with ZMQ_IPV6 set (net/mesh.c and
+ * net/data_channel.c set it on the sockets of such endpoints). A host name resolves to IPv4
+ * addresses, as ZeroMQ does by default.
+ */
+int veil_net_endpoint_ipv6(const char *endpoint);
+
 /** 1 when s[0..n) is a 40-character Z85 string that decodes to 32 bytes, else 0. */
 int veil_z85_key_valid(const char *s, size_t n);
 

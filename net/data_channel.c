@@ -23,6 +23,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "net/config_internal.h"
 #include "net/io_internal.h"
 
 #include <errno.h>
@@ -75,7 +76,8 @@ int veil_net_data_create(struct veil_net *net)
     net->drouter = r;
     int64_t maxmsg = VEIL_FRAME_MAX_CHUNK + VEIL_FRAME_HEADER_BYTES + VEIL_SEAL_OVERHEAD;
     if (set_int(r, ZMQ_LINGER, 0) || set_int(r, ZMQ_ROUTER_MANDATORY, 1) ||
-        set_int(r, ZMQ_RCVHWM, 64) || zmq_setsockopt(r, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg))
+        set_int(r, ZMQ_RCVHWM, 64) || zmq_setsockopt(r, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg) ||
+        set_int(r, ZMQ_IPV6, veil_net_endpoint_ipv6(own)))
         return zfail("ROUTER options");
     if (zmq_bind(r, ep) != 0)
         return veil_error(VEIL_ERR_NET, "net: cannot listen for the data channel on %s: %s%s", ep,
@@ -138,7 +140,8 @@ int veil_net_data_connect(struct veil_net *net, int p, const struct veil_hello *
     int64_t small = 256;
     if (set_int(d, ZMQ_LINGER, 0) || set_int(d, ZMQ_SNDHWM, ps->outq_cap + 64) ||
         set_int(d, ZMQ_RCVHWM, 1) || set_int(d, ZMQ_RECONNECT_IVL, 100) ||
-        zmq_setsockopt(d, ZMQ_MAXMSGSIZE, &small, sizeof small))
+        zmq_setsockopt(d, ZMQ_MAXMSGSIZE, &small, sizeof small) ||
+        set_int(d, ZMQ_IPV6, veil_net_endpoint_ipv6(theirs_ep)))
         return zfail("DEALER options");
     int rc = veil_seal_init(&ps->seal_out, theirs->data_key, 1);
     if (rc || (rc = veil_net_dealer_monitor(net, p, 1)))

@@ -27,6 +27,7 @@
 #include "base/env.h"
 #include "base/harness.h"
 #include "base/secmem.h"
+#include "net/config_internal.h"
 #include "net/net_internal.h"
 
 #include <errno.h>
@@ -124,7 +125,9 @@ int veil_net_mesh_create(struct veil_net *net)
         (rc = set_int(net->router, ZMQ_ROUTER_MANDATORY, 1, "ROUTER_MANDATORY")) ||
         (rc = set_int(net->router, ZMQ_RCVHWM, 64, "ROUTER RCVHWM")) ||
         (rc = zcheck(zmq_setsockopt(net->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg),
-                     "ZMQ_MAXMSGSIZE")))
+                     "ZMQ_MAXMSGSIZE")) ||
+        (rc = set_int(net->router, ZMQ_IPV6, veil_net_endpoint_ipv6(c->peers[net->self].endpoint),
+                      "ROUTER IPV6")))
         return rc;
     if (!c->insecure_plaintext) {
         if ((rc = set_int(net->router, ZMQ_CURVE_SERVER, 1, "CURVE_SERVER")) ||
@@ -165,7 +168,9 @@ int veil_net_mesh_create(struct veil_net *net)
             (rc = set_int(d, ZMQ_RECONNECT_IVL, 100, "RECONNECT_IVL")) ||
             (rc = zcheck(zmq_setsockopt(d, ZMQ_MAXMSGSIZE, &small, sizeof small),
                          "DEALER MAXMSGSIZE")) ||
-            (rc = zcheck(zmq_setsockopt(d, ZMQ_ROUTING_ID, rid, (size_t)n), "ROUTING_ID")))
+            (rc = zcheck(zmq_setsockopt(d, ZMQ_ROUTING_ID, rid, (size_t)n), "ROUTING_ID")) ||
+            (rc =
+                 set_int(d, ZMQ_IPV6, veil_net_endpoint_ipv6(c->peers[p].endpoint), "DEALER IPV6")))
             return rc;
         if (!c->insecure_plaintext) {
             if ((rc = zcheck(zmq_setsockopt(d, ZMQ_CURVE_SERVERKEY, c->peers[p].public_key,
