@@ -45,8 +45,11 @@ _Noreturn void veil_assert_fail(const char *expr, const char *file, int line);
 /** 64-byte aligned allocation of n bytes (n may be 0); NULL on failure with the error recorded. */
 void *veil_aligned_alloc(size_t n);
 void veil_aligned_free(void *p);
-/** Overwrites n bytes with zeros in a way the compiler may not elide. */
+/** Overwrites n bytes with zeros in a way the compiler may not elide; from
+ * VEIL_WIPE_STREAMING_MIN bytes on (x86-64) with non-temporal stores, which bypass the cache: a
+ * large buffer being given up is not worth caching (base/status.c). */
 void veil_wipe(void *p, size_t n);
+#define VEIL_WIPE_STREAMING_MIN ((size_t)256 << 10)
 /** Monotonic clock in seconds. */
 double veil_now(void);
 /** pthread_cond_timedwait for at most ms milliseconds from now (mu held); its return value. */

@@ -103,6 +103,25 @@ int main(void)
             VT_CHECK(ok, "veil_wipe(%zu bytes at offset %zu)", len, off);
         }
     veil_wipe(NULL, 0);
+    /* ... and so do the streaming stores it uses from VEIL_WIPE_STREAMING_MIN bytes on: heads and
+     * tails of every alignment modulo 64 around a range of that size and more */
+    {
+        const size_t cap = VEIL_WIPE_STREAMING_MIN + 4096;
+        unsigned char *big = malloc(cap);
+        VT_CHECK(big != NULL, "malloc %zu", cap);
+        for (size_t off = 0; big && off < 70; off += 7)
+            for (size_t len = VEIL_WIPE_STREAMING_MIN; len < VEIL_WIPE_STREAMING_MIN + 140;
+                 len += 13) {
+                memset(big, 0xa5, cap);
+                veil_wipe(big + off, len);
+                size_t bad = 0;
+                for (size_t i = 0; i < cap; i++)
+                    bad += big[i] != (i >= off && i < off + len ? 0 : 0xa5);
+                VT_CHECK(bad == 0, "streaming veil_wipe(%zu bytes at offset %zu): %zu bytes wrong",
+                         len, off, bad);
+            }
+        free(big);
+    }
 
     /* the pool: same size reused (zeroed), another size not, bounded, drained */
     veil_secbuf_drain();
