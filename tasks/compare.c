@@ -36,7 +36,10 @@ static void leaf_cpu(void *buffers[], void *cl_arg)
     const size_t nb = STARPU_VECTOR_GET_NX(buffers[4]);
     const uint64_t pub = arg->party0 ? ~UINT64_C(0) : 0;
     uint64_t ct[64], rt[64];
-    for (size_t b = 0; b < nb; b++) {
+    size_t b = 0;
+    for (; b + 8 <= n / 64; b += 8) /* eight full blocks at a time (compare_leaf8.c) */
+        veil_cmp_leaf8(c, r, pr, pub, st, top, nb, b);
+    for (; b < nb; b++) {
         veil_cmp_slice_block(c, r, n, b, ct, rt);
         veil_cmp_leaf_groups(ct, rt, pr + b * VEIL_C4_LEAF_WORDS, pub, st, nb, b);
         top[b] = veil_cmp_leaf_p(ct[63], rt[63], pub);

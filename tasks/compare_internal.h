@@ -32,6 +32,16 @@ static inline void veil_cmp_slice_block(const uint64_t *c, const uint64_t *r, si
 }
 
 /**
+ * The leaf codelet's words for the eight full blocks b0 .. b0 + 7 of a tile (64 (b0 + 8) <= its
+ * elements): c, r the tile's public c and mask share, pr its CMPPROD words (176 per block), pub
+ * all ones at party 0 and 0 elsewhere; writes rows 0..31 of the level-1 state st (nb words per
+ * row) and top at those blocks. The same words as veil_cmp_slice_block + veil_cmp_leaf_groups +
+ * veil_cmp_leaf_p block by block, as vector operations (compare_leaf8.c).
+ */
+void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uint64_t *pr, uint64_t pub,
+                    uint64_t *st, uint64_t *top, size_t nb, size_t b0);
+
+/**
  * Tiling of a packed / bit-sliced companion of x with `per_block` words per 64-element block:
  * x's tile must be a multiple of 64 or x a single tile (VEIL_ERR_INVAL otherwise, naming op).
  * On success *tile = per_block * ceil(x->tile / 64) and *numel = per_block * W.

@@ -13,6 +13,7 @@
 #include "codelets/bits_common.h"
 #include "tasks/carry4_common.h"
 #include "tasks/compare_common.h"
+#include "tasks/compare_internal.h"
 #include "test_cmp_oracle.h"
 #include "test_util.h"
 
@@ -225,11 +226,53 @@ done:
     free(st), free(next), free(part), free(rec), free(zero);
 }
 
+/* The leaf codelet's eight-block vector path (tasks/compare_leaf8.c) gives the words of the
+ * block-by-block one (slice, leaf groups, top) for random c, r and products, both parties' pub, at
+ * block offsets 0 and 8 of a 24-block tile (every lane of every row checked). */
+static void check_leaf8(void)
+{
+    enum { NB = 24, N = 64 * NB };
+    static uint64_t c[N], r[N], pr[NB * VEIL_C4_LEAF_WORDS];
+    static uint64_t st_ref[32 * NB], st_vec[32 * NB], top_ref[NB], top_vec[NB];
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (int round = 0; round < 4; round++) {
+        for (size_t i = 0; i < N; i++) {
+            c[i] = x = x * 6364136223846793005u + 1442695040888963407u;
+            r[i] = x = x * 6364136223846793005u + 1442695040888963407u;
+        }
+        for (size_t i = 0; i < NB * VEIL_C4_LEAF_WORDS; i++)
+            pr[i] = x = x * 6364136223846793005u + 1442695040888963407u;
+        const uint64_t pub = round % 2 ? 0 : ~UINT64_C(0);
+        memset(st_vec, 0xee, sizeof st_vec);
+        memset(top_vec, 0xee, sizeof top_vec);
+        uint64_t ct[64], rt[64];
+        for (size_t b = 0; b < NB; b++) {
+            veil_cmp_slice_block(c, r, N, b, ct, rt);
+            veil_cmp_leaf_groups(ct, rt, pr + b * VEIL_C4_LEAF_WORDS, pub, st_ref, NB, b);
+            top_ref[b] = veil_cmp_leaf_p(ct[63], rt[63], pub);
+        }
+        for (size_t b0 = 0; b0 + 8 <= 16; b0 += 8)
+            veil_cmp_leaf8(c, r, pr, pub, st_vec, top_vec, NB, b0);
+        int bad = 0;
+        for (int row = 0; row < 32; row++)
+            for (size_t b = 0; b < 16; b++)
+                bad += st_vec[row * NB + b] != st_ref[row * NB + b];
+        for (size_t b = 0; b < 16; b++)
+            bad += top_vec[b] != top_ref[b];
+        for (int row = 0; row < 32; row++) /* blocks 16..23 untouched */
+            for (size_t b = 16; b < NB; b++)
+                bad += st_vec[row * NB + b] != 0xeeeeeeeeeeeeeeeeu;
+        VT_CHECK(bad == 0, "leaf8 against the block-by-block leaf (pub %d): %d words differ",
+                 pub != 0, bad);
+    }
+}
+
 int main(void)
 {
     check_group();
     check_shape();
     check_chain();
+    check_leaf8();
     if (veil_test_failures)
         fprintf(stderr, "test_tasks_carry4: %d failures\n", veil_test_failures);
     return veil_test_failures ? 1 : 0;

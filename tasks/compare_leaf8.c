@@ -1,0 +1,107 @@
+/*
+ * compare_leaf8.c — the LTZ leaf step (compare.c's leaf codelet) for eight 64-element blocks at
+ * once on the CPU: each uint64_t lane of a vector of eight holds one block's word, so the two
+ * 64x64 bit transposes and the 16 level-0 groups of each block (all bitwise word math, the same
+ * for every block) run as vector operations (GCC vector extensions, compiled for AVX-512, AVX2
+ * and the baseline and picked at load time by target_clones). The words are the ones
+ * veil_cmp_slice_block, veil_cmp_leaf_groups and veil_cmp_leaf_p give block by block
+ * (compare_common.h, carry4_common.h); tests/test_tasks_carry4.c compares the two on random
+ * blocks.
+ */
+#include "config.h"
+#include "tasks/carry4_common.h"
+#include "tasks/compare_internal.h"
+
+#include <string.h>
+
+typedef uint64_t v8 __attribute__((vector_size(64)));
+
+/* (Vectors go by pointer: passed by value they would change the ABI between the clones.) */
+
+/* *v = the words p[0], p[stride], ..., p[7 stride]: one word of each of eight blocks. */
+static inline void gather(v8 *v, const uint64_t *p, size_t stride)
+{
+    *v = (v8){p[0],          p[stride],     p[2 * stride], p[3 * stride],
+              p[4 * stride], p[5 * stride], p[6 * stride], p[7 * stride]};
+}
+
+static inline void store(uint64_t *p, const v8 *v)
+{
+    memcpy(p, v, sizeof *v); /* eight consecutive words, any alignment */
+}
+
+/* veil_transpose64 (bits_common.h) on eight matrices, one per lane. */
+static inline void transpose8(v8 m[64])
+{
+    uint64_t mask = 0x00000000FFFFFFFFull;
+    for (unsigned j = 32; j != 0; j >>= 1, mask ^= mask << j) {
+        for (unsigned k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+            v8 t = ((m[k] >> j) ^ m[k | j]) & mask;
+            m[k] ^= t << j;
+            m[k | j] ^= t;
+        }
+    }
+}
+
+/* veil_c4_leaf_group (carry4_common.h) on eight blocks: c the public bits of the group's nm
+ * members, s their shares, pi the first of the group's products (word row of block b0 + k at
+ * pi[row + k * stride]). */
+static inline void leaf_group8(const v8 *c, const v8 *s, const uint64_t *pi, size_t stride, int nm,
+                               const v8 *pub, v8 *G, v8 *P)
+{
+    const v8 zero = {0}, ones = ~zero;
+    v8 hg[1 << VEIL_C4_FANIN], hp[1 << VEIL_C4_FANIN];
+    hg[0] = zero, hg[1] = c[0];
+    hp[0] = c[0], hp[1] = ones;
+    for (int q = 1; q < nm; q++) {
+        const unsigned bit = 1u << q;
+        for (unsigned t = 0; t < bit; t++) {
+            hg[t | bit] = hg[t], hg[t] &= c[q];
+            hp[t | bit] = hp[t], hp[t] &= c[q];
+        }
+        hg[bit] ^= c[q];
+    }
+    v8 g = hg[0] & *pub, p = hp[0] & *pub;
+    int row = 0, member = 0;
+    for (unsigned t = 1; t < (1u << nm); t++) {
+        v8 share;
+        if ((t & (t - 1)) == 0)
+            share = s[member++];
+        else
+            gather(&share, pi + row++, stride);
+        g ^= hg[t] & share;
+        p ^= hp[t] & share;
+    }
+    *G = g;
+    *P = p;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LEAF8_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LEAF8_CLONES /* elsewhere the vectors are what the target's baseline makes of them */
+#endif
+
+LEAF8_CLONES void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uint64_t *pr,
+                                 uint64_t pub, uint64_t *st, uint64_t *top, size_t nb, size_t b0)
+{
+    v8 ct[64], rt[64];
+    const uint64_t *cb = c + 64 * b0, *rb = r + 64 * b0;
+    for (int i = 0; i < 64; i++) {
+        gather(&ct[i], cb + i, 64);
+        gather(&rt[i], rb + i, 64);
+    }
+    transpose8(ct);
+    transpose8(rt);
+    const v8 vpub = (v8){0} + pub;
+    const uint64_t *pb = pr + b0 * VEIL_C4_LEAF_WORDS;
+    for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++) {
+        v8 G, P;
+        leaf_group8(ct + 4 * j, rt + 4 * j, pb + j * VEIL_C4_LEAF_PRODS, VEIL_C4_LEAF_WORDS,
+                    j == VEIL_C4_LEAF_GROUPS - 1 ? 3 : 4, &vpub, &G, &P);
+        store(st + (size_t)j * nb + b0, &G);
+        store(st + (size_t)(VEIL_C4_LEAF_GROUPS + j) * nb + b0, &P);
+    }
+    const v8 t = (ct[63] & vpub) ^ rt[63];
+    store(top + b0, &t);
+}
