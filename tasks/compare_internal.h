@@ -41,6 +41,11 @@ static inline void veil_cmp_slice_block(const uint64_t *c, const uint64_t *r, si
 void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uint64_t *pr, uint64_t pub,
                     uint64_t *st, uint64_t *top, size_t nb, size_t b0);
 
+/** veil_cmp_slice_block for the eight full blocks b0 .. b0 + 7 of a tile at once (compare_leaf8.c):
+ * ct[k], rt[k] are block b0 + k's words. */
+void veil_cmp_slice8(const uint64_t *c, const uint64_t *r, size_t b0, uint64_t ct[8][64],
+                     uint64_t rt[8][64]);
+
 /**
  * Tiling of a packed / bit-sliced companion of x with `per_block` words per 64-element block:
  * x's tile must be a multiple of 64 or x a single tile (VEIL_ERR_INVAL otherwise, naming op).

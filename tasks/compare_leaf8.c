@@ -105,3 +105,20 @@ LEAF8_CLONES void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uin
     const v8 t = (ct[63] & vpub) ^ rt[63];
     store(top + b0, &t);
 }
+
+LEAF8_CLONES void veil_cmp_slice8(const uint64_t *c, const uint64_t *r, size_t b0,
+                                  uint64_t ct[8][64], uint64_t rt[8][64])
+{
+    v8 vc[64], vr[64];
+    for (int i = 0; i < 64; i++) {
+        gather(&vc[i], c + 64 * b0 + i, 64);
+        gather(&vr[i], r + 64 * b0 + i, 64);
+    }
+    transpose8(vc);
+    transpose8(vr);
+    for (int i = 0; i < 64; i++)
+        for (int k = 0; k < 8; k++) {
+            ct[k][i] = vc[i][k];
+            rt[k][i] = vr[i][k];
+        }
+}

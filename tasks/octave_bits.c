@@ -38,6 +38,14 @@ static uint64_t *row(uint64_t *w, int r, size_t nb)
     return w + (size_t)r * nb;
 }
 
+/* The level-0 gates of block b, from its bit-sliced c and share of r. */
+static void level0(const struct veil_bitc *bc, const uint64_t *ct, const uint64_t *rt, uint64_t *w,
+                   size_t nb, size_t b, uint64_t pub)
+{
+    for (int i = 0; i < bc->nops && bc->ops[i].level == 0; i++)
+        w[(size_t)bc->ops[i].dst * nb + b] = veil_bitc_gate(&bc->ops[i], ct, rt, w + b, nb, pub);
+}
+
 /* c (public, T), r (share, T) -> wires (nwires rows of B words): the level-0 gates. */
 static void leaf_cpu(void *buffers[], void *cl_arg)
 {
@@ -49,12 +57,16 @@ static void leaf_cpu(void *buffers[], void *cl_arg)
     const size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
     const size_t nb = STARPU_VECTOR_GET_NX(buffers[2]) / (size_t)bc->nwires;
     const uint64_t pub = arg->party0 ? ~UINT64_C(0) : 0;
-    uint64_t ct[64], rt[64];
-    for (size_t b = 0; b < nb; b++) {
-        veil_cmp_slice_block(c, r, n, b, ct, rt);
-        for (int i = 0; i < bc->nops && bc->ops[i].level == 0; i++)
-            w[(size_t)bc->ops[i].dst * nb + b] =
-                veil_bitc_gate(&bc->ops[i], ct, rt, w + b, nb, pub);
+    uint64_t ct[8][64], rt[8][64];
+    size_t b = 0;
+    for (; b + 8 <= n / 64; b += 8) { /* eight full blocks sliced at once (compare_leaf8.c) */
+        veil_cmp_slice8(c, r, b, ct, rt);
+        for (int k = 0; k < 8; k++)
+            level0(bc, ct[k], rt[k], w, nb, b + (size_t)k, pub);
+    }
+    for (; b < nb; b++) {
+        veil_cmp_slice_block(c, r, n, b, ct[0], rt[0]);
+        level0(bc, ct[0], rt[0], w, nb, b, pub);
     }
 }
 

@@ -264,6 +264,16 @@ static void check_leaf8(void)
                 bad += st_vec[row * NB + b] != 0xeeeeeeeeeeeeeeeeu;
         VT_CHECK(bad == 0, "leaf8 against the block-by-block leaf (pub %d): %d words differ",
                  pub != 0, bad);
+        /* the slicing alone (the octave circuit's leaf uses it) */
+        uint64_t ct8[8][64], rt8[8][64];
+        bad = 0;
+        veil_cmp_slice8(c, r, 8, ct8, rt8);
+        for (int k = 0; k < 8; k++) {
+            veil_cmp_slice_block(c, r, N, 8 + (size_t)k, ct, rt);
+            bad += memcmp(ct, ct8[k], sizeof ct) != 0;
+            bad += memcmp(rt, rt8[k], sizeof rt) != 0;
+        }
+        VT_CHECK(bad == 0, "slice8 against slice_block: %d blocks differ", bad);
     }
 }
 
