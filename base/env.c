@@ -58,6 +58,12 @@ static const char *const known[] = {
     "VEIL_ALLOW_CORE_DUMPS",
     /* net/comm.c: idle StarPU workers paused while a process waits on the network */
     "VEIL_IDLE_PAUSE",
+    /* net/heap.c: read only to see whether the environment tunes glibc's malloc itself */
+    "GLIBC_TUNABLES",
+    "MALLOC_TRIM_THRESHOLD_",
+    "MALLOC_MMAP_THRESHOLD_",
+    "MALLOC_TOP_PAD_",
+    "MALLOC_MMAP_MAX_",
 };
 
 const char *veil_env_get(const char *name)

@@ -104,6 +104,7 @@ int veil_net_mesh_create(struct veil_net *net)
 {
     const struct veil_net_config *c = &net->cfg;
     int rc;
+    veil_net_keep_heap(net->opt.chunk_bytes); /* before ZeroMQ receives anything (heap.c) */
     net->ctx = zmq_ctx_new();
     if (!net->ctx)
         return veil_error(VEIL_ERR_NET, "net: zmq_ctx_new: %s", zmq_strerror(zmq_errno()));

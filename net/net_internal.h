@@ -292,6 +292,12 @@ int veil_net_config_from_harness(const struct veil_harness_party *me,
                                  const char *secret_key, struct veil_net_config *cfg);
 
 /* ---- between the files of net/ -------------------------------------------------------------- */
+/** heap.c: sets glibc's malloc thresholds so that the freed receive buffers of a round stay with
+ * the process for the next (why: heap.c); process-wide, called when a session opens. 1 when set,
+ * 0 when left alone (the environment tunes malloc itself, a sanitizer build, another libc). */
+int veil_net_keep_heap(size_t chunk_bytes);
+/** heap.c: whether the environment tunes glibc's malloc (GLIBC_TUNABLES, MALLOC_*_). */
+int veil_net_heap_user_tuned(void);
 /** mesh.c: creates the context and sockets (ZAP handler first), bound and connected. */
 int veil_net_mesh_create(struct veil_net *net);
 /** mesh.c: closes every socket and the context; linger_ms for the dealers. */
