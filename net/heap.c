@@ -7,7 +7,7 @@
  * time a round's chunks are freed, the free top of ZeroMQ's arena beyond about 1 MiB goes back to
  * the kernel (MADV_DONTNEED) and the next round's chunks are received into pages the kernel must
  * fault in and clear again: in the last 1.6 s of a LeNet-5 batch-100 session (perf, both
- * parties) 4.5 % of all CPU samples were the kernel clearing pages under ZeroMQ's recv, 0.4 %
+ * parties) 4.5 % of all CPU samples were the kernel clearing pages under ZeroMQ's recv, 0.7 %
  * with the thresholds below (bench/README-latency.md). So when a session opens, the mmap
  * threshold is set above the session's largest chunk message and the trim threshold to 64 MiB:
  * up to 64 MiB of freed memory per arena stays with the process for the next round.

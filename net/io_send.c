@@ -127,7 +127,7 @@ static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, doub
                            b + VEIL_SEAL_PREFIX_BYTES);
         /* the payload is encrypted straight from the tensor into the staging buffer */
         if (veil_seal_frame_from(&ps->seal_out, (uint32_t)net->self, ps->dsealed, b,
-                                 VEIL_FRAME_HEADER_BYTES, r->ptr + r->off, len)) {
+                                 VEIL_FRAME_HEADER_BYTES, len ? r->ptr + r->off : NULL, len)) {
             veil_net_pool_put(net->pool, buf);
             veil_net_io_fail(net, VEIL_ERR_CRYPTO, "%s", veil_last_error());
             return 0;

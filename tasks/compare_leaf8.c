@@ -6,7 +6,8 @@
  * and the baseline and picked at load time by target_clones). The words are the ones
  * veil_cmp_slice_block, veil_cmp_leaf_groups and veil_cmp_leaf_p give block by block
  * (compare_common.h, carry4_common.h); tests/test_tasks_carry4.c compares the two on random
- * blocks.
+ * blocks. veil_cmp_slice8 is the slicing alone, for the octave-bits circuit's leaf
+ * (octave_bits.c), whose level-0 gates then run block by block.
  */
 #include "config.h"
 #include "tasks/carry4_common.h"
