@@ -14,8 +14,9 @@
  * exchange starts (reconnect: ZeroMQ would reconnect and the exchange succeed, but a message
  * could have been lost); or, on the data channel only, listens on nothing there (unreachable: party
  * 1's stall check must name party 0, the data channel and the port it cannot reach, within the
- * bound from party 0's open). Each party's veil_net_wait_all, or else its veil_net_close, must
- * return an error naming the other party, and not the silence timeout's ("silent for"): the error
+ * bound from party 0's open). Each party's veil_net_wait_all, or else its veil_net_close (or its
+ * veil_net_open, when the proxy acted before it returned), must return an error naming the other
+ * party, and not the silence timeout's ("silent for"): the error
  * comes before the timeout would have fired (6 s after the proxy's act; 2 s more under sanitizers).
  * After inject, flip and half cut only party 1's side of the link sees anything (a stalled or
  * closed connection on its ROUTER, a frame that fails AES-GCM authentication): its error must be
@@ -112,7 +113,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 static void relay(struct proxy *px, int c, int u)
 {
     uint8_t buf[65536]; /* (per relay: two proxies run at once on the data channel) */
-    size_t down = 0; /* bytes of party 0's stream forwarded */
+    size_t down = 0;    /* bytes of party 0's stream forwarded */
     const double t0 = veil_now();
     for (;;) {
         struct pollfd f[2] = {{.fd = c, .events = POLLIN}, {.fd = u, .events = POLLIN}};
@@ -247,30 +248,37 @@ static int party(const struct veil_harness_party *me, void *arg)
     uint8_t *out = malloc(BIG), *in = malloc(BIG);
     if (!out || !in)
         return 3;
-    const int started = net_test_start(&cfg, NULL, &net);
-    if (started)
-        return started;
-    if (a->which == S_UNREACH && me->id == 0)
-        *a->t_act = veil_now(); /* the data is sent from now on */
-    net_test_fill(out, BIG, 20 + (uint64_t)me->id);
-    if (a->which == S_RECONNECT)
-        usleep(1000 * 1000);
-    starpu_data_handle_t ho, hi;
-    starpu_vector_data_register(&ho, STARPU_MAIN_RAM, (uintptr_t)out, BIG, 1);
-    starpu_vector_data_register(&hi, STARPU_MAIN_RAM, (uintptr_t)in, BIG, 1);
-    /* a failure already known refuses the posts; the party whose receive was not behind the
-     * proxy may finish its part: its close (which waits for the peer's goodbye) must then fail */
-    int rc = veil_net_irecv(net, hi, 1 - me->id, 9);
-    if (rc == VEIL_OK)
-        rc = veil_net_isend(net, ho, 1 - me->id, 9);
-    int wrc = veil_net_wait_all(net);
-    if (rc == VEIL_OK)
-        rc = wrc;
-    starpu_data_unregister(ho);
-    starpu_data_unregister(hi);
-    int crc = veil_net_close(&net);
-    if (rc == VEIL_OK)
-        rc = crc;
+    if (starpu_init(NULL) != 0) {
+        fprintf(stderr, "starpu_init failed\n");
+        return 3;
+    }
+    /* Party 0 sends as soon as its own open has returned, so the proxy may act before party 1's
+     * open returns: that open then reports the fault, judged below as a later report would be. */
+    int rc = veil_net_open(&cfg, NULL, &net);
+    if (rc == VEIL_OK) {
+        if (a->which == S_UNREACH && me->id == 0)
+            *a->t_act = veil_now(); /* the data is sent from now on */
+        net_test_fill(out, BIG, 20 + (uint64_t)me->id);
+        if (a->which == S_RECONNECT)
+            usleep(1000 * 1000);
+        starpu_data_handle_t ho, hi;
+        starpu_vector_data_register(&ho, STARPU_MAIN_RAM, (uintptr_t)out, BIG, 1);
+        starpu_vector_data_register(&hi, STARPU_MAIN_RAM, (uintptr_t)in, BIG, 1);
+        /* a failure already known refuses the posts; the party whose receive was not behind the
+         * proxy may finish its part: its close (which waits for the peer's goodbye) must then
+         * fail */
+        rc = veil_net_irecv(net, hi, 1 - me->id, 9);
+        if (rc == VEIL_OK)
+            rc = veil_net_isend(net, ho, 1 - me->id, 9);
+        int wrc = veil_net_wait_all(net);
+        if (rc == VEIL_OK)
+            rc = wrc;
+        starpu_data_unregister(ho);
+        starpu_data_unregister(hi);
+        int crc = veil_net_close(&net);
+        if (rc == VEIL_OK)
+            rc = crc;
+    }
     const double t_err = veil_now(), t_act = *a->t_act;
     char peer[32];
     snprintf(peer, sizeof peer, "party %d", 1 - me->id);
