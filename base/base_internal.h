@@ -17,6 +17,15 @@
 
 #if defined(__GNUC__)
 #define VEIL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+/* On a function whose loops are GCC vector operations: built for AVX-512, AVX2 and the x86-64
+ * baseline, the loader picks one (tasks/compare_leaf8.c, net/io_core.c's folds); elsewhere the
+ * vectors are what the target's baseline makes of them. Pass vectors to such functions by pointer
+ * (by value their ABI differs between the clones). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define VEIL_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VEIL_CPU_CLONES
+#endif
 #else
 #define VEIL_PRINTF(a, b)
 #endif

@@ -24,6 +24,27 @@ void veil_net_req_free(struct veil_net_req *r)
     free(r);
 }
 
+typedef uint64_t v8 __attribute__((vector_size(64)));
+
+/* w[i] += (or ^=) the i-th little-endian word at src (any alignment), i < k: eight words per
+ * vector operation (VEIL_CPU_CLONES), the last k % 8 one by one. */
+VEIL_CPU_CLONES static void fold_words(uint64_t *w, const uint8_t *src, size_t k, int use_xor)
+{
+    size_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+        v8 a, b;
+        memcpy(&a, w + i, sizeof a);
+        memcpy(&b, src + 8 * i, sizeof b);
+        a = use_xor ? a ^ b : a + b;
+        memcpy(w + i, &a, sizeof a);
+    }
+    for (; i < k; i++) {
+        uint64_t v;
+        memcpy(&v, src + 8 * i, 8);
+        w[i] = use_xor ? w[i] ^ v : w[i] + v;
+    }
+}
+
 /* Folds n bytes at message offset off into a combining receive's buffer: whole words straight
  * from src (any alignment), a word split across chunks gathered in r->part first (chunks come in
  * order, net/io_recv.c). */
@@ -35,11 +56,7 @@ static void combine(struct veil_net_req *r, uint64_t off, const uint8_t *src, si
         if (b == 0 && n >= 8) {
             const size_t k = n / 8;
             uint64_t *w = (uint64_t *)(void *)(dst + off); /* a vector's words: aligned */
-            for (size_t i = 0; i < k; i++) {
-                uint64_t v;
-                memcpy(&v, src + 8 * i, 8);
-                w[i] = r->combine == VEIL_NET_COMBINE_XOR ? w[i] ^ v : w[i] + v;
-            }
+            fold_words(w, src, k, r->combine == VEIL_NET_COMBINE_XOR);
             off += 8 * k;
             src += 8 * k;
             n -= 8 * k;

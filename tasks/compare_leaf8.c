@@ -10,14 +10,13 @@
  * (octave_bits.c), whose level-0 gates then run block by block.
  */
 #include "config.h"
+#include "base/base_internal.h"
 #include "tasks/carry4_common.h"
 #include "tasks/compare_internal.h"
 
 #include <string.h>
 
 typedef uint64_t v8 __attribute__((vector_size(64)));
-
-/* (Vectors go by pointer: passed by value they would change the ABI between the clones.) */
 
 /* *v = the words p[0], p[stride], ..., p[7 stride]: one word of each of eight blocks. */
 static inline void gather(v8 *v, const uint64_t *p, size_t stride)
@@ -77,14 +76,8 @@ static inline void leaf_group8(const v8 *c, const v8 *s, const uint64_t *pi, siz
     *P = p;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define LEAF8_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define LEAF8_CLONES /* elsewhere the vectors are what the target's baseline makes of them */
-#endif
-
-LEAF8_CLONES void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uint64_t *pr,
-                                 uint64_t pub, uint64_t *st, uint64_t *top, size_t nb, size_t b0)
+VEIL_CPU_CLONES void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uint64_t *pr,
+                                    uint64_t pub, uint64_t *st, uint64_t *top, size_t nb, size_t b0)
 {
     v8 ct[64], rt[64];
     const uint64_t *cb = c + 64 * b0, *rb = r + 64 * b0;
@@ -107,8 +100,8 @@ LEAF8_CLONES void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uin
     store(top + b0, &t);
 }
 
-LEAF8_CLONES void veil_cmp_slice8(const uint64_t *c, const uint64_t *r, size_t b0,
-                                  uint64_t ct[8][64], uint64_t rt[8][64])
+VEIL_CPU_CLONES void veil_cmp_slice8(const uint64_t *c, const uint64_t *r, size_t b0,
+                                     uint64_t ct[8][64], uint64_t rt[8][64])
 {
     v8 vc[64], vr[64];
     for (int i = 0; i < 64; i++) {
