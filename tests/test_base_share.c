@@ -103,8 +103,9 @@ int main(void)
             VT_CHECK(ok, "veil_wipe(%zu bytes at offset %zu)", len, off);
         }
     veil_wipe(NULL, 0);
-    /* ... and so do the streaming stores it uses from VEIL_WIPE_STREAMING_MIN bytes on: heads and
-     * tails of every alignment modulo 64 around a range of that size and more */
+    /* ... and so do the streaming stores it uses from VEIL_WIPE_STREAMING_MIN bytes on: ranges of
+     * that size and up to 139 bytes more at offsets 0..63 in steps of 7 (heads and tails of many
+     * alignments) */
     {
         const size_t cap = VEIL_WIPE_STREAMING_MIN + 4096;
         unsigned char *big = malloc(cap);
