@@ -424,7 +424,7 @@ size_t veil_secbuf_pooled_bytes(void)
 size_t veil_secbuf_dirty(void)
 {
     pthread_mutex_lock(&pool_mu);
-    const size_t n = pool_dirty;
+    const size_t n = pool_dirty + (wiper_holds != NULL); /* the one being wiped is not yet */
     pthread_mutex_unlock(&pool_mu);
     return n;
 }
