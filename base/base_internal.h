@@ -17,17 +17,21 @@
 
 #if defined(__GNUC__)
 #define VEIL_PRINTF(a, b) __attribute__((format(printf, a, b)))
-/* On a function whose loops are GCC vector operations: built for AVX-512, AVX2 and the x86-64
- * baseline, the loader picks one (tasks/compare_leaf8.c, net/io_core.c's folds); elsewhere the
- * vectors are what the target's baseline makes of them. Pass vectors to such functions by pointer
- * (by value their ABI differs between the clones). */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#else
+#define VEIL_PRINTF(a, b)
+#endif
+
+/* Eight 64-bit words as one GCC vector (GCC and Clang): `veil_u64x8 a, b; a ^= b` is one AVX-512
+ * operation where the function is built for it (tasks/compare_leaf8.c, net/io_core.c's folds). */
+typedef uint64_t veil_u64x8 __attribute__((vector_size(64)));
+/* On a function whose loops are such vector operations: built for AVX-512, AVX2 and the x86-64
+ * baseline, the loader picks one; elsewhere the vectors are what the target's baseline makes of
+ * them. Pass vectors to such functions by pointer (by value their ABI differs between the
+ * clones). */
+#if defined(__x86_64__)
 #define VEIL_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define VEIL_CPU_CLONES
-#endif
-#else
-#define VEIL_PRINTF(a, b)
 #endif
 
 /** Records status and a formatted message as this thread's last error; returns status. */

@@ -24,15 +24,13 @@ void veil_net_req_free(struct veil_net_req *r)
     free(r);
 }
 
-typedef uint64_t v8 __attribute__((vector_size(64)));
-
 /* w[i] += (or ^=) the i-th little-endian word at src (any alignment), i < k: eight words per
  * vector operation (VEIL_CPU_CLONES), the last k % 8 one by one. */
 VEIL_CPU_CLONES static void fold_words(uint64_t *w, const uint8_t *src, size_t k, int use_xor)
 {
     size_t i = 0;
     for (; i + 8 <= k; i += 8) {
-        v8 a, b;
+        veil_u64x8 a, b;
         memcpy(&a, w + i, sizeof a);
         memcpy(&b, src + 8 * i, sizeof b);
         a = use_xor ? a ^ b : a + b;

@@ -16,27 +16,25 @@
 
 #include <string.h>
 
-typedef uint64_t v8 __attribute__((vector_size(64)));
-
 /* *v = the words p[0], p[stride], ..., p[7 stride]: one word of each of eight blocks. */
-static inline void gather(v8 *v, const uint64_t *p, size_t stride)
+static inline void gather(veil_u64x8 *v, const uint64_t *p, size_t stride)
 {
-    *v = (v8){p[0],          p[stride],     p[2 * stride], p[3 * stride],
-              p[4 * stride], p[5 * stride], p[6 * stride], p[7 * stride]};
+    *v = (veil_u64x8){p[0],          p[stride],     p[2 * stride], p[3 * stride],
+                      p[4 * stride], p[5 * stride], p[6 * stride], p[7 * stride]};
 }
 
-static inline void store(uint64_t *p, const v8 *v)
+static inline void store(uint64_t *p, const veil_u64x8 *v)
 {
     memcpy(p, v, sizeof *v); /* eight consecutive words, any alignment */
 }
 
 /* veil_transpose64 (bits_common.h) on eight matrices, one per lane. */
-static inline void transpose8(v8 m[64])
+static inline void transpose8(veil_u64x8 m[64])
 {
     uint64_t mask = 0x00000000FFFFFFFFull;
     for (unsigned j = 32; j != 0; j >>= 1, mask ^= mask << j) {
         for (unsigned k = 0; k < 64; k = ((k | j) + 1) & ~j) {
-            v8 t = ((m[k] >> j) ^ m[k | j]) & mask;
+            veil_u64x8 t = ((m[k] >> j) ^ m[k | j]) & mask;
             m[k] ^= t << j;
             m[k | j] ^= t;
         }
@@ -46,11 +44,12 @@ static inline void transpose8(v8 m[64])
 /* veil_c4_leaf_group (carry4_common.h) on eight blocks: c the public bits of the group's nm
  * members, s their shares, pi the first of the group's products (word row of block b0 + k at
  * pi[row + k * stride]). */
-static inline void leaf_group8(const v8 *c, const v8 *s, const uint64_t *pi, size_t stride, int nm,
-                               const v8 *pub, v8 *G, v8 *P)
+static inline void leaf_group8(const veil_u64x8 *c, const veil_u64x8 *s, const uint64_t *pi,
+                               size_t stride, int nm, const veil_u64x8 *pub, veil_u64x8 *G,
+                               veil_u64x8 *P)
 {
-    const v8 zero = {0}, ones = ~zero;
-    v8 hg[1 << VEIL_C4_FANIN], hp[1 << VEIL_C4_FANIN];
+    const veil_u64x8 zero = {0}, ones = ~zero;
+    veil_u64x8 hg[1 << VEIL_C4_FANIN], hp[1 << VEIL_C4_FANIN];
     hg[0] = zero, hg[1] = c[0];
     hp[0] = c[0], hp[1] = ones;
     for (int q = 1; q < nm; q++) {
@@ -61,10 +60,10 @@ static inline void leaf_group8(const v8 *c, const v8 *s, const uint64_t *pi, siz
         }
         hg[bit] ^= c[q];
     }
-    v8 g = hg[0] & *pub, p = hp[0] & *pub;
+    veil_u64x8 g = hg[0] & *pub, p = hp[0] & *pub;
     int row = 0, member = 0;
     for (unsigned t = 1; t < (1u << nm); t++) {
-        v8 share;
+        veil_u64x8 share;
         if ((t & (t - 1)) == 0)
             share = s[member++];
         else
@@ -79,7 +78,7 @@ static inline void leaf_group8(const v8 *c, const v8 *s, const uint64_t *pi, siz
 VEIL_CPU_CLONES void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uint64_t *pr,
                                     uint64_t pub, uint64_t *st, uint64_t *top, size_t nb, size_t b0)
 {
-    v8 ct[64], rt[64];
+    veil_u64x8 ct[64], rt[64];
     const uint64_t *cb = c + 64 * b0, *rb = r + 64 * b0;
     for (int i = 0; i < 64; i++) {
         gather(&ct[i], cb + i, 64);
@@ -87,23 +86,23 @@ VEIL_CPU_CLONES void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const 
     }
     transpose8(ct);
     transpose8(rt);
-    const v8 vpub = (v8){0} + pub;
+    const veil_u64x8 vpub = (veil_u64x8){0} + pub;
     const uint64_t *pb = pr + b0 * VEIL_C4_LEAF_WORDS;
     for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++) {
-        v8 G, P;
+        veil_u64x8 G, P;
         leaf_group8(ct + 4 * j, rt + 4 * j, pb + j * VEIL_C4_LEAF_PRODS, VEIL_C4_LEAF_WORDS,
                     j == VEIL_C4_LEAF_GROUPS - 1 ? 3 : 4, &vpub, &G, &P);
         store(st + (size_t)j * nb + b0, &G);
         store(st + (size_t)(VEIL_C4_LEAF_GROUPS + j) * nb + b0, &P);
     }
-    const v8 t = (ct[63] & vpub) ^ rt[63];
+    const veil_u64x8 t = (ct[63] & vpub) ^ rt[63];
     store(top + b0, &t);
 }
 
 VEIL_CPU_CLONES void veil_cmp_slice8(const uint64_t *c, const uint64_t *r, size_t b0,
                                      uint64_t ct[8][64], uint64_t rt[8][64])
 {
-    v8 vc[64], vr[64];
+    veil_u64x8 vc[64], vr[64];
     for (int i = 0; i < 64; i++) {
         gather(&vc[i], c + 64 * b0 + i, 64);
         gather(&vr[i], r + 64 * b0 + i, 64);
