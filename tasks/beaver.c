@@ -34,6 +34,24 @@ void veil_mpc_part_adopt(struct veil_sec *p, int ndim, const size_t *dims, struc
     memset(p, 0, sizeof *p);
 }
 
+int veil_mpc_fold_de(veil_mpc_t *m, const struct veil_sec *ma, starpu_data_handle_t d,
+                     const struct veil_sec *mb, starpu_data_handle_t e, struct veil_sec *tmp,
+                     struct veil_sec *ua, struct veil_sec *ub)
+{
+    memset(tmp, 0, sizeof *tmp);
+    *ua = *ma;
+    *ub = *mb;
+    if (veil_mpc_self(m) != 0)
+        return VEIL_OK;
+    const int on_b = mb->numel <= ma->numel;
+    const struct veil_sec *mask = on_b ? mb : ma;
+    int rc = veil_sec_init(m, tmp, VEIL_SHARE_ARITH, mask->ndim, mask->dims, SIZE_MAX);
+    if (rc == VEIL_OK)
+        rc = veil_task_add(mask->h[0], on_b ? e : d, tmp->h[0], veil_mpc_priority(m));
+    *(on_b ? ub : ua) = *tmp;
+    return rc;
+}
+
 static int check_arith(const char *op, const char *what, const struct veil_sec *x)
 {
     if (!x)

@@ -164,6 +164,18 @@ void veil_mpc_product_split(size_t rows, size_t cols, size_t inner, int *pr, int
  * handles, never released itself. */
 struct veil_sec veil_mpc_part_view(const struct veil_sec *p, const struct veil_sec *like);
 
+/** The operands of a product's two local terms A E and D B (a matmul's or a conv2d's: ma and
+ * mb the mask parts viewed with x's and y's shapes, d and e the opened D and E). Party 0 also
+ * adds D E, and A E + D E = (A + D) E, D B + D E = D (B + E) exactly (mod 2^64): party 0 sums
+ * the smaller pair into *tmp (one elementwise task, the size of x or of y) and uses it in place
+ * of A or B, so every party runs two products instead of party 0 three. B + E (y not larger
+ * than x) keeps A E ready before D lands; (A + D) E waits for D, like the D E it replaces. *ua
+ * and *ub are the operands to multiply by E and D (ma and mb at the other parties, whose *tmp
+ * stays empty); the caller releases *tmp (never *ua or *ub) once the products are submitted. */
+int veil_mpc_fold_de(veil_mpc_t *m, const struct veil_sec *ma, starpu_data_handle_t d,
+                     const struct veil_sec *mb, starpu_data_handle_t e, struct veil_sec *tmp,
+                     struct veil_sec *ua, struct veil_sec *ub);
+
 /** Moves material part p (its buffer and handles) into *out with the shape (ndim, dims) of the
  * same element count, and clears p, so that the material's release leaves it alone: a product
  * accumulates its local terms onto the correction part C and returns C itself, with no

@@ -127,7 +127,8 @@ static int conv_gemm(starpu_data_handle_t wm, starpu_data_handle_t cols, starpu_
 
 /*
  * The local products of a split placement: the (batch, oc, ohow) result cut into pr image ranges x
- * pc output-channel ranges; block q computes conv(D, B) (+ conv(D, E) at party 0) and conv(A, E)
+ * pc output-channel ranges; block q computes conv(D, mb) and conv(ma, E) (at party 0 one of
+ * them folds conv(D, E) in, veil_mpc_fold_de)
  * for its images and channels from the same im2col columns and weight shares into its own
  * temporaries (tagged q: device q mod D under a spread placement); one block sum adds C and
  * every part into y. The same products as the unsplit path, exactly.
@@ -162,12 +163,9 @@ static int conv_split(veil_mpc_t *m, const struct geom *o, size_t oc, starpu_dat
                                         .sc = (o1 - o0) * o->ohow,
                                         .oa = o0 * o->ckk,
                                         .ob = b0 * o->ckk * o->ohow};
-            struct veil_bgemm_args g1 = g;
-            g1.accumulate = 1;
             const int prio = veil_mpc_priority(m);
             if ((rc = veil_task_bgemm(mb, cd, t[2 * q].h[0], &g, prio)) ||
-                (rc = veil_task_bgemm(e, ca, t[2 * q + 1].h[0], &g, prio)) ||
-                (veil_mpc_self(m) == 0 && (rc = veil_task_bgemm(e, cd, t[2 * q].h[0], &g1, prio))))
+                (rc = veil_task_bgemm(e, ca, t[2 * q + 1].h[0], &g, prio)))
                 break;
             for (int h = 0; h < 2; h++) {
                 parts[2 * q + h] = t[2 * q + h].h[0];
@@ -215,7 +213,7 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
     rc = veil_mpc_material(m, item, SIZE_MAX, &mat);
     if (rc != VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, e_tmp = {0}, cd = {0}, ca = {0};
+    struct veil_sec d = {0}, e_tmp = {0}, cd = {0}, ca = {0}, de = {0}, ua = {0}, ub = {0};
     struct veil_pub *e = e_keep ? e_keep : &e_tmp;
     const int reuse = e->data != NULL; /* E = w - B of this B opened by an earlier call */
     int pr, pc, pk;
@@ -232,29 +230,30 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
         (!reuse && (rc = veil_mpc_open(m, w, &mb, e)) != VEIL_OK))
         goto out;
     veil_mpc_round(m);
-    if ((rc = init1(m, &cd, o.cols_len)) != VEIL_OK || (rc = init1(m, &ca, o.cols_len)) != VEIL_OK)
+    if ((rc = init1(m, &cd, o.cols_len)) != VEIL_OK ||
+        (rc = init1(m, &ca, o.cols_len)) != VEIL_OK ||
+        (rc = veil_mpc_fold_de(m, &ma, d.h[0], &mb, e->h[0], &de, &ua, &ub)) != VEIL_OK)
         goto out;
     if (pr * pc > 1) {
-        if ((rc = veil_task_im2col(ma.h[0], ca.h[0], &o.ig, veil_mpc_priority(m))) == VEIL_OK &&
+        if ((rc = veil_task_im2col(ua.h[0], ca.h[0], &o.ig, veil_mpc_priority(m))) == VEIL_OK &&
             (rc = veil_task_im2col(d.h[0], cd.h[0], &o.ig, veil_mpc_priority(m))) == VEIL_OK)
-            rc = conv_split(m, &o, g->oc, mb.h[0], e->h[0], cd.h[0], ca.h[0],
+            rc = conv_split(m, &o, g->oc, ub.h[0], e->h[0], cd.h[0], ca.h[0],
                             mat.part[VEIL_PRE_C].h[0], pr, pc, y->h[0]);
         goto out;
     }
     /* Every local term accumulates onto C, which then is y: conv(A, E) first (E is often an
-     * earlier call's, so it runs while D's open travels), then conv(D, B) and party 0's
-     * conv(D, E). No temporaries, no sum task; the same words (addition mod 2^64). */
+     * earlier call's, so it runs while D's open travels), then conv(D, B); party 0's
+     * conv(D, E) rides on one of them (veil_mpc_fold_de, im2col being linear): two products at
+     * every party. No sum task; the same words (addition mod 2^64). */
     starpu_data_handle_t c = mat.part[VEIL_PRE_C].h[0];
-    if ((rc = veil_task_im2col(ma.h[0], ca.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
+    if ((rc = veil_task_im2col(ua.h[0], ca.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
         (rc = veil_task_im2col(d.h[0], cd.h[0], &o.ig, veil_mpc_priority(m))) != VEIL_OK ||
         (rc = conv_gemm(e->h[0], ca.h[0], c, &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK ||
-        (rc = conv_gemm(mb.h[0], cd.h[0], c, &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK)
-        goto out;
-    if (veil_mpc_self(m) == 0 &&
-        (rc = conv_gemm(e->h[0], cd.h[0], c, &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK)
+        (rc = conv_gemm(ub.h[0], cd.h[0], c, &o, g->oc, 1, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     veil_mpc_part_adopt(&mat.part[VEIL_PRE_C], 4, yd, y);
 out:
+    veil_mpc_release(m, &de);
     veil_mpc_release(m, &d);
     veil_mpc_release(m, &e_tmp);
     veil_mpc_release(m, &cd);

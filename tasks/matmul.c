@@ -1,8 +1,9 @@
 /*
  * matmul.c — the secure matrix product with one MATMUL triple (contract and cost in beaver.h),
  * and its transposed variants through a local transpose of the shares. The local combination
- * runs as GEMM tasks into separate temporaries (D B when D lands, A E when E lands, D E at
- * party 0 accumulated onto D B) and one sum, so neither product waits for the other open. The
+ * runs as two GEMM tasks at every party, accumulated onto the correction part C: A E when E
+ * lands and D B when D lands, party 0's D E folded into one of them (veil_mpc_fold_de), so
+ * neither product waits for the other open. The
  * same core serves the weight-stationary product (tasks/wstat.c), which reuses an opened E.
  */
 #include "config.h"
@@ -48,9 +49,10 @@ static size_t cut(size_t len, int i, int n)
 /*
  * The local products of a split placement (codelets_internal.h, struct veil_place): the a x c
  * result is cut into pr row blocks x pc column blocks x pk inner-dimension slices; block q computes
- * its D B (+ D E at party 0) and A E over sub-blocks of the same opened D, E and mask shares into
- * its own temporaries, tagged q so that a spread placement runs them on device q mod D; one block
- * sum adds C and every part back into z. The same products as the unsplit path, exactly.
+ * its D mb and ma E (at party 0 one of them folds D E in, veil_mpc_fold_de) over sub-blocks of the
+ * same opened D, E and mask shares into its own temporaries, tagged q so that a spread placement
+ * runs them on device q mod D; one block sum adds C and every part back into z. The same products
+ * as the unsplit path, exactly.
  */
 static int matmul_split(veil_mpc_t *m, const struct veil_sec *d, const struct veil_sec *e,
                         const struct veil_sec *ma, const struct veil_sec *mb,
@@ -83,13 +85,9 @@ static int matmul_split(veil_mpc_t *m, const struct veil_sec *d, const struct ve
                                             .lda = b,
                                             .ob = k0 * c + c0,
                                             .ldb = c};
-                struct veil_bgemm_args g1 = g;
-                g1.accumulate = 1;
                 const int prio = veil_mpc_priority(m);
                 if ((rc = veil_task_bgemm(d->h[0], mb->h[0], t[2 * q].h[0], &g, prio)) ||
-                    (rc = veil_task_bgemm(ma->h[0], e->h[0], t[2 * q + 1].h[0], &g, prio)) ||
-                    (veil_mpc_self(m) == 0 &&
-                     (rc = veil_task_bgemm(d->h[0], e->h[0], t[2 * q].h[0], &g1, prio))))
+                    (rc = veil_task_bgemm(ma->h[0], e->h[0], t[2 * q + 1].h[0], &g, prio)))
                     break;
                 for (int h = 0; h < 2; h++) {
                     parts[2 * q + h] = t[2 * q + h].h[0];
@@ -140,7 +138,7 @@ int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
                                SIZE_MAX, &mat);
     if (rc != VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, e_tmp = {0};
+    struct veil_sec d = {0}, e_tmp = {0}, de = {0}, ua = {0}, ub = {0};
     struct veil_pub *e = e_keep ? e_keep : &e_tmp;
     const int reuse = e->data != NULL; /* E = y - B of this B opened by an earlier call */
     int pr, pc, pk;
@@ -158,22 +156,23 @@ int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
         goto out;
     veil_mpc_round(m);
     if (pr * pc * pk > 1) {
-        rc = matmul_split(m, &d, e, &ma, &mb, &mat.part[VEIL_PRE_C], a, b, c, pr, pc, pk, z);
+        if ((rc = veil_mpc_fold_de(m, &ma, d.h[0], &mb, e->h[0], &de, &ua, &ub)) == VEIL_OK)
+            rc = matmul_split(m, &d, e, &ua, &ub, &mat.part[VEIL_PRE_C], a, b, c, pr, pc, pk, z);
         goto out;
     }
     /* Every local term accumulates onto C, which then is z: A E first (E is often an earlier
-     * call's, so it runs while D's open travels), then D B and party 0's D E. No temporaries,
-     * no sum task; the same words (addition mod 2^64). */
+     * call's, so it runs while D's open travels), then D B; party 0's D E rides on one of them
+     * (veil_mpc_fold_de): two products at every party. No sum task; the same words (addition
+     * mod 2^64). */
     const struct veil_bgemm_args acc = gemm1(a, c, b, 1);
     starpu_data_handle_t cz = mat.part[VEIL_PRE_C].h[0];
-    if ((rc = veil_task_bgemm(ma.h[0], e->h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK ||
-        (rc = veil_task_bgemm(d.h[0], mb.h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK)
-        goto out;
-    if (veil_mpc_self(m) == 0 &&
-        (rc = veil_task_bgemm(d.h[0], e->h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK)
+    if ((rc = veil_mpc_fold_de(m, &ma, d.h[0], &mb, e->h[0], &de, &ua, &ub)) != VEIL_OK ||
+        (rc = veil_task_bgemm(ua.h[0], e->h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK ||
+        (rc = veil_task_bgemm(d.h[0], ub.h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     veil_mpc_part_adopt(&mat.part[VEIL_PRE_C], 2, zdims, z);
 out:
+    veil_mpc_release(m, &de);
     veil_mpc_release(m, &d);
     veil_mpc_release(m, &e_tmp);
     veil_mpc_mat_release(m, &mat);

@@ -412,42 +412,41 @@ static int near(double a, double b)
 /* The cost model on hand-checkable numbers (exec_internal.h: 1 ns per multiply-add and per
  * element pass, 3 us per task; a dense node makes 2 passes over its output). x (64 x 512) times
  * w (512 x 512), 2 devices, default tile 16384 (the 32768 outputs are 2 tiles):
- *   SINGLE: passes 32768 * 2 ns + 2 tiles * 2 * 3 us = 77.536 us; GEMMs 3 * 64 * 512 * 512 ns =
- *           50331.648 us; sum of C and 2 parts 3 * 32768 ns + 3 tasks * 3 us = 107.304 us;
- *           total 50516.488 us.
- *   DP:     passes and GEMMs halved (38.768 + 25165.824), the sum 98.304 + 6 tasks * 3 us:
- *           25320.896 us.
- *   TP:     the chooser: x row-sharded, w column-sharded -> columns, moving x to every device
- *           ((2 - 1) 64 * 512 = 32768 elements, 32.768 us): 25353.664 us.
- *   HYBRID: one group of 2 -> the columns split without the move: 25320.896 us (ties DP).
- *   PP:     one computing node, one stage: 50516.488 us.
+ *   SINGLE: passes 32768 * 2 ns + 2 tiles * 2 * 3 us = 77.536 us; GEMMs (two at every party) 2 * 64
+ * * 512 * 512 ns = 33554.432 us; sum of C and 2 parts 3 * 32768 ns + 3 tasks * 3 us = 107.304 us;
+ * total 33739.272 us. DP:     passes and GEMMs halved (38.768 + 16777.216), the sum 98.304 + 6
+ * tasks * 3 us: 16932.288 us. TP:     the chooser: x row-sharded, w column-sharded -> columns,
+ * moving x to every device
+ *           ((2 - 1) 64 * 512 = 32768 elements, 32.768 us): 16965.056 us.
+ *   HYBRID: one group of 2 -> the columns split without the move: 16932.288 us (ties DP).
+ *   PP:     one computing node, one stage: 33739.272 us.
  * AUTO picks DP (the first of the cheapest). A 3 x 5 by 5 x 4 layer: the tasks dominate;
- * SINGLE 15.24 us, DP 24.15 us: AUTO picks SINGLE. */
+ * SINGLE 15.18 us, DP 24.12 us: AUTO picks SINGLE. */
 static void check_model(void)
 {
     veil_plan_t *p = dense_plan(64, 512, 512);
     double t[VEIL_PLACEMENT_COUNT];
     enum veil_placement c = veil_placement_choose(p, 2, 0, NULL, t);
-    VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 50516.488e-6), "model single %.9g", t[1]);
-    VT_CHECK(near(t[VEIL_PLACEMENT_DP], 25320.896e-6), "model dp %.9g", t[2]);
-    VT_CHECK(near(t[VEIL_PLACEMENT_TP], 25353.664e-6), "model tp %.9g", t[4]);
-    VT_CHECK(near(t[VEIL_PLACEMENT_HYBRID], 25320.896e-6), "model hybrid %.9g", t[5]);
-    VT_CHECK(near(t[VEIL_PLACEMENT_PP], 50516.488e-6), "model pp %.9g", t[3]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 33739.272e-6), "model single %.9g", t[1]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_DP], 16932.288e-6), "model dp %.9g", t[2]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_TP], 16965.056e-6), "model tp %.9g", t[4]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_HYBRID], 16932.288e-6), "model hybrid %.9g", t[5]);
+    VT_CHECK(near(t[VEIL_PLACEMENT_PP], 33739.272e-6), "model pp %.9g", t[3]);
     VT_CHECK(c == VEIL_PLACEMENT_DP, "model: chose %s, expected dp", veil_placement_name(c));
     VT_CHECK(veil_placement_choose(p, 1, 0, NULL, NULL) == VEIL_PLACEMENT_SINGLE, "one device: single");
     veil_plan_destroy(&p);
     p = dense_plan(3, 5, 4);
     c = veil_placement_choose(p, 2, 0, NULL, t);
-    VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 15.24e-6) && near(t[VEIL_PLACEMENT_DP], 24.15e-6),
+    VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 15.18e-6) && near(t[VEIL_PLACEMENT_DP], 24.12e-6),
              "tiny model: single %.9g dp %.9g", t[1], t[2]);
     VT_CHECK(c == VEIL_PLACEMENT_SINGLE, "tiny model: chose %s", veil_placement_name(c));
     veil_plan_destroy(&p);
 }
 
 /* Calibrated costs (a calibration run's measured seconds per node) on hand-checkable numbers.
- * The dense layer above measured at 2 ms: SINGLE 2 ms; DP 2 ms x 25320.896 / 50516.488 (the
- * model's gain over one device) = 1.00249... ms. A chain fc1 (64 x 512 by 512 x 512), relu, fc2
- * (512 -> 8) over 2 devices: by the model fc1 dominates (50.5 ms against 2.1 and 0.8) and the
+ * The dense layer above measured at 2 ms: SINGLE 2 ms; DP 2 ms x 16932.288 / 33739.272 (the
+ * model's gain over one device) = 1.00371... ms. A chain fc1 (64 x 512 by 512 x 512), relu, fc2
+ * (512 -> 8) over 2 devices: by the model fc1 dominates (33.7 ms against 2.1 and 0.8) and the
  * partition is {fc1} {relu, fc2}; measured at fc1 1 ms, relu 1 ms, fc2 4 ms the bottleneck is
  * least with {fc1, relu} {fc2} (4 ms against 5), whose one-micro-batch pipeline time is 6 ms. */
 static void check_calibrated_model(void)
@@ -464,7 +463,7 @@ static void check_calibrated_model(void)
         double t[VEIL_PLACEMENT_COUNT];
         veil_placement_choose(p, 2, 0, node_s, t);
         VT_CHECK(near(t[VEIL_PLACEMENT_SINGLE], 2e-3), "calibrated single %.9g", t[1]);
-        VT_CHECK(near(t[VEIL_PLACEMENT_DP], 2e-3 * 25320.896 / 50516.488), "calibrated dp %.9g",
+        VT_CHECK(near(t[VEIL_PLACEMENT_DP], 2e-3 * 16932.288 / 33739.272), "calibrated dp %.9g",
                  t[2]);
     }
     veil_plan_destroy(&p);

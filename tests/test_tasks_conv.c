@@ -1,12 +1,14 @@
 /* Tests secure 2-D convolution and its backward products (tasks/beaver.h) with real party
  * processes: N = 2, 3, 4 with a dealer process and N = 3 in trusted-first-party mode and N = 2 from
- * preprocessing files, on two geometries (batch 2, 3 -> 4 channels, 7 x 6 input, 3 x 3 kernel,
- * stride 2, pad 1; and batch 1, 2 -> 3 channels, 5 x 5 input, 3 x 2 kernel, stride 1, pad 1). y =
- * conv2d(x, w), dx = grad_input(w, dy) and dw = grad_weight(x, dy) are revealed and compared bit
- * for bit with direct convolution loops written here (so every mode and N gives the same words).
- * Costs per party equal the formulas: forward 1 round, 8 (N-1)(|x| + |w|); grad_input 1 round, 8
- * (N-1) OC (CKK + B OH OW); grad_weight 1 round, 8 (N-1) B OH OW (OC + CKK). The forward local
- * step is two or three accumulating GEMMs onto the correction part, no sum task (from a trace).
+ * preprocessing files, on three geometries (batch 2, 3 -> 4 channels, 7 x 6 input, 3 x 3 kernel,
+ * stride 2, pad 1; batch 1, 2 -> 3 channels, 5 x 5 input, 3 x 2 kernel, stride 1, pad 1; and batch
+ * 1, 2 -> 5 channels, 3 x 3 input, 3 x 3 kernel, stride 1, pad 1: a weight larger than the input).
+ * y = conv2d(x, w), dx = grad_input(w, dy) and dw = grad_weight(x, dy) are revealed and compared
+ * bit for bit with direct convolution loops written here (so every mode and N gives the same
+ * words). Costs per party equal the formulas: forward 1 round, 8 (N-1)(|x| + |w|); grad_input 1
+ * round, 8 (N-1) OC (CKK + B OH OW); grad_weight 1 round, 8 (N-1) B OH OW (OC + CKK). The forward
+ * local step is two accumulating GEMMs onto the correction part at every party, no sum task (from a
+ * trace of the first and the third geometry: party 0's conv(D, E) folded into either product).
  * Invalid geometry
  * (padding >= kernel, kernel larger than the padded input, a zero size) and a mismatched tensor
  * shape are refused with a message before anything is submitted. */
@@ -21,10 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NGEOM 2
+#define NGEOM 3
+/* x larger than w in the first two (party 0 folds conv(D, E) in as conv(D, B + E)), w larger in
+ * the third (conv(A + D, E)) */
 static const struct veil_conv_geom geoms[NGEOM] = {
     {.batch = 2, .c = 3, .h = 7, .w = 6, .oc = 4, .kh = 3, .kw = 3, .stride = 2, .pad = 1},
     {.batch = 1, .c = 2, .h = 5, .w = 5, .oc = 3, .kh = 3, .kw = 2, .stride = 1, .pad = 1},
+    {.batch = 1, .c = 2, .h = 3, .w = 3, .oc = 5, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
 };
 
 struct sizes {
@@ -148,7 +153,7 @@ static int run_geom(veil_mpc_t *m, int gi, struct veil_test_mpc_counters *c)
     veil_test_mpc_check_cost(m, "grad_weight", c, 1, 8 * n1 * bohow * (g->oc + ckk));
     if (veil_test_failures)
         return 1;
-    if (gi == 0) { /* the unsplit local step, from a trace: accumulating GEMMs, no sum task */
+    if (gi == 0 || gi == 2) { /* the unsplit local step, from a trace: accumulating GEMMs, no sum */
         const int party = veil_mpc_computes(m); /* the dealer and a recorder call it too */
         struct veil_sec y2 = {0};
         rc = party ? veil_trace_start() : VEIL_OK;
@@ -159,12 +164,15 @@ static int run_geom(veil_mpc_t *m, int gi, struct veil_test_mpc_counters *c)
             veil_trace_stop();
             const int acc = veil_test_trace_tasks("veil_bgemm_acc"),
                       plain = veil_test_trace_tasks("veil_bgemm"),
-                      sums = veil_test_trace_tasks("veil_sum"), want = self == 0 ? 3 : 2;
+                      sums = veil_test_trace_tasks("veil_sum"),
+                      adds = veil_test_trace_tasks("veil_add"), want_adds = self == 0;
             veil_trace_free();
-            VT_CHECK(acc == want && plain == 0 && sums == 0,
-                     "party %d: conv2d's local step ran %d accumulating GEMMs (expected %d), %d "
-                     "plain GEMMs and %d sums (expected 0)",
-                     self, acc, want, plain, sums);
+            VT_CHECK(
+                acc == 2 && adds == want_adds && plain == 0 && sums == 0,
+                "party %d: conv2d's local step ran %d accumulating GEMMs (expected 2, "
+                "conv(D, E) folded in at party 0), %d adds (expected %d), %d plain GEMMs and %d "
+                "sums (expected 0)",
+                self, acc, adds, want_adds, plain, sums);
         }
         veil_mpc_release(m, &y2);
     }
@@ -216,7 +224,7 @@ int main(void)
         veil_test_random(31 + 10 * (uint64_t)gi, in_x[gi], s.x);
         veil_test_random(32 + 10 * (uint64_t)gi, in_w[gi], s.w);
         veil_test_random(33 + 10 * (uint64_t)gi, in_dy[gi], s.y);
-        veil_test_mix_edges(in_x[gi], in_w[gi], s.w);
+        veil_test_mix_edges(in_x[gi], in_w[gi], s.w < s.x ? s.w : s.x);
         oracle(&geoms[gi], in_x[gi], in_w[gi], in_dy[gi], want[gi][0], want[gi][1], want[gi][2]);
         out_off[gi][0] = out_words;
         out_off[gi][1] = out_words + s.y;

@@ -143,8 +143,9 @@ static double node_time(const veil_plan_t *p, const struct veil_node *n, enum ve
         split[2] = (int)k;
     const int blocks = split[0] * split[1] * split[2];
     const double busy = blocks < ndev ? blocks : ndev;
-    /* three local GEMMs (D B, A E, D E), then C + the parts summed into the result */
-    t += 3.0 * (double)m * (double)k * (double)c * (double)px * VEIL_PLACE_MAC_S / busy;
+    /* two local GEMMs at every party (D B, A E; party 0 folds its D E into one), then C + the
+     * parts summed into the result */
+    t += 2.0 * (double)m * (double)k * (double)c * (double)px * VEIL_PLACE_MAC_S / busy;
     t += (double)(m * c * px) * (1 + 2 * split[2]) * VEIL_PLACE_ELEM_S +
          3.0 * blocks * VEIL_PLACE_TASK_S;
     return t;
