@@ -434,7 +434,7 @@ static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_
             return rc;
         }
         veil_party_last_stats(pt, &st[run]);
-        printf("run %d: online %.3f s, sent %" PRIu64 " bytes, received %" PRIu64 " (%" PRIu64
+        printf("run %d: online %.4f s, sent %" PRIu64 " bytes, received %" PRIu64 " (%" PRIu64
                " from the dealer), %" PRIu64 " rounds\n",
                run, st[run].online_s, st[run].bytes_sent, st[run].bytes_recv,
                st[run].dealer_bytes_recv, st[run].rounds);

@@ -107,7 +107,7 @@ static int secure_steps(const struct model *m, veil_party_t *pt, int steps, doub
             return rc;
         }
         veil_party_last_stats(pt, &st[s]);
-        printf("step %d: online %.3f s, sent %" PRIu64 " bytes, received %" PRIu64 " (%" PRIu64
+        printf("step %d: online %.4f s, sent %" PRIu64 " bytes, received %" PRIu64 " (%" PRIu64
                " from the dealer), %" PRIu64 " rounds",
                s, st[s].online_s, st[s].bytes_sent, st[s].bytes_recv, st[s].dealer_bytes_recv,
                st[s].rounds);
