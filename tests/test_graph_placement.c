@@ -446,7 +446,7 @@ static void check_model(void)
 /* Calibrated costs (a calibration run's measured seconds per node) on hand-checkable numbers.
  * The dense layer above measured at 2 ms: SINGLE 2 ms; DP 2 ms x 16932.288 / 33739.272 (the
  * model's gain over one device) = 1.00371... ms. A chain fc1 (64 x 512 by 512 x 512), relu, fc2
- * (512 -> 8) over 2 devices: by the model fc1 dominates (33.7 ms against 2.1 and 0.8) and the
+ * (512 -> 8) over 2 devices: by the model fc1 dominates (33.7 ms against 2.1 and 0.5) and the
  * partition is {fc1} {relu, fc2}; measured at fc1 1 ms, relu 1 ms, fc2 4 ms the bottleneck is
  * least with {fc1, relu} {fc2} (4 ms against 5), whose one-micro-batch pipeline time is 6 ms. */
 static void check_calibrated_model(void)
