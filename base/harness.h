@@ -44,6 +44,8 @@ struct veil_harness_opts {
     double grace_s;        /* after the first failure, kill the rest after this; < 0: never */
     const char *sched;     /* STARPU_SCHED for the children; NULL: caller's or "lws" */
     int keep_starpu_env;   /* 1: do not set STARPU_* variables */
+    int pin;               /* 1: each process runs on its own share of the CPUs the harness may
+                              use (veil_harness_pin_self), as on a machine of its own */
     int ncpu;              /* STARPU_NCPU for the children (their CPU workers: the devices a
                               placement spreads over); 0: 1 */
     int forward_output;    /* 1: copy children's output to stderr with a [pN] prefix as it comes */
@@ -92,6 +94,21 @@ int veil_harness_run(const struct veil_harness_opts *opts, veil_harness_fn fn, v
 /** As veil_harness_run, but each child execs argv (argv[0] looked up in PATH). */
 int veil_harness_exec(const struct veil_harness_opts *opts, char *const *argv,
                       struct veil_harness_result *results);
+
+/** Process i's share of ncpus CPUs over nprocs processes, as indices into the CPUs in order:
+ * [*first, *first + *count). The CPUs are cut into nprocs runs of ncpus / nprocs (the first
+ * ncpus mod nprocs one longer); with fewer CPUs than processes, process i takes CPU i mod ncpus
+ * alone. */
+void veil_harness_cpu_share(int ncpus, int i, int nprocs, int *first, int *count);
+
+/** The fewest CPUs a process gets from veil_harness_cpu_share (at least 1). */
+int veil_harness_pin_share(int ncpus, int nprocs);
+
+/** Binds the calling process (before it starts threads: they inherit it) to its share of the
+ * CPUs it may use now (Linux: sched_getaffinity / sched_setaffinity; elsewhere nothing). Nothing
+ * changes on one CPU, or when the smallest share holds fewer CPUs than the ncpu workers each
+ * process runs (0: 1); a refusal is a warning on stderr, the process keeping every CPU. */
+void veil_harness_pin_self(int i, int nprocs, int ncpu);
 
 /** Releases the outputs held by n results. */
 void veil_harness_results_free(struct veil_harness_result *results, int n);

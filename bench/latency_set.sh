@@ -18,24 +18,27 @@
 # Every session: 2 parties and the dealer on loopback (veil-run, CURVE), one StarPU CPU worker per
 # process, the load average printed before and after each section.
 #
-# Usage: bench/latency_set.sh [-b BUILD_DIR] [-r RUNS] [-o OUTDIR] [-m "MODEL ..."] [models]
+# Usage: bench/latency_set.sh [-b BUILD_DIR] [-r RUNS] [-o OUTDIR] [-m "MODEL ..."] [-u] [models]
 #                             [prims] [busy] [warm]
 # Defaults: build/ beside bench/, 21 runs, OUTDIR a fresh directory under /tmp (raw logs), every
 # model of the models section (-m picks some of lenet_b1 lenet_b16 mlp64_infer mlp64_sgd), every
-# section. Tables go to stdout.
+# section; -u starts the processes unpinned (veil-run --no-pin: every process on every CPU; by
+# default each has its own share of the CPUs). Tables go to stdout.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$here/../build
 runs=21
 out=""
 pick="lenet_b1 lenet_b16 mlp64_infer mlp64_sgd"
-while getopts b:r:o:m:h opt; do
+pin=""
+while getopts b:r:o:m:uh opt; do
     case $opt in
     b) top=$OPTARG ;;
     r) runs=$OPTARG ;;
     o) out=$OPTARG ;;
     m) pick=$OPTARG ;;
-    *) sed -n '2,25p' "$0"; exit 2 ;;
+    u) pin=--no-pin ;;
+    *) sed -n '2,27p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -51,11 +54,11 @@ session() {
     log=$1 trace=$2
     shift 2
     if [ "$trace" = - ]; then
-        STARPU_SILENT=1 "$top/tools/veil-run" -n 2 --dealer --timeout 600 -- "$@" \
+        STARPU_SILENT=1 "$top/tools/veil-run" -n 2 --dealer --timeout 600 $pin -- "$@" \
             </dev/null >"$log" 2>&1
     else
         VEIL_TRACE=$trace STARPU_SILENT=1 "$top/tools/veil-run" -n 2 --dealer --timeout 600 \
-            -- "$@" </dev/null >"$log" 2>&1
+            $pin -- "$@" </dev/null >"$log" 2>&1
     fi || { echo "FAILED ($?): $* (log $log)" >&2; return 1; }
 }
 

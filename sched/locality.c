@@ -120,10 +120,24 @@ void veil_locality_bind_io_thread(void)
     pthread_once(&proc_once, proc_init);
     if (proc_topo == NULL || proc_choice.numa_obj == NULL || proc_choice.numa_obj->cpuset == NULL)
         return;
-    if (hwloc_set_cpubind(proc_topo->topology, proc_choice.numa_obj->cpuset,
-                          HWLOC_CPUBIND_THREAD) != 0)
+    /* within the process's own binding (veil-run gives each process its share of the CPUs): the
+     * node's CPUs among those, or none when the share lies outside the node */
+    hwloc_bitmap_t cur = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
+    if (!cur || !set) {
+        hwloc_bitmap_free(cur);
+        hwloc_bitmap_free(set);
+        return;
+    }
+    if (hwloc_get_cpubind(proc_topo->topology, cur, HWLOC_CPUBIND_PROCESS) == 0)
+        hwloc_bitmap_and(set, proc_choice.numa_obj->cpuset, cur);
+    else
+        hwloc_bitmap_copy(set, proc_choice.numa_obj->cpuset);
+    if (!hwloc_bitmap_iszero(set) &&
+        hwloc_set_cpubind(proc_topo->topology, set, HWLOC_CPUBIND_THREAD) != 0)
         VEIL_LOG_WARN("locality: the OS refused to bind the network thread to NUMA node %d",
                       proc_choice.numa);
+    hwloc_bitmap_free(cur);
+    hwloc_bitmap_free(set);
 }
 
 /* Page-locking pays only when a CUDA worker copies from these buffers. */

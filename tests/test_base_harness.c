@@ -1,8 +1,11 @@
 /* Tests the multi-process harness: each process gets its identity and distinct loopback
  * endpoints (with a listening socket already bound to its own), output is captured per process,
  * a failing party is named, a hanging party is killed at the time bound, the grace period stops
- * the rest after a failure, exec mode passes the identity to another program, VEIL_HARNESS_NO_TIMEOUT
- * sets no bound, and a stop request (a caught signal) is forwarded to every process. */
+ * the rest after a failure, exec mode passes the identity to another program,
+ * VEIL_HARNESS_NO_TIMEOUT sets no bound, and a stop request (a caught signal) is forwarded to every
+ * process. The pin option: the split of the CPUs (veil_harness_cpu_share) on hand-checked cases,
+ * and in real children (Linux) each process's allowed CPUs are its share of the harness's (disjoint
+ * while there are CPUs enough, the harness's own set with pin off or a share smaller than ncpu). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "base/harness.h"
@@ -17,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 static int report_identity(const struct veil_harness_party *me, void *arg)
 {
@@ -96,6 +101,109 @@ static int crash_party(const struct veil_harness_party *me, void *arg)
         raise(SIGKILL); /* SIGSEGV would be caught by AddressSanitizer in sanitizer builds */
     return 0;
 }
+
+/* The split on hand-checked cases: (ncpus, nprocs) -> each process's (first, count). */
+static void check_cpu_share(void)
+{
+    static const struct {
+        int ncpus, nprocs, want[4][2];
+    } cases[] = {
+        {2, 2, {{0, 1}, {1, 1}}},
+        {2, 3, {{0, 1}, {1, 1}, {0, 1}}},   /* fewer CPUs: one each in turn */
+        {16, 3, {{0, 6}, {6, 5}, {11, 5}}}, /* 16 = 6 + 5 + 5 */
+        {5, 2, {{0, 3}, {3, 2}}},
+        {1, 2, {{0, 1}, {0, 1}}},
+        {8, 4, {{0, 2}, {2, 2}, {4, 2}, {6, 2}}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int i = 0; i < cases[c].nprocs; i++) {
+            int first = -1, count = -1;
+            veil_harness_cpu_share(cases[c].ncpus, i, cases[c].nprocs, &first, &count);
+            VT_CHECK(first == cases[c].want[i][0] && count == cases[c].want[i][1],
+                     "%d CPUs over %d processes: process %d gets [%d, +%d), expected [%d, +%d)",
+                     cases[c].ncpus, cases[c].nprocs, i, first, count, cases[c].want[i][0],
+                     cases[c].want[i][1]);
+        }
+    VT_CHECK(veil_harness_pin_share(16, 3) == 5 && veil_harness_pin_share(2, 3) == 1 &&
+                 veil_harness_pin_share(4, 2) == 2,
+             "the smallest share");
+}
+
+#ifdef __linux__
+/* Prints this process's allowed CPUs as a bit mask over the first 64 ("cpus=0x..."). */
+static int report_cpus(const struct veil_harness_party *me, void *arg)
+{
+    (void)me;
+    (void)arg;
+    cpu_set_t s;
+    if (sched_getaffinity(0, sizeof s, &s) != 0)
+        return 3;
+    unsigned long long mask = 0;
+    for (int c = 0; c < 64; c++)
+        if (CPU_ISSET(c, &s))
+            mask |= 1ull << c;
+    printf("cpus=0x%llx\n", mask);
+    return 0;
+}
+
+/* Runs nparties (+ dealer) with the pin option and ncpu; returns each process's mask in got. */
+static int pinned_masks(int nparties, int dealer, int pin, int ncpu, unsigned long long *got)
+{
+    struct veil_harness_result res[VEIL_HARNESS_MAX_PROCS];
+    struct veil_harness_opts o = {.nparties = nparties,
+                                  .dealer = dealer,
+                                  .timeout_s = 30,
+                                  .grace_s = -1,
+                                  .pin = pin,
+                                  .ncpu = ncpu};
+    const int n = nparties + dealer;
+    int rc = veil_harness_run(&o, report_cpus, NULL, res);
+    VT_CHECK(rc == VEIL_OK, "pin run: %s", veil_last_error());
+    for (int i = 0; i < n; i++)
+        if (rc != VEIL_OK || sscanf(res[i].output, "cpus=0x%llx", &got[i]) != 1)
+            got[i] = 0;
+    veil_harness_results_free(res, rc == VEIL_OK ? n : 0);
+    return rc;
+}
+
+static void check_pin(void)
+{
+    cpu_set_t all;
+    VT_CHECK(sched_getaffinity(0, sizeof all, &all) == 0, "sched_getaffinity");
+    if (CPU_COUNT(&all) > 64) { /* the masks below hold 64 CPUs */
+        veil_test_log("more than 64 CPUs: the pin check is skipped");
+        return;
+    }
+    int cpus[64], m = 0;
+    unsigned long long mine = 0;
+    for (int c = 0; c < 64; c++)
+        if (CPU_ISSET(c, &all)) {
+            cpus[m++] = c;
+            mine |= 1ull << c;
+        }
+    unsigned long long got[VEIL_HARNESS_MAX_PROCS];
+    /* 2 parties and the dealer: each its share of this process's CPUs, by the split */
+    if (pinned_masks(2, 1, 1, 0, got) == VEIL_OK)
+        for (int i = 0; i < 3; i++) {
+            int first, count;
+            veil_harness_cpu_share(m, i, 3, &first, &count);
+            unsigned long long want = 0;
+            for (int k = first; m > 1 && k < first + count; k++)
+                want |= 1ull << cpus[k];
+            if (m <= 1)
+                want = mine; /* one CPU: nothing to split */
+            VT_CHECK(got[i] == want, "pinned process %d: CPUs 0x%llx, expected 0x%llx", i, got[i],
+                     want);
+        }
+    /* pin off, and pin with a share smaller than the workers: every CPU */
+    if (pinned_masks(2, 0, 0, 0, got) == VEIL_OK)
+        VT_CHECK(got[0] == mine && got[1] == mine, "unpinned: 0x%llx 0x%llx, expected 0x%llx",
+                 got[0], got[1], mine);
+    if (pinned_masks(2, 0, 1, m + 1, got) == VEIL_OK)
+        VT_CHECK(got[0] == mine && got[1] == mine,
+                 "a share smaller than --ncpu pins nothing: 0x%llx 0x%llx", got[0], got[1]);
+}
+#endif
 
 int main(void)
 {
@@ -202,6 +310,11 @@ int main(void)
     veil_harness_results_free(res, 2);
     o.stop_signal = NULL;
     o.timeout_s = 60;
+
+    check_cpu_share();
+#ifdef __linux__
+    check_pin();
+#endif
 
     /* Bad options. */
     o.nparties = 0;

@@ -7,7 +7,7 @@
 # 124 naming the process still running and how to raise the bound; veil-run passes no
 # VEIL_PROGRESS; killed with SIGKILL it leaves no child running and no key directory (its reaper
 # removes it); SIGTERM and SIGINT reach the children, remove the key directory and show in the
-# exit status (128+SIG). Processes are not dumpable after their open (VEIL_ALLOW_CORE_DUMPS=1 opts
+# exit status (128+SIG). Each process runs on its own share of the CPUs, every CPU with --no-pin. Processes are not dumpable after their open (VEIL_ALLOW_CORE_DUMPS=1 opts
 # out). The dealer's close waits for the parties' goodbyes as long as they are
 # alive: parties that close 4 s after it, with a 2 s peer timeout, end clean (no "closing without
 # a goodbye" warning, every process exits 0).
@@ -54,6 +54,22 @@ grep -q "^\[p1\] probe 1 keydir /tmp/veil-run-keys-.* link 1ms,1Gbit latency 0.0
     "$T/env" || bad "the link did not reach party 1: $(cat "$T/env")"
 kd=$(sed -n 's/.*keydir \([^ ]*\) .*/\1/p' "$T/env" | head -1)
 [ -n "$kd" ] && [ ! -e "$kd" ] || bad "key directory '$kd' left behind"
+
+# each process on its own share of the CPUs by default (2 parties on 2 or more CPUs: disjoint
+# lists), every CPU of veil-run's with --no-pin (Linux: the lists come from /proc)
+cpus_of() { sed -n "s/^\[$1\] Cpus_allowed_list:[[:space:]]*//p" "$2"; }
+if [ -r /proc/self/status ] && [ "$(nproc)" -ge 2 ]; then
+    all=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+    "$RUN" -n 2 -- sh -c 'grep Cpus_allowed_list /proc/self/status' >"$T/pin" 2>&1 || bad "pin run"
+    a=$(cpus_of p0 "$T/pin")
+    b=$(cpus_of p1 "$T/pin")
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$all" ] && [ "$b" != "$all" ] && [ "$a" != "$b" ] ||
+        bad "parties not pinned to their own CPUs (p0 '$a', p1 '$b', veil-run '$all')"
+    "$RUN" -n 2 --no-pin -- sh -c 'grep Cpus_allowed_list /proc/self/status' >"$T/nopin" 2>&1 ||
+        bad "--no-pin run"
+    [ "$(cpus_of p0 "$T/nopin")" = "$all" ] && [ "$(cpus_of p1 "$T/nopin")" = "$all" ] ||
+        bad "--no-pin: $(cat "$T/nopin"), veil-run '$all'"
+fi
 
 "$RUN" -n 2 --insecure-plaintext -- "$PROBE" env >"$T/plain" 2>&1 || bad "plaintext run"
 grep -q "plaintext 1" "$T/plain" || bad "--insecure-plaintext not passed on"

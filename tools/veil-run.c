@@ -35,7 +35,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: veil-run -n N [--dealer] [--link LATENCY,BANDWIDTH] [--timeout SECONDS]\n"
-            "                [--ncpu K] [--insecure-plaintext] [--session HEX]\n"
+            "                [--ncpu K] [--no-pin] [--insecure-plaintext] [--session HEX]\n"
             "                -- PROGRAM [ARGS...]\n"
             "\n"
             "Starts N parties (ids 0..N-1) and, with --dealer, a dealer (id N), each running\n"
@@ -53,6 +53,11 @@ static void usage(FILE *out)
             "  --ncpu K                 StarPU CPU workers per process (STARPU_NCPU, default 1):\n"
             "                           the devices a placement spreads over (VEIL_PLACEMENT=\n"
             "                           auto|single|dp|pp|tp|hybrid, VEIL_DEVICES=D)\n"
+            "  --no-pin                 let every process use every CPU. By default each\n"
+            "                           process runs on its own share of the CPUs veil-run\n"
+            "                           may use (the CPUs split evenly; with fewer CPUs than\n"
+            "                           processes, one each in turn), as on a machine of its\n"
+            "                           own; not when a share is smaller than --ncpu\n"
             "  --insecure-plaintext     no CURVE encryption (debugging only)\n"
             "  --session HEX            the session id (32 hex digits) instead of a fresh one:\n"
             "                           processes restarted from a checkpoint join the same\n"
@@ -167,7 +172,7 @@ static pid_t start_reaper(const char *dir, int *wfd)
 
 /* The command line. */
 struct args {
-    int n, dealer, insecure, ncpu;
+    int n, dealer, insecure, ncpu, no_pin;
     double timeout;
     const char *link, *session;
     char sess[33];
@@ -201,6 +206,8 @@ static int parse_args(int argc, char **argv, struct args *r)
             r->dealer = 1;
         } else if (!strcmp(a, "--insecure-plaintext")) {
             r->insecure = 1;
+        } else if (!strcmp(a, "--no-pin")) {
+            r->no_pin = 1;
         } else if (!strcmp(a, "--session")) {
             if (++i >= argc)
                 return usage_error("%s needs 32 hex digits", a);
@@ -290,6 +297,7 @@ static int run_parties(const struct args *r, const char *dir, char **argv)
     opts.nparties = r->n;
     opts.dealer = r->dealer;
     opts.ncpu = r->ncpu;
+    opts.pin = !r->no_pin;
     opts.timeout_s = r->timeout;
     opts.grace_s = 5;
     opts.forward_output = 1;
