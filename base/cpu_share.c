@@ -2,9 +2,8 @@
  * cpu_share.c — the harness's split of the CPUs it may use over the processes it starts (the
  * pin option, base/harness.h). Parties started on one machine then run as on machines of their
  * own, each on its own cores, instead of every thread of every process moving over every core:
- * a party's message wakes a thread on the core its peer's last thread left, and a party's
- * threads never wait behind another party's. LeNet-5 at batch 1 from preprocessing files, on 2
- * cores (bench/README-latency.md): median run 14.8-15.6 ms unpinned, 8.6-11.2 ms pinned.
+ * a party's threads hand its messages and tasks to each other on its own cores and never wait
+ * behind another party's (figures: bench/README-latency.md, LeNet-5 at batch 1).
  */
 #include "config.h"
 #include "base/harness.h"
@@ -38,7 +37,16 @@ int veil_harness_pin_share(int ncpus, int nprocs)
     return ncpus >= nprocs ? ncpus / nprocs : 1;
 }
 
-void veil_harness_pin_self(int i, int nprocs, int ncpu)
+/* Who shares: every process when there is a CPU for each, else the parties alone (the dealer,
+ * whose load comes in bursts, floats: pinned beside a party it slowed LeNet-5 at batch 100
+ * with streamed material by 15 %). */
+static int sharers(const struct veil_harness_party *me, int ncpus)
+{
+    const int nprocs = me->nparties + (me->has_dealer ? 1 : 0);
+    return ncpus >= nprocs ? nprocs : me->nparties;
+}
+
+void veil_harness_pin_self(const struct veil_harness_party *me, int ncpu)
 {
 #ifdef __linux__
     cpu_set_t allowed, mine;
@@ -50,20 +58,21 @@ void veil_harness_pin_self(int i, int nprocs, int ncpu)
             cpus[m++] = c;
     /* one CPU: nothing to split; a share smaller than the process's workers: they would queue
      * for it while other cores idle, so every process keeps every CPU */
-    if (m <= 1 || veil_harness_pin_share(m, nprocs) < (ncpu > 0 ? ncpu : 1))
+    const int n = sharers(me, m);
+    if (m <= 1 || (me->is_dealer && n == me->nparties) ||
+        veil_harness_pin_share(m, n) < (ncpu > 0 ? ncpu : 1))
         return;
     int first, count;
-    veil_harness_cpu_share(m, i, nprocs, &first, &count);
+    veil_harness_cpu_share(m, me->id, n, &first, &count);
     CPU_ZERO(&mine);
     for (int k = first; k < first + count; k++)
         CPU_SET(cpus[k], &mine);
     if (sched_setaffinity(0, sizeof mine, &mine) != 0)
         fprintf(stderr,
-                "veil-harness: warning: process %d keeps every CPU: sched_setaffinity: %s\n", i,
-                strerror(errno));
+                "veil-harness: warning: process %d keeps every CPU: sched_setaffinity: %s\n",
+                me->id, strerror(errno));
 #else
-    (void)i;
-    (void)nprocs;
+    (void)me;
     (void)ncpu;
 #endif
 }

@@ -248,7 +248,7 @@ static void child_main(struct run *r, int i, const int fds[2])
             close(r->ids[j].listen_fd);
     child_environment(r->opts, &r->env, &r->ids[i], r->procs[i].starpu_home);
     if (r->opts->pin)
-        veil_harness_pin_self(i, r->nprocs, r->opts->ncpu);
+        veil_harness_pin_self(&r->ids[i], r->opts->ncpu);
     if (r->argv) {
         execvp(r->argv[0], r->argv);
         fprintf(stderr, "veil-harness: cannot execute %s: %s\n", r->argv[0], strerror(errno));

@@ -104,11 +104,13 @@ void veil_harness_cpu_share(int ncpus, int i, int nprocs, int *first, int *count
 /** The fewest CPUs a process gets from veil_harness_cpu_share (at least 1). */
 int veil_harness_pin_share(int ncpus, int nprocs);
 
-/** Binds the calling process (before it starts threads: they inherit it) to its share of the
- * CPUs it may use now (Linux: sched_getaffinity / sched_setaffinity; elsewhere nothing). Nothing
- * changes on one CPU, or when the smallest share holds fewer CPUs than the ncpu workers each
- * process runs (0: 1); a refusal is a warning on stderr, the process keeping every CPU. */
-void veil_harness_pin_self(int i, int nprocs, int ncpu);
+/** Binds the calling process me (before it starts threads: they inherit it) to its share of the
+ * CPUs it may use now (Linux: sched_getaffinity / sched_setaffinity; elsewhere nothing): with a
+ * CPU for every process, the CPUs split over all of them (the dealer last); with fewer, over the
+ * parties alone, and the dealer keeps every CPU. Nothing changes on one CPU, or when the
+ * smallest share holds fewer CPUs than the ncpu workers each process runs (0: 1); a refusal is
+ * a warning on stderr, the process keeping every CPU. */
+void veil_harness_pin_self(const struct veil_harness_party *me, int ncpu);
 
 /** Releases the outputs held by n results. */
 void veil_harness_results_free(struct veil_harness_result *results, int n);
