@@ -37,9 +37,9 @@ int veil_harness_pin_share(int ncpus, int nprocs)
     return ncpus >= nprocs ? ncpus / nprocs : 1;
 }
 
-/* Who shares: every process when there is a CPU for each, else the parties alone (the dealer,
- * whose load comes in bursts, floats: pinned beside a party it slowed LeNet-5 at batch 100
- * with streamed material by 15 %). */
+/* Who shares: every process when there is a CPU for each, else the parties alone: the dealer
+ * serves both parties in bursts and floats (bench/README-latency.md: LeNet-5 batch 1 with the
+ * dealer beside party 0 against free). */
 static int sharers(const struct veil_harness_party *me, int ncpus)
 {
     const int nprocs = me->nparties + (me->has_dealer ? 1 : 0);
