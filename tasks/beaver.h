@@ -11,11 +11,10 @@
  * together). A matrix product (not split over devices) accumulates its local products onto the
  * correction part C, which becomes the result: A E first, which needs E alone (the weights' open,
  * the smaller one, or an earlier call's), so it runs while D's transfer goes on, then D B. Party
- * 0's D E rides on one of them, D (B + E) or (A + D) E, whichever sum is smaller (one
- * elementwise task), so every party runs two products; a split placement computes per-block
- * temporaries and one block sum. The
- * elementwise product and square combine each tile in one task (z = c + D b + a E (+ D E)), per
- * tile (the inner-layer pipeline).
+ * 0's D E rides on one of them, D (B + E) or (A + D) E, whichever sum is smaller (one elementwise
+ * task), so every party runs two products; a split placement computes per-block temporaries and one
+ * block sum. The elementwise product and square combine each tile in one task (z = c + D b + a E (+
+ * D E)), per tile (the inner-layer pipeline).
  *
  * Costs (N parties, bytes each party sends, 8-byte words):
  *   mul      1 round, 2 (N-1) numel 8            (16 B/element at N = 2, as CrypTen)
@@ -48,11 +47,10 @@ int veil_mpc_square(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *z)
 
 /**
  * z = x . y for x (a x b) and y (b x c), both 2-D, arithmetic and one handle each (tile SIZE_MAX,
- * or a matrix no larger than the tile); z is a x c, one handle. MATMUL material (A, B, C = AB):
- * D = x - A and E = y - B opened in one round; z = C + D B + A E (+ D E at party 0) with two
- * GEMMs at every party, D B running when D lands and A E when E lands (party 0's D E folded into
- * one of them: D (B + E) when y is not larger than x, else (A + D) E). Rounds 1; bytes 8 (N-1)(ab +
- * bc).
+ * or a matrix no larger than the tile); z is a x c, one handle. MATMUL material (A, B, C = AB): D =
+ * x - A and E = y - B opened in one round; z = C + D B + A E (+ D E at party 0) with two GEMMs at
+ * every party, D B running when D lands and A E when E lands (party 0's D E folded into one of
+ * them: D (B + E) when y is not larger than x, else (A + D) E). Rounds 1; bytes 8 (N-1)(ab + bc).
  */
 int veil_mpc_matmul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                     struct veil_sec *z);
@@ -74,11 +72,11 @@ struct veil_conv_geom {
 
 /**
  * y = conv2d(x, w) (cross-correlation, as in deep-learning frameworks). x is 4-D NCHW and w 4-D
- * OIHW with g's sizes, arithmetic, one handle each; y is 4-D (batch, oc, oh, ow), one handle.
- * CONV material (A input-sized, B weight-sized, Y = conv(A, B)): D = x - A and E = w - B opened
- * in one round; locally y = Y + conv(D, B) + conv(A, E) (+ conv(D, E) at party 0, folded into
- * conv(D, B + E) or conv(A + D, E), the smaller sum) through im2col and per-image GEMMs. Rounds 1;
- * bytes 8 (N-1)(|x| + |w|).
+ * OIHW with g's sizes, arithmetic, one handle each; y is 4-D (batch, oc, oh, ow), one handle. CONV
+ * material (A input-sized, B weight-sized, Y = conv(A, B)): D = x - A and E = w - B opened in one
+ * round; locally y = Y + conv(D, B) + conv(A, E) (+ conv(D, E) at party 0, folded into conv(D, B +
+ * E) or conv(A + D, E), the smaller sum) through im2col and per-image GEMMs. Rounds 1; bytes 8
+ * (N-1)(|x| + |w|).
  */
 int veil_mpc_conv2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,
                     const struct veil_conv_geom *g, struct veil_sec *y);

@@ -127,11 +127,10 @@ static int conv_gemm(starpu_data_handle_t wm, starpu_data_handle_t cols, starpu_
 
 /*
  * The local products of a split placement: the (batch, oc, ohow) result cut into pr image ranges x
- * pc output-channel ranges; block q computes conv(D, mb) and conv(ma, E) (at party 0 one of
- * them folds conv(D, E) in, veil_mpc_fold_de)
- * for its images and channels from the same im2col columns and weight shares into its own
- * temporaries (tagged q: device q mod D under a spread placement); one block sum adds C and
- * every part into y. The same products as the unsplit path, exactly.
+ * pc output-channel ranges; block q computes conv(D, mb) and conv(ma, E) (at party 0 one of them
+ * folds conv(D, E) in, veil_mpc_fold_de) for its images and channels from the same im2col columns
+ * and weight shares into its own temporaries (tagged q: device q mod D under a spread placement);
+ * one block sum adds C and every part into y. The same products as the unsplit path, exactly.
  */
 static int conv_split(veil_mpc_t *m, const struct geom *o, size_t oc, starpu_data_handle_t mb,
                       starpu_data_handle_t e, starpu_data_handle_t cd, starpu_data_handle_t ca,

@@ -1,10 +1,10 @@
 /*
  * matmul.c — the secure matrix product with one MATMUL triple (contract and cost in beaver.h),
- * and its transposed variants through a local transpose of the shares. The local combination
- * runs as two GEMM tasks at every party, accumulated onto the correction part C: A E when E
- * lands and D B when D lands, party 0's D E folded into one of them (veil_mpc_fold_de), so
- * neither product waits for the other open. The
- * same core serves the weight-stationary product (tasks/wstat.c), which reuses an opened E.
+ * and its transposed variants through a local transpose of the shares. The local combination runs
+ * as two GEMM tasks at every party, accumulated onto the correction part C: A E when E lands and D
+ * B when D lands, party 0's D E folded into one of them (veil_mpc_fold_de), so neither product
+ * waits for the other open. The same core serves the weight-stationary product (tasks/wstat.c),
+ * which reuses an opened E.
  */
 #include "config.h"
 #include "tasks/beaver.h"
