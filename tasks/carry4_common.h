@@ -101,30 +101,45 @@ static inline VEIL_HD void veil_c4_group(const uint64_t *e, const uint64_t *a, c
  * c_q r_q adds c_q at {q}. The shares are then XOR over T of (coefficient of T) & (share of r_T):
  * pub for T empty, s[q] for T = {q}, the product row in ascending T (veil_prodk_row) otherwise.
  */
+/* Its body for a word type T with the bitwise operators of uint64_t (uint64_t here, a vector of
+ * eight blocks in tasks/compare_leaf8.c): zero T's 0, PRODUCT(dst, row) a statement that loads
+ * the group's product row `row` into the T dst (evaluating row once), pub the public word as a
+ * T. */
+#define VEIL_C4_LEAF_GROUP_BODY(T, zero, c, s, nm, pub, G, P, PRODUCT)                             \
+    do {                                                                                           \
+        T hg_[1 << VEIL_C4_FANIN], hp_[1 << VEIL_C4_FANIN];                                        \
+        hg_[0] = (zero), hg_[1] = (c)[0];  /* G_0 = c_0 r_0 */                                     \
+        hp_[0] = (c)[0], hp_[1] = ~(zero); /* P_0 = c_0 ^ r_0 */                                   \
+        for (int q_ = 1; q_ < (nm); q_++) {                                                        \
+            const unsigned bit_ = 1u << q_;                                                        \
+            for (unsigned t_ = 0; t_ < bit_; t_++) {                                               \
+                hg_[t_ | bit_] = hg_[t_], hg_[t_] &= (c)[q_];                                      \
+                hp_[t_ | bit_] = hp_[t_], hp_[t_] &= (c)[q_];                                      \
+            }                                                                                      \
+            hg_[bit_] ^= (c)[q_];                                                                  \
+        }                                                                                          \
+        T g_ = hg_[0] & (pub), p_ = hp_[0] & (pub);                                                \
+        int row_ = 0, member_ = 0;                                                                 \
+        for (unsigned t_ = 1; t_ < (1u << (nm)); t_++) {                                           \
+            T share_;                                                                              \
+            if ((t_ & (t_ - 1)) == 0)                                                              \
+                share_ = (s)[member_++];                                                           \
+            else                                                                                   \
+                PRODUCT(share_, row_++);                                                           \
+            g_ ^= hg_[t_] & share_;                                                                \
+            p_ ^= hp_[t_] & share_;                                                                \
+        }                                                                                          \
+        *(G) = g_;                                                                                 \
+        *(P) = p_;                                                                                 \
+    } while (0)
+
+#define VEIL_C4_PI_ROW_(dst, row) ((dst) = pi[(row)])
 static inline VEIL_HD void veil_c4_leaf_group(const uint64_t *c, const uint64_t *s,
                                               const uint64_t *pi, int nm, uint64_t pub, uint64_t *G,
                                               uint64_t *P)
 {
-    uint64_t hg[1 << VEIL_C4_FANIN], hp[1 << VEIL_C4_FANIN];
-    hg[0] = 0, hg[1] = c[0];            /* G_0 = c_0 r_0 */
-    hp[0] = c[0], hp[1] = ~UINT64_C(0); /* P_0 = c_0 ^ r_0 */
-    for (int q = 1; q < nm; q++) {
-        const unsigned bit = 1u << q;
-        for (unsigned t = 0; t < bit; t++) {
-            hg[t | bit] = hg[t], hg[t] &= c[q];
-            hp[t | bit] = hp[t], hp[t] &= c[q];
-        }
-        hg[bit] ^= c[q];
-    }
-    uint64_t g = hg[0] & pub, p = hp[0] & pub;
-    int row = 0, member = 0;
-    for (unsigned t = 1; t < (1u << nm); t++) {
-        const uint64_t share = (t & (t - 1)) == 0 ? s[member++] : pi[row++];
-        g ^= hg[t] & share;
-        p ^= hp[t] & share;
-    }
-    *G = g;
-    *P = p;
+    VEIL_C4_LEAF_GROUP_BODY(uint64_t, UINT64_C(0), c, s, nm, pub, G, P, VEIL_C4_PI_ROW_);
 }
+#undef VEIL_C4_PI_ROW_
 
 #endif /* VEIL_TASKS_CARRY4_COMMON_H */

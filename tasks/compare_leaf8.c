@@ -31,49 +31,21 @@ static inline void store(uint64_t *p, const veil_u64x8 *v)
 /* veil_transpose64 (bits_common.h) on eight matrices, one per lane. */
 static inline void transpose8(veil_u64x8 m[64])
 {
-    uint64_t mask = 0x00000000FFFFFFFFull;
-    for (unsigned j = 32; j != 0; j >>= 1, mask ^= mask << j) {
-        for (unsigned k = 0; k < 64; k = ((k | j) + 1) & ~j) {
-            veil_u64x8 t = ((m[k] >> j) ^ m[k | j]) & mask;
-            m[k] ^= t << j;
-            m[k | j] ^= t;
-        }
-    }
+    VEIL_TRANSPOSE64_BODY(veil_u64x8, m);
 }
 
 /* veil_c4_leaf_group (carry4_common.h) on eight blocks: c the public bits of the group's nm
  * members, s their shares, pi the first of the group's products (word row of block b0 + k at
  * pi[row + k * stride]). */
+#define PI_ROW8_(dst, row) gather(&(dst), pi + (row), stride)
 static inline void leaf_group8(const veil_u64x8 *c, const veil_u64x8 *s, const uint64_t *pi,
                                size_t stride, int nm, const veil_u64x8 *pub, veil_u64x8 *G,
                                veil_u64x8 *P)
 {
-    const veil_u64x8 zero = {0}, ones = ~zero;
-    veil_u64x8 hg[1 << VEIL_C4_FANIN], hp[1 << VEIL_C4_FANIN];
-    hg[0] = zero, hg[1] = c[0];
-    hp[0] = c[0], hp[1] = ones;
-    for (int q = 1; q < nm; q++) {
-        const unsigned bit = 1u << q;
-        for (unsigned t = 0; t < bit; t++) {
-            hg[t | bit] = hg[t], hg[t] &= c[q];
-            hp[t | bit] = hp[t], hp[t] &= c[q];
-        }
-        hg[bit] ^= c[q];
-    }
-    veil_u64x8 g = hg[0] & *pub, p = hp[0] & *pub;
-    int row = 0, member = 0;
-    for (unsigned t = 1; t < (1u << nm); t++) {
-        veil_u64x8 share;
-        if ((t & (t - 1)) == 0)
-            share = s[member++];
-        else
-            gather(&share, pi + row++, stride);
-        g ^= hg[t] & share;
-        p ^= hp[t] & share;
-    }
-    *G = g;
-    *P = p;
+    const veil_u64x8 zero = {0};
+    VEIL_C4_LEAF_GROUP_BODY(veil_u64x8, zero, c, s, nm, *pub, G, P, PI_ROW8_);
 }
+#undef PI_ROW8_
 
 VEIL_CPU_CLONES void veil_cmp_leaf8(const uint64_t *c, const uint64_t *r, const uint64_t *pr,
                                     uint64_t pub, uint64_t *st, uint64_t *top, size_t nb, size_t b0)
