@@ -1,9 +1,10 @@
 /* Tests im2col and col2im run as StarPU tasks against the reference, bit for bit, on random
  * images (with edge values) for several NCHW geometries (1x1 kernels, padding, unequal strides and
- * kernel sides, output 1x1, a batch), checks the adjoint identity <im2col(x), y> = <x, col2im(y)>
- * in Z_2^64 on the tasks' results, checks the reference layout on a hand-computed example, and
- * that invalid geometry (zero sizes, zero stride, padding >= kernel, kernel larger than the
- * padded image, NULL) and handles of the wrong length are refused before submission. */
+ * kernel sides, output 1x1, a batch, kernel columns that read only padding), checks the adjoint
+ * identity <im2col(x), y> = <x, col2im(y)> in Z_2^64 on the tasks' results, checks the reference
+ * layout on a hand-computed example, and that invalid geometry (zero sizes, zero stride, padding >=
+ * kernel, kernel larger than the padded image, NULL) and handles of the wrong length are refused
+ * before submission. */
 #include "config.h"
 
 #include "codelets/codelets_internal.h"
@@ -18,7 +19,8 @@ static const struct veil_im2col_geom geoms[] = {
     {1, 1, 1, 1, 1, 1, 1, 1, 0, 0},  {2, 3, 5, 7, 3, 3, 1, 1, 1, 1},
     {1, 2, 8, 6, 2, 3, 2, 2, 1, 2},  {3, 1, 4, 4, 4, 4, 1, 1, 0, 0},
     {1, 4, 9, 10, 3, 2, 3, 2, 2, 1}, {2, 1, 28, 28, 5, 5, 1, 1, 2, 2},
-    {1, 3, 7, 5, 1, 1, 2, 3, 0, 0},
+    {1, 3, 7, 5, 1, 1, 2, 3, 0, 0},  {1, 2, 3, 1, 2, 3, 1, 3, 1, 2},
+    {2, 2, 7, 9, 3, 4, 2, 3, 2, 3},
 };
 
 static starpu_data_handle_t vec(uint64_t *p, size_t n)

@@ -2,7 +2,8 @@
  * cpu/im2col.c — CPU bodies of im2col and col2im. The geometry arrives by value and was checked
  * by veil_im2col_geom_check, so every index below is in range. For each column-matrix row
  * (channel, kernel offset) and output row, the image row is either all padding (zeros) or
- * read/accumulated with a per-column bounds test.
+ * read/accumulated over the run of output columns whose image column is inside the image (found
+ * once per kernel column; a copy when the stride is 1), with zeros on either side.
  */
 #include "config.h"
 
@@ -17,6 +18,24 @@ static void out_size(const struct veil_im2col_geom *g, size_t *oh, size_t *ow)
 {
     *oh = ((size_t)g->h + 2 * (size_t)g->ph - g->kh) / g->sh + 1;
     *ow = ((size_t)g->w + 2 * (size_t)g->pw - g->kw) / g->sw + 1;
+}
+
+/*
+ * The output columns x in [*lo, *hi) of kernel column j read the image: their padded column
+ * x*sw + j lies in [pw, pw + w). Columns before *lo and from *hi on read padding.
+ */
+static void inside_cols(const struct veil_im2col_geom *g, size_t ow, size_t j, size_t *lo,
+                        size_t *hi)
+{
+    size_t sw = g->sw, pw = g->pw, end = (size_t)g->w + pw; /* padded columns [pw, end) */
+    size_t a = j >= pw ? 0 : (pw - j + sw - 1) / sw;
+    size_t b = end <= j ? 0 : (end - j + sw - 1) / sw;
+    if (b > ow)
+        b = ow;
+    if (a > b)
+        a = b;
+    *lo = a;
+    *hi = b;
 }
 
 void veil_im2col_cpu(void *buffers[], void *cl_arg)
@@ -37,19 +56,26 @@ void veil_im2col_cpu(void *buffers[], void *cl_arg)
             for (size_t i = 0; i < g.kh; i++) {
                 for (size_t j = 0; j < g.kw; j++) {
                     uint64_t *dst = col + ((ci * g.kh + i) * g.kw + j) * plane;
+                    size_t lo, hi;
+                    inside_cols(&g, ow, j, &lo, &hi);
                     for (size_t y = 0; y < oh; y++) {
                         uint64_t *d = dst + y * ow;
                         /* iy = y*sh + i - ph, kept unsigned: out of range wraps to huge. */
                         size_t iy = y * g.sh + i - g.ph;
-                        if (y * g.sh + i < g.ph || iy >= g.h) {
+                        if (y * g.sh + i < g.ph || iy >= g.h || lo == hi) {
                             memset(d, 0, ow * sizeof(uint64_t));
                             continue;
                         }
-                        const uint64_t *src = img + (ci * g.h + iy) * g.w;
-                        for (size_t x = 0; x < ow; x++) {
-                            size_t ixp = x * g.sw + j; /* ix + pw */
-                            d[x] = (ixp >= g.pw && ixp - g.pw < g.w) ? src[ixp - g.pw] : 0;
-                        }
+                        /* img[at + x*sw] is image column x*sw + j - pw, x in [lo, hi); at
+                         * itself may wrap (unsigned), at + lo*sw does not */
+                        size_t at = (ci * g.h + iy) * g.w + j - g.pw;
+                        memset(d, 0, lo * sizeof(uint64_t));
+                        if (g.sw == 1)
+                            memcpy(d + lo, img + (at + lo), (hi - lo) * sizeof(uint64_t));
+                        else
+                            for (size_t x = lo; x < hi; x++)
+                                d[x] = img[at + x * g.sw];
+                        memset(d + hi, 0, (ow - hi) * sizeof(uint64_t));
                     }
                 }
             }
@@ -77,17 +103,19 @@ void veil_col2im_cpu(void *buffers[], void *cl_arg)
             for (size_t i = 0; i < g.kh; i++) {
                 for (size_t j = 0; j < g.kw; j++) {
                     const uint64_t *src = col + ((ci * g.kh + i) * g.kw + j) * plane;
+                    size_t lo, hi;
+                    inside_cols(&g, ow, j, &lo, &hi);
+                    if (lo == hi)
+                        continue;
                     for (size_t y = 0; y < oh; y++) {
                         size_t iy = y * g.sh + i - g.ph;
                         if (y * g.sh + i < g.ph || iy >= g.h)
                             continue;
                         const uint64_t *s = src + y * ow;
-                        uint64_t *dst = img + (ci * g.h + iy) * g.w;
-                        for (size_t x = 0; x < ow; x++) {
-                            size_t ixp = x * g.sw + j;
-                            if (ixp >= g.pw && ixp - g.pw < g.w)
-                                dst[ixp - g.pw] += s[x];
-                        }
+                        /* img[at + x*sw] is image column x*sw + j - pw, x in [lo, hi) */
+                        size_t at = (ci * g.h + iy) * g.w + j - g.pw;
+                        for (size_t x = lo; x < hi; x++)
+                            img[at + x * g.sw] += s[x];
                     }
                 }
             }
