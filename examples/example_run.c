@@ -364,7 +364,7 @@ static int check_run(const struct model *m, const veil_plan_t *plan, int run, do
     struct veil_feed *all = NULL;
     size_t nall = 0;
     double *want[4] = {0}, *flt[4] = {0};
-    int rc = model_feeds(m, -1, run, &all, &nall);
+    int rc = model_feeds(m, -1, run, 1, &all, &nall);
     for (size_t k = 0; k < nout && k < 4 && rc == VEIL_OK; k++) {
         want[k] = malloc(veil_plan_output_numel(plan, k) * sizeof(double));
         flt[k] = malloc(veil_plan_output_numel(plan, k) * sizeof(double));
@@ -400,7 +400,8 @@ static int prepare(const struct model *m, veil_party_t *pt, double *secs)
 {
     struct veil_feed *feeds = NULL;
     size_t nf = 0;
-    int rc = veil_party_is_dealer(pt) ? VEIL_OK : model_feeds(m, veil_party_id(pt), 0, &feeds, &nf);
+    int rc =
+        veil_party_is_dealer(pt) ? VEIL_OK : model_feeds(m, veil_party_id(pt), 0, 1, &feeds, &nf);
     if (rc == VEIL_OK)
         rc = veil_party_prepare(pt, feeds, nf);
     model_feeds_free(&feeds, nf);
@@ -419,13 +420,15 @@ static int prepare(const struct model *m, veil_party_t *pt, double *secs)
 
 /* The secure runs; got[run][k] receives output k of each run at the data owner. */
 static int secure_runs(const struct model *m, veil_party_t *pt, const veil_plan_t *plan, int runs,
-                       double *(*got)[4], struct veil_run_stats *st, struct veil_run_profile *prof)
+                       int cold, double *(*got)[4], struct veil_run_stats *st,
+                       struct veil_run_profile *prof)
 {
     const int id = veil_party_id(pt), dealer = veil_party_is_dealer(pt);
     for (int run = 0; run < runs; run++) {
         struct veil_feed *feeds = NULL;
         size_t nf = 0;
-        int rc = dealer ? VEIL_OK : model_feeds(m, id, run, &feeds, &nf);
+        /* the parameters only where this run shares them: the first of a --cold session */
+        int rc = dealer ? VEIL_OK : model_feeds(m, id, run, run == 0 && cold, &feeds, &nf);
         if (rc == VEIL_OK)
             rc = veil_run(pt, feeds, nf, got[run]);
         model_feeds_free(&feeds, nf);
@@ -506,7 +509,7 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
     double prepare_s = -1; /* --cold: none */
     if (code == 0 && !eo->cold && prepare(m, pt, &prepare_s) != VEIL_OK)
         code = 1;
-    if (code == 0 && secure_runs(m, pt, plan, runs, got, st, &prof) != VEIL_OK)
+    if (code == 0 && secure_runs(m, pt, plan, runs, eo->cold, got, st, &prof) != VEIL_OK)
         code = 1;
     if (veil_party_close(&pt) != VEIL_OK && code == 0) { /* the dealer learns it here */
         fprintf(stderr, "%s: %s\n", m->name, veil_last_error());

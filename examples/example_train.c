@@ -30,14 +30,14 @@ static int check_params(const struct model *m, const veil_plan_t *plan, int step
     size_t np = 0;
     veil_plain_trainer_t *tr = NULL;
     double *want = NULL;
-    int rc = model_feeds(m, MODEL_OWNER, 0, &params, &np);
+    int rc = model_feeds(m, MODEL_OWNER, 0, 1, &params, &np);
     if (rc == VEIL_OK &&
         !(tr = veil_plain_trainer_new(plan, VEIL_PLAIN_FIXED_NEAREST, params, np)))
         rc = VEIL_ERR_INVAL;
     for (int s = 0; s < steps && rc == VEIL_OK; s++) {
         struct veil_feed *in = NULL;
         size_t ni = 0;
-        rc = model_feeds(m, DATA_OWNER, s, &in, &ni);
+        rc = model_feeds(m, DATA_OWNER, s, 0, &in, &ni);
         if (rc == VEIL_OK)
             rc = veil_plain_trainer_step(tr, in, ni, &loss[s]);
         model_feeds_free(&in, ni);
@@ -98,7 +98,8 @@ static int secure_steps(const struct model *m, veil_party_t *pt, int steps, doub
     for (int s = 0; s < steps; s++) {
         struct veil_feed *feeds = NULL;
         size_t nf = 0;
-        int rc = dealer ? VEIL_OK : model_feeds(m, id, s, &feeds, &nf);
+        /* the parameters only at the first step, which shares them */
+        int rc = dealer ? VEIL_OK : model_feeds(m, id, s, s == 0, &feeds, &nf);
         if (rc == VEIL_OK)
             rc = veil_train_step_reveal_loss(pt, feeds, nf, DATA_OWNER, NULL, &loss[s]);
         model_feeds_free(&feeds, nf);

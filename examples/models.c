@@ -91,7 +91,8 @@ static uint64_t name_hash(const char *s)
     return h;
 }
 
-int model_feeds(const struct model *m, int who, int run, struct veil_feed **feeds, size_t *n)
+int model_feeds(const struct model *m, int who, int run, int with_params, struct veil_feed **feeds,
+                size_t *n)
 {
     *feeds = calloc(m->nleaves ? m->nleaves : 1, sizeof **feeds);
     *n = 0;
@@ -100,7 +101,7 @@ int model_feeds(const struct model *m, int who, int run, struct veil_feed **feed
     for (size_t i = 0; i < m->nleaves; i++) {
         const struct model_leaf *l = &m->leaves[i];
         const int owner = l->is_input ? DATA_OWNER : MODEL_OWNER;
-        if (who != -1 && who != owner)
+        if ((who != -1 && who != owner) || (!with_params && !l->is_input))
             continue;
         double *v = malloc(l->numel * sizeof *v);
         if (!v) {

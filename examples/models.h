@@ -70,10 +70,13 @@ void model_free(struct model *m);
 
 /*
  * The feeds of run `run` (0, 1, ...) for the leaves party `who` owns, or for every leaf when who
- * is -1 (what only a demonstration can do: it made up every party's data). *feeds is an owned
- * array of *n feeds; free it with model_feeds_free.
+ * is -1 (what only a demonstration can do: it made up every party's data); the parameter leaves
+ * only with with_params (a session shares its parameters once: later runs and steps ignore their
+ * feeds, and VGG16's 15 M weights cost the owner tens of milliseconds per run to make up). *feeds
+ * is an owned array of *n feeds; free it with model_feeds_free.
  */
-int model_feeds(const struct model *m, int who, int run, struct veil_feed **feeds, size_t *n);
+int model_feeds(const struct model *m, int who, int run, int with_params, struct veil_feed **feeds,
+                size_t *n);
 void model_feeds_free(struct veil_feed **feeds, size_t n);
 
 /* Driver options. */
