@@ -34,6 +34,29 @@ void veil_mpc_part_adopt(struct veil_sec *p, int ndim, const size_t *dims, struc
     memset(p, 0, sizeof *p);
 }
 
+int veil_mpc_ws_material(veil_mpc_t *m, struct veil_preproc_item item, struct veil_sec *b_keep,
+                         struct veil_mpc_mat *mat)
+{
+    const int lend = b_keep && b_keep->data;
+    int rc = veil_mpc_material_skip(m, item, SIZE_MAX, lend ? 1u << VEIL_PRE_B : 0, mat);
+    if (rc == VEIL_OK && lend)
+        mat->part[VEIL_PRE_B] = *b_keep; /* the same words, the same shape */
+    return rc;
+}
+
+void veil_mpc_ws_settle(struct veil_mpc_mat *mat, struct veil_sec *b_keep, int rc)
+{
+    struct veil_sec *b = &mat->part[VEIL_PRE_B];
+    if (!b_keep || !b->data)
+        return;
+    if (b->data == b_keep->data) /* lent: the keeper's */
+        memset(b, 0, sizeof *b);
+    else if (rc == VEIL_OK && !b_keep->data) { /* the first call's: kept from now on */
+        *b_keep = *b;
+        memset(b, 0, sizeof *b);
+    }
+}
+
 int veil_mpc_fold_de(veil_mpc_t *m, const struct veil_sec *ma, starpu_data_handle_t d,
                      const struct veil_sec *mb, starpu_data_handle_t e, struct veil_sec *tmp,
                      struct veil_sec *ua, struct veil_sec *ub)

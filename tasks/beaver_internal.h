@@ -125,11 +125,14 @@ int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct v
  * MATMUL_WS item for weight id *wid (B is the session's mask of y). e_keep NULL: E = y - B is
  * opened into a temporary. e_keep empty (data NULL, e.g. zeroed): E is opened into it and the
  * caller owns it (at a party; at the dealer / a recorder it stays empty). e_keep holding E
- * (opened by an earlier call for the same B): y is not opened, E is used as is. z is
- * initialised here. Rounds 1; bytes 8 (N-1)(ab + bc), or 8 (N-1) ab when E is reused.
+ * (opened by an earlier call for the same B): y is not opened, E is used as is. b_keep (with
+ * wid only, else NULL): this party's share of B, kept from the first call as
+ * veil_mpc_ws_material says. z is initialised here. Rounds 1; bytes 8 (N-1)(ab + bc), or
+ * 8 (N-1) ab when E is reused.
  */
 int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
-                           const uint64_t *wid, struct veil_pub *e_keep, struct veil_sec *z);
+                           const uint64_t *wid, struct veil_pub *e_keep, struct veil_sec *b_keep,
+                           struct veil_sec *z);
 
 /** veil_mpc_matmul's validation with op naming the caller in messages (2-D arithmetic one-tile
  * x and y, matching inner dimension, z non-NULL): VEIL_OK or the error with a message. */
@@ -143,13 +146,27 @@ int veil_mpc_conv2d_check(const char *op, const struct veil_sec *x, const struct
 
 /**
  * The Beaver convolution behind veil_mpc_conv2d and veil_mpc_conv2d_ws, on operands validated by
- * veil_mpc_conv2d_check: a CONV item (wid NULL) or a CONV_WS item for *wid; e_keep as for
- * veil_mpc_matmul_beaver (E = w - B, weight-shaped). Rounds 1; bytes 8 (N-1)(|x| + |w|), or
- * 8 (N-1) |x| when E is reused.
+ * veil_mpc_conv2d_check: a CONV item (wid NULL) or a CONV_WS item for *wid; e_keep and b_keep
+ * as for veil_mpc_matmul_beaver (E = w - B, weight-shaped). Rounds 1; bytes 8 (N-1)(|x| + |w|),
+ * or 8 (N-1) |x| when E is reused.
  */
 int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,
                            const struct veil_conv_geom *g, const uint64_t *wid,
-                           struct veil_pub *e_keep, struct veil_sec *y);
+                           struct veil_pub *e_keep, struct veil_sec *b_keep, struct veil_sec *y);
+
+/**
+ * The material of a Beaver product (tile: one handle per part). A weight-stationary product
+ * (b_keep non-NULL) keeps this party's share of its weight mask B from its first call in *b_keep:
+ * every item of the weight carries the same B words (tasks/preproc.h), so a later call's material
+ * leaves B out (veil_mpc_material_skip: neither expanded nor read) and lends the kept share to
+ * the product as its part B. After the product's tasks are submitted, veil_mpc_ws_settle.
+ */
+int veil_mpc_ws_material(veil_mpc_t *m, struct veil_preproc_item item, struct veil_sec *b_keep,
+                         struct veil_mpc_mat *mat);
+/** Before *mat is released (rc: the product's outcome so far): takes a lent B back out of *mat;
+ *  on a first call that succeeded at a party, moves the item's B into *b_keep (the submitted
+ *  tasks read it; the keeper releases it, tasks/wstat.c). Nothing without b_keep. */
+void veil_mpc_ws_settle(struct veil_mpc_mat *mat, struct veil_sec *b_keep, int rc);
 
 /**
  * How many blocks the local products of a (rows x cols, inner dimension inner) product are split

@@ -195,7 +195,7 @@ int veil_mpc_conv2d_check(const char *op, const struct veil_sec *x, const struct
 
 int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,
                            const struct veil_conv_geom *g, const uint64_t *wid,
-                           struct veil_pub *e_keep, struct veil_sec *y)
+                           struct veil_pub *e_keep, struct veil_sec *b_keep, struct veil_sec *y)
 {
     struct geom o;
     int rc;
@@ -209,7 +209,7 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
                                         g->stride, g->pad, *wid)
             : veil_preproc_item_conv(0, g->batch, g->c, g->h, g->w, g->oc, g->kh, g->kw, g->stride,
                                      g->pad);
-    rc = veil_mpc_material(m, item, SIZE_MAX, &mat);
+    rc = veil_mpc_ws_material(m, item, b_keep, &mat);
     if (rc != VEIL_OK)
         return rc;
     struct veil_sec d = {0}, e_tmp = {0}, cd = {0}, ca = {0}, de = {0}, ua = {0}, ub = {0};
@@ -257,6 +257,7 @@ out:
     veil_mpc_release(m, &e_tmp);
     veil_mpc_release(m, &cd);
     veil_mpc_release(m, &ca);
+    veil_mpc_ws_settle(&mat, b_keep, rc);
     veil_mpc_mat_release(m, &mat);
     return rc;
 }
@@ -265,7 +266,7 @@ int veil_mpc_conv2d(veil_mpc_t *m, const struct veil_sec *x, const struct veil_s
                     const struct veil_conv_geom *g, struct veil_sec *y)
 {
     int rc = veil_mpc_conv2d_check("conv2d", x, w, g, y);
-    return rc != VEIL_OK ? rc : veil_mpc_conv2d_beaver(m, x, w, g, NULL, NULL, y);
+    return rc != VEIL_OK ? rc : veil_mpc_conv2d_beaver(m, x, w, g, NULL, NULL, NULL, y);
 }
 
 /* dY (batch, oc, ohow) regrouped as the OC x (B OH OW) matrix dYm. */

@@ -126,16 +126,17 @@ void veil_mpc_product_split(size_t rows, size_t cols, size_t inner, int *pr, int
 }
 
 int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
-                           const uint64_t *wid, struct veil_pub *e_keep, struct veil_sec *z)
+                           const uint64_t *wid, struct veil_pub *e_keep, struct veil_sec *b_keep,
+                           struct veil_sec *z)
 {
     const size_t a = x->dims[0], b = x->dims[1], c = y->dims[1];
     const size_t zdims[2] = {a, c};
     struct veil_mpc_mat mat;
     memset(z, 0, sizeof *z);
-    int rc = veil_mpc_material(m,
-                               wid ? veil_preproc_item_matmul_ws(0, a, b, c, *wid)
-                                   : veil_preproc_item_matmul(0, a, b, c),
-                               SIZE_MAX, &mat);
+    int rc = veil_mpc_ws_material(m,
+                                  wid ? veil_preproc_item_matmul_ws(0, a, b, c, *wid)
+                                      : veil_preproc_item_matmul(0, a, b, c),
+                                  b_keep, &mat);
     if (rc != VEIL_OK)
         return rc;
     struct veil_sec d = {0}, e_tmp = {0}, de = {0}, ua = {0}, ub = {0};
@@ -175,6 +176,7 @@ out:
     veil_mpc_release(m, &de);
     veil_mpc_release(m, &d);
     veil_mpc_release(m, &e_tmp);
+    veil_mpc_ws_settle(&mat, b_keep, rc);
     veil_mpc_mat_release(m, &mat);
     return rc;
 }
@@ -182,7 +184,7 @@ out:
 int veil_mpc_matmul_core(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                          struct veil_sec *z)
 {
-    return veil_mpc_matmul_beaver(m, x, y, NULL, NULL, z);
+    return veil_mpc_matmul_beaver(m, x, y, NULL, NULL, NULL, z);
 }
 
 int veil_mpc_matmul_check(const char *op, const struct veil_sec *x, const struct veil_sec *y,

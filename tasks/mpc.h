@@ -275,6 +275,19 @@ struct veil_mpc_mat {
  */
 int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
                       struct veil_mpc_mat *out);
+/**
+ * As veil_mpc_material, leaving out at a party every part j whose bit (1u << j) is set in skip:
+ * such a part is shaped but gets no memory, and its words are neither expanded, received nor read
+ * (FILE material skips them in the file), for a party that holds the same words from an earlier
+ * item (a weight-stationary product's B, tasks/wstat.h). A corrected part or one the item does
+ * not have cannot be left out: VEIL_ERR_INVAL at every process, the item not taken. The dealer
+ * and a recorder otherwise ignore skip.
+ */
+int veil_mpc_material_skip(veil_mpc_t *m, struct veil_preproc_item item, size_t tile, unsigned skip,
+                           struct veil_mpc_mat *out);
+/** The words of material parts this party has had written so far (expanded, received or read:
+ *  every requested part's words but those left out); 0 at the dealer and a recorder. */
+uint64_t veil_mpc_material_words(const veil_mpc_t *m);
 void veil_mpc_mat_release(veil_mpc_t *m, struct veil_mpc_mat *mat);
 
 /* ---- primitives --------------------------------------------------------------------------- */

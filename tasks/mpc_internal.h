@@ -63,6 +63,7 @@ struct veil_mpc {
     uint64_t credits;
     uint64_t granted;
     uint64_t fill_tasks;             /* material expansion (and correction copy) tasks submitted */
+    uint64_t mat_words;              /* material words written here (veil_mpc_material_words) */
     struct veil_preproc_item *items; /* every item requested, in order */
     size_t nitems, items_cap;
     struct veil_mpc_garbage *garbage; /* released tensors, collected at the next barrier */

@@ -285,8 +285,19 @@ static int post_direct(veil_mpc_t *m, const struct veil_preproc_item *item,
     return rc;
 }
 
+uint64_t veil_mpc_material_words(const veil_mpc_t *m)
+{
+    return m ? m->mat_words : 0;
+}
+
 int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
                       struct veil_mpc_mat *out)
+{
+    return veil_mpc_material_skip(m, item, tile, 0, out);
+}
+
+int veil_mpc_material_skip(veil_mpc_t *m, struct veil_preproc_item item, size_t tile, unsigned skip,
+                           struct veil_mpc_mat *out)
 {
     struct veil_preproc_desc desc;
     memset(out, 0, sizeof *out);
@@ -297,6 +308,15 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
     if (desc.correction_words > UINT32_MAX)
         return veil_error(VEIL_ERR_RANGE, "mpc: %s needs a correction of %zu words; split it",
                           veil_preproc_kind_name(item.kind), desc.correction_words);
+    /* refused at every process alike (SPMD), before the item is taken */
+    for (int j = 0; j < VEIL_PREPROC_MAX_PARTS; j++)
+        if ((skip & 1u << j) && (j >= desc.nparts || desc.part[j].corrected))
+            return veil_error(VEIL_ERR_INVAL, "mpc: %s has no part %d that can be left out (%s)",
+                              veil_preproc_kind_name(item.kind), j,
+                              j >= desc.nparts ? "no such part" : "it is corrected");
+    if (skip >> VEIL_PREPROC_MAX_PARTS)
+        return veil_error(VEIL_ERR_INVAL, "mpc: skip mask %#x names no part of %s", skip,
+                          veil_preproc_kind_name(item.kind));
     m->next_item++;
     if ((rc = veil_mpc_log_item(m, &item)) != VEIL_OK)
         return rc;
@@ -334,19 +354,23 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
         return veil_net_isend(m->net, corr, designated, tag);
     }
 
-    /* A party: memory for every part. */
+    /* A party: memory for every part it does not leave out. */
     for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
-        rc = veil_sec_alloc(m, &out->part[j]);
+        if (!(skip & 1u << j)) {
+            rc = veil_sec_alloc(m, &out->part[j]);
+            m->mat_words += out->part[j].numel;
+        }
     if (rc != VEIL_OK)
         goto fail;
 
     if (m->opt.material == VEIL_MPC_MAT_FILE) { /* read straight into the parts' buffers */
         uint64_t *dst[VEIL_PREPROC_MAX_PARTS] = {0};
         for (int j = 0; j < desc.nparts; j++)
-            dst[j] = out->part[j].data;
+            dst[j] = skip & 1u << j ? NULL : out->part[j].data; /* NULL: skipped in the file */
         rc = veil_preproc_next_into(m->reader, &item, dst);
         for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
-            rc = veil_sec_register(&out->part[j]);
+            if (!(skip & 1u << j))
+                rc = veil_sec_register(&out->part[j]);
         if (rc != VEIL_OK)
             goto fail;
         return VEIL_OK;
@@ -367,8 +391,8 @@ int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
     for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++) {
         struct veil_sec *p = &out->part[j];
         const int uses_corr = corr && desc.part[j].corrected;
-        if (direct && desc.part[j].corrected)
-            continue; /* registered, its correction posted */
+        if ((direct && desc.part[j].corrected) || (skip & 1u << j))
+            continue; /* registered, its correction posted; or left out */
         if (!uses_corr && p->numel <= VEIL_MPC_FILL_INLINE_WORDS) {
             /* a small PRG part: expanding it here costs less than a task's round trip through
              * the scheduler (the same words either way) */

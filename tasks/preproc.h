@@ -477,8 +477,9 @@ int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *
 
 /**
  * As veil_preproc_next, but reads each part j of the item straight into dst[j] (the caller's
- * buffers of the part's numel words, veil_preproc_item_describe): no share is allocated, so a
- * party's material lands in its tensors in one copy. On an error the cursor is not advanced and
+ * buffers of the part's numel words, veil_preproc_item_describe; a NULL dst[j] skips part j,
+ * which is not read): no share is allocated, so a party's material lands in its tensors in one
+ * copy. On an error the cursor is not advanced and
  * the buffers' contents are unspecified (the caller wipes them).
  */
 int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,

@@ -333,8 +333,8 @@ static int next_item(veil_preproc_reader_t *r, const struct veil_preproc_item *e
     return VEIL_OK;
 }
 
-/* Reads the parts of item it (the reader's next, checked by next_item) into dst[j], then
- * advances the cursor; on an error the cursor stays. */
+/* Reads the parts of item it (the reader's next, checked by next_item) into dst[j] (a NULL
+ * dst[j]: part j is skipped), then advances the cursor; on an error the cursor stays. */
 static int read_parts(veil_preproc_reader_t *r, const struct veil_preproc_item *it,
                       uint64_t *const dst[VEIL_PREPROC_MAX_PARTS])
 {
@@ -342,7 +342,7 @@ static int read_parts(veil_preproc_reader_t *r, const struct veil_preproc_item *
     int rc = veil_preproc_item_describe(it, &d);
     for (int j = 0; rc == VEIL_OK && j < d.nparts; j++) {
         if (!dst[j])
-            return veil_error(VEIL_ERR_INVAL, "preproc load: NULL destination for part %d", j);
+            continue;
         rc = read_at(r, dst[j], d.part[j].numel * sizeof(uint64_t),
                      r->data_start + (r->offset[r->next] + d.part[j].offset) * 8);
         if (rc == VEIL_OK)

@@ -60,8 +60,10 @@ void veil_mpc_wstat_release(veil_mpc_t *m, struct veil_mpc_wstat *ws)
 {
     if (!ws)
         return;
-    if (m)
+    if (m) {
         veil_mpc_release(m, &ws->e);
+        veil_mpc_release(m, &ws->b);
+    }
     memset(ws, 0, sizeof *ws);
 }
 
@@ -109,8 +111,8 @@ static void bind(struct veil_mpc_wstat *ws, int op, const struct veil_sec *w)
     ws->w_handle = w->h ? w->h[0] : NULL;
 }
 
-/* After a product: bind on success; on a failed first call drop whatever E was opened, so a
- * state never holds an E it is not bound to. */
+/* After a product: bind on success; on a failed first call drop whatever E was opened (and B
+ * kept), so a state never holds an E or a B it is not bound to. */
 static int finish(veil_mpc_t *m, struct veil_mpc_wstat *ws, int op, const struct veil_sec *w,
                   int rc)
 {
@@ -120,6 +122,7 @@ static int finish(veil_mpc_t *m, struct veil_mpc_wstat *ws, int op, const struct
         ws->uses++;
     } else if (ws->op == OP_NONE) {
         veil_mpc_release(m, &ws->e);
+        veil_mpc_release(m, &ws->b);
     }
     return rc;
 }
@@ -132,7 +135,7 @@ int veil_mpc_matmul_ws(veil_mpc_t *m, const struct veil_sec *x, const struct vei
         rc = check_state(m, "matmul_ws", OP_MATMUL, w, ws);
     if (rc != VEIL_OK)
         return rc;
-    rc = veil_mpc_matmul_beaver(m, x, w, &ws->wid, &ws->e, z);
+    rc = veil_mpc_matmul_beaver(m, x, w, &ws->wid, &ws->e, &ws->b, z);
     return finish(m, ws, OP_MATMUL, w, rc);
 }
 
@@ -145,6 +148,6 @@ int veil_mpc_conv2d_ws(veil_mpc_t *m, const struct veil_sec *x, const struct vei
         rc = check_state(m, "conv2d_ws", OP_CONV, w, ws);
     if (rc != VEIL_OK)
         return rc;
-    rc = veil_mpc_conv2d_beaver(m, x, w, g, &ws->wid, &ws->e, y);
+    rc = veil_mpc_conv2d_beaver(m, x, w, g, &ws->wid, &ws->e, &ws->b, y);
     return finish(m, ws, OP_CONV, w, rc);
 }

@@ -40,7 +40,10 @@
  *     TRAINING MUST NOT USE THESE FUNCTIONS: an SGD step changes W, and W_t - B for every step
  *     would reveal every update W_t - W_{t-1} (the learning rate times a gradient, which leaks
  *     the training data). Training uses veil_mpc_matmul / veil_mpc_conv2d (fresh B per product).
- * Material from a file (FILE) holds B in every item's stored share (storage, not traffic).
+ * Each party keeps its share of B from the first call (the state's b): later calls' material
+ * leaves B out, neither expanded from the weight stream (DEALER, TRUSTED_FIRST_PARTY) nor read
+ * (FILE, whose items still store it: storage, not traffic), and the products read the kept
+ * share. Its words are the items' own, so the outputs are the same.
  *
  * Threads: like every protocol call, one thread per context.
  */
@@ -56,8 +59,8 @@
 
 /**
  * Session state of one weight tensor. Fields are read-only for callers; zero-initialise, then
- * veil_mpc_wstat_init. The public E = W - B (owned, empty until the first product at a party)
- * and the identity of the bound w are kept here.
+ * veil_mpc_wstat_init. The public E = W - B and this party's share of B (owned, empty until the
+ * first product at a party) and the identity of the bound w are kept here.
  */
 struct veil_mpc_wstat {
     veil_mpc_t *m; /* the context it was initialised for */
@@ -68,6 +71,7 @@ struct veil_mpc_wstat {
     const uint64_t *w_data; /* the bound w's identity at a party (NULL elsewhere) */
     starpu_data_handle_t w_handle;
     struct veil_pub e; /* E = W - B at a party once opened; owned */
+    struct veil_sec b; /* this party's share of B, kept from the first call; owned */
     uint64_t uses;     /* products run with this state */
 };
 

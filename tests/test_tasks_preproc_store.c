@@ -1,12 +1,14 @@
 /* Tests the per-party preprocessing file: three parties' files written atomically (no temporary
  * left behind) read back item by item equal to a fresh expansion and still correlated across
- * parties (every kind, the weight-stationary MATMUL_WS / CONV_WS included); then every bad case
- * gives its documented error and never a crash: wrong kind, index or params requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH),
- * another session / party / party count / frac bits / plan (MISMATCH on open), truncated files at
- * many lengths and flipped bytes anywhere (VEIL_ERR_FORMAT: digest), bad magic and version,
- * crafted files with a valid digest but a lying table (FORMAT), random header/table damage with a
- * valid digest (FORMAT or MISMATCH), a file shortened while open (FORMAT), a missing file
- * (VEIL_ERR_IO), and writer misuse (MISMATCH / STATE, nothing published). */
+ * parties (every kind, the weight-stationary MATMUL_WS / CONV_WS included), also into the
+ * caller's buffers with a part skipped (NULL destination: not written, the rest right); then
+ * every bad case gives its documented error and never a crash: wrong kind, index or params
+ * requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH), another
+ * session / party / party count / frac bits / plan (MISMATCH on open), truncated files at many
+ * lengths and flipped bytes anywhere (VEIL_ERR_FORMAT: digest), bad magic and version, crafted
+ * files with a valid digest but a lying table (FORMAT), random header/table damage with a valid
+ * digest (FORMAT or MISMATCH), a file shortened while open (FORMAT), a missing file (VEIL_ERR_IO),
+ * and writer misuse (MISMATCH / STATE, nothing published). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/preproc.h"
@@ -266,17 +268,27 @@ static void read_into(void)
             struct veil_preproc_item w = items[0];
             w.p[0]++;
             CHECK(veil_preproc_next_into(r, &w, dst) == VEIL_ERR_MISMATCH, "into: wrong params");
-            uint64_t *none[VEIL_PREPROC_MAX_PARTS] = {0};
-            CHECK(veil_preproc_next_into(r, &items[0], none) == VEIL_ERR_INVAL, "into: NULL part");
+            CHECK(veil_preproc_next_into(r, &items[0], NULL) == VEIL_ERR_INVAL, "into: NULL array");
             CHECK(veil_preproc_reader_remaining(r) == NITEMS, "into: cursor not advanced");
         }
-        CHECK(veil_preproc_next_into(r, &items[i], dst) == VEIL_OK, "into %d: %s", i,
+        /* item 0 without its part 1 (a NULL destination skips it): the others land right */
+        uint64_t *into[VEIL_PREPROC_MAX_PARTS];
+        memcpy(into, dst, sizeof into);
+        if (i == 0)
+            into[1] = NULL;
+        CHECK(veil_preproc_next_into(r, &items[i], into) == VEIL_OK, "into %d: %s", i,
               veil_last_error());
         size_t cw = veil_preproc_correction_words(&items[i]);
         uint64_t *corr = malloc((cw ? cw : 1) * sizeof *corr);
         veil_preproc_dealer_correction(&L, &items[i], (const uint8_t(*)[16])seeds, corr, cw);
         veil_preproc_party_expand(&L, &items[i], p, seeds[p], corr, &fresh);
         for (int j = 0; j < d.nparts; j++) {
+            if (!into[j]) {
+                for (size_t k = 0; k <= d.part[j].numel; k++)
+                    CHECK(dst[j][k] == 0, "into: item %d skipped part %d written", i, j);
+                free(dst[j]);
+                continue;
+            }
             CHECK(memcmp(dst[j], fresh.part[j], d.part[j].numel * 8) == 0,
                   "into: item %d part %d differs from a fresh expansion", i, j);
             CHECK(dst[j][d.part[j].numel] == 0, "into: item %d part %d written past its end", i, j);

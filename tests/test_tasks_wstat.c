@@ -5,7 +5,10 @@
  * x_i . W with one weight state (the third with another row count) and three conv2d(x_i, K) with
  * another state (the third with another batch) are revealed and compared bit for bit with the
  * plaintext ring products; each call costs 1 round, the first one 8 (N-1)(|x| + |w|) bytes per
- * party (E = W - B opened) and the later ones 8 (N-1) |x| (E reused). Misuse is refused with
+ * party (E = W - B opened) and the later ones 8 (N-1) |x| (E reused); a party's material words
+ * are A, B and C at the first call and A and C later (its share of B kept in the state, neither
+ * expanded nor read again; none at the dealer); leaving out a corrected part, or one the item
+ * lacks, is refused without taking an item. Misuse is refused with
  * VEIL_ERR_STATE before any material is requested: a second claim of a weight id (also after
  * release), re-initialising a state in use, another weight tensor of the same shape under a bound
  * state (parties: the dealer's tensors have no identity), a conv2d with a matmul's state, a state
@@ -146,20 +149,52 @@ static int body(veil_mpc_t *m, void *arg)
         VT_CHECK(0, "inputs: %s", veil_last_error());
         return 1;
     }
+    /* only a part the item has and no correction writes can be left out; a refusal takes no
+     * item (every process refuses alike) */
+    struct veil_mpc_mat bad;
+    size_t taken0 = 0, taken1 = 0;
+    veil_mpc_items(m, &taken0);
+    VT_CHECK(veil_mpc_material_skip(m, veil_preproc_item_beaver(0, 8), SIZE_MAX, 1u << VEIL_PRE_C,
+                                    &bad) == VEIL_ERR_INVAL &&
+                 strstr(veil_last_error(), "corrected"),
+             "a corrected part left out: %s", veil_last_error());
+    VT_CHECK(veil_mpc_material_skip(m, veil_preproc_item_square(0, 8), SIZE_MAX, 1u << 2, &bad) ==
+                 VEIL_ERR_INVAL,
+             "a part the item does not have left out");
+    veil_mpc_items(m, &taken1);
+    VT_CHECK(taken0 == taken1, "a refused request took an item (%zu -> %zu)", taken0, taken1);
     veil_test_mpc_counters(m, &c);
+    const int party = veil_mpc_computes(m);
+    const uint64_t *kept = NULL;
     for (int i = 0; i < NRUN; i++) {
         VT_CHECK(veil_mpc_wstat_bound(&ws_mm) == (i > 0), "bound after the first call only");
+        const uint64_t words0 = veil_mpc_material_words(m);
         if (veil_mpc_matmul_ws(m, &sx[i], &sw, &ws_mm, &z[i]) != VEIL_OK)
             VT_CHECK(0, "matmul_ws %d: %s", i, veil_last_error());
         uint64_t bytes = 8 * n1 * (rows[i] * B + (i == 0 ? B * C : 0));
         veil_test_mpc_check_cost(m, i == 0 ? "matmul_ws first" : "matmul_ws later", &c, 1, bytes);
+        const uint64_t words = veil_mpc_material_words(m) - words0,
+                       want = party ? rows[i] * B + rows[i] * C + (i == 0 ? B * C : 0) : 0;
+        VT_CHECK(words == want, "matmul_ws %d: %" PRIu64 " material words, expected %" PRIu64, i,
+                 words, want);
+        if (i == 0)
+            kept = ws_mm.b.data;
+        VT_CHECK((kept != NULL) == party && ws_mm.b.data == kept && ws_mm.b.numel == B * C * party,
+                 "matmul_ws %d: the state keeps the first call's share of B", i);
     }
     for (int i = 0; i < NRUN; i++) {
         struct veil_conv_geom g = geom(batches[i]);
+        const uint64_t words0 = veil_mpc_material_words(m);
         if (veil_mpc_conv2d_ws(m, &scx[i], &sk, &g, &ws_cv, &z[NRUN + i]) != VEIL_OK)
             VT_CHECK(0, "conv2d_ws %d: %s", i, veil_last_error());
         uint64_t bytes = 8 * n1 * (batches[i] * CC * CH * CH + (i == 0 ? KW : 0));
         veil_test_mpc_check_cost(m, i == 0 ? "conv2d_ws first" : "conv2d_ws later", &c, 1, bytes);
+        const uint64_t xw = batches[i] * CC * CH * CH, yw = batches[i] * COC * CH * CH;
+        const uint64_t words = veil_mpc_material_words(m) - words0,
+                       want = party ? xw + yw + (i == 0 ? KW : 0) : 0;
+        VT_CHECK(words == want, "conv2d_ws %d: %" PRIu64 " material words, expected %" PRIu64, i,
+                 words, want);
+        VT_CHECK((ws_cv.b.data != NULL) == party, "conv2d_ws %d: the state keeps B", i);
     }
     misuse(m, &sx[0], &sw2, &scx[0], &sk, &ws_mm);
     veil_test_mpc_check_cost(m, "refused calls", &c, 0, 0);
@@ -182,7 +217,8 @@ static int body(veil_mpc_t *m, void *arg)
     }
     /* a released state's wid stays claimed */
     veil_mpc_wstat_release(m, &ws_mm);
-    VT_CHECK(ws_mm.e.data == NULL && !veil_mpc_wstat_bound(&ws_mm), "release empties the state");
+    VT_CHECK(ws_mm.e.data == NULL && ws_mm.b.data == NULL && !veil_mpc_wstat_bound(&ws_mm),
+             "release empties the state");
     VT_CHECK(veil_mpc_wstat_init(m, &again, 7) == VEIL_ERR_STATE, "wid 7 reclaimed after release");
     veil_mpc_wstat_release(m, &ws_cv);
     veil_mpc_wstat_release(m, &ws_cv); /* twice is harmless */
