@@ -69,13 +69,18 @@ void veil_im2col_cpu(void *buffers[], void *cl_arg)
                         /* img[at + x*sw] is image column x*sw + j - pw, x in [lo, hi); at
                          * itself may wrap (unsigned), at + lo*sw does not */
                         size_t at = (ci * g.h + iy) * g.w + j - g.pw;
-                        memset(d, 0, lo * sizeof(uint64_t));
-                        if (g.sw == 1)
-                            memcpy(d + lo, img + (at + lo), (hi - lo) * sizeof(uint64_t));
-                        else
+                        for (size_t x = 0; x < lo; x++)
+                            d[x] = 0;
+                        if (g.sw == 1) { /* rows are short (tens of words): loops, not calls */
+                            const uint64_t *src = img + (at + lo);
+                            for (size_t x = 0; x < hi - lo; x++)
+                                d[lo + x] = src[x];
+                        } else {
                             for (size_t x = lo; x < hi; x++)
                                 d[x] = img[at + x * g.sw];
-                        memset(d + hi, 0, (ow - hi) * sizeof(uint64_t));
+                        }
+                        for (size_t x = hi; x < ow; x++)
+                            d[x] = 0;
                     }
                 }
             }
