@@ -485,6 +485,16 @@ int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *
 int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
                            uint64_t *const dst[VEIL_PREPROC_MAX_PARTS]);
 
+/**
+ * Reads, without consuming anything, the weight mask part (B) of the first item not yet consumed
+ * that has like's kind (MATMUL_WS or CONV_WS) and weight id, into dst (B's numel words, which
+ * must equal like's): every item of a weight carries the same B, so a party can open W - B before
+ * its first product (tasks/wstat.h, veil_mpc_wstat_prime). VEIL_ERR_MISMATCH when no such item is
+ * left or its B has another size; VEIL_ERR_INVAL for a kind without a weight part.
+ */
+int veil_preproc_peek_weight(const veil_preproc_reader_t *r, const struct veil_preproc_item *like,
+                             uint64_t *dst);
+
 /** Items not yet consumed. */
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r);
 

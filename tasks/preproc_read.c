@@ -380,6 +380,46 @@ int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *
     return rc;
 }
 
+int veil_preproc_peek_weight(const veil_preproc_reader_t *r, const struct veil_preproc_item *like,
+                             uint64_t *dst)
+{
+    uint64_t wid, w;
+    struct veil_preproc_desc want, d;
+    char buf[256];
+    if (!r || !like || !dst)
+        return veil_error(VEIL_ERR_INVAL, "preproc peek: NULL argument");
+    int rc = veil_preproc_item_describe(like, &want);
+    if (rc != VEIL_OK)
+        return rc;
+    if (!veil_preproc_item_wid(like, &wid))
+        return veil_error(VEIL_ERR_INVAL, "preproc peek: %s has no weight part",
+                          veil_preproc_item_format(like, buf, sizeof buf));
+    for (size_t i = r->next; i < r->nitems; i++) {
+        const struct veil_preproc_item *it = &r->items[i];
+        if (it->kind != like->kind || !veil_preproc_item_wid(it, &w) || w != wid)
+            continue;
+        if ((rc = veil_preproc_item_describe(it, &d)) != VEIL_OK)
+            return rc;
+        if (d.part[VEIL_PRE_B].numel != want.part[VEIL_PRE_B].numel)
+            return veil_error(VEIL_ERR_MISMATCH,
+                              "preproc peek: item %zu of %s (%s) holds a weight mask of %zu words "
+                              "for weight %llu, not %zu",
+                              i, r->path, veil_preproc_item_format(it, buf, sizeof buf),
+                              d.part[VEIL_PRE_B].numel, (unsigned long long)wid,
+                              want.part[VEIL_PRE_B].numel);
+        rc = read_at(r, dst, d.part[VEIL_PRE_B].numel * sizeof(uint64_t),
+                     r->data_start + (r->offset[i] + d.part[VEIL_PRE_B].offset) * 8);
+        if (rc == VEIL_OK)
+            veil_pf_words_le(dst, d.part[VEIL_PRE_B].numel);
+        return rc;
+    }
+    return veil_error(VEIL_ERR_MISMATCH,
+                      "preproc peek: %s holds no %s item of weight %llu after "
+                      "item %zu",
+                      r->path, veil_preproc_kind_name(like->kind), (unsigned long long)wid,
+                      r->next);
+}
+
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r)
 {
     return r ? r->nitems - r->next : 0;

@@ -9,6 +9,7 @@
 
 #include "base/base_internal.h"
 #include "tasks/beaver_internal.h"
+#include "tasks/preproc.h"
 #include "tasks/mpc_internal.h"
 
 #include <stdlib.h>
@@ -125,6 +126,73 @@ static int finish(veil_mpc_t *m, struct veil_mpc_wstat *ws, int op, const struct
         veil_mpc_release(m, &ws->b);
     }
     return rc;
+}
+
+/* This party's share of the weight mask into ws->b (shaped at the dealer / a recorder, which
+ * hold no words): from the weight stream, or from the preprocessing file's first item of the
+ * weight not yet consumed (FILE). */
+static int fetch_mask(veil_mpc_t *m, struct veil_mpc_wstat *ws,
+                      const struct veil_preproc_item *like, size_t n)
+{
+    const size_t dims[1] = {n};
+    int rc = veil_sec_shape(m, &ws->b, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
+    if (rc != VEIL_OK || !veil_mpc_computes(m))
+        return rc;
+    if ((rc = veil_sec_alloc(m, &ws->b)) != VEIL_OK)
+        return rc;
+    rc = m->opt.material == VEIL_MPC_MAT_FILE
+             ? veil_preproc_peek_weight(m->reader, like, ws->b.data)
+             : veil_preproc_part_fill(&m->layout, like, m->self, m->seed, VEIL_PRE_B, 0, n, NULL,
+                                      ws->b.data);
+    if (rc == VEIL_OK) {
+        m->mat_words += n;
+        rc = veil_sec_register(&ws->b);
+    }
+    return rc;
+}
+
+int veil_mpc_wstat_prime(veil_mpc_t *m, struct veil_mpc_wstat *ws, const struct veil_sec *w,
+                         const struct veil_preproc_item *like)
+{
+    const char *what = "wstat prime";
+    if (!m || !w || !like)
+        return veil_error(VEIL_ERR_INVAL, "%s: NULL argument", what);
+    const int op = like->kind == VEIL_PREPROC_MATMUL_WS ? OP_MATMUL
+                   : like->kind == VEIL_PREPROC_CONV_WS ? OP_CONV
+                                                        : OP_NONE;
+    struct veil_preproc_desc d;
+    uint64_t wid = 0;
+    int rc = op == OP_NONE ? veil_error(VEIL_ERR_INVAL,
+                                        "%s: the item must be a MATMUL_WS or a "
+                                        "CONV_WS one",
+                                        what)
+                           : check_state(m, what, op, w, ws);
+    if (rc != VEIL_OK)
+        return rc;
+    if (ws->op != OP_NONE)
+        return veil_error(VEIL_ERR_STATE, "%s: weight state %llu has opened E already", what,
+                          (unsigned long long)ws->wid);
+    veil_preproc_item_wid(like, &wid);
+    if (wid != ws->wid)
+        return veil_error(VEIL_ERR_INVAL, "%s: the item names weight %llu, the state %llu", what,
+                          (unsigned long long)wid, (unsigned long long)ws->wid);
+    if ((rc = veil_preproc_item_describe(like, &d)) != VEIL_OK)
+        return rc;
+    if (w->kind != VEIL_SHARE_ARITH || w->numel != d.part[VEIL_PRE_B].numel)
+        return veil_error(VEIL_ERR_SHAPE, "%s: the weight has %zu elements, the item's mask %zu",
+                          what, w->numel, d.part[VEIL_PRE_B].numel);
+    rc = fetch_mask(m, ws, like, d.part[VEIL_PRE_B].numel);
+    if (rc == VEIL_OK) {
+        struct veil_sec b = veil_mpc_part_view(&ws->b, w);
+        rc = veil_mpc_open(m, w, &b, &ws->e);
+    }
+    if (rc != VEIL_OK) {
+        veil_mpc_release(m, &ws->e);
+        veil_mpc_release(m, &ws->b);
+        return rc;
+    }
+    bind(ws, op, w);
+    return VEIL_OK;
 }
 
 int veil_mpc_matmul_ws(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *w,

@@ -15,8 +15,10 @@
  * is unchanged: the correction C per call, to the designated party):
  *   matmul_ws  x (a x b) . w (b x c):  first call 8 (N-1)(ab + bc), later calls 8 (N-1) ab
  *   conv2d_ws:                         first call 8 (N-1)(|x| + |w|), later calls 8 (N-1) |x|
- * Over R inferences the weight opens cost 8 (N-1) |w| once instead of R times. A side effect:
- * after the first call, A.E depends only on the material, so it runs before the input arrives.
+ * Over R inferences the weight opens cost 8 (N-1) |w| once instead of R times; a primed state
+ * (veil_mpc_wstat_prime) paid them before its first call, which then costs what a later one does.
+ * A side effect: after the first call, A.E depends only on the material, so it runs before the
+ * input arrives.
  *
  * SECURITY (semi-honest, any coalition of up to N-1 parties; the dealer is trusted as for every
  * item). What the coalition sees beyond its own inputs, over a whole session:
@@ -83,6 +85,22 @@ struct veil_mpc_wstat {
  * *ws must be zeroed (or released) before: a state with garbage fields is refused as in use.
  */
 int veil_mpc_wstat_init(veil_mpc_t *m, struct veil_mpc_wstat *ws, uint64_t wid);
+
+/**
+ * Opens E = w - B for *ws ahead of its first product (a warm first run: veil_party_prepare does
+ * it for every weight-stationary weight once the parameters are shared): this party's share of B
+ * comes from the weight stream of ws's wid, or from the preprocessing file's first item of that
+ * weight not yet consumed (nothing is consumed: the products then take their items as before,
+ * without B, veil_mpc_ws_material). like is a MATMUL_WS or CONV_WS item of the weight (its kind
+ * fixes the op, its mask size must be w's; its index and other params are not used). Binds *ws to
+ * w; the products then open only D = x - A. One open of 8 (N-1) |w| bytes per party, no round
+ * marked (the caller marks one for all it primes). SPMD as every call. Returns VEIL_OK;
+ * VEIL_ERR_STATE (a state bound already, or not initialised for m), VEIL_ERR_INVAL (another kind
+ * or weight id), VEIL_ERR_SHAPE (w and the mask differ in size), VEIL_ERR_MISMATCH (FILE: no
+ * item of the weight left).
+ */
+int veil_mpc_wstat_prime(veil_mpc_t *m, struct veil_mpc_wstat *ws, const struct veil_sec *w,
+                         const struct veil_preproc_item *like);
 
 /**
  * Releases the state without waiting: E is handed to the context (freed at its next barrier),

@@ -3,14 +3,18 @@
  * test_graph_placement.c), two runs per session. A session that prepares reveals the same outputs
  * bit for bit as one that does not (both runs, every party), and its first run sends the same
  * bytes in the same rounds as its second at every party, while prepare itself sent the parameters
- * (party 0: 8 bytes per parameter word) and received run 0's material from the dealer; without prepare party 0's first run sends exactly those
- * bytes more than its second (so the comparison is not vacuous). Refused with VEIL_ERR_STATE and a message, the session going
- * on: a second prepare, a prepare after a run. Refused at the parameters' owner, the session
- * failing at every process (never hanging): a missing parameter and one with the wrong element
- * count, each named. Run 0's material above what the dealer may deal before any credit (the net's
- * early-arrival cap made small: VEIL_NET_EARLY_CAP = one run's material, so the flow control's
- * limit is 7/16 of it): prepare does not deal ahead — it used to wait for a credit forever (LeNet-5
- * at batch 1000 hung) — and the runs still reveal the unprepared outputs bit for bit. */
+ * (party 0: 8 bytes per parameter word) and received run 0's material from the dealer; without
+ * prepare party 0's first run sends exactly those bytes more than its second (so the comparison is
+ * not vacuous). Refused with VEIL_ERR_STATE and a message, the session going on: a second prepare,
+ * a prepare after a run. Refused at the parameters' owner, the session failing at every process
+ * (never hanging): a missing parameter and one with the wrong element count, each named. Run 0's
+ * material above what the dealer may deal before any credit (the net's early-arrival cap made
+ * small: VEIL_NET_EARLY_CAP = one run's material, so the flow control's limit is 7/16 of it):
+ * prepare does not deal ahead — it used to wait for a credit forever (LeNet-5 at batch 1000 hung) —
+ * and the runs still reveal the unprepared outputs bit for bit. The same MLP compiled
+ * weight-stationary: prepare also opens every W - B (each party sends 8 bytes per dense weight word
+ * there, which an unprepared run 0 sends on top of run 1's), so run 0 again sends run 1's bytes in
+ * run 1's rounds and reveals the unprepared outputs. */
 #include "config.h"
 #include "test_graph_nets.h"
 #include "test_graph_util.h"
@@ -27,10 +31,10 @@
 #define MAXOUT VEIL_TEST_NET_MAXOUT
 
 enum mode {
-    COLD,     /* no prepare; a prepare after the runs is refused */
-    WARM,     /* prepare (a second one refused), then the runs */
-    MISSING,  /* party 0 prepares without w2 */
-    SHAPE     /* party 0 feeds b1 one value short */
+    COLD,    /* no prepare; a prepare after the runs is refused */
+    WARM,    /* prepare (a second one refused), then the runs */
+    MISSING, /* party 0 prepares without w2 */
+    SHAPE    /* party 0 feeds b1 one value short */
 };
 
 struct shared {
@@ -44,6 +48,7 @@ struct shared {
 static struct veil_test_net net;
 static struct shared *sh;
 static enum mode cur;
+static size_t ws_words; /* a weight-stationary plan's dense weights (their W - B opens), else 0 */
 
 static void keep(char *dst, int rc)
 {
@@ -95,8 +100,8 @@ static int child(const struct veil_harness_party *me, void *arg)
         double *outs[MAXOUT] = {NULL};
         for (size_t k = 0; k < veil_plan_output_count(net.plan); k++)
             outs[k] = sh->out[r][id][k];
-        if (veil_run(pt, me->is_dealer ? NULL : net.feeds, me->is_dealer ? 0 : net.nfeeds,
-                     outs) != VEIL_OK) {
+        if (veil_run(pt, me->is_dealer ? NULL : net.feeds, me->is_dealer ? 0 : net.nfeeds, outs) !=
+            VEIL_OK) {
             fprintf(stderr, "process %d: run %d: %s\n", id, r, veil_last_error());
             code = 5;
         } else {
@@ -155,13 +160,13 @@ static void check_over_limit(const struct shared *cold)
                     continue;
                 VT_CHECK(memcmp(sh->out[r][q][k], cold->out[r][q][k],
                                 veil_plan_output_numel(net.plan, k) * sizeof(double)) == 0,
-                         "over the limit: party %d run %d output '%s' differs from unprepared",
-                         q, r, veil_plan_output_name(net.plan, k));
+                         "over the limit: party %d run %d output '%s' differs from unprepared", q,
+                         r, veil_plan_output_name(net.plan, k));
             }
         VT_CHECK(sh->prep[q].dealer_bytes_recv < dealt / 2,
                  "over the limit: party %d got %llu bytes from the dealer in prepare (run 0 "
-                 "takes %llu): dealt ahead", q, (unsigned long long)sh->prep[q].dealer_bytes_recv,
-                 (unsigned long long)dealt);
+                 "takes %llu): dealt ahead",
+                 q, (unsigned long long)sh->prep[q].dealer_bytes_recv, (unsigned long long)dealt);
         VT_CHECK(sh->runs_done[q] == RUNS, "over the limit: party %d ran %d runs", q,
                  sh->runs_done[q]);
     }
@@ -193,16 +198,16 @@ static void check_cold_warm(void)
             }
         const struct veil_run_stats *w0 = &sh->st[0][q], *w1 = &sh->st[1][q];
         VT_CHECK(w0->bytes_sent == w1->bytes_sent && w0->rounds == w1->rounds,
-                 "party %d prepared: run 0 sent %llu bytes in %llu rounds, run 1 %llu in %llu",
-                 q, (unsigned long long)w0->bytes_sent, (unsigned long long)w0->rounds,
+                 "party %d prepared: run 0 sent %llu bytes in %llu rounds, run 1 %llu in %llu", q,
+                 (unsigned long long)w0->bytes_sent, (unsigned long long)w0->rounds,
                  (unsigned long long)w1->bytes_sent, (unsigned long long)w1->rounds);
         VT_CHECK(w1->bytes_sent == cold->st[1][q].bytes_sent,
                  "party %d: the steady run sends %llu bytes prepared, %llu unprepared", q,
-                 (unsigned long long)w1->bytes_sent,
-                 (unsigned long long)cold->st[1][q].bytes_sent);
-        /* unprepared, the parameters' owner sends them in run 0 on top of run 1's bytes */
+                 (unsigned long long)w1->bytes_sent, (unsigned long long)cold->st[1][q].bytes_sent);
+        /* unprepared, the parameters' owner sends them in run 0 on top of run 1's bytes, and
+         * every party its shares of the weight masks' opens (weight-stationary) */
         VT_CHECK(cold->st[0][q].bytes_sent ==
-                     cold->st[1][q].bytes_sent + (q == 0 ? 8 * param_words() : 0),
+                     cold->st[1][q].bytes_sent + (q == 0 ? 8 * param_words() : 0) + 8 * ws_words,
                  "party %d unprepared: run 0 sent %llu bytes, run 1 %llu", q,
                  (unsigned long long)cold->st[0][q].bytes_sent,
                  (unsigned long long)cold->st[1][q].bytes_sent);
@@ -212,20 +217,20 @@ static void check_cold_warm(void)
         VT_CHECK(sh->prep[q].dealer_bytes_recv >= dealt / 2 && dealt > 0,
                  "party %d: %llu bytes from the dealer in prepare, of %llu for both runs", q,
                  (unsigned long long)sh->prep[q].dealer_bytes_recv, (unsigned long long)dealt);
-        /* the parameters, and the one word of the closing exchange to the other party */
-        VT_CHECK(sh->prep[q].bytes_sent == (q == 0 ? 8 * param_words() : 0) + 8,
+        /* the parameters, the weight masks' opens, and the one word of the closing exchange to
+         * the other party */
+        VT_CHECK(sh->prep[q].bytes_sent == (q == 0 ? 8 * param_words() : 0) + 8 * ws_words + 8,
                  "party %d: prepare sent %llu bytes (party 0 owns %zu parameter words)", q,
                  (unsigned long long)sh->prep[q].bytes_sent, param_words());
         veil_test_log("party %d: prepare %.1f ms, %llu bytes; run 0 %.1f ms (unprepared %.1f), "
-                      "run 1 %.1f ms, %llu bytes", q, 1e3 * sh->prep[q].online_s,
-                      (unsigned long long)sh->prep[q].bytes_sent, 1e3 * w0->online_s,
-                      1e3 * cold->st[0][q].online_s, 1e3 * w1->online_s,
+                      "run 1 %.1f ms, %llu bytes",
+                      q, 1e3 * sh->prep[q].online_s, (unsigned long long)sh->prep[q].bytes_sent,
+                      1e3 * w0->online_s, 1e3 * cold->st[0][q].online_s, 1e3 * w1->online_s,
                       (unsigned long long)w1->bytes_sent);
     }
     for (int q = 0; q < NPROC; q++) {
         VT_CHECK(sh->rc_again[q] == VEIL_ERR_STATE && strstr(sh->msg_again[q], "called twice"),
-                 "process %d: a second prepare gave %d '%s'", q, sh->rc_again[q],
-                 sh->msg_again[q]);
+                 "process %d: a second prepare gave %d '%s'", q, sh->rc_again[q], sh->msg_again[q]);
         VT_CHECK(cold->rc_again[q] == VEIL_ERR_STATE &&
                      strstr(cold->msg_again[q], "before the first veil_run"),
                  "process %d: a prepare after the runs gave %d '%s'", q, cold->rc_again[q],
@@ -268,6 +273,15 @@ int main(void)
     check_cold_warm();
     check_bad(MISSING, "parameter 'w2' (owner 0, shape [16,10]): no feed");
     check_bad(SHAPE, "parameter 'b1': the feed has 15 values; give 16");
+    veil_test_net_free(&net);
+    /* weight-stationary: prepare opens every W - B too, so run 0 is a steady run again */
+    veil_test_net_weight_stationary = 1;
+    veil_test_net_mlp(&net);
+    veil_test_net_reference(&net);
+    ws_words = 20 * 16 + 16 * 10;
+    if (!veil_test_failures)
+        check_cold_warm();
+    veil_test_net_weight_stationary = 0;
     veil_test_net_free(&net);
     veil_test_mpc_shared_free(sh, sizeof *sh);
     return veil_test_status();

@@ -8,11 +8,14 @@
  * party (E = W - B opened) and the later ones 8 (N-1) |x| (E reused); a party's material words
  * are A, B and C at the first call and A and C later (its share of B kept in the state, neither
  * expanded nor read again; none at the dealer); leaving out a corrected part, or one the item
- * lacks, is refused without taking an item. Misuse is refused with
- * VEIL_ERR_STATE before any material is requested: a second claim of a weight id (also after
- * release), re-initialising a state in use, another weight tensor of the same shape under a bound
- * state (parties: the dealer's tensors have no identity), a conv2d with a matmul's state, a state
- * of another context's making (uninitialised). */
+ * lacks, is refused without taking an item. A third weight primed (veil_mpc_wstat_prime: E
+ * opened before any product, 8 (N-1) |w| bytes, B's share from the weight stream or the file
+ * without taking an item) then multiplies opening D alone, its material without B, and agrees
+ * with the plaintext; a prime with another weight's item, and a second prime, are refused. Misuse
+ * is refused with VEIL_ERR_STATE before any material is requested: a second claim of a weight id
+ * (also after release), re-initialising a state in use, another weight tensor of the same shape
+ * under a bound state (parties: the dealer's tensors have no identity), a conv2d with a matmul's
+ * state, a state of another context's making (uninitialised). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "codelets/reference.h"
@@ -43,7 +46,7 @@ static const size_t batches[NRUN] = {2, 2, 3};
 static uint64_t cx[NRUN][XMAX], ck[KW];
 
 /* shared results: the three dense products then the three convolutions (each at its max) */
-#define OUT_WORDS (NRUN * 11 * C + NRUN * YMAX)
+#define OUT_WORDS (NRUN * 11 * C + NRUN * YMAX + 6 * C)
 static uint64_t *out;
 
 static struct veil_conv_geom geom(size_t batch)
@@ -198,10 +201,33 @@ static int body(veil_mpc_t *m, void *arg)
     }
     misuse(m, &sx[0], &sw2, &scx[0], &sk, &ws_mm);
     veil_test_mpc_check_cost(m, "refused calls", &c, 0, 0);
+    /* W2 primed (E = W2 - B2 opened before any product, B2's share fetched without taking an
+     * item), then x_0 . W2 opens D alone and its material has no B */
+    struct veil_mpc_wstat ws_pr = {0};
+    struct veil_sec zp = {0}, rp = {0};
+    const struct veil_preproc_item like = veil_preproc_item_matmul_ws(0, 1, B, C, 9);
+    const struct veil_preproc_item other = veil_preproc_item_matmul_ws(0, 1, B, C, 10);
+    VT_CHECK(veil_mpc_wstat_init(m, &ws_pr, 9) == VEIL_OK, "init 9: %s", veil_last_error());
+    VT_CHECK(veil_mpc_wstat_prime(m, &ws_pr, &sw2, &other) == VEIL_ERR_INVAL,
+             "prime with another weight's item refused");
+    VT_CHECK(veil_mpc_wstat_prime(m, &ws_pr, &sw2, &like) == VEIL_OK, "prime: %s",
+             veil_last_error());
+    VT_CHECK(veil_mpc_wstat_bound(&ws_pr) && (ws_pr.b.data != NULL) == party,
+             "a primed state is bound and holds B at a party");
+    VT_CHECK(veil_mpc_wstat_prime(m, &ws_pr, &sw2, &like) == VEIL_ERR_STATE, "primed twice");
+    veil_test_mpc_check_cost(m, "prime", &c, 0, 8 * n1 * B * C);
+    const uint64_t pw0 = veil_mpc_material_words(m);
+    if (veil_mpc_matmul_ws(m, &sx[0], &sw2, &ws_pr, &zp) != VEIL_OK)
+        VT_CHECK(0, "matmul_ws after prime: %s", veil_last_error());
+    veil_test_mpc_check_cost(m, "matmul_ws after prime", &c, 1, 8 * n1 * rows[0] * B);
+    VT_CHECK(veil_mpc_material_words(m) - pw0 == (party ? rows[0] * (B + C) : 0),
+             "matmul_ws after prime: B was fetched again");
     if (veil_test_failures)
         return 1;
     for (int i = 0; i < 2 * NRUN && rc == VEIL_OK; i++)
         rc = veil_mpc_reveal(m, &z[i], -1, &r[i]);
+    if (rc == VEIL_OK)
+        rc = veil_mpc_reveal(m, &zp, -1, &rp);
     if (rc != VEIL_OK || veil_mpc_wait(m) != VEIL_OK) {
         VT_CHECK(0, "reveal: %s", veil_last_error());
         return 1;
@@ -214,7 +240,11 @@ static int body(veil_mpc_t *m, void *arg)
             memcpy(out + NRUN * 11 * C + (size_t)i * YMAX, veil_test_host(&r[NRUN + i]),
                    batches[i] * COC * CH * CH * 8);
         }
+        memcpy(out + NRUN * 11 * C + NRUN * YMAX, veil_test_host(&rp), rows[0] * C * 8);
     }
+    veil_mpc_wstat_release(m, &ws_pr);
+    veil_mpc_release(m, &zp);
+    veil_mpc_release(m, &rp);
     /* a released state's wid stays claimed */
     veil_mpc_wstat_release(m, &ws_mm);
     VT_CHECK(ws_mm.e.data == NULL && ws_mm.b.data == NULL && !veil_mpc_wstat_bound(&ws_mm),
@@ -251,6 +281,7 @@ int main(void)
         veil_ref_gemm(rows[i], C, B, mx[i], mw, want + (size_t)i * 11 * C);
         conv_ref(batches[i], cx[i], ck, want + NRUN * 11 * C + (size_t)i * YMAX);
     }
+    veil_ref_gemm(rows[0], C, B, mx[0], mw2, want + NRUN * 11 * C + NRUN * YMAX);
     out = veil_test_mpc_shared(OUT_WORDS * 8);
     if (!out)
         return 1;

@@ -74,6 +74,10 @@ int veil_lookahead_drain(struct veil_exec *x);
 /* The lowerings of the op table's rows (graph/ops.c; contract: veil_lower_fn in
  * graph_internal.h). lower_forward.c: */
 int veil_lower_dense(struct veil_exec *x, const struct veil_node *n);
+/* A weight-stationary plan's warm start (veil_party_prepare, once the parameters are shared):
+ * opens E = W - B for the weight of every forward dense and conv2d node that will use a weight
+ * state (tasks/wstat.h, veil_mpc_wstat_prime), in one round, so the first run opens D alone. */
+int veil_lower_prime_weights(struct veil_exec *x);
 int veil_lower_matmul(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_relu(struct veil_exec *x, const struct veil_node *n);

@@ -131,6 +131,33 @@ int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n)
     return rc;
 }
 
+int veil_lower_prime_weights(struct veil_exec *x)
+{
+    int rc = VEIL_OK, primed = 0;
+    for (size_t i = 0; x->ws && i < x->p->nforward && rc == VEIL_OK; i++) {
+        const struct veil_node *n = &x->p->nodes[i];
+        if (n->op != VEIL_OP_DENSE && n->op != VEIL_OP_CONV2D)
+            continue;
+        struct veil_mpc_wstat *ws = wstat_of(x, n->in[1], &rc);
+        if (!ws || veil_mpc_wstat_bound(ws))
+            continue;
+        /* an item of the weight: only its kind, weight id and mask size matter here */
+        const struct veil_node *xn = &x->p->nodes[n->in[0]], *wn = &x->p->nodes[n->in[1]];
+        const uint64_t wid = (uint64_t)n->in[1];
+        const struct veil_preproc_item like =
+            n->op == VEIL_OP_DENSE
+                ? veil_preproc_item_matmul_ws(0, 1, wn->dims[0], wn->dims[1], wid)
+                : veil_preproc_item_conv_ws(0, xn->dims[0], xn->dims[1], xn->dims[2], xn->dims[3],
+                                            wn->dims[0], wn->dims[2], wn->dims[3],
+                                            (size_t)n->a.stride, (size_t)n->a.pad, wid);
+        rc = veil_mpc_wstat_prime(x->m, ws, VAL(x, n->in[1]), &like);
+        primed = 1;
+    }
+    if (rc == VEIL_OK && primed)
+        veil_mpc_round(x->m); /* every weight's E = W - B in one round */
+    return rc;
+}
+
 /* 1 when no node before n's last reader reads n (that reader is its only one). */
 static int read_once(const veil_plan_t *p, const struct veil_node *n)
 {

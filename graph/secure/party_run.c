@@ -302,6 +302,8 @@ int veil_party_prepare(veil_party_t *me, const struct veil_feed *params, size_t 
     const double t0 = now_s();
     if (rc == VEIL_OK)
         rc = veil_exec_share_params(&me->x, values);
+    if (rc == VEIL_OK) /* a weight-stationary plan: every W - B opened now, not in run 0 */
+        rc = veil_lower_prime_weights(&me->x);
     veil_plan_values_free(p, values);
     free(values);
     const int wrc = veil_mpc_wait(me->m);

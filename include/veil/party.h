@@ -202,12 +202,14 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
  * done. The dealer does so only when that material fits in what the flow control lets it send
  * before any party posts a receive (448 MiB by default; 7/16 of VEIL_NET_EARLY_CAP when that is
  * below 1 GiB); beyond it (LeNet-5 at batch 1000: 682 MB) the first run gets its material as an
- * unprepared one does, and its word says so. Without it the first run shares the parameters itself; the outputs are bit-identical either
- * way (the parameters are shared exactly as the first run would: the same values, folding and
- * tiles, and no correlated randomness is consumed). Not moved out of the first run: a
- * weight-stationary plan's weight-mask opens (the public W - B, tasks/wstat.h), which ride in the
- * first product's round. veil_party_last_stats then covers the sharing (its seconds, bytes and
- * rounds), and the first run counts from its end. Every process of the session (the dealer too)
+ * unprepared one does, and its word says so. A weight-stationary plan's weight-mask opens (the
+ * public W - B of every weight, tasks/wstat.h) happen here too, in one round, each party taking
+ * its share of B from the weight stream or from its preprocessing file without consuming an item
+ * (veil_mpc_wstat_prime). Without it the first run shares the parameters and opens the masks
+ * itself; the outputs are bit-identical either way (the parameters are shared exactly as the
+ * first run would: the same values, folding and tiles, and no correlated randomness is consumed).
+ * veil_party_last_stats then covers the sharing (its seconds, bytes and rounds), and the first
+ * run counts from its end. Every process of the session (the dealer too)
  * calls it at the same point, at most once, before the first run or step. Returns VEIL_OK;
  * VEIL_ERR_STATE (nothing done, the session goes on) when called a second time, after a run or
  * step, or after veil_party_load; VEIL_ERR_INVAL for a missing parameter, a wrong element count or
