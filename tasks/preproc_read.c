@@ -413,11 +413,8 @@ int veil_preproc_peek_weight(const veil_preproc_reader_t *r, const struct veil_p
             veil_pf_words_le(dst, d.part[VEIL_PRE_B].numel);
         return rc;
     }
-    return veil_error(VEIL_ERR_MISMATCH,
-                      "preproc peek: %s holds no %s item of weight %llu after "
-                      "item %zu",
-                      r->path, veil_preproc_kind_name(like->kind), (unsigned long long)wid,
-                      r->next);
+    return veil_error(VEIL_ERR_MISMATCH, "preproc peek: %s holds no %s item of weight %llu left",
+                      r->path, veil_preproc_kind_name(like->kind), (unsigned long long)wid);
 }
 
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r)

@@ -162,10 +162,7 @@ int veil_mpc_wstat_prime(veil_mpc_t *m, struct veil_mpc_wstat *ws, const struct 
                                                         : OP_NONE;
     struct veil_preproc_desc d;
     uint64_t wid = 0;
-    int rc = op == OP_NONE ? veil_error(VEIL_ERR_INVAL,
-                                        "%s: the item must be a MATMUL_WS or a "
-                                        "CONV_WS one",
-                                        what)
+    int rc = op == OP_NONE ? veil_error(VEIL_ERR_INVAL, "%s: not a MATMUL_WS or CONV_WS item", what)
                            : check_state(m, what, op, w, ws);
     if (rc != VEIL_OK)
         return rc;

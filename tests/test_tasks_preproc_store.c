@@ -1,7 +1,9 @@
 /* Tests the per-party preprocessing file: three parties' files written atomically (no temporary
  * left behind) read back item by item equal to a fresh expansion and still correlated across
  * parties (every kind, the weight-stationary MATMUL_WS / CONV_WS included), also into the
- * caller's buffers with a part skipped (NULL destination: not written, the rest right); then
+ * caller's buffers with a part skipped (NULL destination: not written, the rest right), a
+ * weight mask peeked ahead of its item (the cursor unmoved; an absent or consumed weight, another
+ * size and a kind without a mask refused); then
  * every bad case gives its documented error and never a crash: wrong kind, index or params
  * requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH), another
  * session / party / party count / frac bits / plan (MISMATCH on open), truncated files at many
@@ -243,6 +245,52 @@ static void round_trip(void)
         veil_preproc_reader_close(&r[p]);
     }
     veil_preproc_share_clear(&fresh);
+}
+
+/* veil_preproc_peek_weight: the weight mask of items 9 (MATMUL_WS, wid 42) and 10 (CONV_WS, wid
+ * 43) read ahead, equal to a fresh expansion's B, the cursor never moved; an absent weight, another
+ * mask size or a kind without a mask refused; past the weight's item, nothing left to peek. */
+static void peek_weight(void)
+{
+    veil_preproc_reader_t *r = NULL;
+    struct veil_preproc_share fresh = {0};
+    char path[300];
+    const int p = 0;
+    path_of(p, path, sizeof path);
+    CHECK(veil_preproc_reader_open(path, &L, p, plan, &r) == VEIL_OK, "peek: open: %s",
+          veil_last_error());
+    if (!r)
+        return;
+    for (int i = 9; i <= 10; i++) {
+        struct veil_preproc_desc d;
+        veil_preproc_item_describe(&items[i], &d);
+        const size_t n = d.part[VEIL_PRE_B].numel;
+        uint64_t *got = calloc(n, sizeof *got);
+        struct veil_preproc_item like = items[i];
+        like.index = 1000; /* not used: the weight stream's words are the same in every item */
+        CHECK(got && veil_preproc_peek_weight(r, &like, got) == VEIL_OK, "peek %d: %s", i,
+              veil_last_error());
+        veil_preproc_party_expand(&L, &items[i], p, seeds[p], NULL, &fresh);
+        CHECK(got && memcmp(got, fresh.part[VEIL_PRE_B], n * 8) == 0,
+              "peek %d: the mask differs from a fresh expansion", i);
+        free(got);
+    }
+    CHECK(veil_preproc_reader_remaining(r) == NITEMS, "peek: the cursor moved");
+    uint64_t buf[64];
+    struct veil_preproc_item absent = items[9];
+    absent.p[VEIL_PRE_MATMUL_WID] = 7;
+    CHECK(veil_preproc_peek_weight(r, &absent, buf) == VEIL_ERR_MISMATCH, "peek: absent weight");
+    struct veil_preproc_item wider = veil_preproc_item_matmul_ws(0, 4, 7, 3, 42);
+    CHECK(veil_preproc_peek_weight(r, &wider, buf) == VEIL_ERR_MISMATCH, "peek: another size");
+    CHECK(veil_preproc_peek_weight(r, &items[0], buf) == VEIL_ERR_INVAL, "peek: a BEAVER item");
+    for (int i = 0; i < 10; i++) /* consume items 0-9: weight 42's only item is gone */
+        veil_preproc_next(r, &items[i], &fresh);
+    CHECK(veil_preproc_peek_weight(r, &items[9], buf) == VEIL_ERR_MISMATCH &&
+              strstr(veil_last_error(), "left"),
+          "peek: a consumed weight's item: %s", veil_last_error());
+    veil_preproc_share_clear(&fresh);
+    veil_preproc_reader_close(&r);
+    note("peek a weight mask");
 }
 
 /* veil_preproc_next_into: every part straight into the caller's buffers, equal to a fresh
@@ -576,6 +624,7 @@ int main(void)
 
     round_trip();
     read_into();
+    peek_weight();
     wrong_items(p0);
     wrong_session(p0);
     damaged(p0);
