@@ -3,14 +3,14 @@
  * parties (every kind, the weight-stationary MATMUL_WS / CONV_WS included), also into the
  * caller's buffers with a part skipped (NULL destination: not written, the rest right), a
  * weight mask peeked ahead of its item (the cursor unmoved; an absent or consumed weight, another
- * size and a kind without a mask refused); then
- * every bad case gives its documented error and never a crash: wrong kind, index or params
- * requested (VEIL_ERR_MISMATCH, cursor not advanced), reading past the end (MISMATCH), another
- * session / party / party count / frac bits / plan (MISMATCH on open), truncated files at many
- * lengths and flipped bytes anywhere (VEIL_ERR_FORMAT: digest), bad magic and version, crafted
- * files with a valid digest but a lying table (FORMAT), random header/table damage with a valid
- * digest (FORMAT or MISMATCH), a file shortened while open (FORMAT), a missing file (VEIL_ERR_IO),
- * and writer misuse (MISMATCH / STATE, nothing published). */
+ * size and a kind without a mask refused); then every bad case gives its documented error and
+ * never a crash: wrong kind, index or params requested (VEIL_ERR_MISMATCH, cursor not advanced),
+ * reading past the end (MISMATCH), another session / party / party count / frac bits / plan
+ * (MISMATCH on open), truncated files at many lengths and flipped bytes anywhere (VEIL_ERR_FORMAT:
+ * digest), bad magic and version, crafted files with a valid digest but a lying table (FORMAT),
+ * random header/table damage with a valid digest (FORMAT or MISMATCH), a file shortened while
+ * open (FORMAT), a missing file (VEIL_ERR_IO), and writer misuse (MISMATCH / STATE, nothing
+ * published). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/preproc.h"
