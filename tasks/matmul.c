@@ -156,9 +156,10 @@ int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
         (!reuse && (rc = veil_mpc_open(m, y, &mb, e)) != VEIL_OK))
         goto out;
     veil_mpc_round(m);
+    if ((rc = veil_mpc_fold_de(m, &ma, d.h[0], &mb, e->h[0], &de, &ua, &ub)) != VEIL_OK)
+        goto out;
     if (pr * pc * pk > 1) {
-        if ((rc = veil_mpc_fold_de(m, &ma, d.h[0], &mb, e->h[0], &de, &ua, &ub)) == VEIL_OK)
-            rc = matmul_split(m, &d, e, &ua, &ub, &mat.part[VEIL_PRE_C], a, b, c, pr, pc, pk, z);
+        rc = matmul_split(m, &d, e, &ua, &ub, &mat.part[VEIL_PRE_C], a, b, c, pr, pc, pk, z);
         goto out;
     }
     /* Every local term accumulates onto C, which then is z: A E first (E is often an earlier
@@ -167,8 +168,7 @@ int veil_mpc_matmul_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
      * mod 2^64). */
     const struct veil_bgemm_args acc = gemm1(a, c, b, 1);
     starpu_data_handle_t cz = mat.part[VEIL_PRE_C].h[0];
-    if ((rc = veil_mpc_fold_de(m, &ma, d.h[0], &mb, e->h[0], &de, &ua, &ub)) != VEIL_OK ||
-        (rc = veil_task_bgemm(ua.h[0], e->h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK ||
+    if ((rc = veil_task_bgemm(ua.h[0], e->h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK ||
         (rc = veil_task_bgemm(d.h[0], ub.h[0], cz, &acc, veil_mpc_priority(m))) != VEIL_OK)
         goto out;
     veil_mpc_part_adopt(&mat.part[VEIL_PRE_C], 2, zdims, z);

@@ -333,6 +333,17 @@ static int next_item(veil_preproc_reader_t *r, const struct veil_preproc_item *e
     return VEIL_OK;
 }
 
+/* Reads part j (described by d) of table item i into dst, in host order. */
+static int read_part(const veil_preproc_reader_t *r, size_t i, const struct veil_preproc_desc *d,
+                     int j, uint64_t *dst)
+{
+    int rc = read_at(r, dst, d->part[j].numel * sizeof(uint64_t),
+                     r->data_start + (r->offset[i] + d->part[j].offset) * 8);
+    if (rc == VEIL_OK)
+        veil_pf_words_le(dst, d->part[j].numel);
+    return rc;
+}
+
 /* Reads the parts of item it (the reader's next, checked by next_item) into dst[j] (a NULL
  * dst[j]: part j is skipped), then advances the cursor; on an error the cursor stays. */
 static int read_parts(veil_preproc_reader_t *r, const struct veil_preproc_item *it,
@@ -341,12 +352,8 @@ static int read_parts(veil_preproc_reader_t *r, const struct veil_preproc_item *
     struct veil_preproc_desc d;
     int rc = veil_preproc_item_describe(it, &d);
     for (int j = 0; rc == VEIL_OK && j < d.nparts; j++) {
-        if (!dst[j])
-            continue;
-        rc = read_at(r, dst[j], d.part[j].numel * sizeof(uint64_t),
-                     r->data_start + (r->offset[r->next] + d.part[j].offset) * 8);
-        if (rc == VEIL_OK)
-            veil_pf_words_le(dst[j], d.part[j].numel);
+        if (dst[j])
+            rc = read_part(r, r->next, &d, j, dst[j]);
     }
     if (rc == VEIL_OK)
         r->next++;
@@ -407,11 +414,7 @@ int veil_preproc_peek_weight(const veil_preproc_reader_t *r, const struct veil_p
                               i, r->path, veil_preproc_item_format(it, buf, sizeof buf),
                               d.part[VEIL_PRE_B].numel, (unsigned long long)wid,
                               want.part[VEIL_PRE_B].numel);
-        rc = read_at(r, dst, d.part[VEIL_PRE_B].numel * sizeof(uint64_t),
-                     r->data_start + (r->offset[i] + d.part[VEIL_PRE_B].offset) * 8);
-        if (rc == VEIL_OK)
-            veil_pf_words_le(dst, d.part[VEIL_PRE_B].numel);
-        return rc;
+        return read_part(r, i, &d, VEIL_PRE_B, dst);
     }
     return veil_error(VEIL_ERR_MISMATCH, "preproc peek: %s holds no %s item of weight %llu left",
                       r->path, veil_preproc_kind_name(like->kind), (unsigned long long)wid);

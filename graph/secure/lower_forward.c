@@ -143,7 +143,7 @@ int veil_lower_prime_weights(struct veil_exec *x)
             continue;
         /* an item of the weight: only its kind, weight id and mask size matter here */
         const struct veil_node *xn = &x->p->nodes[n->in[0]], *wn = &x->p->nodes[n->in[1]];
-        const uint64_t wid = (uint64_t)n->in[1];
+        const uint64_t wid = ws->wid;
         const struct veil_preproc_item like =
             n->op == VEIL_OP_DENSE
                 ? veil_preproc_item_matmul_ws(0, 1, wn->dims[0], wn->dims[1], wid)
