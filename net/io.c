@@ -220,7 +220,8 @@ static void timers(struct veil_net *net, double now, double connect_deadline, do
  * session then fails naming it). A fixed bound would be wrong: the dealer deals ahead and closes
  * runs before the parties do (DEALER_AHEAD in graph/secure/party_run.c), and those runs may well
  * take longer than the silence timeout. Only a peer never heard from (no hello acknowledged) has
- * the silence timeout as its bound. */
+ * the silence timeout as its bound. A connection that dropped before our goodbye is not a close's
+ * (peers.c): the goodbye, and then the close, wait for its verdict. */
 static int closing_done(struct veil_net *net, double now)
 {
     if (!net->bye_sent) {
@@ -229,7 +230,15 @@ static int closing_done(struct veil_net *net, double now)
         for (int p = 0; p < net->nprocs; p++)
             if (p != net->self && net->peers[p].sends)
                 return 0;
+        /* a goodbye says nothing went wrong here: a drop already seen fails the session first
+         * (its abort, not our goodbye, reaches the peers: a data connection that dropped before
+         * any frame came on it is seen by its DEALER's end only) */
+        net->next_drop_check = 0;
+        veil_net_monitor_serve(net);
+        if (veil_net_io_failed(net) || veil_net_drops_pending(net))
+            return 0;
         net->bye_sent = 1;
+        net->bye_sent_at = now;
         net->close_deadline = now + net->cfg.timeout_s;
     }
     int all_sent = 1;
@@ -256,7 +265,7 @@ static int closing_done(struct veil_net *net, double now)
         VEIL_LOG_WARN("net: closing without a goodbye from %s after %.1f s",
                       veil_net_peer_name(net, p, name), net->cfg.timeout_s);
     }
-    return 1;
+    return !veil_net_drops_pending(net);
 }
 
 /* Seconds until the loop has something to do: the next emulated release, 0 when chunks can be

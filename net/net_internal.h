@@ -258,6 +258,7 @@ struct veil_net {
     size_t early_bytes;
     int outq_total;
     int bye_sent;
+    double bye_sent_at; /* when (a peer closes its connections only after our goodbye) */
     double close_deadline;
     char refused[8][VEIL_Z85_KEY_CHARS + 1];
     int nrefused;
@@ -305,8 +306,12 @@ void veil_net_mesh_destroy(struct veil_net *net, int linger_ms);
 /** peers.c: answers pending ZAP requests (I/O thread). */
 int veil_net_zap_serve(struct veil_net *net);
 /** peers.c: logs the ROUTER's handshake failures, and fails the session when an established
- *  connection with a peer (either way) dropped and no goodbye from it followed (I/O thread). */
+ *  connection with a peer (either way) dropped and no goodbye from it followed, or it dropped
+ *  before our goodbye (I/O thread). */
 void veil_net_monitor_serve(struct veil_net *net);
+/** peers.c: whether a drop seen before our goodbye (never a peer's orderly close) is still within
+ *  its grace: the session must not close before veil_net_monitor_serve judged it (I/O thread). */
+int veil_net_drops_pending(const struct veil_net *net);
 /** peers.c: notes the descriptor of the connection peer p's message came on, to our CURVE ROUTER
  *  (data 0) or data ROUTER (1) (msg: a frame of the message after the routing id; its
  *  ZMQ_SRCFD). */

@@ -149,6 +149,16 @@ int veil_net_router_monitor(struct veil_net *net, int data)
                       &net->monitor);
 }
 
+/* Whether a drop of peer ps's connection seen at time t is its orderly close: it said goodbye,
+ * every data-channel frame its goodbye counts arrived, and t is not before our goodbye (a peer
+ * closes its connections only once it has every goodbye, ours included: io.c's closing_done). A
+ * drop before our goodbye fails the session even when the peer then finished within the grace
+ * and nothing was lost: the stream was cut or corrupted. */
+static int forgiven(const struct veil_net *net, const struct veil_net_peer_state *ps, double t)
+{
+    return veil_net_peer_done(ps) && net->bye_sent && t >= net->bye_sent_at;
+}
+
 void veil_net_peer_seen_on(struct veil_net *net, int p, int data, zmq_msg_t *msg)
 {
     struct veil_net_peer_state *ps = &net->peers[p];
@@ -162,7 +172,7 @@ void veil_net_peer_seen_on(struct veil_net *net, int p, int data, zmq_msg_t *msg
          * have been read before the frame, naming a descriptor not known then): that connection
          * is gone, a suspect as if its disconnection came now. (A CURVE connection carries
          * heartbeats from the start, so its descriptor is known long before.) */
-        if (data && ps->hello_ok && ps->acked && !veil_net_peer_done(ps) && ps->dropped_at == 0 &&
+        if (data && ps->hello_ok && !forgiven(net, ps, veil_now()) && ps->dropped_at == 0 &&
             w->suspect_fd < 0) {
             w->fd = w->suspect_fd = fd;
             w->ino = 0;
@@ -257,15 +267,15 @@ static int overdue_before(const struct veil_net *net, int except, double t)
  * is), once the grace has passed: real when the peer's messages now come on another descriptor,
  * or the descriptor is closed or is another socket (its number reused); else the event was an
  * earlier connection's. */
-static void confirm_suspect(struct veil_net_peer_state *ps, struct veil_net_conn_watch *w, int link,
-                            double now, double grace)
+static void confirm_suspect(const struct veil_net *net, struct veil_net_peer_state *ps,
+                            struct veil_net_conn_watch *w, int link, double now, double grace)
 {
     if (w->suspect_fd < 0 || now - w->suspect_at < grace)
         return;
     struct stat st;
     const int gone = w->fd != w->suspect_fd || fstat(w->suspect_fd, &st) != 0 ||
                      (unsigned long long)st.st_ino != w->ino;
-    if (gone && !veil_net_peer_done(ps) && ps->dropped_at == 0) {
+    if (gone && ps->acked && !forgiven(net, ps, w->suspect_at) && ps->dropped_at == 0) {
         ps->dropped_at = w->suspect_at;
         ps->dropped_link = link;
     }
@@ -297,8 +307,10 @@ static int next_event(void *mon, uint16_t *event, uint32_t *value, char *addr, s
 }
 
 /* Drains a DEALER's monitor: a disconnection of an established connection (peer p, link) is a
- * drop. */
-static void dealer_events(struct veil_net_peer_state *ps, void *mon, int p, int link, double now)
+ * drop. (Established by the event: one during this DEALER's own handshake, before the peer
+ * acknowledged the hello it carries, loses nothing the handshake's timeout would not catch.) */
+static void dealer_events(const struct veil_net *net, struct veil_net_peer_state *ps, void *mon,
+                          int p, int link, double now)
 {
     uint16_t event;
     uint32_t value;
@@ -306,7 +318,7 @@ static void dealer_events(struct veil_net_peer_state *ps, void *mon, int p, int 
     while (next_event(mon, &event, &value, addr, sizeof addr)) {
         VEIL_LOG_DEBUG("net: %sconnection to peer %d dropped (%s)",
                        link == VEIL_NET_LINK_DATA_TO ? "data-channel " : "", p, addr);
-        if (event && ps->hello_ok && ps->acked && !veil_net_peer_done(ps) && ps->dropped_at == 0) {
+        if (event && ps->hello_ok && ps->acked && !forgiven(net, ps, now) && ps->dropped_at == 0) {
             ps->dropped_at = now;
             ps->dropped_link = link;
         }
@@ -316,10 +328,13 @@ static void dealer_events(struct veil_net_peer_state *ps, void *mon, int p, int 
 /* The disconnections of established connections with the peers, both ways: the DEALERs' (to
  * them) drained here, the ROUTER's (from them) noted by veil_net_monitor_serve; checked every
  * 50 ms (a drop is rare; the loop wakes at least every 100 ms). A drop counts once the peer
- * acknowledged our hello (an established session), unless it said goodbye and every data-channel
- * frame its goodbye counts has arrived (veil_net_peer_done): a peer that closes after its goodbye
- * drops the connection too, and its goodbye may still sit in the ROUTER's
- * queue when the event comes, hence the grace of a heartbeat (at most a second). */
+ * acknowledged our hello (an established session; for a ROUTER's connection by the verdict, not
+ * by the event: the frames that acknowledge may still sit in that ROUTER's queue behind the
+ * event, read after it in the same turn), unless it is the peer's orderly close
+ * (forgiven: seen after our goodbye, and the peer said goodbye and every data-channel frame its
+ * goodbye counts has arrived): a peer that closes after the goodbyes drops the connection too,
+ * and its goodbye may still sit in the ROUTER's queue when the event comes, hence the grace of a
+ * heartbeat (at most a second). */
 static void drops_serve(struct veil_net *net, double now)
 {
     if (now < net->next_drop_check)
@@ -331,11 +346,11 @@ static void drops_serve(struct veil_net *net, double now)
         struct veil_net_peer_state *ps = &net->peers[p];
         if (p == net->self)
             continue;
-        dealer_events(ps, ps->dmonitor, p, VEIL_NET_LINK_TO, now);
-        dealer_events(ps, ps->ddmonitor, p, VEIL_NET_LINK_DATA_TO, now);
-        confirm_suspect(ps, &ps->from[0], VEIL_NET_LINK_FROM, now, grace);
-        confirm_suspect(ps, &ps->from[1], VEIL_NET_LINK_DATA_FROM, now, grace);
-        if (ps->dropped_at > 0 && !veil_net_peer_done(ps) &&
+        dealer_events(net, ps, ps->dmonitor, p, VEIL_NET_LINK_TO, now);
+        dealer_events(net, ps, ps->ddmonitor, p, VEIL_NET_LINK_DATA_TO, now);
+        confirm_suspect(net, ps, &ps->from[0], VEIL_NET_LINK_FROM, now, grace);
+        confirm_suspect(net, ps, &ps->from[1], VEIL_NET_LINK_DATA_FROM, now, grace);
+        if (ps->dropped_at > 0 && ps->acked && !forgiven(net, ps, ps->dropped_at) &&
             (first < 0 || ps->dropped_at < net->peers[first].dropped_at))
             first = p;
     }
@@ -366,15 +381,31 @@ static void drops_serve(struct veil_net *net, double now)
                      before, name, link, why ? why : "it died, or the stream was corrupted or cut");
 }
 
-/* A disconnection on one of our ROUTERs (data: the data ROUTER): if it names the descriptor of an
- * established peer's connection, that peer becomes a suspect (confirmed in drops_serve). */
+int veil_net_drops_pending(const struct veil_net *net)
+{
+    for (int p = 0; p < net->nprocs; p++) {
+        const struct veil_net_peer_state *ps = &net->peers[p];
+        if (p == net->self || !ps->acked)
+            continue;
+        if (ps->dropped_at > 0 && !forgiven(net, ps, ps->dropped_at))
+            return 1;
+        for (int d = 0; d < 2; d++)
+            if (ps->from[d].suspect_fd >= 0 && !forgiven(net, ps, ps->from[d].suspect_at))
+                return 1;
+    }
+    return 0;
+}
+
+/* A disconnection on one of our ROUTERs (data: the data ROUTER): if it names the descriptor of the
+ * connection a peer's hello or frames came on, that peer becomes a suspect (confirmed in
+ * drops_serve, which also asks that the peer acknowledged our hello by then). */
 static void router_disconnected(struct veil_net *net, int data, int fd, uint32_t code, double now)
 {
     for (int p = 0; p < net->nprocs; p++) {
         struct veil_net_peer_state *ps = &net->peers[p];
         struct veil_net_conn_watch *w = &ps->from[data];
-        if (p == net->self || w->fd != fd || !ps->hello_ok || !ps->acked ||
-            veil_net_peer_done(ps) || ps->dropped_at > 0 || w->suspect_fd >= 0)
+        if (p == net->self || w->fd != fd || !ps->hello_ok || forgiven(net, ps, now) ||
+            ps->dropped_at > 0 || w->suspect_fd >= 0)
             continue;
         w->suspect_fd = fd;
         w->suspect_at = now;

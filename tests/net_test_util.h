@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct net_test_keys {
     char pub[VEIL_NET_MAX_PROCS][VEIL_Z85_KEY_CHARS + 1];
@@ -30,6 +31,26 @@ static inline int net_test_verbose(void)
 {
     const char *v = getenv("VEIL_TEST_VERBOSE");
     return v && strcmp(v, "1") == 0;
+}
+
+/* A TCP port to try for a fixed data port (VEIL_NET_DATA_PORT): a random one below the kernel's
+ * ephemeral range (ip_local_port_range), so that no connection made meanwhile (the parties' own
+ * included) gets it as its source port between the test's check that it is free and the party's
+ * bind; the caller checks it and tries again. */
+static inline int net_test_port_candidate(void)
+{
+    int lo = 32768, hi = 0;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d %d", &lo, &hi) != 2 || lo <= 10000 + 1000)
+            lo = 32768;
+        fclose(f);
+    }
+    uint8_t r[VEIL_SEED_BYTES];
+    if (veil_seed_random(r) != VEIL_OK)
+        return 10000 + (int)(getpid() % 1000);
+    const uint32_t v = (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16;
+    return 10000 + (int)(v % (uint32_t)(lo - 10000));
 }
 
 /* Fills cfg for me with keys (NULL: insecure plaintext), the given timing and digest byte. */

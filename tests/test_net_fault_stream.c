@@ -12,18 +12,20 @@
  * party 1's side only and keeps party 0's open, unanswered (half cut); or closes both sides 0.5 s
  * after the session opened, while nothing but heartbeats is in flight and 0.5 s before the
  * exchange starts (reconnect: ZeroMQ would reconnect and the exchange succeed, but a message
- * could have been lost); or, on the data channel only, listens on nothing there (unreachable: party
- * 1's stall check must name party 0, the data channel and the port it cannot reach, within the
- * bound from party 0's open). Each party's veil_net_wait_all, or else its veil_net_close (or its
- * veil_net_open, when the proxy acted before it returned), must return an error naming the other
- * party, and not the silence timeout's ("silent for"): the error
- * comes before the timeout would have fired (6 s after the proxy's act; 2 s more under sanitizers).
- * After inject, flip and half cut only party 1's side of the link sees anything (a stalled or
- * closed connection on its ROUTER, a frame that fails AES-GCM authentication): its error must be
- * its own, naming the link ("party 0 lost: the connection from it to party 1 ...", "... the data
- * channel from it to party 1 ..."; on the data channel not asserted for inject, whose bytes may
- * also break the framing and close the connection, which party 0 then sees too). No other time
- * is asserted. */
+ * could have been lost); or closes both sides likewise, after which the parties exchange 64 KiB
+ * and close at once, 20 ms after the cut (quick reconnect: both goodbyes come before a drop's
+ * grace of a heartbeat has passed, yet the drop came before them and is not a close's); or, on the
+ * data channel only, listens on nothing there (unreachable: party 1's stall check must name party
+ * 0, the data channel and the port it cannot reach, within the bound from party 0's open). Each
+ * party's veil_net_wait_all, or else its veil_net_close (or its veil_net_open, when the proxy acted
+ * before it returned), must return an error naming the other party, and not the silence timeout's
+ * ("silent for"): the error comes before the timeout would have fired (6 s after the proxy's act; 2
+ * s more under sanitizers). After inject, flip and half cut only party 1's side of the link sees
+ * anything (a stalled or closed connection on its ROUTER, a frame that fails AES-GCM
+ * authentication): its error must be its own, naming the link ("party 0 lost: the connection from
+ * it to party 1 ...", "... the data channel from it to party 1 ..."; on the data channel not
+ * asserted for inject, whose bytes may also break the framing and close the connection, which party
+ * 0 then sees too). No other time is asserted. */
 #include "config.h"
 #include "net_test_util.h"
 
@@ -45,12 +47,14 @@
 #endif
 #define BOUND_S (TIMEOUT_S + SLACK_S) /* before the silence timeout fired */
 #define AFTER ((size_t)1 << 20)
+#define QUICK_BYTES ((size_t)64 << 10)
 
-enum { S_INJECT, S_FLIP, S_CUT, S_REPLAY, S_TRUNCATE, S_RECONNECT, S_HOLD, S_END };
+enum { S_INJECT, S_FLIP, S_CUT, S_REPLAY, S_TRUNCATE, S_RECONNECT, S_QUICK, S_HOLD, S_END };
 #define S_PASS S_END          /* a proxy that forwards untouched */
 #define S_UNREACH (S_END + 1) /* data channel only: nothing listens where party 0 connects it */
-static const char *const names[] = {"inject",    "flip",     "cut",    "replay",     "truncate",
-                                    "reconnect", "half cut", "(pass)", "unreachable"};
+static const char *const names[] = {
+    "inject",          "flip",     "cut",    "replay",     "truncate", "reconnect",
+    "quick reconnect", "half cut", "(pass)", "unreachable"};
 
 struct sarg {
     struct net_test_keys keys;
@@ -122,7 +126,8 @@ static void relay(struct proxy *px, int c, int u)
         if (poll(f, 2, 50) < 0)
             break;
         int stop = 0;
-        if (px->which == S_RECONNECT && !px->acted && veil_now() - t0 > 0.5) {
+        if ((px->which == S_RECONNECT || px->which == S_QUICK) && !px->acted &&
+            veil_now() - t0 > 0.5) {
             /* between messages: only heartbeats in flight, nothing visibly lost */
             px->acted = 1;
             *px->t_act = veil_now();
@@ -139,8 +144,8 @@ static void relay(struct proxy *px, int c, int u)
             if (u < 0)
                 continue; /* half cut: what party 0 sends goes nowhere */
             const int to = k == 0 ? u : c;
-            if (k == 0 && !px->acted && px->which != S_RECONNECT && px->which != S_PASS &&
-                down + (size_t)r > AFTER) {
+            if (k == 0 && !px->acted && px->which != S_RECONNECT && px->which != S_QUICK &&
+                px->which != S_PASS && down + (size_t)r > AFTER) {
                 px->acted = 1;
                 *px->t_act = veil_now();
                 uint8_t junk[4096];
@@ -259,11 +264,18 @@ static int party(const struct veil_harness_party *me, void *arg)
         if (a->which == S_UNREACH && me->id == 0)
             *a->t_act = veil_now(); /* the data is sent from now on */
         net_test_fill(out, BIG, 20 + (uint64_t)me->id);
+        size_t bytes = BIG;
         if (a->which == S_RECONNECT)
             usleep(1000 * 1000);
+        if (a->which == S_QUICK) { /* a small exchange just after the cut, done within a grace */
+            for (int i = 0; i < 5000 && *a->t_act <= 0; i++)
+                usleep(1000);
+            usleep(20 * 1000);
+            bytes = QUICK_BYTES;
+        }
         starpu_data_handle_t ho, hi;
-        starpu_vector_data_register(&ho, STARPU_MAIN_RAM, (uintptr_t)out, BIG, 1);
-        starpu_vector_data_register(&hi, STARPU_MAIN_RAM, (uintptr_t)in, BIG, 1);
+        starpu_vector_data_register(&ho, STARPU_MAIN_RAM, (uintptr_t)out, bytes, 1);
+        starpu_vector_data_register(&hi, STARPU_MAIN_RAM, (uintptr_t)in, bytes, 1);
         /* a failure already known refuses the posts; the party whose receive was not behind the
          * proxy may finish its part: its close (which waits for the peer's goodbye) must then
          * fail */
@@ -332,10 +344,11 @@ int main(void)
         setenv("VEIL_NET_DATA_CHANNEL", a.data ? "aes-gcm" : "curve", 1);
         if (a.data) {
             /* party 1's data port: free on 127.0.0.2 (the proxy holds it from now on) and, when
-             * checked, on 127.0.0.1, where party 1 binds it */
+             * checked, on 127.0.0.1, where party 1 binds it; below the ephemeral range, so that
+             * no connection takes it meanwhile */
             a.data_lfd = -1;
             for (int tries = 0; tries < 20 && a.data_lfd < 0; tries++) {
-                a.data_lfd = listen_alt(0, &a.dport);
+                a.data_lfd = listen_alt(net_test_port_candidate(), &a.dport);
                 struct sockaddr_in sa = {.sin_family = AF_INET,
                                          .sin_port = htons((uint16_t)a.dport)};
                 sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
