@@ -16,8 +16,11 @@
 #include "config.h"
 #include "net_test_util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/rand.h>
 #include <starpu.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -246,18 +249,21 @@ static int party(const struct veil_harness_party *me, void *arg)
 }
 
 /* A port free on 127.0.0.1 now (party 1 binds it moments later). */
+/* A port free on 127.0.0.1 when checked, below the ephemeral range (net_test_port_candidate). */
 static int free_port(void)
 {
-    void *ctx = zmq_ctx_new(), *r = zmq_socket(ctx, ZMQ_ROUTER);
-    char ep[64] = "";
-    size_t len = sizeof ep;
-    int port = -1;
-    if (zmq_bind(r, "tcp://127.0.0.1:*") == 0 &&
-        zmq_getsockopt(r, ZMQ_LAST_ENDPOINT, ep, &len) == 0 && strrchr(ep, ':'))
-        port = atoi(strrchr(ep, ':') + 1);
-    zmq_close(r);
-    zmq_ctx_term(ctx);
-    return port;
+    for (int tries = 0; tries < 50; tries++) {
+        const int port = net_test_port_candidate();
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        const int ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (ok)
+            return port;
+    }
+    return -1;
 }
 
 int main(void)
