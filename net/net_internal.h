@@ -309,8 +309,9 @@ int veil_net_zap_serve(struct veil_net *net);
  *  connection with a peer (either way) dropped and no goodbye from it followed, or it dropped
  *  before our goodbye (I/O thread). */
 void veil_net_monitor_serve(struct veil_net *net);
-/** peers.c: whether a drop seen before our goodbye (never a peer's orderly close) is still within
- *  its grace: the session must not close before veil_net_monitor_serve judged it (I/O thread). */
+/** peers.c: whether a drop that is not a peer's orderly close (seen before our goodbye, or of a
+ *  peer not done) still awaits its verdict: the session must not say goodbye or close before
+ *  veil_net_monitor_serve judged it (I/O thread). */
 int veil_net_drops_pending(const struct veil_net *net);
 /** peers.c: notes the descriptor of the connection peer p's message came on, to our CURVE ROUTER
  *  (data 0) or data ROUTER (1) (msg: a frame of the message after the routing id; its
