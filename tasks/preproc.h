@@ -123,7 +123,7 @@
 #define VEIL_PREPROC_MAX_PARTS 3
 #define VEIL_PREPROC_SID_BYTES 16
 #define VEIL_PREPROC_DIGEST_BYTES 32
-/** File format v1 sizes (layout below, under storage). */
+/** File format v2 sizes (layout below, under storage). */
 #define VEIL_PREPROC_FILE_HEADER_BYTES 88
 #define VEIL_PREPROC_FILE_ENTRY_BYTES 128
 /** High bits of the seed-derivation label ("VEILPR" then 0, 0); the low byte is the kind. */
@@ -308,9 +308,10 @@ size_t veil_preproc_share_words(const struct veil_preproc_item *item);
 
 /**
  * Totals for a list of items (what a plan consumes): the dealer's correction words (its traffic
- * to the designated party, all items), the words each party stores, and the bytes of each
- * party's file (share words * 8 plus the format's overhead). Any output may be NULL. Returns
- * VEIL_OK, or the first invalid item's error (the message names its position).
+ * to the designated party, all items), the words of each party's shares, and the bytes of each
+ * party's file (the words it stores * 8 plus the format's overhead: a weight's mask only in its
+ * first item). Any output may be NULL. Returns VEIL_OK, or the first invalid item's error (the
+ * message names its position).
  */
 int veil_preproc_items_size(const struct veil_preproc_item *items, size_t nitems,
                             uint64_t *correction_words, uint64_t *share_words,
@@ -405,20 +406,28 @@ void veil_preproc_share_clear(struct veil_preproc_share *s);
 
 /* ---- storage (writer preproc_store.c, reader preproc_read.c)
  *
- * FILE FORMAT v1 (one file per party; all integers little-endian):
+ * FILE FORMAT v2 (one file per party; all integers little-endian):
  *   header, 88 bytes:
- *     0  magic "VEILPRE\0" (8)        8  u32 version (1)        12 u32 party
+ *     0  magic "VEILPRE\0" (8)        8  u32 version (2)        12 u32 party
  *     16 u32 nparties                 20 u32 frac_bits          24 u32 designated
  *     28 u32 reserved (0)             32 session id (16)        48 plan digest (32)
  *     80 u64 item count
  *   item table, 128 bytes per item:
  *     0 u32 kind   4 u32 reserved (0)   8 u64 index   16 u64 params[12]
  *     112 u64 offset (in words, from the start of the data)   120 u64 words
- *   data: the party's share words of every item, in table order, contiguous
+ *   data: the party's share words of every item, in table order, contiguous, except the weight
+ *     mask (part B) of a MATMUL_WS or CONV_WS item whose weight (kind and wid) an earlier item of
+ *     the file has: every item of a weight carries the same B, which a party keeps from the
+ *     weight's first item (tasks/wstat.h), so only that item stores it; the later ones hold A
+ *     then C (version 1 stored B in each: VGG16 at batch 2 for 8 runs, 1.72 GB per party, now
+ *     0.87 GB)
  *   SHA-256 (32 bytes) of every byte before it.
  * The reader verifies on open: exact file size from the table, each entry's params valid and
- * its words equal to the share size they imply, offsets contiguous, the digest, then the header
- * against the caller's expectation. Nothing read from the file is trusted before it is checked.
+ * its words equal to the share size they imply (without B where it is left out; two items of
+ * one weight must agree on its size), offsets contiguous, the digest, then the header against
+ * the caller's expectation. Nothing read from the file is trusted before it is checked. Asking
+ * for a left-out B (veil_preproc_next, veil_preproc_next_into with a B destination, a peek once
+ * the weight's first item is consumed) is refused with VEIL_ERR_MISMATCH, the cursor unmoved.
  *
  * Errors: VEIL_ERR_IO (cannot open/read/write), VEIL_ERR_FORMAT (not a Veil preprocessing file,
  * other version, truncated, inconsistent table, digest mismatch = corrupted), VEIL_ERR_MISMATCH
@@ -478,8 +487,9 @@ int veil_preproc_next(veil_preproc_reader_t *r, const struct veil_preproc_item *
 /**
  * As veil_preproc_next, but reads each part j of the item straight into dst[j] (the caller's
  * buffers of the part's numel words, veil_preproc_item_describe; a NULL dst[j] skips part j,
- * which is not read): no share is allocated, so a party's material lands in its tensors in one
- * copy. On an error the cursor is not advanced and
+ * which is not read, and must skip a weight mask the file stores with the weight's first item
+ * only): no share is allocated, so a party's material lands in its tensors in one copy. On an
+ * error the cursor is not advanced and
  * the buffers' contents are unspecified (the caller wipes them).
  */
 int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_item *expected,
@@ -490,7 +500,8 @@ int veil_preproc_next_into(veil_preproc_reader_t *r, const struct veil_preproc_i
  * that has like's kind (MATMUL_WS or CONV_WS) and weight id, into dst (B's numel words, which
  * must equal like's): every item of a weight carries the same B, so a party can open W - B before
  * its first product (tasks/wstat.h, veil_mpc_wstat_prime). VEIL_ERR_MISMATCH when no such item is
- * left or its B has another size; VEIL_ERR_INVAL for a kind without a weight part.
+ * left, its B has another size, or it is not the weight's first item (the only one that stores
+ * B); VEIL_ERR_INVAL for a kind without a weight part.
  */
 int veil_preproc_peek_weight(const veil_preproc_reader_t *r, const struct veil_preproc_item *like,
                              uint64_t *dst);

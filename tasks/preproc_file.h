@@ -1,7 +1,7 @@
 /*
  * preproc_file.h — what the writer (preproc_store.c) and the reader (preproc_read.c) of the
- * per-party preprocessing file share: its constants (format v1 in preproc.h) and its
- * little-endian encoding helpers. Never installed.
+ * per-party preprocessing file share: its constants (format v2 in preproc.h), its
+ * little-endian encoding helpers and which items store their weight mask. Never installed.
  */
 #ifndef VEIL_TASKS_PREPROC_FILE_H
 #define VEIL_TASKS_PREPROC_FILE_H
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #define VEIL_PREPROC_FILE_MAGIC "VEILPRE" /* 8 bytes with its NUL */
-#define VEIL_PREPROC_FILE_VERSION 1
+#define VEIL_PREPROC_FILE_VERSION 2
 /* Bytes hashed / copied per step when streaming the file. */
 #define VEIL_PREPROC_FILE_IO_CHUNK ((size_t)1 << 20)
 
@@ -39,6 +39,63 @@ static inline int veil_pf_same_item(const struct veil_preproc_item *a,
         if (a->p[j] != b->p[j])
             return 0;
     return 1;
+}
+
+/* Which of n items store their weight mask (part B) in the file: every item but a
+ * weight-stationary one whose weight (kind and wid) an earlier item of the file already had, since
+ * every item of a weight carries the same B (tasks/wstat.h: a party keeps it from the weight's
+ * first item). Sets stored[i] to 1 or 0; VEIL_ERR_FORMAT when two items of one weight disagree on
+ * its size (or one is not a valid item), VEIL_ERR_NOMEM. */
+static inline int veil_pf_mask_stored(const struct veil_preproc_item *items, size_t n,
+                                      uint8_t *stored)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    uint64_t *seen = calloc(cap, sizeof *seen); /* key + 1 (0: empty), open addressing */
+    size_t *first = calloc(cap, sizeof *first); /* the item that had it first */
+    int rc = seen && first ? VEIL_OK
+                           : veil_error(VEIL_ERR_NOMEM, "preproc: out of memory for %zu items", n);
+    for (size_t i = 0; rc == VEIL_OK && i < n; i++) {
+        uint64_t wid;
+        struct veil_preproc_desc a, b;
+        stored[i] = 1;
+        if (!veil_preproc_item_wid(&items[i], &wid))
+            continue;
+        const uint64_t key = (wid << 1 | (items[i].kind == VEIL_PREPROC_CONV_WS)) + 1;
+        size_t h = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & (cap - 1);
+        while (seen[h] && seen[h] != key)
+            h = (h + 1) & (cap - 1);
+        if (!seen[h]) {
+            seen[h] = key;
+            first[h] = i;
+            continue;
+        }
+        stored[i] = 0;
+        if (veil_preproc_item_describe(&items[first[h]], &a) != VEIL_OK ||
+            veil_preproc_item_describe(&items[i], &b) != VEIL_OK ||
+            a.part[VEIL_PRE_B].numel != b.part[VEIL_PRE_B].numel)
+            rc = veil_error(VEIL_ERR_FORMAT,
+                            "preproc: items %zu and %zu of weight %llu do not agree on its mask",
+                            first[h], i, (unsigned long long)wid);
+    }
+    free(seen);
+    free(first);
+    return rc;
+}
+
+/* The words item it (described by d) takes in the file. */
+static inline size_t veil_pf_stored_words(const struct veil_preproc_desc *d, int stored)
+{
+    return d->share_words - (stored ? 0 : d->part[VEIL_PRE_B].numel);
+}
+
+/* Where part j of an item (described by d) starts in its stored words: B, when not stored, is
+ * left out and the parts after it move up. */
+static inline size_t veil_pf_part_offset(const struct veil_preproc_desc *d, int stored, int j)
+{
+    const size_t off = d->part[j].offset;
+    return !stored && off > d->part[VEIL_PRE_B].offset ? off - d->part[VEIL_PRE_B].numel : off;
 }
 
 static inline char *veil_pf_dup_str(const char *s, const char *suffix)

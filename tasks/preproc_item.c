@@ -8,6 +8,7 @@
 #include "base/base_internal.h"
 #include "tasks/carry4_common.h"
 #include "tasks/preproc.h"
+#include "tasks/preproc_file.h"
 #include "tasks/prodk_common.h"
 
 #include <openssl/evp.h>
@@ -463,23 +464,32 @@ int veil_preproc_items_size(const struct veil_preproc_item *items, size_t nitems
                             uint64_t *correction_words, uint64_t *share_words, uint64_t *file_bytes)
 {
     struct veil_preproc_desc d;
-    uint64_t cw = 0, sw = 0;
+    uint64_t cw = 0, sw = 0, fw = 0;
     if (nitems && !items)
         return veil_error(VEIL_ERR_INVAL, "preproc sizes: NULL items");
-    for (size_t i = 0; i < nitems; i++) {
-        int rc = veil_preproc_item_describe(&items[i], &d);
-        if (rc != VEIL_OK)
-            return veil_error(rc, "preproc sizes: item %zu is invalid", i);
+    uint8_t *stored = file_bytes ? malloc(nitems ? nitems : 1) : NULL;
+    int rc = file_bytes && !stored ? veil_error(VEIL_ERR_NOMEM, "preproc sizes: out of memory")
+             : file_bytes          ? veil_pf_mask_stored(items, nitems, stored)
+                                   : VEIL_OK;
+    for (size_t i = 0; rc == VEIL_OK && i < nitems; i++) {
+        if ((rc = veil_preproc_item_describe(&items[i], &d)) != VEIL_OK) {
+            rc = veil_error(rc, "preproc sizes: item %zu is invalid", i);
+            break;
+        }
         cw += d.correction_words;
         sw += d.share_words;
+        fw += stored ? veil_pf_stored_words(&d, stored[i]) : 0;
     }
+    free(stored);
+    if (rc != VEIL_OK)
+        return rc;
     if (correction_words)
         *correction_words = cw;
     if (share_words)
         *share_words = sw;
     if (file_bytes) /* header, table, data, digest: see the format in preproc.h */
         *file_bytes = VEIL_PREPROC_FILE_HEADER_BYTES +
-                      VEIL_PREPROC_FILE_ENTRY_BYTES * (uint64_t)nitems + 8 * sw +
+                      VEIL_PREPROC_FILE_ENTRY_BYTES * (uint64_t)nitems + 8 * fw +
                       VEIL_PREPROC_DIGEST_BYTES;
     return VEIL_OK;
 }

@@ -1,7 +1,8 @@
 /*
- * preproc_read.c — the reader of the per-party preprocessing file (format v1 in preproc.h): it
+ * preproc_read.c — the reader of the per-party preprocessing file (format v2 in preproc.h): it
  * verifies the whole file on open (header, table, digest) and then hands out items in plan
- * order, refusing anything that is not exactly what the caller expects. Every length and offset
+ * order, refusing anything that is not exactly what the caller expects (a weight mask the file
+ * stores in the weight's first item only included). Every length and offset
  * read from the file is bounds-checked before use. The writer is preproc_store.c.
  */
 #include "config.h"
@@ -25,6 +26,7 @@ struct veil_preproc_reader {
     int fd;
     struct veil_preproc_item *items;
     uint64_t *offset; /* word offset of each item in the data */
+    uint8_t *stored;  /* per item: its weight mask is in the file (veil_pf_mask_stored) */
     size_t nitems, next;
     uint64_t data_start; /* byte offset of the data */
 };
@@ -64,6 +66,7 @@ void veil_preproc_reader_close(veil_preproc_reader_t **rp)
         close(r->fd);
     free(r->items);
     free(r->offset);
+    free(r->stored);
     free(r->path);
     free(r);
     *rp = NULL;
@@ -166,26 +169,14 @@ static int check_header(const veil_preproc_reader_t *r, const uint8_t *h,
     return VEIL_OK;
 }
 
-/* Parses and checks the item table; file_size tells what the table may claim. */
-static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_size)
+/* Reads the table's entries into r->items (each a valid item) and their claimed offsets and word
+ * counts into off_at and words_at. */
+static int load_entries(veil_preproc_reader_t *r, uint64_t count, uint64_t *off_at,
+                        uint64_t *words_at)
 {
     uint8_t e[ENTRY_BYTES];
     char buf[256];
     struct veil_preproc_desc d;
-    uint64_t max_items = (file_size - HEADER_BYTES - DIGEST_BYTES) / ENTRY_BYTES;
-    if (count > max_items)
-        return veil_error(VEIL_ERR_FORMAT,
-                          "preproc load: %s claims %llu items but its %llu "
-                          "bytes hold at most %llu",
-                          r->path, (unsigned long long)count, (unsigned long long)file_size,
-                          (unsigned long long)max_items);
-    r->items = calloc(count ? count : 1, sizeof *r->items);
-    r->offset = calloc(count ? count : 1, sizeof *r->offset);
-    if (!r->items || !r->offset)
-        return veil_error(VEIL_ERR_NOMEM, "preproc load: out of memory for %llu items",
-                          (unsigned long long)count);
-    r->data_start = HEADER_BYTES + count * ENTRY_BYTES;
-    uint64_t data_words = (file_size - DIGEST_BYTES - r->data_start) / 8, total = 0;
     for (uint64_t i = 0; i < count; i++) {
         int rc = read_at(r, e, ENTRY_BYTES, HEADER_BYTES + i * ENTRY_BYTES);
         if (rc != VEIL_OK)
@@ -197,7 +188,8 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
         it->index = veil_get_le64(e + 8);
         for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++)
             it->p[j] = veil_get_le64(e + 16 + 8 * j);
-        uint64_t off = veil_get_le64(e + 112), words = veil_get_le64(e + 120);
+        off_at[i] = veil_get_le64(e + 112);
+        words_at[i] = veil_get_le64(e + 120);
         if (veil_get_le32(e + 4) != 0)
             return veil_error(VEIL_ERR_FORMAT,
                               "preproc load: %s: table entry %llu: reserved "
@@ -210,17 +202,34 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
                               "not a valid item (%s)",
                               r->path, (unsigned long long)i, kind, buf);
         }
-        if (off != total || words != d.share_words || words > data_words - total)
+    }
+    return VEIL_OK;
+}
+
+/* Each entry's words against what its item and r->stored imply, offsets contiguous, and the
+ * file exactly as long as the table says. */
+static int check_extents(veil_preproc_reader_t *r, uint64_t count, uint64_t file_size,
+                         const uint64_t *off_at, const uint64_t *words_at)
+{
+    char buf[256];
+    struct veil_preproc_desc d;
+    uint64_t data_words = (file_size - DIGEST_BYTES - r->data_start) / 8, total = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        int rc = veil_preproc_item_describe(&r->items[i], &d);
+        if (rc != VEIL_OK)
+            return rc;
+        const size_t want = veil_pf_stored_words(&d, r->stored[i]);
+        if (off_at[i] != total || words_at[i] != want || words_at[i] > data_words - total)
             return veil_error(VEIL_ERR_FORMAT,
                               "preproc load: %s: table entry %llu (%s) claims "
                               "%llu words at %llu; expected %zu words at %llu, in data of %llu "
                               "words",
                               r->path, (unsigned long long)i,
-                              veil_preproc_item_format(it, buf, sizeof buf),
-                              (unsigned long long)words, (unsigned long long)off, d.share_words,
+                              veil_preproc_item_format(&r->items[i], buf, sizeof buf),
+                              (unsigned long long)words_at[i], (unsigned long long)off_at[i], want,
                               (unsigned long long)total, (unsigned long long)data_words);
-        r->offset[i] = off;
-        total += words;
+        r->offset[i] = off_at[i];
+        total += words_at[i];
     }
     if (file_size != r->data_start + total * 8 + DIGEST_BYTES)
         return veil_error(VEIL_ERR_FORMAT,
@@ -228,8 +237,40 @@ static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_si
                           "%llu",
                           r->path, (unsigned long long)file_size,
                           (unsigned long long)(r->data_start + total * 8 + DIGEST_BYTES));
-    r->nitems = (size_t)count;
     return VEIL_OK;
+}
+
+/* Parses and checks the item table; file_size tells what the table may claim. */
+static int load_table(veil_preproc_reader_t *r, uint64_t count, uint64_t file_size)
+{
+    uint64_t max_items = (file_size - HEADER_BYTES - DIGEST_BYTES) / ENTRY_BYTES;
+    if (count > max_items)
+        return veil_error(VEIL_ERR_FORMAT,
+                          "preproc load: %s claims %llu items but its %llu "
+                          "bytes hold at most %llu",
+                          r->path, (unsigned long long)count, (unsigned long long)file_size,
+                          (unsigned long long)max_items);
+    const size_t n = count ? (size_t)count : 1;
+    r->items = calloc(n, sizeof *r->items);
+    r->offset = calloc(n, sizeof *r->offset);
+    r->stored = calloc(n, 1);
+    uint64_t *off_at = calloc(n, sizeof *off_at), *words_at = calloc(n, sizeof *words_at);
+    int rc = VEIL_OK;
+    if (!r->items || !r->offset || !r->stored || !off_at || !words_at)
+        rc = veil_error(VEIL_ERR_NOMEM, "preproc load: out of memory for %llu items",
+                        (unsigned long long)count);
+    r->data_start = HEADER_BYTES + count * ENTRY_BYTES;
+    if (rc == VEIL_OK)
+        rc = load_entries(r, count, off_at, words_at);
+    if (rc == VEIL_OK)
+        rc = veil_pf_mask_stored(r->items, (size_t)count, r->stored);
+    if (rc == VEIL_OK)
+        rc = check_extents(r, count, file_size, off_at, words_at);
+    free(off_at);
+    free(words_at);
+    if (rc == VEIL_OK)
+        r->nitems = (size_t)count;
+    return rc;
 }
 
 int veil_preproc_reader_open(const char *path, const struct veil_preproc_layout *layout, int party,
@@ -333,12 +374,19 @@ static int next_item(veil_preproc_reader_t *r, const struct veil_preproc_item *e
     return VEIL_OK;
 }
 
-/* Reads part j (described by d) of table item i into dst, in host order. */
+/* Reads part j (described by d) of table item i into dst, in host order; a weight mask the file
+ * keeps in the weight's first item only is refused. */
 static int read_part(const veil_preproc_reader_t *r, size_t i, const struct veil_preproc_desc *d,
                      int j, uint64_t *dst)
 {
+    char buf[256];
+    if (!r->stored[i] && j == VEIL_PRE_B)
+        return veil_error(VEIL_ERR_MISMATCH,
+                          "preproc load: item %zu of %s (%s): its weight mask is stored with the "
+                          "weight's first item only (a party keeps it from there: tasks/wstat.h)",
+                          i, r->path, veil_preproc_item_format(&r->items[i], buf, sizeof buf));
     int rc = read_at(r, dst, d->part[j].numel * sizeof(uint64_t),
-                     r->data_start + (r->offset[i] + d->part[j].offset) * 8);
+                     r->data_start + (r->offset[i] + veil_pf_part_offset(d, r->stored[i], j)) * 8);
     if (rc == VEIL_OK)
         veil_pf_words_le(dst, d->part[j].numel);
     return rc;
@@ -351,6 +399,8 @@ static int read_parts(veil_preproc_reader_t *r, const struct veil_preproc_item *
 {
     struct veil_preproc_desc d;
     int rc = veil_preproc_item_describe(it, &d);
+    if (rc == VEIL_OK && !r->stored[r->next] && dst[VEIL_PRE_B]) /* before any read */
+        rc = read_part(r, r->next, &d, VEIL_PRE_B, dst[VEIL_PRE_B]);
     for (int j = 0; rc == VEIL_OK && j < d.nparts; j++) {
         if (dst[j])
             rc = read_part(r, r->next, &d, j, dst[j]);

@@ -1,5 +1,5 @@
 /*
- * preproc_store.c — the writer of the per-party preprocessing file (format v1 in preproc.h): it
+ * preproc_store.c — the writer of the per-party preprocessing file (format v2 in preproc.h): it
  * builds the file in a temporary file, hashing as it goes, and publishes it atomically (fsync,
  * rename, fsync of the directory). The reader, which verifies the whole file on open and hands
  * out items in plan order, is preproc_read.c; what both share is preproc_file.h.
@@ -25,6 +25,7 @@ struct veil_preproc_writer {
     FILE *f;
     EVP_MD_CTX *md;
     struct veil_preproc_item *items;
+    uint8_t *stored; /* per item: its weight mask is in the file (veil_pf_mask_stored) */
     size_t nitems, next;
 };
 
@@ -67,6 +68,25 @@ static int wr(veil_preproc_writer_t *w, const void *p, size_t n)
     return VEIL_OK;
 }
 
+/* n share words, little-endian. */
+static int write_words(veil_preproc_writer_t *w, const uint64_t *words, size_t n)
+{
+    int rc = VEIL_OK;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    uint64_t tmp[512];
+    for (size_t done = 0; rc == VEIL_OK && done < n; done += 512) {
+        size_t k = n - done < 512 ? n - done : 512;
+        memcpy(tmp, words + done, k * 8);
+        veil_pf_words_le(tmp, k);
+        rc = wr(w, tmp, k * 8);
+    }
+    veil_wipe(tmp, sizeof tmp);
+#else
+    rc = wr(w, words, n * sizeof(uint64_t));
+#endif
+    return rc;
+}
+
 void veil_preproc_writer_abort(veil_preproc_writer_t **wp)
 {
     if (!wp || !*wp)
@@ -78,6 +98,7 @@ void veil_preproc_writer_abort(veil_preproc_writer_t **wp)
         unlink(w->tmp);
     EVP_MD_CTX_free(w->md);
     free(w->items);
+    free(w->stored);
     free(w->path);
     free(w->tmp);
     free(w);
@@ -110,14 +131,17 @@ int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout 
     w->path = veil_pf_dup_str(path, "");
     w->tmp = veil_pf_dup_str(path, ".tmp.XXXXXX");
     w->items = malloc((nitems ? nitems : 1) * sizeof *items);
+    w->stored = malloc(nitems ? nitems : 1);
     w->md = EVP_MD_CTX_new();
-    if (!w->path || !w->tmp || !w->items || !w->md) {
+    if (!w->path || !w->tmp || !w->items || !w->stored || !w->md) {
         rc = veil_error(VEIL_ERR_NOMEM, "preproc store: out of memory");
         goto fail;
     }
     if (nitems)
         memcpy(w->items, items, nitems * sizeof *items);
     w->nitems = nitems;
+    if ((rc = veil_pf_mask_stored(w->items, nitems, w->stored)) != VEIL_OK)
+        goto fail;
     if (EVP_DigestInit_ex(w->md, EVP_sha256(), NULL) != 1) {
         rc = veil_error(VEIL_ERR_CRYPTO, "preproc store: SHA-256 init failed");
         goto fail;
@@ -143,8 +167,9 @@ int veil_preproc_writer_open(const char *path, const struct veil_preproc_layout 
         rc = veil_preproc_item_describe(&items[i], &d);
         if (rc != VEIL_OK)
             break;
-        encode_entry(buf, &items[i], offset, d.share_words);
-        offset += d.share_words;
+        const size_t words = veil_pf_stored_words(&d, w->stored[i]);
+        encode_entry(buf, &items[i], offset, words);
+        offset += words;
         rc = wr(w, buf, ENTRY_BYTES);
     }
     if (rc != VEIL_OK)
@@ -173,19 +198,16 @@ int veil_preproc_writer_put(veil_preproc_writer_t *w, const struct veil_preproc_
                           "(%zu words)",
                           w->next, w->path, veil_preproc_item_format(it, want, sizeof want),
                           veil_preproc_item_format(&share->item, got, sizeof got), share->nwords);
-    int rc = VEIL_OK;
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    uint64_t tmp[512];
-    for (size_t done = 0; rc == VEIL_OK && done < share->nwords; done += 512) {
-        size_t n = share->nwords - done < 512 ? share->nwords - done : 512;
-        memcpy(tmp, share->words + done, n * 8);
-        veil_pf_words_le(tmp, n);
-        rc = wr(w, tmp, n * 8);
-    }
-    veil_wipe(tmp, sizeof tmp);
-#else
-    rc = wr(w, share->words, share->nwords * sizeof(uint64_t));
-#endif
+    struct veil_preproc_desc d;
+    int rc = veil_preproc_item_describe(it, &d);
+    if (rc != VEIL_OK)
+        return rc;
+    /* the words before B's and from the end of B's: all of them unless B is left out */
+    const size_t cut = w->stored[w->next] ? share->nwords : d.part[VEIL_PRE_B].offset,
+                 resume = w->stored[w->next] ? share->nwords : cut + d.part[VEIL_PRE_B].numel;
+    rc = write_words(w, share->words, cut);
+    if (rc == VEIL_OK)
+        rc = write_words(w, share->words + resume, share->nwords - resume);
     if (rc == VEIL_OK)
         w->next++;
     return rc;

@@ -3,14 +3,17 @@
  * parties (every kind, the weight-stationary MATMUL_WS / CONV_WS included), also into the
  * caller's buffers with a part skipped (NULL destination: not written, the rest right), a
  * weight mask peeked ahead of its item (the cursor unmoved; an absent or consumed weight, another
- * size and a kind without a mask refused); then every bad case gives its documented error and
- * never a crash: wrong kind, index or params requested (VEIL_ERR_MISMATCH, cursor not advanced),
- * reading past the end (MISMATCH), another session / party / party count / frac bits / plan
- * (MISMATCH on open), truncated files at many lengths and flipped bytes anywhere (VEIL_ERR_FORMAT:
- * digest), bad magic and version, crafted files with a valid digest but a lying table (FORMAT),
- * random header/table damage with a valid digest (FORMAT or MISMATCH), a file shortened while
- * open (FORMAT), a missing file (VEIL_ERR_IO), and writer misuse (MISMATCH / STATE, nothing
- * published). */
+ * size and a kind without a mask refused); a weight's mask stored in its first item only (the file
+ * that much shorter, a later item of the weight read without it and refused with it, the cursor
+ * unmoved, its peek refused once the first is consumed; another kind of the same wid stores its
+ * own; a plan whose items disagree on a weight's mask size refused); then every bad case gives its
+ * documented error and never a crash: wrong kind, index or params requested (VEIL_ERR_MISMATCH,
+ * cursor not advanced), reading past the end (MISMATCH), another session / party / party count /
+ * frac bits / plan (MISMATCH on open), truncated files at many lengths and flipped bytes anywhere
+ * (VEIL_ERR_FORMAT: digest), bad magic and version, crafted files with a valid digest but a lying
+ * table (FORMAT), random header/table damage with a valid digest (FORMAT or MISMATCH), a file
+ * shortened while open (FORMAT), a missing file (VEIL_ERR_IO), and writer misuse (MISMATCH / STATE,
+ * nothing published). */
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/preproc.h"
@@ -157,6 +160,83 @@ static int try_consume(const char *path, int p)
     veil_preproc_share_clear(&s);
     veil_preproc_reader_close(&r);
     return rc;
+}
+
+/* A weight's mask (part B of MATMUL_WS / CONV_WS) is stored with the weight's first item only. */
+static void weight_once(void)
+{
+    struct veil_preproc_item w[5];
+    uint8_t wplan[32];
+    w[0] = veil_preproc_item_matmul_ws(0, 4, 6, 3, 7);
+    w[1] = veil_preproc_item_beaver(1, 10);
+    w[2] = veil_preproc_item_matmul_ws(2, 5, 6, 3, 7); /* the same weight, another batch */
+    w[3] = veil_preproc_item_conv_ws(3, 1, 2, 5, 5, 3, 3, 3, 1, 1, 7); /* a conv's weight 7 */
+    w[4] = veil_preproc_item_matmul_ws(4, 4, 6, 3, 8);
+    CHECK(veil_preproc_items_digest(w, 5, wplan) == VEIL_OK, "once: digest");
+    char path[300];
+    snprintf(path, sizeof path, "%s/once", dir);
+    const int p = 1;
+    veil_preproc_writer_t *wr = NULL;
+    struct veil_preproc_share s = {0}, fresh[5];
+    memset(fresh, 0, sizeof fresh);
+    int rc = veil_preproc_writer_open(path, &L, p, wplan, w, 5, &wr);
+    for (int i = 0; rc == VEIL_OK && i < 5; i++) {
+        rc = veil_preproc_party_expand(&L, &w[i], p, seeds[p], NULL, &fresh[i]);
+        if (rc == VEIL_OK)
+            rc = veil_preproc_writer_put(wr, &fresh[i]);
+    }
+    rc = rc == VEIL_OK ? veil_preproc_writer_commit(&wr) : rc;
+    veil_preproc_writer_abort(&wr);
+    CHECK(rc == VEIL_OK, "once: write: %s", veil_last_error());
+    size_t n = 0, words = 0;
+    unsigned char *img = slurp(path, &n);
+    for (int i = 0; i < 5; i++)
+        words += veil_preproc_share_words(&w[i]);
+    const size_t b_words = 6 * 3; /* w[2]'s B, left out */
+    CHECK(img && n == 88 + 128 * 5 + 8 * (words - b_words) + 32, "once: file size %zu", n);
+    uint64_t tot_f = 0;
+    CHECK(veil_preproc_items_size(w, 5, NULL, NULL, &tot_f) == VEIL_OK && tot_f == n,
+          "once: planned file size %llu", (unsigned long long)tot_f);
+    free(img);
+    veil_preproc_reader_t *r = NULL;
+    CHECK(veil_preproc_reader_open(path, &L, p, wplan, &r) == VEIL_OK, "once: open: %s",
+          veil_last_error());
+    if (!r)
+        return;
+    for (int i = 0; i < 2; i++)
+        CHECK(veil_preproc_next(r, &w[i], &s) == VEIL_OK && s.nwords == fresh[i].nwords &&
+                  memcmp(s.words, fresh[i].words, s.nwords * 8) == 0,
+              "once: item %d: %s", i, veil_last_error());
+    uint64_t buf[64];
+    CHECK(veil_preproc_peek_weight(r, &w[2], buf) == VEIL_ERR_MISMATCH &&
+              strstr(veil_last_error(), "first item only"),
+          "once: peek after the weight's first item: %s", veil_last_error());
+    CHECK(veil_preproc_next(r, &w[2], &s) == VEIL_ERR_MISMATCH &&
+              strstr(veil_last_error(), "first item only") && veil_preproc_reader_remaining(r) == 3,
+          "once: a later item read whole: %s", veil_last_error());
+    struct veil_preproc_desc d;
+    veil_preproc_item_describe(&w[2], &d);
+    uint64_t a[5 * 6], c[5 * 3], *const dst[VEIL_PREPROC_MAX_PARTS] = {a, NULL, c};
+    CHECK(veil_preproc_next_into(r, &w[2], dst) == VEIL_OK &&
+              memcmp(a, fresh[2].words + d.part[0].offset, sizeof a) == 0 &&
+              memcmp(c, fresh[2].words + d.part[2].offset, sizeof c) == 0,
+          "once: a later item without its mask: %s", veil_last_error());
+    for (int i = 3; i < 5; i++)
+        CHECK(veil_preproc_next(r, &w[i], &s) == VEIL_OK && s.nwords == fresh[i].nwords &&
+                  memcmp(s.words, fresh[i].words, s.nwords * 8) == 0,
+              "once: item %d: %s", i, veil_last_error());
+    veil_preproc_reader_close(&r);
+    unlink(path);
+    /* two items of one weight that disagree on its mask: refused before anything is written */
+    struct veil_preproc_item bad[2] = {veil_preproc_item_matmul_ws(0, 4, 6, 3, 9),
+                                       veil_preproc_item_matmul_ws(1, 4, 7, 3, 9)};
+    CHECK(veil_preproc_writer_open(path, &L, p, wplan, bad, 2, &wr) == VEIL_ERR_FORMAT &&
+              wr == NULL && access(path, F_OK) != 0,
+          "once: a weight's mask of two sizes: %s", veil_last_error());
+    for (int i = 0; i < 5; i++)
+        veil_preproc_share_clear(&fresh[i]);
+    veil_preproc_share_clear(&s);
+    note("a weight's mask stored once");
 }
 
 static void put_le32(unsigned char *b, uint32_t v)
@@ -450,7 +530,7 @@ static void damaged(const char *path)
     spit(bad, copy, n);
     CHECK(try_open(bad, 0) == VEIL_ERR_FORMAT && strstr(veil_last_error(), "magic"), "magic");
     memcpy(copy, img, n);
-    put_le32(copy + 8, 2);
+    put_le32(copy + 8, 3); /* this build reads version 2 */
     redigest(copy, n);
     spit(bad, copy, n);
     CHECK(try_open(bad, 0) == VEIL_ERR_FORMAT && strstr(veil_last_error(), "version"), "version");
@@ -625,6 +705,7 @@ int main(void)
     round_trip();
     read_into();
     peek_weight();
+    weight_once();
     wrong_items(p0);
     wrong_session(p0);
     damaged(p0);
