@@ -49,38 +49,40 @@ static inline int veil_pf_same_item(const struct veil_preproc_item *a,
 static inline int veil_pf_mask_stored(const struct veil_preproc_item *items, size_t n,
                                       uint8_t *stored)
 {
+    struct slot {
+        uint64_t wid;
+        size_t first; /* the item that had it first */
+        int kind;     /* 0: empty */
+    };
     size_t cap = 16;
     while (cap < 2 * n)
         cap *= 2;
-    uint64_t *seen = calloc(cap, sizeof *seen); /* key + 1 (0: empty), open addressing */
-    size_t *first = calloc(cap, sizeof *first); /* the item that had it first */
-    int rc = seen && first ? VEIL_OK
-                           : veil_error(VEIL_ERR_NOMEM, "preproc: out of memory for %zu items", n);
+    struct slot *seen = calloc(cap, sizeof *seen); /* open addressing */
+    int rc = seen ? VEIL_OK : veil_error(VEIL_ERR_NOMEM, "preproc: out of memory for %zu items", n);
     for (size_t i = 0; rc == VEIL_OK && i < n; i++) {
         uint64_t wid;
         struct veil_preproc_desc a, b;
         stored[i] = 1;
         if (!veil_preproc_item_wid(&items[i], &wid))
             continue;
-        const uint64_t key = (wid << 1 | (items[i].kind == VEIL_PREPROC_CONV_WS)) + 1;
-        size_t h = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & (cap - 1);
-        while (seen[h] && seen[h] != key)
+        const int kind = (int)items[i].kind;
+        size_t h =
+            (size_t)(((wid ^ (uint64_t)kind) * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & (cap - 1);
+        while (seen[h].kind && (seen[h].kind != kind || seen[h].wid != wid))
             h = (h + 1) & (cap - 1);
-        if (!seen[h]) {
-            seen[h] = key;
-            first[h] = i;
+        if (!seen[h].kind) {
+            seen[h] = (struct slot){.wid = wid, .first = i, .kind = kind};
             continue;
         }
         stored[i] = 0;
-        if (veil_preproc_item_describe(&items[first[h]], &a) != VEIL_OK ||
+        if (veil_preproc_item_describe(&items[seen[h].first], &a) != VEIL_OK ||
             veil_preproc_item_describe(&items[i], &b) != VEIL_OK ||
             a.part[VEIL_PRE_B].numel != b.part[VEIL_PRE_B].numel)
             rc = veil_error(VEIL_ERR_FORMAT,
                             "preproc: items %zu and %zu of weight %llu do not agree on its mask",
-                            first[h], i, (unsigned long long)wid);
+                            seen[h].first, i, (unsigned long long)wid);
     }
     free(seen);
-    free(first);
     return rc;
 }
 
