@@ -73,10 +73,29 @@ def on_signal(signum, frame):
     sys.exit(128 + signum)
 
 
+def port_candidate(_sysrng=random.SystemRandom()):
+    """A random TCP port below the kernel's ephemeral range: a port the kernel picked and we gave
+    back could become some connection's source port before the process meant to bind it does
+    (not drawn from the campaign's seeded generator, whose sequence stays the seed's)."""
+    lo = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return _sysrng.randrange(10000, max(lo, 11000))
+
+
 def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
+    """n distinct ports free on 127.0.0.1 when checked, below the ephemeral range."""
+    socks = []
+    while len(socks) < n:
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port_candidate()))
+            socks.append(s)
+        except OSError:
+            s.close()
     ports = [s.getsockname()[1] for s in socks]
     for s in socks:
         s.close()
@@ -537,13 +556,14 @@ class Campaign:
 
 
 def free_port_pair():
-    """A port free on 127.0.0.1 (checked) and a socket bound to the same port on 127.0.0.2."""
+    """A port free on 127.0.0.1 (checked) and a socket bound to the same port on 127.0.0.2, below
+    the ephemeral range."""
     for _ in range(50):
         alt = socket.socket()
-        alt.bind(("127.0.0.2", 0))
-        port = alt.getsockname()[1]
+        port = port_candidate()
         probe = socket.socket()
         try:
+            alt.bind(("127.0.0.2", port))
             probe.bind(("127.0.0.1", port))
             return port, alt
         except OSError:
