@@ -7,6 +7,7 @@
 # makes the session fail with a non-zero exit instead of hanging. The first session runs again on
 # IPv6 loopback (tcp://[::1]:PORT endpoints) where the host has it. About 15 s here.
 set -u
+here=$(cd "$(dirname "$0")" && pwd) || exit 1 # before the cd below: free_ports.py is beside us
 top="${VEIL_TOP_BUILDDIR:-.}"
 ex="$top/examples/mlp"
 keygen="$top/tools/veil-keygen"
@@ -15,12 +16,10 @@ trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 fail=0
 cd "$tmp" || exit 1
 
-# three free loopback ports (bound and released: another process could take one in between, which
-# makes the test fail, not pass wrongly)
-ports=$(python3 -c 'import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+# three free loopback ports (below the ephemeral range, tests/free_ports.py: checked and released,
+# so another process could still take one in between, which makes the test fail, not pass wrongly)
+free_ports="$here/free_ports.py"
+ports=$(python3 "$free_ports" 3)
 set -- $ports
 p0=$1; p1=$2; pd=$3
 for who in p0 p1 dealer; do
@@ -79,10 +78,7 @@ tail -n 1 ok.p1 | grep -q "agree=1" || { echo "FAIL: party 1 did not agree"; cat
 # The same session on IPv6 loopback: bracketed IPv6 endpoints (docs/config.md) bind and connect,
 # the data channel included (its DEALER to party 1 connects to [::1], VEIL_LOG=debug says where).
 # Skipped with a note where the host has no IPv6 loopback.
-ports6=$(python3 -c 'import socket
-ss = [socket.socket(socket.AF_INET6) for _ in range(3)]
-for s in ss: s.bind(("::1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))' 2>/dev/null)
+ports6=$(python3 "$free_ports" 3 ::1 2>/dev/null)
 if [ -n "$ports6" ]; then
     set -- $ports6
     p0=$1; p1=$2; pd=$3; host='[::1]'

@@ -143,10 +143,7 @@ keygen="$top/tools/veil-keygen"
 vconf="$top/tools/veil-config"
 hosts="$tmp/hosts"
 mkdir -p "$hosts/p0" "$hosts/p1" "$hosts/dealer" "$hosts/admin" || exit 1
-ports=$(python3 -c 'import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+ports=$(python3 "$(dirname "$0")/free_ports.py" 3) # below the ephemeral range
 # shellcheck disable=SC2086
 set -- $ports
 for who in p0 p1 dealer; do

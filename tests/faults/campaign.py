@@ -48,6 +48,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import free_ports as free_ports_lib  # noqa: E402  (tests/free_ports.py)
+
 DATA = "/usr/share/datasets/fashion-mnist"
 STARTUP = 10.0  # s: a survivor's start-up (StarPU) that may still run when its victim died
 # party 0's refusal of the liar (holds party 1's key, its frames say they come from party 0)
@@ -71,35 +74,6 @@ def on_signal(signum, frame):
     for d in WORK:
         shutil.rmtree(d, ignore_errors=True)
     sys.exit(128 + signum)
-
-
-def port_candidate(_sysrng=random.SystemRandom()):
-    """A random TCP port below the kernel's ephemeral range: a port the kernel picked and we gave
-    back could become some connection's source port before the process meant to bind it does
-    (not drawn from the campaign's seeded generator, whose sequence stays the seed's)."""
-    lo = 32768
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            lo = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
-    return _sysrng.randrange(10000, max(lo, 11000))
-
-
-def free_ports(n):
-    """n distinct ports free on 127.0.0.1 when checked, below the ephemeral range."""
-    socks = []
-    while len(socks) < n:
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", port_candidate()))
-            socks.append(s)
-        except OSError:
-            s.close()
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def name_of(i, nparties):
@@ -139,7 +113,7 @@ class Session:
         self.camp, self.n = camp, nparties
         self.nprocs = nparties + 1
         self.root = tempfile.mkdtemp(prefix="veil-faults-%s-" % tag, dir=camp.work)
-        self.ports = free_ports(self.nprocs)
+        self.ports = free_ports_lib.free_ports(self.nprocs)
         self.names = [name_of(i, nparties) for i in range(self.nprocs)]
         admin = os.path.join(self.root, "admin")
         os.makedirs(admin)
@@ -491,7 +465,7 @@ class Campaign:
             shutil.copy(os.path.join(s.dir(1), f), d)
         pub1 = open(os.path.join(s.dir(1), "p1.pub")).read().split()[-1]
         pub0 = open(os.path.join(s.dir(0), "p0.pub")).read().split()[-1]
-        lport, dead = free_ports(2)
+        lport, dead = free_ports_lib.free_ports(2)
         lines = []
         for line in open(s.conf(0)).read().splitlines(True):
             w = line.split()
@@ -560,7 +534,7 @@ def free_port_pair():
     the ephemeral range."""
     for _ in range(50):
         alt = socket.socket()
-        port = port_candidate()
+        port = free_ports_lib.candidate()
         probe = socket.socket()
         try:
             alt.bind(("127.0.0.2", port))
