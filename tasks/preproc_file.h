@@ -45,7 +45,7 @@ static inline int veil_pf_same_item(const struct veil_preproc_item *a,
  * weight-stationary one whose weight (kind and wid) an earlier item of the file already had, since
  * every item of a weight carries the same B (tasks/wstat.h: a party keeps it from the weight's
  * first item). Sets stored[i] to 1 or 0; VEIL_ERR_FORMAT when two items of one weight disagree on
- * its size (or one is not a valid item), VEIL_ERR_NOMEM. */
+ * its size, an invalid item's error, VEIL_ERR_NOMEM. */
 static inline int veil_pf_mask_stored(const struct veil_preproc_item *items, size_t n,
                                       uint8_t *stored)
 {
@@ -75,9 +75,10 @@ static inline int veil_pf_mask_stored(const struct veil_preproc_item *items, siz
             continue;
         }
         stored[i] = 0;
-        if (veil_preproc_item_describe(&items[seen[h].first], &a) != VEIL_OK ||
-            veil_preproc_item_describe(&items[i], &b) != VEIL_OK ||
-            a.part[VEIL_PRE_B].numel != b.part[VEIL_PRE_B].numel)
+        if ((rc = veil_preproc_item_describe(&items[seen[h].first], &a)) != VEIL_OK ||
+            (rc = veil_preproc_item_describe(&items[i], &b)) != VEIL_OK)
+            break; /* (an invalid item: its own message) */
+        if (a.part[VEIL_PRE_B].numel != b.part[VEIL_PRE_B].numel)
             rc = veil_error(VEIL_ERR_FORMAT,
                             "preproc: items %zu and %zu of weight %llu do not agree on its mask",
                             seen[h].first, i, (unsigned long long)wid);
