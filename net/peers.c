@@ -159,6 +159,13 @@ static int forgiven(const struct veil_net *net, const struct veil_net_peer_state
     return veil_net_peer_done(ps) && net->bye_sent && t >= net->bye_sent_at;
 }
 
+/* Whether peer ps has a drop that fails the session once its grace is over: the peer
+ * acknowledged our hello and the drop is not its orderly close. */
+static int drop_stands(const struct veil_net *net, const struct veil_net_peer_state *ps)
+{
+    return ps->dropped_at > 0 && ps->acked && !forgiven(net, ps, ps->dropped_at);
+}
+
 void veil_net_peer_seen_on(struct veil_net *net, int p, int data, zmq_msg_t *msg)
 {
     struct veil_net_peer_state *ps = &net->peers[p];
@@ -350,8 +357,7 @@ static void drops_serve(struct veil_net *net, double now)
         dealer_events(net, ps, ps->ddmonitor, p, VEIL_NET_LINK_DATA_TO, now);
         confirm_suspect(net, ps, &ps->from[0], VEIL_NET_LINK_FROM, now, grace);
         confirm_suspect(net, ps, &ps->from[1], VEIL_NET_LINK_DATA_FROM, now, grace);
-        if (ps->dropped_at > 0 && ps->acked && !forgiven(net, ps, ps->dropped_at) &&
-            (first < 0 || ps->dropped_at < net->peers[first].dropped_at))
+        if (drop_stands(net, ps) && (first < 0 || ps->dropped_at < net->peers[first].dropped_at))
             first = p;
     }
     if (veil_net_io_failed(net) || stall_check(net, now))
@@ -387,7 +393,7 @@ int veil_net_drops_pending(const struct veil_net *net)
         const struct veil_net_peer_state *ps = &net->peers[p];
         if (p == net->self || !ps->acked)
             continue;
-        if (ps->dropped_at > 0 && !forgiven(net, ps, ps->dropped_at))
+        if (drop_stands(net, ps))
             return 1;
         for (int d = 0; d < 2; d++)
             if (ps->from[d].suspect_fd >= 0 && !forgiven(net, ps, ps->from[d].suspect_at))

@@ -11,7 +11,10 @@
 #include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 struct net_test_keys {
@@ -51,6 +54,18 @@ static inline int net_test_port_candidate(void)
         return 10000 + (int)(getpid() % 1000);
     const uint32_t v = (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16;
     return 10000 + (int)(v % (uint32_t)(lo - 10000));
+}
+
+/* Whether TCP port is free on 127.0.0.1 now (a bind that succeeds, then released). */
+static inline int net_test_port_free(int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    const int ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
 }
 
 /* Fills cfg for me with keys (NULL: insecure plaintext), the given timing and digest byte. */

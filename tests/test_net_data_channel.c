@@ -16,11 +16,8 @@
 #include "config.h"
 #include "net_test_util.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/rand.h>
 #include <starpu.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -248,19 +245,12 @@ static int party(const struct veil_harness_party *me, void *arg)
     return bad;
 }
 
-/* A port free on 127.0.0.1 now (party 1 binds it moments later). */
 /* A port free on 127.0.0.1 when checked, below the ephemeral range (net_test_port_candidate). */
 static int free_port(void)
 {
     for (int tries = 0; tries < 50; tries++) {
         const int port = net_test_port_candidate();
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        const int ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
-        if (fd >= 0)
-            close(fd);
-        if (ok)
+        if (net_test_port_free(port))
             return port;
     }
     return -1;

@@ -349,16 +349,10 @@ int main(void)
             a.data_lfd = -1;
             for (int tries = 0; tries < 20 && a.data_lfd < 0; tries++) {
                 a.data_lfd = listen_alt(net_test_port_candidate(), &a.dport);
-                struct sockaddr_in sa = {.sin_family = AF_INET,
-                                         .sin_port = htons((uint16_t)a.dport)};
-                sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-                int t = socket(AF_INET, SOCK_STREAM, 0);
-                if (a.data_lfd >= 0 && (t < 0 || bind(t, (struct sockaddr *)&sa, sizeof sa))) {
+                if (a.data_lfd >= 0 && !net_test_port_free(a.dport)) {
                     close(a.data_lfd);
                     a.data_lfd = -1;
                 }
-                if (t >= 0)
-                    close(t);
             }
             if (a.data_lfd < 0) {
                 fprintf(stderr, "FAIL: no port free on both 127.0.0.1 and 127.0.0.2\n");
