@@ -1,5 +1,8 @@
 #!/bin/sh
 # bench/latency_set.sh — issue 15's benchmarks 2, 3 and 4 in one quick pass (bench/README-latency.md).
+#   noise   the machine's own floor first (bench/bench_noise, 100 samples): the spread of a fixed
+#           10 ms piece of work per core and on both at once, and a loopback TCP round trip with
+#           blocking and spinning threads (what a wake-up across cores costs on this host).
 #   models  LeNet-5 batch 1 and 16, MLP 784-128-128-10 batch 64 inference and SGD step: party 1's
 #           online seconds of R runs (or steps) of one session, the first run apart and the
 #           median, best, worst and coefficient of variation of runs 1..R-1 (the steady state);
@@ -18,8 +21,8 @@
 # Every session: 2 parties and the dealer on loopback (veil-run, CURVE), one StarPU CPU worker per
 # process, the load average printed before and after each section.
 #
-# Usage: bench/latency_set.sh [-b BUILD_DIR] [-r RUNS] [-o OUTDIR] [-m "MODEL ..."] [-u] [models]
-#                             [prims] [busy] [warm]
+# Usage: bench/latency_set.sh [-b BUILD_DIR] [-r RUNS] [-o OUTDIR] [-m "MODEL ..."] [-u] [noise]
+#                             [models] [prims] [busy] [warm]
 # Defaults: build/ beside bench/, 21 runs, OUTDIR a fresh directory under /tmp (raw logs), every
 # model of the models section (-m picks some of lenet_b1 lenet_b16 mlp64_infer mlp64_sgd), every
 # section; -u starts the processes unpinned (veil-run --no-pin: every process on every CPU; by
@@ -38,11 +41,11 @@ while getopts b:r:o:m:uh opt; do
     o) out=$OPTARG ;;
     m) pick=$OPTARG ;;
     u) pin=--no-pin ;;
-    *) sed -n '2,27p' "$0"; exit 2 ;;
+    *) sed -n '2,29p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-sections=${*:-models prims busy warm}
+sections=${*:-noise models prims busy warm}
 [ -x "$top/tools/veil-run" ] || { echo "no $top/tools/veil-run: build first (make)" >&2; exit 2; }
 [ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/veil-latency-XXXXXX") || exit 1
 mkdir -p "$out" || exit 1
@@ -95,6 +98,12 @@ row() { # row LABEL LOG TRACED_LOG CHECK
         '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l, $1, $2, $3, $4, $5, $6,
                   i, c }'
 }
+
+if echo "$sections" | grep -qw noise; then
+    echo "## noise: the machine without Veil ($(load))"
+    "$top/bench/bench_noise" -r 100 | tee "$out/noise.log"
+    echo "($(load))"
+fi
 
 if echo "$sections" | grep -qw models; then
     echo "## models: party 1's online seconds, $runs runs per session ($(load))"

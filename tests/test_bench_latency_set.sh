@@ -8,6 +8,9 @@
 # warm and traced: -f -p -w -t), and refuse an unknown op (exit 2).
 # The warm section on LeNet batch 1 with 2 runs must print two rows: prepared ("yes", its prepare
 # seconds a number) and cold ("no", prepare "-"), their first-run and median seconds above 0.
+# bench_noise at its smallest must print, for both loops, a line per CPU alone (and one per CPU
+# for all at once on a machine of several) and six ping-pong lines, each with numbers above 0 and
+# p10 <= median <= p90 <= worst, and refuse an unknown section and an out-of-range -r (exit 2).
 set -u
 top=$(cd "${VEIL_TOP_BUILDDIR:-.}" && pwd) || exit 1
 src=$(cd "${VEIL_TOP_SRCDIR:-.}" && pwd) || exit 1
@@ -64,4 +67,28 @@ if [ "$rc" -ne 2 ] || ! grep -q "not one of" "$tmp/bad"; then
     cat "$tmp/bad"
     fail=1
 fi
+(cd "$top" && ./bench/bench_noise -r 10 -m 0.2 -w 64 -n 20) >"$tmp/noise" 2>&1 ||
+    { echo "FAIL: bench_noise exited $?"; cat "$tmp/noise"; fail=1; }
+ncpu=$(grep -c 'alone' "$tmp/noise")
+cpus=$((ncpu / 2))
+want=$((cpus > 1 ? 2 * cpus + 2 * cpus : 2 * cpus))
+good=$(awk '/median/ && ($1 == "CPU" || $1 == "blocking," || $1 == "spinning,") {
+              for (i = 1; i <= NF; i++) v[$i] = $(i + 1)
+              if (v["median"] > 0 && v["p10"] <= v["median"] && v["median"] <= v["p90"] &&
+                  v["p90"] <= v["worst"] && v["cv"] >= 0) n++ }
+            END { print n + 0 }' "$tmp/noise")
+work=$(grep -c '^  CPU ' "$tmp/noise")
+wake=$(grep -cE '^  (blocking|spinning), gap' "$tmp/noise")
+if [ "$cpus" -lt 1 ] || [ "$work" -ne "$want" ] || [ "$wake" -ne 6 ] ||
+    [ "$good" -ne $((want + 6)) ]; then
+    echo "FAIL: bench_noise: $work work lines (expected $want), $wake wake lines, $good good"
+    cat "$tmp/noise"
+    fail=1
+fi
+for bad in "nosuch" "-r 5"; do
+    # shellcheck disable=SC2086
+    (cd "$top" && ./bench/bench_noise $bad) >"$tmp/bad" 2>&1
+    rc=$?
+    [ "$rc" -eq 2 ] || { echo "FAIL: bench_noise $bad exited $rc"; cat "$tmp/bad"; fail=1; }
+done
 exit $fail
