@@ -42,6 +42,7 @@ static const char *const known[] = {
     "VEIL_NET_CONNECT_TIMEOUT",
     "VEIL_NET_DATA_CHANNEL",
     "VEIL_NET_DATA_PORT",
+    "VEIL_NET_SPIN_US",
     /* codelets/cpu/gemm.c */
     "VEIL_GEMM_KERNEL",
     /* the party session (graph/secure/party.c): fallbacks of veil_party_options */
@@ -222,6 +223,10 @@ void veil_env_net_tuning(struct veil_env_net_tuning *t)
     long port;
     if (dp)
         t->data_port = parse_int(dp, 0, 65535, &port) == 0 ? (int)port : -1;
+    const char *sp = value_of("VEIL_NET_SPIN_US");
+    long us;
+    if (sp)
+        t->spin_us = parse_int(sp, 0, VEIL_ENV_SPIN_US_MAX, &us) == 0 ? (int)us : -1;
 }
 
 int veil_env_net(struct veil_env_net *e)

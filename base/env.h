@@ -49,6 +49,7 @@ void veil_env_harness(struct veil_env_harness *h);
 /** The network's tuning: each field holds its default on entry and is replaced by its variable
  *  when that is set to a usable value (sizes take a k or M suffix; 0 or garbage keeps the
  *  default; the timeout must be > 0). */
+#define VEIL_ENV_SPIN_US_MAX 100000 /* VEIL_NET_SPIN_US's largest value (0.1 s) */
 struct veil_env_net_tuning {
     size_t chunk_bytes;       /* VEIL_NET_CHUNK */
     size_t pool_bytes;        /* VEIL_NET_POOL */
@@ -56,6 +57,7 @@ struct veil_env_net_tuning {
     double connect_timeout_s; /* VEIL_NET_CONNECT_TIMEOUT */
     int data_channel;         /* VEIL_NET_DATA_CHANNEL: aes-gcm 1, curve 0, anything else -1 */
     int data_port;            /* VEIL_NET_DATA_PORT: 0..65535, -1 when not such a number */
+    int spin_us;              /* VEIL_NET_SPIN_US: 0..100000, -1 when not such a number */
 };
 void veil_env_net_tuning(struct veil_env_net_tuning *t);
 

@@ -131,7 +131,7 @@ static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer
         veil_net_req_free(r);
         return rc;
     }
-    net->pending++;
+    const int first = net->pending++ == 0;
     net->posted_total++;
     if (net->post_tail)
         net->post_tail->post_next = r;
@@ -142,7 +142,11 @@ static int post(veil_net_t *net, const starpu_data_handle_t *hs, int n, int peer
     /* No wake here: the I/O thread has nothing to do with r before its acquire, whose callback
      * wakes it, and it takes the posted queue before the acquired one on every turn. A wake per
      * post cost the submitting thread its core to the I/O thread at every send and receive of
-     * a walk (bench/README-latency.md). */
+     * a walk (bench/README-latency.md). Except for the first pending request when the I/O thread
+     * spins (VEIL_NET_SPIN_US, net/io.c): it may sleep from before, and spins only once it knows
+     * that a request is pending. */
+    if (first && net->opt.spin_us > 0)
+        veil_net_wake(net);
     /* From here the I/O thread owns r; the callback hands it over again once acquired. */
     if (n == 1) {
         r->nheld = 1;

@@ -9,9 +9,22 @@
  * io_core.c. The poll timeout is the time to the next emulated release; under a millisecond, which
  * zmq_poll cannot express, the thread sleeps in ppoll on the sockets' ZMQ_FDs and the eventfd
  * with a nanosecond timeout instead of spinning: an emulated wire must not take a core that a
- * real NIC would leave to the computation. The loop calls the authentication handlers (ZAP,
- * handshake monitor) in peers.c; the session's lifecycle (mesh.c) starts this thread and is
- * never called from it.
+ * real NIC would leave to the computation.
+ *
+ * SPINNING BEFORE SLEEPING (opt-in: VEIL_NET_SPIN_US, default 0). While a request is pending (a
+ * receive whose message has not come, a send not yet handed over), the thread looks again for up
+ * to spin_us, never past the next timer, before it sleeps in the kernel, calling sched_yield
+ * between looks so that every other runnable thread of the core (ZeroMQ's I/O thread, the worker,
+ * the submitting thread) goes first. A core whose threads all sleep goes idle, and under a
+ * hypervisor an idle vCPU halts: waking it for the peer's message costs a large part of a round
+ * (bench/bench_noise on the 2-core VM: a loopback round trip of 80-210 us between sleeping
+ * threads, 7-24 us between spinning ones). A yield that gives the core away for over a
+ * millisecond (to a busy neighbour, or to this process's own long task, when the core is awake
+ * anyway) stops the spinning for a second (poll_items): otherwise each look would hand a busy
+ * neighbour a whole slice. Measured both ways in bench/README-latency.md: it pays on a host whose
+ * processes each have their cores, not where they share them. The loop calls the authentication
+ * handlers (ZAP, handshake monitor) in peers.c; the session's lifecycle (mesh.c) starts this thread
+ * and is never called from it.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -21,6 +34,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +322,55 @@ static void fine_wait(const zmq_pollitem_t *items, int n, double wait_s)
     (void)ppoll(fds, (nfds_t)m, &ts, NULL);
 }
 
+#define SPIN_GAP_S 1e-3 /* a look that came back later than this found the core taken */
+#define SPIN_OFF_S 1.0  /* ... and then no spinning for this long */
+
+/* One pass of the loop's poll. With spin and a wait ahead: looks (zmq_poll without a timeout) for
+ * up to spin_us or wait_s, whichever ends first, yielding the core between them; a look that comes
+ * back more than SPIN_GAP_S after the previous one (the yield gave the core to a thread that kept
+ * it: a neighbour's, or this process's computation) ends the spin and the next SPIN_OFF_S of them.
+ * Then, nothing ready, a sleep for what is left of wait_s: zmq_poll in milliseconds, fine_wait
+ * under one. Returns zmq_poll's result. */
+static int poll_items(struct veil_net *net, zmq_pollitem_t *items, int n, double wait_s, int spin)
+{
+    int rc;
+    double now = spin && wait_s > 0 ? veil_now() : 0;
+    if (spin && wait_s > 0 && now >= net->spin_off_until) {
+        const double t0 = now, spin_s = net->opt.spin_us * 1e-6;
+        const double until = t0 + (spin_s < wait_s ? spin_s : wait_s);
+        __atomic_fetch_add(&net->spins, 1, __ATOMIC_RELAXED);
+        for (double last = t0;; last = now) {
+            if ((rc = zmq_poll(items, n, 0)) != 0) {
+                __atomic_fetch_add(&net->spin_hits, 1, __ATOMIC_RELAXED);
+                return rc;
+            }
+            now = veil_now();
+            if (now - last > SPIN_GAP_S) {
+                net->spin_off_until = now + SPIN_OFF_S;
+                __atomic_fetch_add(&net->spin_backoffs, 1, __ATOMIC_RELAXED);
+                break;
+            }
+            if (now >= until)
+                break;
+            sched_yield();
+        }
+        wait_s -= now - t0;
+        if (!(wait_s > 0))
+            return 0;
+    }
+    rc = zmq_poll(items, n, wait_s >= 0.001 ? (int)(wait_s * 1000) : 0);
+    if (rc == 0 && wait_s > 0 && wait_s < 0.001)
+        fine_wait(items, n, wait_s);
+    return rc;
+}
+
+void veil_net_spin_counts(veil_net_t *net, uint64_t *spins, uint64_t *hits, uint64_t *backoffs)
+{
+    *spins = __atomic_load_n(&net->spins, __ATOMIC_RELAXED);
+    *hits = __atomic_load_n(&net->spin_hits, __ATOMIC_RELAXED);
+    *backoffs = __atomic_load_n(&net->spin_backoffs, __ATOMIC_RELAXED);
+}
+
 void *veil_net_io_main(void *arg)
 {
     struct veil_net *net = arg;
@@ -336,6 +399,7 @@ void *veil_net_io_main(void *arg)
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the emulated latencies are 100 us */
 #endif
     double wait_s = 0;
+    int spin = 0; /* a request is pending: look again before sleeping (SPINNING above) */
     zmq_pollitem_t items[5 + 2 * VEIL_NET_MAX_PROCS];
     for (;;) {
         int n = 0;
@@ -356,11 +420,9 @@ void *veil_net_io_main(void *arg)
                         (zmq_pollitem_t){.socket = net->peers[p].ddealer, .events = ZMQ_POLLOUT};
             }
         }
-        int rc = zmq_poll(items, n, wait_s >= 0.001 ? (int)(wait_s * 1000) : 0);
+        const int rc = poll_items(net, items, n, wait_s, spin);
         if (rc < 0 && zmq_errno() != EINTR)
             veil_net_io_fail(net, VEIL_ERR_NET, "poll: %s", zmq_strerror(zmq_errno()));
-        else if (rc == 0 && wait_s > 0 && wait_s < 0.001)
-            fine_wait(items, n, wait_s);
         if (items[0].revents & ZMQ_POLLIN) {
             uint64_t v;
             ssize_t r = read(net->efd, &v, sizeof v);
@@ -399,6 +461,7 @@ void *veil_net_io_main(void *arg)
         pthread_mutex_lock(&net->mu);
         if (net->acq_head && net->in_held > 0)
             wait_s = 0;
+        spin = net->opt.spin_us > 0 && net->pending > 0 && net->state == VEIL_NET_READY;
         pthread_mutex_unlock(&net->mu);
     }
     /* Whatever is still held (e.g. a close with messages nobody received) is dropped. */

@@ -48,14 +48,17 @@ void veil_net_options_defaults(struct veil_net_options *o)
                                     .early_cap_bytes = (size_t)1 << 30,
                                     .connect_timeout_s = 0,
                                     .data_channel = 1,
-                                    .data_port = 0};
-    veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT, _DATA_* */
+                                    .data_port = 0,
+                                    .spin_us = 0}; /* bench/README-latency.md */
+    veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT, _DATA_*,
+                                _SPIN_US */
     o->connect_timeout_s = t.connect_timeout_s;
     o->chunk_bytes = t.chunk_bytes;
     o->pool_bytes = t.pool_bytes;
     o->early_cap_bytes = t.early_cap_bytes;
     o->data_channel = t.data_channel; /* -1 / -1: refused by validate() */
     o->data_port = t.data_port;
+    o->spin_us = t.spin_us; /* -1: refused by validate() */
 }
 
 int veil_net_config_from_harness(const struct veil_harness_party *me,
@@ -283,6 +286,11 @@ static int validate(struct veil_net *net)
     if (net->opt.data_port < 0 || net->opt.data_port > 65535)
         return veil_error(VEIL_ERR_INVAL,
                           "net: VEIL_NET_DATA_PORT is not a port number (0..65535)");
+    if (net->opt.spin_us < 0 || net->opt.spin_us > VEIL_ENV_SPIN_US_MAX)
+        return veil_error(VEIL_ERR_INVAL,
+                          "net: VEIL_NET_SPIN_US is not a number of microseconds "
+                          "(0..%d)",
+                          VEIL_ENV_SPIN_US_MAX);
     if (net->opt.chunk_bytes < 64 || net->opt.chunk_bytes > VEIL_FRAME_MAX_CHUNK)
         return veil_error(VEIL_ERR_INVAL, "net: chunk size %zu outside 64..%u bytes",
                           net->opt.chunk_bytes, VEIL_FRAME_MAX_CHUNK);

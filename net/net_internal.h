@@ -32,10 +32,13 @@ struct veil_net_options {
     int data_channel;         /* 1 (default): under CURVE, tensor chunks to us come on the sealed
                                  data channel (net/data_channel.c); 0: on the CURVE connection */
     int data_port;            /* the data channel's TCP port; default 0: one the kernel picks */
+    int spin_us;              /* while a request is pending, how long the I/O thread keeps
+                                 looking, yielding its core between looks, before it sleeps
+                                 (net/io.c); default 0: it sleeps at once */
 };
 /** Defaults, then the environment: VEIL_NET_CHUNK, VEIL_NET_POOL, VEIL_NET_EARLY_CAP (bytes),
  *  VEIL_NET_CONNECT_TIMEOUT (seconds), VEIL_NET_DATA_CHANNEL (aes-gcm or curve),
- *  VEIL_NET_DATA_PORT. */
+ *  VEIL_NET_DATA_PORT, VEIL_NET_SPIN_US (microseconds). */
 void veil_net_options_defaults(struct veil_net_options *o);
 
 /* ---- staging buffer pool (pool.c): fixed-size buffers, thread-safe get/put ---------------------
@@ -264,6 +267,8 @@ struct veil_net {
     int nrefused;
     int nhandshake_failures;
     double next_drop_check; /* when peers.c next drains the DEALERs' monitors */
+    double spin_off_until;  /* no spinning before this (net/io.c, poll_items) */
+    uint64_t spins, spin_hits, spin_backoffs; /* relaxed atomics: veil_net_spin_counts */
     uint32_t last_proto_error; /* the ROUTER monitor's previous event, when a ZMTP error */
     void *dmon;                /* PAIR receiving the data ROUTER's disconnection events */
     uint32_t dlast_proto_error;
@@ -291,6 +296,11 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
 int veil_net_config_from_harness(const struct veil_harness_party *me,
                                  const char (*public_keys)[VEIL_Z85_KEY_CHARS + 1],
                                  const char *secret_key, struct veil_net_config *cfg);
+
+/** How many times this session's I/O thread spun before sleeping (VEIL_NET_SPIN_US), how many of
+ *  those spins found something to do, and how many ended because a yield lost the core for over a
+ *  millisecond (net/io.c). Any thread; a snapshot. */
+void veil_net_spin_counts(veil_net_t *net, uint64_t *spins, uint64_t *hits, uint64_t *backoffs);
 
 /* ---- between the files of net/ -------------------------------------------------------------- */
 /** heap.c: sets glibc's malloc thresholds so that the freed receive buffers of a round stay with

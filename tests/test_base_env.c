@@ -155,6 +155,25 @@ static void check_net(void)
              t.data_port);
     unsetenv("VEIL_NET_DATA_CHANNEL");
     unsetenv("VEIL_NET_DATA_PORT");
+    /* the I/O thread's spin: 0..VEIL_ENV_SPIN_US_MAX microseconds, anything else -1 (refused at
+     * open, tests/test_net_spin.c) */
+    t.spin_us = 7;
+    veil_env_net_tuning(&t);
+    VT_CHECK(t.spin_us == 7, "spin default kept: %d", t.spin_us);
+    setenv("VEIL_NET_SPIN_US", "250", 1);
+    veil_env_net_tuning(&t);
+    VT_CHECK(t.spin_us == 250, "spin 250: %d", t.spin_us);
+    setenv("VEIL_NET_SPIN_US", "0", 1);
+    veil_env_net_tuning(&t);
+    VT_CHECK(t.spin_us == 0, "spin 0: %d", t.spin_us);
+    static const char *const bad_spin[] = {"-1", "100001", "1ms", "abc"};
+    for (size_t i = 0; i < sizeof bad_spin / sizeof bad_spin[0]; i++) {
+        setenv("VEIL_NET_SPIN_US", bad_spin[i], 1);
+        t.spin_us = 7;
+        veil_env_net_tuning(&t);
+        VT_CHECK(t.spin_us == -1, "spin '%s': %d", bad_spin[i], t.spin_us);
+    }
+    unsetenv("VEIL_NET_SPIN_US");
 }
 
 static void check_identity_and_log(void)
