@@ -229,8 +229,12 @@ static int read_all(int fd, char *b, size_t n, int spin)
         const ssize_t r = recv(fd, b + got, n - got, spin ? MSG_DONTWAIT : 0);
         if (r > 0)
             got += (size_t)r;
-        else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        else if (r == 0) {
+            errno = ECONNRESET; /* the other side gave up */
             return -1;
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            return -1;
+        }
     }
     return 0;
 }
@@ -256,6 +260,7 @@ static void *pong_thread(void *arg)
     for (int i = 0; i < p->count; i++)
         if (read_all(p->fd, b, sizeof b, p->spin) != 0 || write_all(p->fd, b, sizeof b) != 0) {
             p->failed = 1;
+            shutdown(p->fd, SHUT_RDWR); /* ends the pinging thread's wait for an answer */
             break;
         }
     return NULL;
