@@ -72,6 +72,10 @@ static void publish(struct veil_trace_event *e)
     __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 }
 
+/* The runs' CPU use (veil_trace_run_cpu_set), indexed by run; set by the submitting thread. */
+static struct veil_cpu_use *run_cpu;
+static size_t run_cpu_cap;
+
 static void free_chunks(void)
 {
     for (size_t c = 0; c < MAX_CHUNKS; c++) { /* all: a failed allocation leaves a hole */
@@ -80,6 +84,46 @@ static void free_chunks(void)
     }
     STORE(next_slot, 0);
     STORE(dropped, 0);
+    pthread_mutex_lock(&grow_mu);
+    free(run_cpu);
+    run_cpu = NULL;
+    run_cpu_cap = 0;
+    pthread_mutex_unlock(&grow_mu);
+}
+
+int veil_trace_run_cpu_set(int run, const struct veil_cpu_use *c)
+{
+    if (run < 0)
+        return veil_error(VEIL_ERR_INVAL, "trace: run %d", run);
+    int rc = VEIL_OK;
+    pthread_mutex_lock(&grow_mu);
+    if ((size_t)run >= run_cpu_cap) {
+        size_t cap = run_cpu_cap ? run_cpu_cap : 16;
+        while (cap <= (size_t)run)
+            cap *= 2;
+        struct veil_cpu_use *v = realloc(run_cpu, cap * sizeof *v);
+        if (v) {
+            memset(v + run_cpu_cap, 0, (cap - run_cpu_cap) * sizeof *v); /* cpus 0: none */
+            run_cpu = v;
+            run_cpu_cap = cap;
+        } else {
+            rc = veil_error(VEIL_ERR_NOMEM, "trace: out of memory for run %d's CPU use", run);
+        }
+    }
+    if (rc == VEIL_OK)
+        run_cpu[run] = *c;
+    pthread_mutex_unlock(&grow_mu);
+    return rc;
+}
+
+int veil_trace_run_cpu(int run, struct veil_cpu_use *out)
+{
+    pthread_mutex_lock(&grow_mu);
+    int ok = run >= 0 && (size_t)run < run_cpu_cap && run_cpu[run].cpus > 0;
+    if (ok)
+        *out = run_cpu[run];
+    pthread_mutex_unlock(&grow_mu);
+    return ok;
 }
 
 int veil_trace_start(void)

@@ -94,6 +94,12 @@ void veil_trace_set_node(int node);
 void veil_trace_run_begin(int run);
 void veil_trace_run_end(double t0, double t1, uint64_t bytes_sent, uint64_t bytes_recv);
 
+/** Keeps run index run's CPU use (struct veil_cpu_use, base/cpu_use.c) for the writer, which
+ * adds it to the run's event. VEIL_ERR_INVAL, VEIL_ERR_NOMEM. */
+int veil_trace_run_cpu_set(int run, const struct veil_cpu_use *c);
+/** Copies run index run's kept CPU use into *out: 1, or 0 when none was kept. */
+int veil_trace_run_cpu(int run, struct veil_cpu_use *out);
+
 /** The task-completion callback to pass to StarPU (NULL when not tracing) and its argument (the
  * current region and node, packed in the pointer's bits). */
 void (*veil_trace_task_func(void))(void *);
@@ -133,8 +139,9 @@ int veil_trace_path(const char *path, int id, char *out, size_t n);
 
 /**
  * Fills *out from the recorded events of run index run within the window [t0, t1] (the run's
- * wall time, veil_trace_now() clock): the whole run and each region. Definitions in
- * include/veil/graph.h (struct veil_run_profile). VEIL_ERR_NOMEM.
+ * wall time, veil_trace_now() clock): the whole run and each region, and the run's CPU use if
+ * veil_trace_run_cpu_set kept one. Definitions in include/veil/party.h (struct
+ * veil_run_profile). VEIL_ERR_NOMEM.
  */
 int veil_trace_summarize(int run, double t0, double t1, struct veil_run_profile *out);
 
@@ -146,7 +153,7 @@ struct veil_trace_span {
  * The figures of struct veil_busy from intervals already clipped to a window of wall
  * microseconds: the unions C of the task spans c[0..nc) and N of the message spans m[0..nm)
  * (any order, may overlap; both arrays are sorted and merged in place), the times, percentages,
- * overlap_share and stretch (definitions in include/veil/graph.h). Leaves tasks, messages and
+ * overlap_share and stretch (definitions in include/veil/party.h). Leaves tasks, messages and
  * bytes alone. What veil_trace_summarize computes for each window; tests check it on hand-made
  * spans.
  */

@@ -2,7 +2,7 @@
  * trace_summary.c — busy and overlap of one run, computed from the recorder's events (the same
  * events the Chrome trace shows): unions of task intervals and of message intervals, their
  * intersection, per run and per region, as struct veil_run_profile defines them
- * (include/veil/graph.h); and the profile's printer. Interval unions are computed by sorting
+ * (include/veil/party.h); and the profile's printer. Interval unions are computed by sorting
  * and merging, intersections by walking two merged lists: O(n log n) per window.
  */
 #include "config.h"
@@ -126,6 +126,7 @@ int veil_trace_summarize(int run, double t0, double t1, struct veil_run_profile 
 {
     memset(out, 0, sizeof *out);
     out->run = run;
+    veil_trace_run_cpu(run, &out->cpu); /* kept by the party before the run's event */
     const size_t total = veil_trace_count();
     size_t n = 0;
     for (size_t i = 0; i < total; i++) {
@@ -194,4 +195,13 @@ void veil_run_profile_print(const struct veil_run_profile *p, void *file)
     for (int r = 0; r < VEIL_REGION_COUNT; r++)
         if (p->region[r].tasks + p->region[r].messages > 0)
             print_line(f, veil_trace_region_name(r), &p->region[r]);
+    const struct veil_cpu_use *c = &p->cpu;
+    if (c->cpus <= 0)
+        return;
+    fprintf(f, "cpu      %d CPU(s), %.1f%% used: ms on a CPU (waiting for one, slices)", c->cpus,
+            c->busy_pct);
+    for (int r = 0; r < VEIL_CPU_ROLE_COUNT; r++)
+        fprintf(f, "%s %s %.2f (%.2f, %llu)", r ? "," : "", veil_cpu_role_name(r),
+                1e3 * c->cpu_s[r], 1e3 * c->wait_s[r], (unsigned long long)c->slices[r]);
+    fputc('\n', f);
 }

@@ -109,6 +109,25 @@ static void busy_args(FILE *f, const struct veil_busy *b)
             b->overlap_share, b->stretch);
 }
 
+/* The run's CPU use: ,"cpus":N,"cpu_window_ms":W,"cpu_busy_pct":P,"cpu_ms":{role:ms,...},
+ * "cpu_wait_ms":{...},"cpu_slices":{role:count,...} */
+static void cpu_args(FILE *f, const struct veil_cpu_use *c)
+{
+    fprintf(f, ",\"cpus\":%d,\"cpu_window_ms\":%.3f,\"cpu_busy_pct\":%.2f", c->cpus,
+            1e3 * c->window_s, c->busy_pct);
+    for (int k = 0; k < 3; k++) {
+        fprintf(f, ",\"%s\":{", k == 0 ? "cpu_ms" : k == 1 ? "cpu_wait_ms" : "cpu_slices");
+        for (int r = 0; r < VEIL_CPU_ROLE_COUNT; r++) {
+            fprintf(f, "%s\"%s\":", r ? "," : "", veil_cpu_role_name(r));
+            if (k == 2)
+                fprintf(f, "%llu", (unsigned long long)c->slices[r]);
+            else
+                fprintf(f, "%.3f", 1e3 * (k ? c->wait_s[r] : c->cpu_s[r]));
+        }
+        fputc('}', f);
+    }
+}
+
 static void write_event(FILE *f, const struct veil_trace_event *e, int pid, double off,
                         unsigned char *used_w, unsigned char *used_n)
 {
@@ -145,6 +164,9 @@ static void write_event(FILE *f, const struct veil_trace_event *e, int pid, doub
                 (unsigned long long)e->aux);
         if (veil_trace_summarize(run, e->t0, e->t1, &prof) == VEIL_OK)
             busy_args(f, &prof.total);
+        struct veil_cpu_use cpu;
+        if (veil_trace_run_cpu(run, &cpu))
+            cpu_args(f, &cpu);
         fputs("}}", f);
     }
 }

@@ -8,7 +8,10 @@
 #           median, best, worst and coefficient of variation of runs 1..R-1 (the steady state);
 #           then a second session of 4 runs traced (VEIL_TRACE) for the idle share of the run
 #           (the median of runs 1..3 of party 1's profile: time neither computing nor
-#           communicating, examples/example_busy.c).
+#           communicating, examples/example_busy.c), the share of the process's CPUs its threads
+#           used in those runs and how long its workers were ready to run but had no CPU (the
+#           profile's CPU use: a worker idle while its own process holds the CPU is not waiting
+#           for a peer).
 #   prims   mul + trunc (bench_beaver -o mul_fixed), ReLU (bench_compare) and exp
 #           (bench_nonlinear -o exp) at 10^5 and 10^6 elements: seconds and elements per second.
 #   busy    LeNet batch 1 (R runs) with two busy loops at nice 0 beside it (`yes > /dev/null`,
@@ -86,6 +89,18 @@ idle() {
         sort -n | awk '{ v[n++] = $1 } END { if (!n) print "-"; else print v[int((n - 1) / 2)] }'
 }
 
+# cpu LOG: the medians of party 1's runs (steps) 1.. in a traced session: the CPU share its
+# threads used and the milliseconds its workers were ready but waited for a CPU
+cpu() {
+    pat='^\[p1\] \(run\|step\) [1-9][0-9]*: cpu \([0-9.]*\)% of .*'
+    sed -n "s/$pat, workers waited \([0-9.]*\) ms.*/\2 \3/p" "$1" | awk '{ u[n] = $1; w[n++] = $2 }
+                    END { if (!n) { print "- -"; exit }
+                          for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) {
+                              if (u[j] < u[i]) { t = u[i]; u[i] = u[j]; u[j] = t }
+                              if (w[j] < w[i]) { t = w[i]; w[i] = w[j]; w[j] = t } }
+                          print u[int((n - 1) / 2)], w[int((n - 1) / 2)] }'
+}
+
 # check LOG EXIT: what the session's own check said ("ok", "DISAGREE" or "exit N")
 check() {
     if grep -q DISAGREE "$1"; then echo DISAGREE; elif [ "$2" -eq 0 ]; then echo ok; else
@@ -93,10 +108,10 @@ check() {
 }
 
 row() { # row LABEL LOG TRACED_LOG CHECK
-    set -- "$1" "$(stats "$2")" "$(idle "$3")" "$4"
-    echo "$2" | awk -v l="$1" -v i="$3" -v c="$4" \
-        '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l, $1, $2, $3, $4, $5, $6,
-                  i, c }'
+    set -- "$1" "$(stats "$2")" "$(idle "$3")" "$4" "$(cpu "$3")"
+    echo "$2 $5" | awk -v l="$1" -v i="$3" -v c="$4" \
+        '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l, $1, $2, $3, $4,
+                  $5, $6, i, $7, $8, c }'
 }
 
 if echo "$sections" | grep -qw noise; then
@@ -108,8 +123,8 @@ fi
 if echo "$sections" | grep -qw models; then
     echo "## models: party 1's online seconds, $runs runs per session ($(load))"
     echo "| model | first run s | steady median s | best s | worst s | mean s | CV % |" \
-        "idle % (traced) | check |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
+        "idle % (traced) | CPU used % (traced) | workers waiting for a CPU, ms (traced) | check |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     while read -r label args; do
         echo " $pick " | grep -q " $label " || continue
         tag=$(echo "$label" | tr -c 'a-z0-9\n' '_')

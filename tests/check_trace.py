@@ -12,7 +12,7 @@ acknowledgements (session tags, 8 bytes a run, not counted in bytes_sent) left o
 statistics attribute traffic between runs (the dealer's seed, material dealt ahead) to a run,
 while an event belongs to the run in which it was posted; every run event carries the profile's
 overlap_share in [0, 1] (higher is better) and stretch, 0 or >= 1 (lower is better), and no
-longer the old name "efficiency". Prints one line per failure, exits 1 then.
+longer the old name "efficiency", and its threads' CPU use (check_cpu). Prints one line per failure, exits 1 then.
 """
 import argparse
 import json
@@ -20,6 +20,42 @@ import sys
 
 EPS_US = 0.002  # ts and dur are written with 3 decimals (nanoseconds)
 SESSION_TAG = (1 << 62) | (1 << 60)  # VEIL_MPC_TAG_SESSION | run: dealer pacing (tasks/mpc.h)
+ROLES = ["workers", "submit", "net", "zmq", "wiper", "other"]  # enum veil_cpu_role
+
+
+def check_cpu(path, args, fail):
+    """A run's CPU use: cpus >= 1, cpu_ms and cpu_wait_ms with every role, none negative, the
+    workers, the submitting thread and the network's I/O thread on a CPU, cpu_busy_pct equal to
+    the sum over wall_ms x cpus."""
+    run = args["run"]
+    cpus, busy = args.get("cpus"), args.get("cpu_busy_pct")
+    used, wait = args.get("cpu_ms"), args.get("cpu_wait_ms")
+    if not isinstance(cpus, int) or cpus < 1 or busy is None or not isinstance(used, dict) \
+            or not isinstance(wait, dict):
+        fail(f"{path}: run {run}: no cpus / cpu_busy_pct / cpu_ms / cpu_wait_ms")
+        return
+    slices = args.get("cpu_slices")
+    if set(used) != set(ROLES) or set(wait) != set(ROLES) or not isinstance(slices, dict) \
+            or set(slices) != set(ROLES):
+        fail(f"{path}: run {run}: CPU roles {sorted(used)} / {sorted(wait)} / {slices}, "
+             f"not {ROLES}")
+        return
+    for role in ROLES:  # a thread put on a CPU in the window ran there
+        if not isinstance(slices[role], int) or slices[role] < 0 or \
+                (slices[role] > 0 and used[role] <= 0):
+            fail(f"{path}: run {run}: {role}: {slices[role]} slices, {used[role]} ms")
+    if min(used.values()) < 0 or min(wait.values()) < 0:
+        fail(f"{path}: run {run}: a negative CPU time: {used} {wait}")
+    for role in ("workers", "submit", "net"):
+        if used[role] <= 0:
+            fail(f"{path}: run {run}: no CPU time for the {role} thread(s): {used}")
+    window = args.get("cpu_window_ms", 0)
+    if not args["wall_ms"] <= window <= args["wall_ms"] + 250:
+        fail(f"{path}: run {run}: CPU window {window} ms around a {args['wall_ms']} ms run")
+        return
+    want = 100 * sum(used.values()) / (window * cpus)
+    if abs(busy - want) > 0.02 + 0.001 * want or busy > 100.01:
+        fail(f"{path}: run {run}: cpu_busy_pct {busy}, the roles' sum gives {want:.2f}")
 
 
 def check(path, regions, nparties, fail):
@@ -56,6 +92,7 @@ def check(path, regions, nparties, fail):
                 fail(f"{path}: run {args['run']}: no overlap_share / stretch, or an efficiency")
             elif not (0 <= share <= 1.0005 and (stretch == 0 or stretch >= 0.9995)):
                 fail(f"{path}: run {args['run']}: overlap_share {share}, stretch {stretch}")
+            check_cpu(path, args, fail)
         elif cat == "task":
             tasks.append(e)
         elif cat in ("send", "recv"):

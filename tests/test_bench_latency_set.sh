@@ -3,7 +3,8 @@
 # asserted: benchmarks measure, tests check): bench/latency_set.sh's models section on LeNet
 # batch 1 with 2 runs must print one table row whose first-run, median, best, worst and mean
 # seconds are numbers above 0, whose idle share (from the traced session) is a number in
-# [0, 100] and whose check says ok; bench_beaver -o mul_fixed -m 1000 1000 must print exactly one
+# [0, 100], whose CPU share (the same session) a number in (0, 100], whose workers' wait for a CPU
+# a number, and whose check says ok; bench_beaver -o mul_fixed -m 1000 1000 must print exactly one
 # row, mul_fixed at 1,000 elements with 24 bytes per element (also from files, in plaintext,
 # warm and traced: -f -p -w -t), and refuse an unknown op (exit 2).
 # The warm section on LeNet batch 1 with 2 runs must print two rows: prepared ("yes", its prepare
@@ -20,7 +21,9 @@ fail=0
 sh "$src/bench/latency_set.sh" -b "$top" -r 2 -m lenet_b1 -o "$tmp/logs" models >"$tmp/out" 2>&1 ||
     { echo "FAIL: latency_set.sh exited $?"; fail=1; }
 rows=$(awk -F '|' '$2 ~ /lenet_b1/ && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 &&
-                   $9 ~ /^ *[0-9.]+ *$/ && $9 >= 0 && $9 <= 100 && $10 ~ /^ *ok *$/' "$tmp/out" | wc -l)
+                   $9 ~ /^ *[0-9.]+ *$/ && $9 >= 0 && $9 <= 100 && $10 ~ /^ *[0-9.]+ *$/ &&
+                   $10 > 0 && $10 <= 100 && $11 ~ /^ *[0-9.]+ *$/ && $12 ~ /^ *ok *$/' \
+    "$tmp/out" | wc -l)
 [ "$rows" -eq 1 ] || { echo "FAIL: $rows good lenet_b1 rows, expected 1"; cat "$tmp/out"; fail=1; }
 sh "$src/bench/latency_set.sh" -b "$top" -r 2 -m lenet_b1 -o "$tmp/wlogs" warm >"$tmp/warm" 2>&1 ||
     { echo "FAIL: latency_set.sh warm exited $?"; fail=1; }

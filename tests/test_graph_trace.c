@@ -4,7 +4,8 @@
  * (default lws). Checks, for every process and run: veil_party_last_profile succeeds, its
  * percentages are consistent (compute + network - overlap + idle = 100 within rounding, each in
  * [0, 100], stretch >= 1, overlap share in [0, 1] and equal to overlap / the longer of compute
- * and network, region walls within the run's), the regions the plan has recorded
+ * and network, region walls within the run's), the threads' CPU use is measured and consistent
+ * (check_cpu), the regions the plan has recorded
  * events at the parties (messages for input, tasks for linear, relu, pooling, argmax), the
  * outputs match a plaintext FIXED run; and that with tracing off nothing is recorded, no file
  * is written and the profile is refused. The trace files land in argv[1] (trace-<pid>.json) for
@@ -174,6 +175,46 @@ static void check_hand_case(void)
              b.stretch, b.idle_pct);
 }
 
+/* The run's CPU use (struct veil_cpu_use): measured, every role's time non-negative and their
+ * sum the total, the workers, the submitting thread and the network's I/O thread (told by its
+ * name) on a CPU, a window that holds the run (and the snapshots' own reads), no more CPU than
+ * the process's CPUs had in it, busy_pct the total over window x cpus. */
+static void check_cpu(const struct veil_run_profile *p, const char *what)
+{
+    const struct veil_cpu_use *c = &p->cpu;
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    VT_CHECK(c->cpus >= 1 && c->cpus <= (online > 0 ? online : 1024), "%s: %d CPUs", what, c->cpus);
+    double sum = 0;
+    for (int r = 0; r < VEIL_CPU_ROLE_COUNT; r++) {
+        VT_CHECK(c->cpu_s[r] >= 0 && c->wait_s[r] >= 0,
+                 "%s: role %s: %.6f s on a CPU, %.6f s "
+                 "waiting",
+                 what, veil_cpu_role_name(r), c->cpu_s[r], c->wait_s[r]);
+        sum += c->cpu_s[r];
+    }
+    VT_CHECK(fabs(sum - c->total_s) < 1e-9, "%s: roles add up to %.6f s, total %.6f s", what, sum,
+             c->total_s);
+    const int used[] = {VEIL_CPU_WORKERS, VEIL_CPU_SUBMIT, VEIL_CPU_NET};
+    for (size_t i = 0; i < sizeof used / sizeof *used; i++)
+        VT_CHECK(c->cpu_s[used[i]] > 0, "%s: no CPU time for role %s", what,
+                 veil_cpu_role_name(used[i]));
+    VT_CHECK(c->window_s >= p->total.wall_s - 1e-4 && c->window_s <= p->total.wall_s + 0.25,
+             "%s: a CPU window of %.6f s around a %.6f s run", what, c->window_s, p->total.wall_s);
+    VT_CHECK(c->total_s <= c->cpus * c->window_s * 1.001 + 1e-4,
+             "%s: %.6f s of CPU in %.6f s on "
+             "%d CPUs",
+             what, c->total_s, c->window_s, c->cpus);
+    VT_CHECK(fabs(c->busy_pct - 100 * c->total_s / (c->window_s * c->cpus)) < 1e-6,
+             "%s: busy %.4f%%, total %.6f s over %.6f s x %d", what, c->busy_pct, c->total_s,
+             c->window_s, c->cpus);
+    veil_test_log("%s: cpu %.1f%% of %d: workers %.3f ms (waited %.3f), submit %.3f, net %.3f, "
+                  "zmq %.3f, wiper %.3f, other %.3f",
+                  what, c->busy_pct, c->cpus, 1e3 * c->cpu_s[VEIL_CPU_WORKERS],
+                  1e3 * c->wait_s[VEIL_CPU_WORKERS], 1e3 * c->cpu_s[VEIL_CPU_SUBMIT],
+                  1e3 * c->cpu_s[VEIL_CPU_NET], 1e3 * c->cpu_s[VEIL_CPU_ZMQ],
+                  1e3 * c->cpu_s[VEIL_CPU_WIPER], 1e3 * c->cpu_s[VEIL_CPU_OTHER]);
+}
+
 static void check_traced(const char *sched)
 {
     const int want[] = {VEIL_REGION_INPUT, VEIL_REGION_LINEAR, VEIL_REGION_RELU,
@@ -191,6 +232,7 @@ static void check_traced(const char *sched)
                      "%s: profile wall %.6f s, online %.6f s", what, p->total.wall_s,
                      sh->stats[q][run].online_s);
             check_busy(&p->total, what);
+            check_cpu(p, what);
             for (int r = 0; r < VEIL_REGION_COUNT; r++) {
                 char rw[128];
                 snprintf(rw, sizeof rw, "%s region %s", what, veil_region_name(r));

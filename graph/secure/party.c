@@ -107,6 +107,15 @@ static int trace_open(veil_party_t *me, const char *path)
         return veil_error(rc, "veil_party_open: tracing: another party of this process traces");
     }
     VEIL_LOG_INFO("tracing to %s (%%d: party id)", path);
+    /* the threads' CPU use per run: not fatal when the kernel keeps no per-thread statistics */
+    if (!(me->cpu_snap = calloc(2, sizeof *me->cpu_snap)))
+        return veil_error(VEIL_ERR_NOMEM, "veil_party_open: out of memory");
+    if (veil_cpu_snapshot(&me->cpu_snap[0]) != VEIL_OK) {
+        VEIL_LOG_WARN("tracing: the runs' profiles leave out the threads' CPU use: %s",
+                      veil_last_error());
+        free(me->cpu_snap);
+        me->cpu_snap = NULL;
+    }
     return VEIL_OK;
 }
 
@@ -122,6 +131,8 @@ static void trace_close(veil_party_t *me)
     veil_trace_free();
     free(me->trace_path);
     me->trace_path = NULL;
+    free(me->cpu_snap);
+    me->cpu_snap = NULL;
 }
 
 /* The workers' nice value: the option, else VEIL_WORKER_NICE (0 or unset: unchanged). */

@@ -7,6 +7,7 @@
 #ifndef VEIL_GRAPH_PARTY_INTERNAL_H
 #define VEIL_GRAPH_PARTY_INTERNAL_H
 
+#include "base/cpu_use.h"
 #include "graph/secure/exec_internal.h"
 #include "net/net_internal.h"
 
@@ -47,6 +48,8 @@ struct veil_party {
                                       on one device's worth of tasks; NULL before */
     char *trace_path;                /* tracing: the file pattern (owned), NULL when off */
     struct veil_run_profile profile; /* of the last run or step, when tracing */
+    struct veil_cpu_snap *cpu_snap;  /* tracing: the threads at a run's start and end (2, owned);
+                                        NULL when off or when /proc has no schedstat */
 };
 
 /** VEIL_OK when me can run (not NULL, not failed), else the error, prefixed by what. */

@@ -174,6 +174,8 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
         veil_trace_run_begin((int)run);
     if (rc == VEIL_OK)
         rc = dealer_wait_turn(me, run);
+    /* tracing: the threads' CPU counters just outside the run's clock (a dozen small reads) */
+    const int cpu_on = me->cpu_snap && veil_cpu_snapshot(&me->cpu_snap[0]) == VEIL_OK;
     const double t0 = now_s(), tt0 = veil_trace_now();
     me->x.loss_to = loss_to;
     if (rc == VEIL_OK)
@@ -186,6 +188,9 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
     if (rc == VEIL_OK)
         rc = wrc;
     const double t1 = now_s(), tt1 = veil_trace_now();
+    struct veil_cpu_use cpu = {0};
+    if (cpu_on && veil_cpu_snapshot(&me->cpu_snap[1]) == VEIL_OK)
+        veil_cpu_use_between(&me->cpu_snap[0], &me->cpu_snap[1], &cpu);
     veil_trace_set_region(VEIL_REGION_OTHER);
     veil_trace_set_node(-1);
     if (calib_rec) {
@@ -220,8 +225,10 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
      * the next one, arriving early) belongs to the next run, so no byte is missed */
     measure(me, t1 - t0);
     if (me->trace_path) {
+        int prc = cpu.cpus ? veil_trace_run_cpu_set((int)run, &cpu) : VEIL_OK;
         veil_trace_run_end(tt0, tt1, me->last.bytes_sent, me->last.bytes_recv);
-        int prc = veil_trace_summarize((int)run, tt0, tt1, &me->profile);
+        if (prc == VEIL_OK)
+            prc = veil_trace_summarize((int)run, tt0, tt1, &me->profile);
         if (rc == VEIL_OK)
             rc = prc;
     }

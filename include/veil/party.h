@@ -353,16 +353,51 @@ struct veil_busy {
     double stretch;       /* |W| / max(|C|, |N|), lower is better (was "efficiency") */
     uint64_t tasks, messages, bytes; /* events counted, payload bytes of the messages */
 };
+/** The threads of a party process, by what they do. */
+enum veil_cpu_role {
+    VEIL_CPU_WORKERS, /* StarPU's workers: the run's tasks */
+    VEIL_CPU_SUBMIT,  /* the thread that called veil_run: the walk, the material reads */
+    VEIL_CPU_NET,     /* the network's I/O thread: framing, sealing and opening, receive folds */
+    VEIL_CPU_ZMQ,     /* ZeroMQ's threads: the sockets (the kernel's TCP copies) */
+    VEIL_CPU_WIPER,   /* the buffer pool's wiper: zeroing given-back buffers */
+    VEIL_CPU_OTHER,   /* any other thread of the process (StarPU's own, the application's) */
+    VEIL_CPU_ROLE_COUNT
+};
+/** "workers", "submit", "net", "zmq", "wiper", "other". */
+const char *veil_cpu_role_name(enum veil_cpu_role r);
+
+/**
+ * The CPU time the process's threads used over one window W, from the kernel's per-thread
+ * scheduler statistics: what the busy figures above cannot show, since they see tasks and
+ * messages only. A worker that is idle while the party's other threads (or other processes)
+ * hold the process's CPUs is not waiting for its peer; busy_pct near 100 says so, and
+ * wait_s[VEIL_CPU_WORKERS] is how long the workers were ready to run but had no CPU.
+ * cpus == 0: not measured (all else zero).
+ */
+struct veil_cpu_use {
+    int cpus;                             /* CPUs the process may run on (its affinity mask) */
+    double window_s;                      /* W and the two snapshots' own reads (about 0.1 ms) */
+    double cpu_s[VEIL_CPU_ROLE_COUNT];    /* seconds on a CPU in the window, per role */
+    double wait_s[VEIL_CPU_ROLE_COUNT];   /* seconds runnable but waiting for a CPU, per role:
+                                             behind other threads, and each wake-up's own delay */
+    uint64_t slices[VEIL_CPU_ROLE_COUNT]; /* times a thread of the role was put on a CPU */
+    double total_s;                       /* the sum of cpu_s */
+    double busy_pct;                      /* 100 total_s / (window_s cpus): the CPUs used */
+};
+
 /**
  * One run's profile. total: W = the run's wall time (as online_s), every event of the run.
  * region[r]: only the tasks and messages submitted in region r, W = from the first start to the
  * last end of those events (regions overlap in time when the DAG pipelines across layers, so
  * their walls may add up to more than the run's); all zero when the region had no event.
+ * cpu: the process's threads over the run (its first snapshot is taken just before the run's
+ * clock starts, its second just after it stops).
  */
 struct veil_run_profile {
     int run; /* index of the run in the session, from 0 */
     struct veil_busy total;
     struct veil_busy region[VEIL_REGION_COUNT];
+    struct veil_cpu_use cpu;
 };
 /**
  * The profile of the last veil_run, derived from the trace's events. VEIL_ERR_INVAL (NULL),
