@@ -9,12 +9,18 @@
 # (and "wait 2" for the dealer when one of its messages ended a gap: timing decides), after, local
 # and tail, one row per run >= 1 and a median row, each row's parts adding up to 100 %
 # of the run; runs >= 3 has none (exit 1); a file that is not a trace, no file, two files and a
-# bad --from-run are refused with exit 2 and a line naming the script. Timings are not asserted.
+# bad --from-run are refused with exit 2 and a line naming the script.
+# bench/trace_cpu.py: for each process's trace the role header, one row per run >= 1 and a median
+# row, each with its milliseconds above 0, the idle and CPU shares in range, every role's CPU
+# share, wait and slices non-negative, the workers and the I/O thread on a CPU and the roles'
+# shares adding up to the run's (within rounding); runs >= 3 has none (exit 1); the same
+# refusals as trace_gaps.py. Timings are not asserted.
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
 src=$(cd "${VEIL_TOP_SRCDIR:-.}" && pwd) || exit 1
 oneway="$src/bench/trace_oneway.py"
 gaps="$src/bench/trace_gaps.py"
+cpu="$src/bench/trace_cpu.py"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/veil-trace-scripts-XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -67,6 +73,34 @@ for args in "$T/g.json" "" "$T/t-0.json $T/t-1.json" "$T/t-0.json --from-run x";
     { [ "$rc" -eq 2 ] && grep -q '^trace_gaps: ' "$T/out" && ! grep -q Traceback "$T/out"; } ||
         bad "'$args': exit $rc, expected 2 with one line: $(cat "$T/out")"
 done
-[ "$fail" = 0 ] &&
-    echo "PASS: trace_oneway.py and trace_gaps.py on a traced LeNet-5 session, and their refusals"
+
+for q in 0 1 2; do
+    python3 "$cpu" "$T/t-$q.json" >"$T/out" 2>&1 ||
+        { bad "cpu $q: exit $?: $(cat "$T/out")"; continue; }
+    # header (roles), sub-header, rows 1, 2 and median: ms > 0, idle and CPU in [0, 100], per
+    # role CPU % in [0, 100], wait >= 0, slices >= 0; the roles' CPU adds up to the run's
+    awk -v q="$q" '
+        NR == 1 { ok = $1 == "run" && $2 == "ms" && $5 == "workers" && $6 == "submit" &&
+                  $7 == "net" && $8 == "zmq" && $9 == "wiper" && $10 == "other"; next }
+        NR == 2 { next }
+        { good = NF == 22 && $2 > 0 && $3 >= 0 && $3 <= 100 && $4 > 0 && $4 <= 100.01; s = 0
+          for (i = 5; i <= NF; i += 3) { good = good && $i >= 0 && $(i + 1) >= 0 && $(i + 2) >= 0
+                                         s += $i }
+          # the workers and the I/O thread ran (the submitting thread too, but the dealer has
+          # nothing to do in run 2 when it dealt run 2 ahead)
+          good = good && $5 > 0 && $11 > 0
+          if ($1 != "median" && (s < $4 - 0.5 || s > $4 + 0.5)) good = 0
+          ok = ok && good; rows = rows " " $1 }
+        END { exit ok && rows == " 1 2 median" ? 0 : 1 }' "$T/out" || bad "cpu $q: $(cat "$T/out")"
+done
+python3 "$cpu" "$T/t-1.json" --from-run 3 >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q '^trace_cpu: no run' "$T/out" || bad "cpu, runs >= 3: $(cat "$T/out")"
+for args in "$T/g.json" "" "$T/t-0.json $T/t-1.json" "$T/t-0.json --from-run x"; do
+    python3 "$cpu" $args >"$T/out" 2>&1
+    rc=$?
+    { [ "$rc" -eq 2 ] && grep -q '^trace_cpu: ' "$T/out" && ! grep -q Traceback "$T/out"; } ||
+        bad "cpu '$args': exit $rc, expected 2 with one line: $(cat "$T/out")"
+done
+[ "$fail" = 0 ] && echo "PASS: trace_oneway.py, trace_gaps.py and trace_cpu.py on a traced" \
+    "LeNet-5 session, and their refusals"
 exit "$fail"

@@ -376,7 +376,9 @@ const char *veil_cpu_role_name(enum veil_cpu_role r);
  */
 struct veil_cpu_use {
     int cpus;                             /* CPUs the process may run on (its affinity mask) */
-    double window_s;                      /* W and the two snapshots' own reads (about 0.1 ms) */
+    double window_s;                      /* W and the two snapshots' own reads (80-90 us each
+                                             with a dozen threads, counted as the submitting
+                                             thread's CPU time) */
     double cpu_s[VEIL_CPU_ROLE_COUNT];    /* seconds on a CPU in the window, per role */
     double wait_s[VEIL_CPU_ROLE_COUNT];   /* seconds runnable but waiting for a CPU, per role:
                                              behind other threads, and each wake-up's own delay */
