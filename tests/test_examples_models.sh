@@ -12,8 +12,9 @@
 # serialized) and its exact bytes; a run prepares (veil_party_prepare) unless
 # --cold; a transformer cannot be micro-batched (refused,
 # with the reason). `mlp train --optimizer adam` (a 16-8-4 MLP) and `transformer train
-# --optimizer adamw` agree with the plaintext trainer within the Adam tolerance. Under tracing (VEIL_TRACE) `mlp train` prints each step's busy figures and
-# the summary's compute_s ... overlap_share, stretch fields. Bad arguments exit 2. Measured: 53 s on the
+# --optimizer adamw` agree with the plaintext trainer within the Adam tolerance. Under tracing
+# (VEIL_TRACE) `mlp train` prints each step's busy figures and CPU use and the summary's
+# compute_s ... stretch and cpu_busy_pct ... cpu_workers_wait_ms fields. Bad arguments exit 2. Measured: 53 s on the
 # shared 2-core VM (load average ~9) before the training runs were added.
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
@@ -118,8 +119,11 @@ VEIL_TRACE="$T/trace-%d.json" "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples
     --small --runs 2 >"$T/out" 2>&1 || bad "traced mlp train exited $?"
 [ "$(grep -c '^\[p1\] step [01]: compute [0-9.]*%, network [0-9.]*%, overlap [0-9.]*%, idle [0-9.]*%, overlap share [0-9.]*, stretch [0-9.]*$' "$T/out")" -eq 2 ] ||
     { bad "traced mlp train: party 1 did not print both steps' busy figures"; cat "$T/out" >&2; }
-grep -q '^\[p1\] model=mlp .* step_online_s=[0-9.]* bytes_sent=[0-9]* rounds=[0-9]* compute_s=[0-9.]* network_s=[0-9.]* compute_pct=[0-9.]* network_pct=[0-9.]* overlap_pct=[0-9.]* overlap_share=[0-9.]* stretch=[0-9.]*$' "$T/out" ||
+grep -q '^\[p1\] model=mlp .* step_online_s=[0-9.]* bytes_sent=[0-9]* rounds=[0-9]* compute_s=[0-9.]* network_s=[0-9.]* compute_pct=[0-9.]* network_pct=[0-9.]* overlap_pct=[0-9.]* overlap_share=[0-9.]* stretch=[0-9.]* cpu_busy_pct=[0-9.]* cpu_workers_pct=[0-9.]* cpu_workers_wait_ms=[0-9.]*$' "$T/out" ||
     { bad "traced mlp train: no busy fields on party 1's last line"; cat "$T/out" >&2; }
+# and each step its CPU use: the process's share of its CPUs, each role's, the workers' wait
+[ "$(grep -c '^\[p1\] step [01]: cpu [0-9.]*% of [1-9][0-9]* CPU(s) (workers [0-9.]*%, submit [0-9.]*%, net [0-9.]*%, zmq [0-9.]*%, wiper [0-9.]*%, other [0-9.]*%), workers waited [0-9.]* ms for a CPU in [0-9]* slices$' "$T/out")" -eq 2 ] ||
+    { bad "traced mlp train: party 1 did not print both steps' CPU use"; cat "$T/out" >&2; }
 # a transformer cannot be micro-batched (its rows are tokens): refused at compile, non-zero exit
 if "$RUN" -n 2 --dealer --timeout 60 -- "$B/examples/transformer" --small --microbatches 2 \
     >"$T/out" 2>&1; then bad "transformer --microbatches 2 should be refused"; fi
