@@ -3,8 +3,8 @@
  * two of them, by role (base/cpu_use.h). A thread's CPU clock gives the nanoseconds it ran,
  * /proc/self/task/TID/schedstat the nanoseconds it was runnable but waited for a CPU (as the
  * kernel accounted them at its last switch), both since it began; its comm file holds the name
- * the role is read from. Only a traced run takes snapshots (two per
- * run, about a dozen small files each), so nothing here is on an untraced run's path.
+ * the role is read from. Only a traced run takes snapshots (two per run, three small reads per
+ * thread), so nothing here is on an untraced run's path.
  */
 #include "config.h"
 
@@ -89,14 +89,13 @@ static double monotonic_s(void)
 
 int veil_cpu_snapshot(struct veil_cpu_snap *s)
 {
-    s->n = s->n_lost = 0;
+    s->n = 0;
     s->t_begin = monotonic_s();
     DIR *d = opendir("/proc/self/task");
     if (!d)
         return veil_error(VEIL_ERR_IO, "cpu use: cannot list /proc/self/task: %s", strerror(errno));
     const int self = (int)gettid();
     const struct dirent *e;
-    int seen = 0;
     while ((e = readdir(d)) != NULL) {
         char *end;
         long tid = strtol(e->d_name, &end, 10);
@@ -119,16 +118,19 @@ int veil_cpu_snapshot(struct veil_cpu_snap *s)
         close(dir);
         if (!ok)
             continue;
-        seen = 1;
         t.role = t.tid == self ? VEIL_CPU_SUBMIT : role_of(comm);
-        if (s->n < VEIL_CPU_SNAP_THREADS)
-            s->t[s->n++] = t;
-        else
-            s->n_lost++;
+        if (s->n == VEIL_CPU_SNAP_THREADS) { /* a partial count would read as less CPU */
+            closedir(d);
+            return veil_error(VEIL_ERR_UNSUPPORTED,
+                              "cpu use: the process has more than %d "
+                              "threads",
+                              VEIL_CPU_SNAP_THREADS);
+        }
+        s->t[s->n++] = t;
     }
     closedir(d);
     s->t_end = monotonic_s();
-    return seen ? VEIL_OK
+    return s->n ? VEIL_OK
                 : veil_error(VEIL_ERR_IO, "cpu use: no thread of /proc/self/task has scheduler "
                                           "statistics (a kernel without schedstat)");
 }

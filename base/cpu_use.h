@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-/* Threads a snapshot keeps; a process with more counts the rest as lost (n_lost). */
+/* Threads a snapshot holds; a process with more gets no snapshot (VEIL_ERR_UNSUPPORTED). */
 #define VEIL_CPU_SNAP_THREADS 128
 
 /** One thread's counters at a snapshot. */
@@ -26,7 +26,7 @@ struct veil_cpu_thread {
 /** Every thread of the process at one moment. */
 struct veil_cpu_snap {
     double t_begin, t_end; /* CLOCK_MONOTONIC seconds around the reads */
-    int n, n_lost;
+    int n;
     struct veil_cpu_thread t[VEIL_CPU_SNAP_THREADS];
 };
 
@@ -35,7 +35,8 @@ struct veil_cpu_snap {
  * thread counts as the submitting thread (VEIL_CPU_SUBMIT); other threads by name: StarPU's workers
  * ("CPU n", "CUDA n", "OpenCL n"), the network's I/O thread ("veil-net"), the buffer pool's wiper
  * ("veil-wipe"), ZeroMQ's threads ("ZMQbg/..."), anything else VEIL_CPU_OTHER.
- * VEIL_ERR_IO when /proc gives no per-thread statistics (a kernel without schedstats).
+ * VEIL_ERR_IO when /proc gives no per-thread statistics (a kernel without schedstats),
+ * VEIL_ERR_UNSUPPORTED for a process of more than VEIL_CPU_SNAP_THREADS threads.
  */
 int veil_cpu_snapshot(struct veil_cpu_snap *s);
 

@@ -20,7 +20,7 @@ int example_print_busy(const veil_party_t *pt, const char *what, int index,
            prof->total.idle_pct, prof->total.overlap_share, prof->total.stretch);
     const struct veil_cpu_use *c = &prof->cpu;
     if (c->cpus > 0) { /* the process's threads: a core taken, not a peer waited for */
-        const double w = prof->total.wall_s * c->cpus;
+        const double w = c->window_s * c->cpus; /* the share busy_pct is of */
         printf("%s %d: cpu %.1f%% of %d CPU(s) (", what, index, c->busy_pct, c->cpus);
         for (int r = 0; r < VEIL_CPU_ROLE_COUNT; r++)
             printf("%s%s %.1f%%", r ? ", " : "", veil_cpu_role_name(r),
@@ -39,7 +39,7 @@ void example_print_busy_fields(const struct veil_run_profile *prof)
            prof->total.network_pct, prof->total.overlap_pct, prof->total.overlap_share,
            prof->total.stretch);
     const struct veil_cpu_use *c = &prof->cpu;
-    const double w = prof->total.wall_s * c->cpus;
+    const double w = c->window_s * c->cpus;
     if (c->cpus > 0)
         printf(" cpu_busy_pct=%.1f cpu_workers_pct=%.1f cpu_workers_wait_ms=%.3f", c->busy_pct,
                w > 0 ? 100.0 * c->cpu_s[VEIL_CPU_WORKERS] / w : 0.0,

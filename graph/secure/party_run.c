@@ -148,6 +148,22 @@ static void measure(veil_party_t *me, double online_s)
     me->mark = after;
 }
 
+/* Snapshot k (0: before the run, 1: after) of the threads' CPU counters while tracing: 1, or 0
+ * when there is none; a failed one (a process grown past the snapshot's threads) ends them for
+ * the session, with a warning, rather than give a run a partial count. */
+static int cpu_snapshot(veil_party_t *me, int k)
+{
+    if (!me->cpu_snap)
+        return 0;
+    if (veil_cpu_snapshot(&me->cpu_snap[k]) == VEIL_OK)
+        return 1;
+    VEIL_LOG_WARN("tracing: the profiles leave out the threads' CPU use from this run on: %s",
+                  veil_last_error());
+    free(me->cpu_snap);
+    me->cpu_snap = NULL;
+    return 0;
+}
+
 int veil_party_walk(veil_party_t *me, const char *what, size_t end,
                     const struct veil_feed *feeds, size_t nfeeds, double *const *outputs,
                     int loss_to, double *probs)
@@ -174,8 +190,8 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
         veil_trace_run_begin((int)run);
     if (rc == VEIL_OK)
         rc = dealer_wait_turn(me, run);
-    /* tracing: the threads' CPU counters just outside the run's clock (a dozen small reads) */
-    const int cpu_on = me->cpu_snap && veil_cpu_snapshot(&me->cpu_snap[0]) == VEIL_OK;
+    /* tracing: the threads' CPU counters just outside the run's clock */
+    const int cpu_on = cpu_snapshot(me, 0);
     const double t0 = now_s(), tt0 = veil_trace_now();
     me->x.loss_to = loss_to;
     if (rc == VEIL_OK)
@@ -189,7 +205,7 @@ int veil_party_walk(veil_party_t *me, const char *what, size_t end,
         rc = wrc;
     const double t1 = now_s(), tt1 = veil_trace_now();
     struct veil_cpu_use cpu = {0};
-    if (cpu_on && veil_cpu_snapshot(&me->cpu_snap[1]) == VEIL_OK)
+    if (cpu_on && cpu_snapshot(me, 1))
         veil_cpu_use_between(&me->cpu_snap[0], &me->cpu_snap[1], &cpu);
     veil_trace_set_region(VEIL_REGION_OTHER);
     veil_trace_set_node(-1);
