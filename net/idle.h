@@ -19,6 +19,9 @@
  *  (a task another thread submits is seen within it), busy_ms otherwise. Any thread; call it
  *  with no StarPU lock held. */
 long veil_net_idle_poll(long busy_ms);
+/** veil_net_idle_poll for a waiter holding a nonzero token of veil_net_idle_begin (so
+ *  VEIL_IDLE_PAUSE is on): the same step, without reading the environment at every turn. */
+long veil_net_idle_poll_begun(long busy_ms);
 
 /** A thread starts / ends a wait built on veil_net_idle_poll (veil_net_wait_all): between the
  *  two, StarPU's idle workers also pause themselves at their first empty turn when no task is
