@@ -52,17 +52,11 @@ def row_of(run):
 
 
 def main(argv):
-    args = list(argv[1:])
-    first = veil_trace.from_run(NAME, args)
-    if len(args) != 1 or args[0].startswith("-"):
-        die(2, "usage: trace_cpu.py TRACE.json [--from-run K]")
-    _, events = veil_trace.load(NAME, args[0])
-    runs = sorted((e for e in events if e["cat"] == "run" and
-                   isinstance(e.get("args", {}).get("run"), int) and e["args"]["run"] >= first),
-                  key=lambda e: e["args"]["run"])
+    path, first, _, runs = veil_trace.one_file_runs(NAME, argv,
+                                                    "trace_cpu.py TRACE.json [--from-run K]")
     rows = [r for r in (row_of(e) for e in runs) if r is not None]
     if not rows:
-        die(1, "no run >= %d with CPU use in %s" % (first, args[0]))
+        die(1, "no run >= %d with CPU use in %s" % (first, path))
     print("%-6s %9s %6s %6s " % ("run", "ms", "idle%", "cpu%") +
           " ".join("%22s" % r for r in ROLES))
     print("%-6s %9s %6s %6s " % ("", "", "", "") +

@@ -39,9 +39,7 @@ def die(code, msg):
     veil_trace.die(NAME, code, msg)
 
 
-def run_of(e):
-    a = e.get("args")
-    return a.get("run") if isinstance(a, dict) else None
+run_of = veil_trace.run_of
 
 
 def split_run(run, tasks, recvs):
@@ -75,15 +73,10 @@ def split_run(run, tasks, recvs):
 
 
 def main(argv):
-    args = list(argv[1:])
-    first = veil_trace.from_run(NAME, args)
-    if len(args) != 1 or args[0].startswith("-"):
-        die(2, "usage: trace_gaps.py TRACE.json [--from-run K]")
-    _, events = veil_trace.load(NAME, args[0])
-    runs = sorted((e for e in events if e["cat"] == "run" and isinstance(run_of(e), int) and
-                   run_of(e) >= first), key=run_of)
+    path, first, events, runs = veil_trace.one_file_runs(
+        NAME, argv, "trace_gaps.py TRACE.json [--from-run K]")
     if not runs:
-        die(1, "no run >= %d in %s" % (first, args[0]))
+        die(1, "no run >= %d in %s" % (first, path))
     rows = []
     for run in runs:
         r = run_of(run)

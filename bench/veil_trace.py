@@ -1,6 +1,7 @@
-"""veil_trace.py — what the trace scripts (trace_oneway.py, trace_gaps.py) share: reading one
-process's VEIL_TRACE file (Chrome trace JSON written at veil_party_close) and their common command
-line (--from-run K) and exits (one line on stderr naming the script, then the status)."""
+"""veil_trace.py — what the trace scripts (trace_oneway.py, trace_gaps.py, trace_cpu.py) share:
+reading one process's VEIL_TRACE file (Chrome trace JSON written at veil_party_close), their common
+command line (--from-run K; one file and its runs) and exits (one line on stderr naming the script,
+then the status)."""
 import json
 import sys
 
@@ -39,3 +40,22 @@ def from_run(name, args):
         die(name, 2, "--from-run needs a run index")
     del args[i:i + 2]
     return first
+
+
+def run_of(e):
+    """The run index an event carries in its args, or None."""
+    a = e.get("args")
+    return a.get("run") if isinstance(a, dict) else None
+
+
+def one_file_runs(name, argv, usage):
+    """The command line `FILE [--from-run K]` of a script that reads one trace: (the file, K, its
+    complete events, its run events with index >= K in run order); exit 2 with usage otherwise."""
+    args = list(argv[1:])
+    first = from_run(name, args)
+    if len(args) != 1 or args[0].startswith("-"):
+        die(name, 2, "usage: " + usage)
+    _, events = load(name, args[0])
+    runs = sorted((e for e in events if e["cat"] == "run" and isinstance(run_of(e), int) and
+                   run_of(e) >= first), key=run_of)
+    return args[0], first, events, runs

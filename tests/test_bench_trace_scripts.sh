@@ -26,6 +26,17 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/veil-trace-scripts-XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 fail=0
 bad() { echo "FAIL: $*" >&2; fail=1; }
+# refused SCRIPT NAME: a one-file script refuses a file that is not a trace, no file, two files
+# and a bad --from-run with exit 2 and one line naming it (no traceback)
+refused() {
+    for args in "$T/g.json" "" "$T/t-0.json $T/t-1.json" "$T/t-0.json --from-run x"; do
+        # shellcheck disable=SC2086 # args are several words on purpose
+        python3 "$1" $args >"$T/out" 2>&1
+        rc=$?
+        { [ "$rc" -eq 2 ] && grep -q "^$2: " "$T/out" && ! grep -q Traceback "$T/out"; } ||
+            bad "$2 '$args': exit $rc, expected 2 with one line: $(cat "$T/out")"
+    done
+}
 STARPU_SILENT=1 VEIL_TRACE="$T/t-%d.json" "$B/tools/veil-run" -n 2 --dealer --timeout 120 -- \
     "$B/examples/lenet" --small --runs 3 >"$T/run.log" 2>&1 ||
     { cat "$T/run.log" >&2; bad "the traced session failed"; exit 1; }
@@ -67,12 +78,7 @@ for pair in "0 1" "1 0"; do
 done
 python3 "$gaps" "$T/t-1.json" --from-run 3 >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q '^trace_gaps: no run' "$T/out" || bad "runs >= 3: $(cat "$T/out")"
-for args in "$T/g.json" "" "$T/t-0.json $T/t-1.json" "$T/t-0.json --from-run x"; do
-    python3 "$gaps" $args >"$T/out" 2>&1
-    rc=$?
-    { [ "$rc" -eq 2 ] && grep -q '^trace_gaps: ' "$T/out" && ! grep -q Traceback "$T/out"; } ||
-        bad "'$args': exit $rc, expected 2 with one line: $(cat "$T/out")"
-done
+refused "$gaps" trace_gaps
 
 for q in 0 1 2; do
     python3 "$cpu" "$T/t-$q.json" >"$T/out" 2>&1 ||
@@ -95,12 +101,7 @@ for q in 0 1 2; do
 done
 python3 "$cpu" "$T/t-1.json" --from-run 3 >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q '^trace_cpu: no run' "$T/out" || bad "cpu, runs >= 3: $(cat "$T/out")"
-for args in "$T/g.json" "" "$T/t-0.json $T/t-1.json" "$T/t-0.json --from-run x"; do
-    python3 "$cpu" $args >"$T/out" 2>&1
-    rc=$?
-    { [ "$rc" -eq 2 ] && grep -q '^trace_cpu: ' "$T/out" && ! grep -q Traceback "$T/out"; } ||
-        bad "cpu '$args': exit $rc, expected 2 with one line: $(cat "$T/out")"
-done
+refused "$cpu" trace_cpu
 [ "$fail" = 0 ] && echo "PASS: trace_oneway.py, trace_gaps.py and trace_cpu.py on a traced" \
     "LeNet-5 session, and their refusals"
 exit "$fail"
