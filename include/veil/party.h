@@ -372,7 +372,8 @@ const char *veil_cpu_role_name(enum veil_cpu_role r);
  * messages only. A worker that is idle while the party's other threads (or other processes)
  * hold the process's CPUs is not waiting for its peer; busy_pct near 100 says so, and
  * wait_s[VEIL_CPU_WORKERS] is how long the workers were ready to run but had no CPU.
- * cpus == 0: not measured (all else zero).
+ * cpus == 0: not measured (all else zero): a kernel without per-thread scheduler statistics, or a
+ * process of more than 128 threads (a warning says which).
  */
 struct veil_cpu_use {
     int cpus;                             /* CPUs the process may run on (its affinity mask) */
