@@ -232,7 +232,7 @@ int veil_net_wait_all(veil_net_t *net)
             /* idle workers sleep meanwhile (net/idle.c); looking every millisecond also while
              * tasks run, since the last one may end without an event that wakes this thread */
             wait_ms(net, idle && net->state != VEIL_NET_FAILED
-                             ? veil_net_idle_poll_begun(VEIL_NET_IDLE_POLL_MS)
+                             ? veil_net_idle_poll(VEIL_NET_IDLE_POLL_MS)
                              : 100);
         }
         pthread_mutex_unlock(&net->mu);

@@ -209,17 +209,12 @@ void veil_net_idle_end(int token)
     pthread_mutex_unlock(&mu);
 }
 
-long veil_net_idle_poll_begun(long busy_ms)
+long veil_net_idle_poll(long busy_ms)
 {
     pthread_mutex_lock(&mu);
     const long ms = poll_locked(busy_ms);
     pthread_mutex_unlock(&mu);
     return ms;
-}
-
-long veil_net_idle_poll(long busy_ms)
-{
-    return veil_env_idle_pause() ? veil_net_idle_poll_begun(busy_ms) : busy_ms;
 }
 
 void veil_net_idle_done_cb(void *arg)

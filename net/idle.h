@@ -13,15 +13,13 @@
 /** How often a waiter looks at StarPU's ready-task count while it waits (milliseconds). */
 #define VEIL_NET_IDLE_POLL_MS 1
 
-/** The step of a waiting loop: with VEIL_IDLE_PAUSE on and no CUDA worker in the process, pauses
- *  the workers when no task is ready or running and resumes them when one is. Returns how many
- *  milliseconds the caller may sleep before it calls again: VEIL_NET_IDLE_POLL_MS while paused
- *  (a task another thread submits is seen within it), busy_ms otherwise. Any thread; call it
- *  with no StarPU lock held. */
+/** The step of a waiting loop, for a waiter holding a nonzero token of veil_net_idle_begin (so
+ *  VEIL_IDLE_PAUSE is on; the environment is not read again at every turn): with no CUDA worker
+ *  in the process, pauses the workers when no task is ready or running and resumes them when one
+ *  is. Returns how many milliseconds the caller may sleep before it calls again:
+ *  VEIL_NET_IDLE_POLL_MS while paused (a task another thread submits is seen within it), busy_ms
+ *  otherwise. Any thread; call it with no StarPU lock held. */
 long veil_net_idle_poll(long busy_ms);
-/** veil_net_idle_poll for a waiter holding a nonzero token of veil_net_idle_begin (so
- *  VEIL_IDLE_PAUSE is on): the same step, without reading the environment at every turn. */
-long veil_net_idle_poll_begun(long busy_ms);
 
 /** A thread starts / ends a wait built on veil_net_idle_poll (veil_net_wait_all): between the
  *  two, StarPU's idle workers also pause themselves at their first empty turn when no task is

@@ -376,8 +376,8 @@ void veil_net_spin_counts(veil_net_t *net, uint64_t *spins, uint64_t *hits, uint
 void *veil_net_io_main(void *arg)
 {
     struct veil_net *net = arg;
-    pthread_setname_np(pthread_self(),
-                       "veil-net"); /* its CPU time in a run's profile (cpu_use.c) */
+    /* named: its CPU time in a run's profile (base/cpu_use.c) */
+    pthread_setname_np(pthread_self(), "veil-net");
     veil_locality_bind_io_thread(); /* near the party's NIC (sched/locality.c) */
     double now = veil_now();
     /* the handshake's bound: the session's silence timeout unless the option sets one, so a peer
