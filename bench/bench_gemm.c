@@ -7,9 +7,14 @@
  * call. Prints a markdown table (bench/README.md).
  *
  * Usage: bench_gemm [--wall] [MAX_SIZE]
- * Square sizes 64 .. MAX_SIZE (default 2048) and 512 x 1024 x 1024. Calls are timed with the
- * thread's CPU clock (CLOCK_THREAD_CPUTIME_ID), so time the scheduler gives to other processes on
- * a shared machine is not counted; --wall times them with the monotonic wall clock instead.
+ *        bench_gemm [--wall] --conv
+ * Square sizes 64 .. MAX_SIZE (default 2048) and 512 x 1024 x 1024. --conv times instead the
+ * per-image products of VGG16's 13 convolutions at CIFAR-10 shapes (out channels x output
+ * positions x in channels . 9) with the default kernel, A packed (veil_gemm_pack_a_always) against
+ * the default (A read in place where veil_gemm_reads_a_in_place says so), and their sum per image.
+ * Calls are timed with the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID), so time the scheduler
+ * gives to other processes on a shared machine is not counted; --wall times them with the monotonic
+ * wall clock instead.
  */
 #include "config.h"
 #include "codelets/gemm_internal.h"
@@ -214,6 +219,90 @@ static void print_cell(double gmacs)
         printf(" %12.2f |", gmacs);
 }
 
+/* Seconds per call of the default kernel on p, A packed (t[0]) and as by default (t[1]): the
+ * best of samples that alternate between the two, so that a noisy stretch of the machine falls
+ * on both alike (each sample a batch of calls as measure()'s). */
+static void time_packed_and_default(struct problem *p, double t[2])
+{
+    veil_gemm_pack_a_always(1);
+    double t0 = clock_now();
+    run_once(VEIL_AVX512, p); /* veil_gemm_u64 with no kernel forced: the default */
+    double once = clock_now() - t0;
+    long batch = once >= SAMPLE_SECONDS ? 1 : (long)(SAMPLE_SECONDS / (once + 1e-9)) + 1;
+    double spent = 0;
+    t[0] = t[1] = 1e30;
+    for (int rep = 0; rep < 2 * MIN_REPS || spent < 2 * MIN_SECONDS; rep++) {
+        veil_gemm_pack_a_always(rep % 2 == 0);
+        t0 = clock_now();
+        for (long i = 0; i < batch; i++)
+            run_once(VEIL_AVX512, p);
+        double dt = clock_now() - t0;
+        spent += dt;
+        if (dt / (double)batch < t[rep % 2 == 0 ? 0 : 1])
+            t[rep % 2 == 0 ? 0 : 1] = dt / (double)batch;
+    }
+    veil_gemm_pack_a_always(0);
+}
+
+/* --conv: VGG16's convolutions at CIFAR-10 shapes, one image, A packed against the default. */
+static int bench_conv(void)
+{
+    static const struct {
+        size_t m, n, k;
+        int count;
+    } conv[] = {{64, 1024, 27, 1},   {64, 1024, 576, 1}, {128, 256, 576, 1},
+                {128, 256, 1152, 1}, {256, 64, 1152, 1}, {256, 64, 2304, 2},
+                {512, 16, 2304, 1},  {512, 16, 4608, 2}, {512, 4, 4608, 3}};
+    double total[2] = {0, 0};
+    printf("Veil kernel selected by default: %s\n", veil_gemm_kernel_name());
+    printf("timed with the %s\n", use_wall_clock ? "wall clock (--wall)" : "thread's CPU clock");
+    print_load("before");
+    printf("\n| m x n x k | layers | A packed ms | default ms | A read | packed / default |\n");
+    printf("|---|---:|---:|---:|---|---:|\n");
+    for (size_t s = 0; s < sizeof conv / sizeof *conv; s++) {
+        struct problem p = {.m = conv[s].m, .n = conv[s].n, .k = conv[s].k};
+        size_t na = p.m * p.k, nb = p.k * p.n, nc = p.m * p.n;
+        p.a = veil_aligned_alloc(na * 8);
+        p.b = veil_aligned_alloc(nb * 8);
+        p.c = veil_aligned_alloc(nc * 8);
+        uint64_t *packed = malloc(nc * 8);
+        if (!p.a || !p.b || !p.c || !packed) {
+            fprintf(stderr, "out of memory at %zu x %zu x %zu\n", p.m, p.n, p.k);
+            return 1;
+        }
+        for (size_t i = 0; i < na; i++)
+            p.a[i] = rnd();
+        for (size_t i = 0; i < nb; i++)
+            p.b[i] = rnd();
+        double t[2];
+        veil_gemm_pack_a_always(1);
+        run_once(VEIL_AVX512, &p);
+        memcpy(packed, p.c, nc * 8);
+        veil_gemm_pack_a_always(0);
+        run_once(VEIL_AVX512, &p);
+        if (memcmp(packed, p.c, nc * 8) != 0) {
+            fprintf(stderr, "%zu x %zu x %zu: A packed and the default differ\n", p.m, p.n, p.k);
+            return 1;
+        }
+        time_packed_and_default(&p, t);
+        for (int i = 0; i < 2; i++)
+            total[i] += t[i] * conv[s].count;
+        printf("| %zu x %zu x %zu | %d | %.3f | %.3f | %s | %.2f |\n", p.m, p.n, p.k, conv[s].count,
+               t[0] * 1e3, t[1] * 1e3, veil_gemm_reads_a_in_place(0, p.n) ? "in place" : "packed",
+               t[0] / t[1]);
+        fflush(stdout);
+        veil_aligned_free(p.a);
+        veil_aligned_free(p.b);
+        veil_aligned_free(p.c);
+        free(packed);
+    }
+    printf("| all 13, one image | 13 | %.3f | %.3f | | %.2f |\n\n", total[0] * 1e3, total[1] * 1e3,
+           total[0] / total[1]);
+    veil_gemm_release_buffers();
+    print_load("after");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int arg = 1;
@@ -221,6 +310,8 @@ int main(int argc, char **argv)
         use_wall_clock = 1;
         arg++;
     }
+    if (arg < argc && strcmp(argv[arg], "--conv") == 0)
+        return bench_conv();
     size_t max = arg < argc ? strtoul(argv[arg], NULL, 10) : 2048;
     struct problem shapes[16];
     int nshapes = 0;

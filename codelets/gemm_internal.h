@@ -32,12 +32,21 @@
  * AVX2, else the portable one; veil_gemm_force_kernel or env
  * VEIL_GEMM_KERNEL=avx512|avx2|generic|unblocked chooses another that the CPU supports. Packs
  * into a per-thread buffer kept for the next call (at most 6.8 MB; freed when the thread exits
- * or by veil_gemm_release_buffers). Never fails: if that buffer cannot be allocated it falls
- * back to an unblocked loop (slower, same result).
+ * or by veil_gemm_release_buffers); the AVX-512 kernel reads A in place, unpacked, when A is not
+ * transposed and C has at most 384 columns (veil_gemm_reads_a_in_place). Never fails: if that
+ * buffer cannot be allocated it falls back to an unblocked loop (slower, same result).
  */
 void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
                    size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
                    size_t ldc);
+
+/** Whether veil_gemm_u64 with the kernel it would use now reads op(A) in place rather than packing
+ *  it (the AVX-512 kernel, A not transposed, n at most 16 column tiles: 384), for tests. */
+int veil_gemm_reads_a_in_place(int trans_a, size_t n);
+
+/** on != 0: every later product packs A, as before the in-place path existed (tests compare the
+ *  two paths, bench_gemm --conv times them); 0 restores the default. Thread-safe. */
+void veil_gemm_pack_a_always(int on);
 
 /** Frees the calling thread's packing buffer now (threads that exit free theirs anyway). */
 void veil_gemm_release_buffers(void);

@@ -3,7 +3,8 @@
  * salted with the edge values 0, 1, 2^63 and 2^64 - 1, odd shapes and shapes crossing every block
  * boundary of every microkernel, padded leading dimensions, all four transpose combinations,
  * overwrite and accumulate, with each microkernel the CPU supports forced in turn (AVX-512, AVX2,
- * portable, and the unblocked fallback); that VEIL_GEMM_KERNEL=generic selects the portable kernel
+ * portable, and the unblocked fallback), A read in place and packed (the AVX-512 kernel's two
+ * paths); that VEIL_GEMM_KERNEL=generic selects the portable kernel
  * and an unknown kernel name is refused; that the perf model's footprint is the product's
  * (m, n, k); and that the submit helper rejects mismatched shapes with VEIL_ERR_SHAPE and bad
  * handles with VEIL_ERR_INVAL before submitting. */
@@ -87,11 +88,35 @@ struct shape {
 };
 
 /* Odd sizes, and sizes crossing the register tiles (8 x 24, 4 x 4, 4 x 8) and each cache block
- * (mc 128; kc 512 or 256; nc 1536) of the kernels. */
+ * (mc 128; kc 512 or 256; nc 1536) of the kernels. With the AVX-512 kernel, a product of at most
+ * 384 columns reads A in place (the last of these at that limit), the wider ones pack it: both
+ * paths with partial row and column tiles and more than one kc slice. */
 static const struct shape shapes[] = {
-    {1, 1, 1},  {7, 13, 5},   {65, 33, 129}, {8, 24, 512},  {9, 25, 513},   {1, 70, 3},
-    {70, 1, 3}, {3, 2, 1030}, {260, 30, 20}, {17, 4100, 2}, {129, 49, 257},
+    {1, 1, 1},      {7, 13, 5},    {65, 33, 129},  {8, 24, 512},   {9, 25, 513},
+    {1, 70, 3},     {70, 1, 3},    {3, 2, 1030},   {260, 30, 20},  {17, 4100, 2},
+    {129, 49, 257}, {9, 400, 513}, {13, 385, 600}, {13, 384, 600},
 };
+
+/* The in-place reading of A covered where the kernel has it: some shape takes each path with A
+ * as stored, none reads a transposed A in place. */
+static void check_paths_covered(void)
+{
+    int in_place = 0, packed = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        if (veil_gemm_reads_a_in_place(1, shapes[s].n))
+            FAIL("%s reads a transposed A in place (n = %zu)", veil_gemm_kernel_name(),
+                 shapes[s].n);
+        if (veil_gemm_reads_a_in_place(0, shapes[s].n))
+            in_place++;
+        else
+            packed++;
+    }
+    if (strcmp(veil_gemm_kernel_name(), "avx512") == 0 && (!in_place || !packed))
+        FAIL("avx512: %d shapes read A in place, %d pack it: both paths must be tested", in_place,
+             packed);
+    if (strcmp(veil_gemm_kernel_name(), "avx512") != 0 && in_place)
+        FAIL("%s reads A in place: it has no such tile", veil_gemm_kernel_name());
+}
 
 /* One direct call against the oracle. Stored matrices get padded leading dimensions. */
 static void check_direct(int ta, int tb, int acc, size_t m, size_t n, size_t k)
@@ -345,9 +370,19 @@ int main(void)
         tested++;
         if (verbose)
             printf("kernel: %s\n", veil_gemm_kernel_name());
+        check_paths_covered();
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
             for (int t = 0; t < 8; t++)
                 check_direct(t & 1, (t >> 1) & 1, t >> 2, shapes[s].m, shapes[s].n, shapes[s].k);
+        /* The same products with A packed whatever their width (the path before in-place). */
+        veil_gemm_pack_a_always(1);
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            if (veil_gemm_reads_a_in_place(0, shapes[s].n))
+                FAIL("%s: A read in place while packing is forced", veil_gemm_kernel_name());
+            for (int t = 0; t < 8; t++)
+                check_direct(t & 1, (t >> 1) & 1, t >> 2, shapes[s].m, shapes[s].n, shapes[s].k);
+        }
+        veil_gemm_pack_a_always(0);
         /* Every cache block crossed at once (m > mc, n > nc, k > kc). */
         check_direct(0, 1, 1, 129, 1537, 513);
         /* Empty products: nothing to do, or C := 0 when k == 0 and not accumulating. */
