@@ -98,12 +98,11 @@ avx512_tile(size_t kc, const uint64_t *restrict pa, const uint64_t *const *ar,
             b[j] = _mm512_load_si512((const void *)(pb + 8 * j));
 #pragma GCC unroll 8
         for (int i = 0; i < AVX_MR; i++) {
-            __m512i ai = _mm512_set1_epi64((long long)(ar ? ar[i][p] : pa[i]));
+            __m512i ai = _mm512_set1_epi64((long long)(ar ? ar[i][p] : pa[p * AVX_MR + i]));
 #pragma GCC unroll 3
             for (int j = 0; j < nv; j++)
                 acc[i][j] = _mm512_add_epi64(acc[i][j], _mm512_mullo_epi64(ai, b[j]));
         }
-        pa += AVX_MR;
         pb += AVX_NR;
     }
 
