@@ -55,8 +55,9 @@ static const char *const known[] = {
     "VEIL_DEVICES",
     "VEIL_DEVICE_KIND",
     "VEIL_PLACEMENT",
-    /* base/secmem.c: the core-dump protection's opt-out */
+    /* base/secmem.c: the core-dump protection's opt-out, the buffer pool's bound */
     "VEIL_ALLOW_CORE_DUMPS",
+    "VEIL_POOL_MAX_MB",
     /* net/comm.c: idle StarPU workers paused while a process waits on the network */
     "VEIL_IDLE_PAUSE",
     /* net/heap.c: read only to see whether the environment tunes glibc's malloc itself */
@@ -191,6 +192,15 @@ int veil_env_allow_core_dumps(void)
 {
     const char *v = veil_env_get("VEIL_ALLOW_CORE_DUMPS");
     return v && strcmp(v, "1") == 0;
+}
+
+long veil_env_pool_max_mb(void)
+{
+    const char *v = value_of("VEIL_POOL_MAX_MB");
+    long mb;
+    if (!v)
+        return 0;
+    return parse_int(v, VEIL_ENV_POOL_MIN_MB, VEIL_ENV_POOL_MAX_MB, &mb) == 0 ? mb : -1;
 }
 
 /* A byte count with an optional k or M suffix; 0, garbage or unset keep dflt. */

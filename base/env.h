@@ -33,6 +33,12 @@ void veil_env_log_level(int *level);
 /** 1 when VEIL_ALLOW_CORE_DUMPS=1 (debugging: party processes stay dumpable), else 0. */
 int veil_env_allow_core_dumps(void);
 
+/** VEIL_POOL_MAX_MB: the buffer pool's bound in MiB, VEIL_ENV_POOL_MIN_MB..VEIL_ENV_POOL_MAX_MB;
+ *  0 when unset or empty, -1 when set to anything else. */
+#define VEIL_ENV_POOL_MIN_MB 16
+#define VEIL_ENV_POOL_MAX_MB (1L << 20)
+long veil_env_pool_max_mb(void);
+
 /** 0 when VEIL_IDLE_PAUSE=0 (StarPU's idle workers keep spinning while the process waits),
  *  else 1 (they are paused while no task is ready; net/idle.c). Read at each wait. */
 int veil_env_idle_pause(void);

@@ -71,12 +71,15 @@ void *veil_secmem_calloc_pages(size_t n)
 /* ---- the buffer pool ----------------------------------------------------------------------
  * Buffers are kept by their exact byte size (a compiled plan allocates the same shapes run after
  * run), so any 64-byte-aligned buffer of at least that many bytes may be given back: nothing has
- * to remember where a buffer came from. Bounded: POOL_SIZES sizes, POOL_MAX_BYTES in all, none
- * over POOL_MAX_BUF; what does not fit is wiped and freed. The bound is a run's working set, not
- * a few buffers: LeNet-5 at batch 100 releases about 1,150 buffers of some 110 sizes, 570 MB, per
- * run (up to 83 of one size), and a pool that kept only part of them made every run fault in and
- * release most of that memory again (bench/README-latency.md). Keeping them costs no more than
- * the run itself held at its end.
+ * to remember where a buffer came from. Bounded: POOL_SIZES sizes, pool_max_bytes in all (a
+ * quarter of the machine's memory, at least 1 GiB, or VEIL_POOL_MAX_MB), none over POOL_MAX_BUF;
+ * what does not fit is wiped and freed. The bound is a run's working set, not a few buffers:
+ * LeNet-5 at batch 100 releases about 1,150 buffers of some 110 sizes, 570 MB, per run (up to 83
+ * of one size), and a pool that kept only part of them made every run fault in and release most
+ * of that memory again (bench/README-latency.md); a VGG16 training step at batch 2 gives back
+ * about 3.1 GB per party, and the former fixed bound of 1 GiB made each step wipe, unmap and
+ * fault in again some 2.3 GB (5.8 s a step against 4.2-4.4 s with the working set kept). Keeping
+ * them costs no more than the run itself held at its end.
  *
  * THE WIPE OFF THE CRITICAL PATH. A given-back buffer enters its size's dirty stack; the pool's
  * own thread (the wiper, started at the first give-back) wipes dirty buffers and moves them to
@@ -89,7 +92,7 @@ void *veil_secmem_calloc_pages(size_t n)
  * started, give-back wipes inline as before. Fork: the child gets a consistent pool (atfork
  * holds the lock across fork) and starts its own wiper when it needs one. */
 #define POOL_SIZES 256
-#define POOL_MAX_BYTES ((size_t)1 << 30)
+#define POOL_MIN_BOUND ((size_t)1 << 30)
 #define POOL_MAX_BUF ((size_t)256 << 20)
 
 struct stack {
@@ -109,6 +112,29 @@ static int wiper_state;   /* 0 not started, 1 running, -1 could not start (wipe 
 static void *wiper_holds; /* the buffer the wiper is wiping outside the lock, or NULL */
 static struct pool_slot *wiper_slot; /* the slot it goes back to */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t bound_once = PTHREAD_ONCE_INIT;
+static size_t pool_max_bytes; /* set once (pool_bound_init) */
+static int pool_full_told;    /* the bound has made a give-back free its buffer (logged once) */
+
+static void pool_bound_init(void)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const size_t quarter = pages > 0 && page > 0 ? (size_t)pages / 4 * (size_t)page : 0;
+    const size_t dflt = quarter > POOL_MIN_BOUND ? quarter : POOL_MIN_BOUND;
+    const long mb = veil_env_pool_max_mb();
+    if (mb < 0)
+        VEIL_LOG_WARN("VEIL_POOL_MAX_MB=%s: not a number of MiB in %d..%ld; the buffer pool keeps "
+                      "up to %zu MiB",
+                      veil_env_get("VEIL_POOL_MAX_MB"), VEIL_ENV_POOL_MIN_MB, VEIL_ENV_POOL_MAX_MB,
+                      dflt >> 20);
+    pool_max_bytes = mb > 0 ? (size_t)mb << 20 : dflt;
+}
+
+size_t veil_secbuf_max_bytes(void)
+{
+    pthread_once(&bound_once, pool_bound_init);
+    return pool_max_bytes;
+}
 
 static int stack_push(struct stack *k, void *p)
 {
@@ -352,7 +378,8 @@ void veil_secbuf_put(void *p, size_t bytes)
     if (!p)
         return;
     pthread_once(&atfork_once, register_atfork);
-    int kept = 0, wiped = 0;
+    pthread_once(&bound_once, pool_bound_init);
+    int kept = 0, wiped = 0, full = 0;
     if (bytes && bytes <= POOL_MAX_BUF && ((uintptr_t)p & 63) == 0) {
         pthread_mutex_lock(&pool_mu);
         struct pool_slot *s = NULL, *free_slot = NULL;
@@ -367,7 +394,10 @@ void veil_secbuf_put(void *p, size_t bytes)
             s = free_slot;
             s->bytes = bytes;
         }
-        if (s && pool_bytes + bytes <= POOL_MAX_BYTES) {
+        full = s && pool_bytes + bytes > pool_max_bytes && !pool_full_told;
+        if (full)
+            pool_full_told = 1;
+        if (s && pool_bytes + bytes <= pool_max_bytes) {
             if (wiper_ready()) {
                 if ((kept = stack_push(&s->dirty, p)) != 0) {
                     pool_dirty++;
@@ -385,6 +415,10 @@ void veil_secbuf_put(void *p, size_t bytes)
         }
         pthread_mutex_unlock(&pool_mu);
     }
+    if (full)
+        VEIL_LOG_INFO("the buffer pool holds its bound, %zu MiB: buffers given back beyond it are "
+                      "freed and allocated again when needed (VEIL_POOL_MAX_MB raises it)",
+                      pool_max_bytes >> 20);
     if (!kept) {
         if (!wiped)
             veil_wipe(p, bytes);

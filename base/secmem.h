@@ -36,15 +36,20 @@ void *veil_secbuf_get(size_t bytes);
 /**
  * Gives back a buffer of at least `bytes` bytes: one from veil_secbuf_get, or any 64-byte-aligned
  * malloc-family buffer (the pool frees it, or unmaps what it mapped). While the pool has room (at
- * most 256 sizes, 1 GiB in all, none over 256 MiB: a run's working set) it is kept for the next
- * veil_secbuf_get of that size and wiped (veil_wipe of `bytes` bytes) by the pool's wiper thread
- * in the background, or by that get if the wiper has not reached it yet; otherwise it is wiped
- * here and freed. NULL-safe; thread-safe.
+ * most 256 sizes, veil_secbuf_max_bytes in all, none over 256 MiB: a run's working set) it is kept
+ * for the next veil_secbuf_get of that size and wiped (veil_wipe of `bytes` bytes) by the pool's
+ * wiper thread in the background, or by that get if the wiper has not reached it yet; otherwise
+ * it is wiped here and freed. NULL-safe; thread-safe.
  */
 void veil_secbuf_put(void *p, size_t bytes);
 
 /** Wipes what is still dirty and frees every pooled buffer; called when an MPC context closes. */
 void veil_secbuf_drain(void);
+
+/** The pool's bound in bytes: VEIL_POOL_MAX_MB MiB when set to 16..1048576, else a quarter of
+ *  the machine's physical memory, at least 1 GiB (a bad value: a warning and the default). Read
+ *  once, at the first call or give-back. */
+size_t veil_secbuf_max_bytes(void);
 
 /** Bytes held by the pool now, wiped or not (tests). */
 size_t veil_secbuf_pooled_bytes(void);

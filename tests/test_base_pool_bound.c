@@ -1,0 +1,121 @@
+/* Tests the share-buffer pool's bound (base/secmem.c): without VEIL_POOL_MAX_MB it is a quarter
+ * of the machine's physical memory, at least 1 GiB; VEIL_POOL_MAX_MB=16 bounds it at 16 MiB, so
+ * that of five 4 MiB buffers given back four are kept (and handed out again, zeroed) and the fifth
+ * is freed (noted at the info level); values outside 16..1048576 MiB or not numbers fall back to
+ * the default with a warning naming the variable. Each case runs in a child of its own: the bound
+ * is read once per process. */
+#include "config.h"
+#include "test_util.h"
+#include "base/secmem.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB ((size_t)1 << 20)
+
+static size_t default_bound(void)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const size_t quarter = (size_t)pages / 4 * (size_t)page;
+    return quarter > 1024 * MIB ? quarter : 1024 * MIB;
+}
+
+/* VEIL_POOL_MAX_MB=16: four 4 MiB buffers fill the pool, a fifth is freed. */
+static void check_small_bound(void)
+{
+    VT_CHECK(veil_secbuf_max_bytes() == 16 * MIB, "VEIL_POOL_MAX_MB=16: bound %zu bytes",
+             veil_secbuf_max_bytes());
+    enum { N = 5 };
+    uint8_t *b[N];
+    for (int i = 0; i < N; i++) {
+        b[i] = veil_secbuf_get(4 * MIB);
+        VT_CHECK(b[i] != NULL, "get 4 MiB");
+        if (b[i])
+            memset(b[i], 0xa5, 4 * MIB); /* a secret's stand-in */
+    }
+    uint8_t *given[N];
+    for (int i = 0; i < N; i++)
+        veil_secbuf_put(given[i] = b[i], 4 * MIB);
+    VT_CHECK(veil_secbuf_pooled_bytes() == 16 * MIB, "pool holds %zu bytes, expected 16 MiB",
+             veil_secbuf_pooled_bytes());
+    for (int i = 0; i < N - 1; i++) {
+        uint8_t *again = veil_secbuf_get(4 * MIB);
+        int from_pool = 0, zero = again != NULL;
+        for (int j = 0; j < N; j++)
+            from_pool |= again == given[j];
+        for (size_t k = 0; again && k < 4 * MIB; k += 4093)
+            zero &= again[k] == 0;
+        VT_CHECK(from_pool && zero, "buffer %d: kept by the pool (%d) and zeroed (%d)", i,
+                 from_pool, zero);
+        b[i] = again;
+    }
+    VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool emptied, %zu bytes left",
+             veil_secbuf_pooled_bytes());
+    for (int i = 0; i < N - 1; i++)
+        veil_secbuf_put(b[i], 4 * MIB);
+    veil_secbuf_drain();
+}
+
+/* Runs one case in a child with VEIL_POOL_MAX_MB set to value (NULL: unset); when warn is not
+ * NULL, the child's stderr must contain it. */
+static void in_child(const char *value, void (*check)(void), const char *what, const char *warn)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        VT_CHECK(0, "pipe");
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        veil_test_failures = 0; /* the child's own count */
+        close(fds[0]);
+        dup2(fds[1], 2);
+        if (value)
+            setenv("VEIL_POOL_MAX_MB", value, 1);
+        else
+            unsetenv("VEIL_POOL_MAX_MB");
+        check();
+        _exit(veil_test_failures ? 1 : 0);
+    }
+    close(fds[1]);
+    char err[4096];
+    size_t len = 0;
+    ssize_t got;
+    while (len < sizeof err - 1 && (got = read(fds[0], err + len, sizeof err - 1 - len)) > 0)
+        len += (size_t)got;
+    err[len] = '\0';
+    close(fds[0]);
+    int st = 0;
+    VT_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+             "%s: the child failed (status %#x): %s", what, st, err);
+    if (warn)
+        VT_CHECK(strstr(err, warn) != NULL, "%s: no warning naming '%s' (stderr: %s)", what, warn,
+                 err);
+}
+
+static void check_default(void)
+{
+    VT_CHECK(veil_secbuf_max_bytes() == default_bound(), "%s: bound %zu, expected %zu",
+             getenv("VEIL_POOL_MAX_MB") ? getenv("VEIL_POOL_MAX_MB") : "unset",
+             veil_secbuf_max_bytes(), default_bound());
+}
+
+int main(void)
+{
+    in_child(NULL, check_default, "unset", NULL);
+    setenv("VEIL_LOG", "info", 1); /* the note that the bound freed a buffer, once */
+    in_child("16", check_small_bound, "16 MiB", "the buffer pool holds its bound, 16 MiB");
+    unsetenv("VEIL_LOG");
+    static const char *const bad[] = {"abc", "15", "1048577", "-4", "16M"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char warn[64];
+        snprintf(warn, sizeof warn, "VEIL_POOL_MAX_MB=%s: not a number of MiB", bad[i]);
+        in_child(bad[i], check_default, bad[i], warn);
+    }
+    in_child("", check_default, "empty", NULL);
+    return veil_test_failures ? 1 : 0;
+}
