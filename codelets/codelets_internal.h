@@ -86,6 +86,11 @@ void veil_im2col_cpu(void *buffers[], void *cl_arg);
 void veil_col2im_cpu(void *buffers[], void *cl_arg);
 void veil_transpose_cpu(void *buffers[], void *cl_arg);
 
+/** out (cols x rows, row stride ld_out) = the transpose of in (rows x cols, row stride ld_in),
+ *  in 32 x 32 tiles; in and out must not overlap. */
+void veil_transpose_u64(const uint64_t *in, size_t rows, size_t cols, size_t ld_in, uint64_t *out,
+                        size_t ld_out);
+
 /* ---------------------------------------------------------------------------------------------
  * Shared codelet plumbing (codelets/submit.c).
  */

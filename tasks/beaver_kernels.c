@@ -212,10 +212,8 @@ static void swap_cpu(void *buffers[], void *cl_arg)
     for (size_t i0 = 0; i0 < s.p[0]; i0++) {
         const uint64_t *ib = in + i0 * p1 * p2 * p3;
         uint64_t *ob = out + i0 * p1 * p2 * p3;
-        if (p3 == 1) { /* a plain transpose: element moves, no per-element memcpy call */
-            for (size_t i1 = 0; i1 < p1; i1++)
-                for (size_t i2 = 0; i2 < p2; i2++)
-                    ob[i2 * p1 + i1] = ib[i1 * p2 + i2];
+        if (p3 == 1) { /* a plain transpose, in cache-sized tiles */
+            veil_transpose_u64(ib, p1, p2, p2, ob, p1);
             continue;
         }
         for (size_t i1 = 0; i1 < p1; i1++)
