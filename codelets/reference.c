@@ -259,6 +259,16 @@ void veil_ref_transpose(size_t rows, size_t cols, const uint64_t *in, uint64_t *
             out[c * rows + r] = in[r * cols + c];
 }
 
+void veil_ref_swap_axes(const size_t p[4], const uint64_t *in, uint64_t *out)
+{
+    for (size_t i0 = 0; i0 < p[0]; i0++)
+        for (size_t i1 = 0; i1 < p[1]; i1++)
+            for (size_t i2 = 0; i2 < p[2]; i2++)
+                for (size_t i3 = 0; i3 < p[3]; i3++)
+                    out[((i0 * p[2] + i2) * p[1] + i1) * p[3] + i3] =
+                        in[((i0 * p[1] + i1) * p[2] + i2) * p[3] + i3];
+}
+
 void veil_ref_gemm(size_t m, size_t n, size_t k, const uint64_t *a, const uint64_t *b, uint64_t *c)
 {
     for (size_t i = 0; i < m; i++)

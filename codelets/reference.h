@@ -64,6 +64,9 @@ void veil_ref_col2im(const struct veil_im2col_geom *g, const uint64_t *cols, uin
 /* ---- transpose of a row-major rows x cols matrix into cols x rows */
 void veil_ref_transpose(size_t rows, size_t cols, const uint64_t *in, uint64_t *out);
 
+/* ---- axis swap: a p[0] x p[1] x p[2] x p[3] tensor into p[0] x p[2] x p[1] x p[3] */
+void veil_ref_swap_axes(const size_t p[4], const uint64_t *in, uint64_t *out);
+
 /* ---- GEMM: row-major C (m x n) = A (m x k) . B (k x n), overwriting C; mod 2^64 */
 void veil_ref_gemm(size_t m, size_t n, size_t k, const uint64_t *a, const uint64_t *b, uint64_t *c);
 

@@ -11,6 +11,7 @@
  * built without VEIL_USE_CUDA or StarPU finds no CUDA worker. */
 #include "config.h"
 
+#include "codelets/reference.h"
 #include "tasks/beaver_internal.h"
 #include "test_util.h"
 
@@ -264,12 +265,7 @@ static void check_swap(size_t p0, size_t p1, size_t p2, size_t p3, uint64_t tag)
     }
     veil_test_random(tag, in, n);
     veil_test_mix_edges(in, NULL, n);
-    for (size_t i0 = 0; i0 < p0; i0++)
-        for (size_t i1 = 0; i1 < p1; i1++)
-            for (size_t i2 = 0; i2 < p2; i2++)
-                for (size_t i3 = 0; i3 < p3; i3++)
-                    want[((i0 * p2 + i2) * p1 + i1) * p3 + i3] =
-                        in[((i0 * p1 + i1) * p2 + i2) * p3 + i3];
+    veil_ref_swap_axes(p, in, want);
     for (int w = 0; w < 2; w++) {
         struct starpu_data_descr d[2];
         memset(out, 0xa5, n * 8);

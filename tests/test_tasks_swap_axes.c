@@ -1,11 +1,12 @@
 /* Tests the Beaver kernels' axis swap (veil_task_swap_axes, tasks/beaver_kernels.c) as a StarPU
- * task on the CPU: a p0 x p1 x p2 x p3 tensor comes out p0 x p2 x p1 x p3, against an index-by-
- * index reference, for a plain transpose (p3 = 1) smaller than, equal to and crossing the 32 x 32
- * tiles it is done in, batched transposes, and regroupings of runs of p3 words; and that a size
- * that does not match the shape, or one handle given as both input and output, is refused. (The
- * CUDA body is compared with this one in test_tasks_cuda_beaver.) */
+ * task on the CPU: a p0 x p1 x p2 x p3 tensor comes out p0 x p2 x p1 x p3, against the plaintext
+ * reference (veil_ref_swap_axes), for a plain transpose (p3 = 1) smaller than, equal to and
+ * crossing the 32 x 32 tiles it is done in, batched transposes, and regroupings of runs of p3
+ * words; and that a size that does not match the shape, or one handle given as both input and
+ * output, is refused. (The CUDA body is compared with this one in test_tasks_cuda_beaver.) */
 #include "config.h"
 
+#include "codelets/reference.h"
 #include "tasks/beaver_internal.h"
 #include "test_util.h"
 
@@ -29,14 +30,8 @@ static void check(size_t p0, size_t p1, size_t p2, size_t p3, uint64_t tag)
         goto done;
     }
     veil_test_random(tag, in, n);
-    for (size_t i = 0; i < n && i < VEIL_TEST_NEDGE; i++)
-        in[i] = veil_test_edge[i];
-    for (size_t i0 = 0; i0 < p0; i0++)
-        for (size_t i1 = 0; i1 < p1; i1++)
-            for (size_t i2 = 0; i2 < p2; i2++)
-                for (size_t i3 = 0; i3 < p3; i3++)
-                    want[((i0 * p2 + i2) * p1 + i1) * p3 + i3] =
-                        in[((i0 * p1 + i1) * p2 + i2) * p3 + i3];
+    veil_test_mix_edges(in, NULL, n);
+    veil_ref_swap_axes(p, in, want);
     memset(out, 0xa5, n * 8);
     starpu_data_handle_t hi = vec(in, n), ho = vec(out, n);
     VT_CHECK(veil_task_swap_axes(hi, ho, p, 0) == VEIL_OK, "swap_axes: %s", veil_last_error());
