@@ -11,6 +11,7 @@
 #include "base/env.h"
 
 #include <pthread.h>
+#include <stdio.h>
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -72,14 +73,15 @@ void *veil_secmem_calloc_pages(size_t n)
  * Buffers are kept by their exact byte size (a compiled plan allocates the same shapes run after
  * run), so any 64-byte-aligned buffer of at least that many bytes may be given back: nothing has
  * to remember where a buffer came from. Bounded: POOL_SIZES sizes, pool_max_bytes in all (a
- * quarter of the machine's memory, at least 1 GiB, or VEIL_POOL_MAX_MB), none over POOL_MAX_BUF;
+ * quarter of the memory the process may use, at least 1 GiB, or VEIL_POOL_MAX_MB), none over
+ * POOL_MAX_BUF;
  * what does not fit is wiped and freed. The bound is a run's working set, not a few buffers:
  * LeNet-5 at batch 100 releases about 1,150 buffers of some 110 sizes, 570 MB, per run (up to 83
  * of one size), and a pool that kept only part of them made every run fault in and release most
  * of that memory again (bench/README-latency.md); a VGG16 training step at batch 2 gives back
  * about 3.1 GB per party, and the former fixed bound of 1 GiB made each step wipe, unmap and
- * fault in again some 2.3 GB (5.8 s a step against 4.2-4.4 s with the working set kept). Keeping
- * them costs no more than the run itself held at its end.
+ * fault in again some 2.3 GB (5.4-7.5 s a step against 4.3-5.2 s with the working set kept).
+ * Keeping them costs no more than the run itself held at its end.
  *
  * THE WIPE OFF THE CRITICAL PATH. A given-back buffer enters its size's dirty stack; the pool's
  * own thread (the wiper, started at the first give-back) wipes dirty buffers and moves them to
@@ -116,10 +118,29 @@ static pthread_once_t bound_once = PTHREAD_ONCE_INIT;
 static size_t pool_max_bytes; /* set once (pool_bound_init) */
 static int pool_full_told;    /* the bound has made a give-back free its buffer (logged once) */
 
-static void pool_bound_init(void)
+/* The memory this process may use: the machine's, or its control group's limit when lower
+ * (cgroup v2 memory.max, v1 memory.limit_in_bytes; "max" reads as no limit). 0: unknown. */
+static size_t usable_memory(void)
 {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    const size_t quarter = pages > 0 && page > 0 ? (size_t)pages / 4 * (size_t)page : 0;
+    size_t mem = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+    static const char *const limits[] = {"/sys/fs/cgroup/memory.max",
+                                         "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
+        FILE *f = fopen(limits[i], "r");
+        unsigned long long v;
+        if (!f)
+            continue;
+        if (fscanf(f, "%llu", &v) == 1 && v > 0 && v < SIZE_MAX && (mem == 0 || v < mem))
+            mem = (size_t)v;
+        fclose(f);
+    }
+    return mem;
+}
+
+static void pool_bound_init(void)
+{
+    const size_t quarter = usable_memory() / 4;
     const size_t dflt = quarter > POOL_MIN_BOUND ? quarter : POOL_MIN_BOUND;
     const long mb = veil_env_pool_max_mb();
     if (mb < 0)

@@ -47,8 +47,9 @@ void veil_secbuf_put(void *p, size_t bytes);
 void veil_secbuf_drain(void);
 
 /** The pool's bound in bytes: VEIL_POOL_MAX_MB MiB when set to 16..1048576, else a quarter of
- *  the machine's physical memory, at least 1 GiB (a bad value: a warning and the default). Read
- *  once, at the first call or give-back. */
+ *  the memory the process may use (the machine's physical memory, or its control group's limit
+ *  when lower), at least 1 GiB (a bad value: a warning and the default). Read once, at the first
+ *  call or give-back. */
 size_t veil_secbuf_max_bytes(void);
 
 /** Bytes held by the pool now, wiped or not (tests). */
