@@ -164,9 +164,8 @@ static void write_event(FILE *f, const struct veil_trace_event *e, int pid, doub
                 (unsigned long long)e->aux);
         if (veil_trace_summarize(run, e->t0, e->t1, &prof) == VEIL_OK)
             busy_args(f, &prof.total);
-        struct veil_cpu_use cpu;
-        if (veil_trace_run_cpu(run, &cpu))
-            cpu_args(f, &cpu);
+        if (prof.cpu.cpus > 0) /* the summary takes the run's CPU use first, whatever follows */
+            cpu_args(f, &prof.cpu);
         fputs("}}", f);
     }
 }
