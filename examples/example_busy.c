@@ -8,6 +8,13 @@
 
 #include <stdio.h>
 
+/* Role r's CPU time in percent of what busy_pct is a share of (the window times the CPUs). */
+static double role_pct(const struct veil_cpu_use *c, int r)
+{
+    const double w = c->window_s * c->cpus;
+    return w > 0 ? 100.0 * c->cpu_s[r] / w : 0.0;
+}
+
 int example_print_busy(const veil_party_t *pt, const char *what, int index,
                        struct veil_run_profile *prof)
 {
@@ -20,11 +27,9 @@ int example_print_busy(const veil_party_t *pt, const char *what, int index,
            prof->total.idle_pct, prof->total.overlap_share, prof->total.stretch);
     const struct veil_cpu_use *c = &prof->cpu;
     if (c->cpus > 0) { /* the process's threads: a core taken, not a peer waited for */
-        const double w = c->window_s * c->cpus; /* the share busy_pct is of */
         printf("%s %d: cpu %.1f%% of %d CPU(s) (", what, index, c->busy_pct, c->cpus);
         for (int r = 0; r < VEIL_CPU_ROLE_COUNT; r++)
-            printf("%s%s %.1f%%", r ? ", " : "", veil_cpu_role_name(r),
-                   w > 0 ? 100.0 * c->cpu_s[r] / w : 0.0);
+            printf("%s%s %.1f%%", r ? ", " : "", veil_cpu_role_name(r), role_pct(c, r));
         printf("), workers waited %.2f ms for a CPU in %llu slices\n",
                1e3 * c->wait_s[VEIL_CPU_WORKERS], (unsigned long long)c->slices[VEIL_CPU_WORKERS]);
     }
@@ -39,9 +44,7 @@ void example_print_busy_fields(const struct veil_run_profile *prof)
            prof->total.network_pct, prof->total.overlap_pct, prof->total.overlap_share,
            prof->total.stretch);
     const struct veil_cpu_use *c = &prof->cpu;
-    const double w = c->window_s * c->cpus;
     if (c->cpus > 0)
         printf(" cpu_busy_pct=%.1f cpu_workers_pct=%.1f cpu_workers_wait_ms=%.3f", c->busy_pct,
-               w > 0 ? 100.0 * c->cpu_s[VEIL_CPU_WORKERS] / w : 0.0,
-               1e3 * c->wait_s[VEIL_CPU_WORKERS]);
+               role_pct(c, VEIL_CPU_WORKERS), 1e3 * c->wait_s[VEIL_CPU_WORKERS]);
 }
