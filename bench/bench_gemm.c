@@ -101,6 +101,24 @@ static void run_once(enum variant v, struct problem *p)
     }
 }
 
+/* Calls per sample: one warm-up call of v on p, timed, then enough calls for SAMPLE_SECONDS. */
+static long calls_per_sample(enum variant v, struct problem *p)
+{
+    double t0 = clock_now();
+    run_once(v, p);
+    double once = clock_now() - t0;
+    return once >= SAMPLE_SECONDS ? 1 : (long)(SAMPLE_SECONDS / (once + 1e-9)) + 1;
+}
+
+/* Seconds per call over one sample of `batch` calls. */
+static double sample(enum variant v, struct problem *p, long batch)
+{
+    double t0 = clock_now();
+    for (long i = 0; i < batch; i++)
+        run_once(v, p);
+    return (clock_now() - t0) / (double)batch;
+}
+
 /*
  * Best GMAC/s over samples after a warm-up call; -1 when the CPU lacks the kernel. A sample is a
  * batch of calls lasting at least SAMPLE_SECONDS, timed as a whole: the thread CPU clock of
@@ -112,18 +130,12 @@ static double measure(enum variant v, struct problem *p)
     if (kernel_of[v] && veil_gemm_force_kernel(kernel_of[v]) != VEIL_OK)
         return -1;
     double macs = (double)p->m * p->n * p->k, best = 1e30, spent = 0;
-    double t0 = clock_now();
-    run_once(v, p);
-    double once = clock_now() - t0;
-    long batch = once >= SAMPLE_SECONDS ? 1 : (long)(SAMPLE_SECONDS / (once + 1e-9)) + 1;
+    const long batch = calls_per_sample(v, p);
     for (int rep = 0; rep < MIN_REPS || spent < MIN_SECONDS; rep++) {
-        t0 = clock_now();
-        for (long i = 0; i < batch; i++)
-            run_once(v, p);
-        double t = clock_now() - t0;
-        spent += t;
-        if (t / (double)batch < best)
-            best = t / (double)batch;
+        double t = sample(v, p, batch);
+        spent += t * (double)batch;
+        if (t < best)
+            best = t;
     }
     return macs / best / 1e9;
 }
@@ -225,21 +237,16 @@ static void print_cell(double gmacs)
 static void time_packed_and_default(struct problem *p, double t[2])
 {
     veil_gemm_pack_a_always(1);
-    double t0 = clock_now();
-    run_once(VEIL_AVX512, p); /* veil_gemm_u64 with no kernel forced: the default */
-    double once = clock_now() - t0;
-    long batch = once >= SAMPLE_SECONDS ? 1 : (long)(SAMPLE_SECONDS / (once + 1e-9)) + 1;
+    const long batch = calls_per_sample(VEIL_AVX512, p); /* no kernel forced: the default */
     double spent = 0;
     t[0] = t[1] = 1e30;
     for (int rep = 0; rep < 2 * MIN_REPS || spent < 2 * MIN_SECONDS; rep++) {
-        veil_gemm_pack_a_always(rep % 2 == 0);
-        t0 = clock_now();
-        for (long i = 0; i < batch; i++)
-            run_once(VEIL_AVX512, p);
-        double dt = clock_now() - t0;
-        spent += dt;
-        if (dt / (double)batch < t[rep % 2 == 0 ? 0 : 1])
-            t[rep % 2 == 0 ? 0 : 1] = dt / (double)batch;
+        const int packed = rep % 2 == 0;
+        veil_gemm_pack_a_always(packed);
+        double dt = sample(VEIL_AVX512, p, batch);
+        spent += dt * (double)batch;
+        if (dt < t[!packed])
+            t[!packed] = dt;
     }
     veil_gemm_pack_a_always(0);
 }
