@@ -32,8 +32,9 @@
  * AVX2, else the portable one; veil_gemm_force_kernel or env
  * VEIL_GEMM_KERNEL=avx512|avx2|generic|unblocked chooses another that the CPU supports. Packs
  * into a per-thread buffer kept for the next call (at most 6.8 MB; freed when the thread exits
- * or by veil_gemm_release_buffers); the AVX-512 kernel reads A in place, unpacked, when A is not
- * transposed and C has at most 384 columns (veil_gemm_reads_a_in_place). Never fails: if that
+ * or by veil_gemm_release_buffers); the AVX-512 and AVX2 kernels read A in place, unpacked, when
+ * A is not transposed and C has at most 384 (AVX-512) or 32 (AVX2) columns
+ * (veil_gemm_reads_a_in_place). Never fails: if that
  * buffer cannot be allocated it falls back to an unblocked loop (slower, same result).
  */
 void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
@@ -41,7 +42,8 @@ void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const
                    size_t ldc);
 
 /** Whether veil_gemm_u64 with the kernel it would use now reads op(A) in place rather than packing
- *  it (the AVX-512 kernel, A not transposed, n at most 16 column tiles: 384), for tests. */
+ *  it (A not transposed, n at most 384 with the AVX-512 kernel, 32 with the AVX2 one), for
+ *  tests. */
 int veil_gemm_reads_a_in_place(int trans_a, size_t n);
 
 /** on != 0: every later product packs A, as before the in-place path existed (tests compare the

@@ -254,11 +254,11 @@ static size_t round_up(size_t x, size_t to)
  * column tile. Measured on the 2-vCPU Intel Xeon (AVX-512) VM, best of 3 x 7 timings on the
  * thread's CPU clock: 512 x 16 x 4608 5.27 -> 3.76 ms, 512 x 4 x 4608 3.59 -> 2.07 ms,
  * 256 x 64 x 2304 4.06 -> 3.64 ms, 0-3 % faster at 128 x 288..384 x 1152, and 0-12 % slower
- * from n = 512 (22 column tiles) up, where each micro-panel of A serves many tiles. So: in
- * place up to 16 column tiles (bench_gemm --conv, bench/README.md). A transposed A (its rows are
- * A's columns) is always packed.
+ * from n = 512 (22 column tiles) up, where each micro-panel of A serves many tiles. So each
+ * kernel with an in-place tile reads A in place up to the width measured for it (in_place_cols:
+ * AVX-512 16 column tiles, AVX2 8; bench_gemm --conv, bench/README.md). A transposed A (its rows
+ * are A's columns) is always packed.
  */
-#define IN_PLACE_MAX_COL_TILES 16
 
 static atomic_int pack_a_always; /* tests and benchmarks: no in-place reading of A */
 
@@ -269,7 +269,7 @@ void veil_gemm_pack_a_always(int on)
 
 static int reads_a_in_place(const struct veil_gemm_kernel *kr, int trans_a, size_t n)
 {
-    return kr->in_place && !trans_a && n <= IN_PLACE_MAX_COL_TILES * kr->nr &&
+    return kr->in_place && !trans_a && n <= kr->in_place_cols &&
            !atomic_load_explicit(&pack_a_always, memory_order_relaxed);
 }
 

@@ -33,6 +33,7 @@ struct veil_gemm_kernel {
     veil_gemm_ukr_fn ukr;
     veil_gemm_edge_fn edge;         /* NULL: the driver computes edge tiles aside with ukr */
     veil_gemm_in_place_fn in_place; /* NULL: A is always packed */
+    size_t in_place_cols;           /* the widest C whose A is read in place (measured) */
     size_t mr, nr;                  /* register tile */
     size_t mc, kc, nc;              /* cache blocks: mc a multiple of mr, nc of nr */
 };
