@@ -35,6 +35,9 @@
  * image (sc != 0). The images' columns are copied into a scratch B, the product lands in a
  * scratch C and is stored or added into each image's C; both scratches hold shares and are wiped.
  * Returns 0 (nothing done) when the scratch cannot be allocated: the caller loops per image.
+ * It pays with the AVX2 kernel too, though 4 columns fill its 4-lane tile (Zen 3, thread CPU
+ * clock, best of 10: two 512 x 4 x 4608 products 3.8-4.3 ms, one 512 x 8 x 4608 with the copies
+ * and wipes 3.1-3.5 ms; the portable kernel 15.7-16.7 against 7.9 ms).
  */
 #define MERGE_MAX_N 12
 #define MERGE_COLS 24
