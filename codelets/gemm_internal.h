@@ -34,8 +34,8 @@
  * into a per-thread buffer kept for the next call (at most 6.8 MB; freed when the thread exits
  * or by veil_gemm_release_buffers); the AVX-512 and AVX2 kernels read A in place, unpacked, when
  * A is not transposed and C has at most 384 (AVX-512) or 32 (AVX2) columns
- * (veil_gemm_reads_a_in_place). Never fails: if that
- * buffer cannot be allocated it falls back to an unblocked loop (slower, same result).
+ * (veil_gemm_reads_a_in_place). Never fails: if that buffer cannot be allocated it falls back to
+ * an unblocked loop (slower, same result).
  */
 void veil_gemm_u64(int trans_a, int trans_b, size_t m, size_t n, size_t k, const uint64_t *a,
                    size_t lda, const uint64_t *b, size_t ldb, int accumulate, uint64_t *c,
