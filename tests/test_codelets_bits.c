@@ -16,13 +16,6 @@
 static const size_t sizes[] = {1, 63, 64, 65, 200, 4097};
 static const unsigned bits[] = {0, 1, 31, 63};
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 static size_t words_for(size_t n)
 {
     return (n + 63) / 64;
@@ -39,7 +32,8 @@ static void check_pack(size_t n, uint64_t *a, uint64_t *packed, uint64_t *want, 
         unsigned k = bits[t];
         memset(packed, 0xa5, nw * sizeof(uint64_t));
         memset(back, 0xa5, n * sizeof(uint64_t));
-        starpu_data_handle_t ha = vec(a, n), hp = vec(packed, nw), hb = vec(back, n);
+        starpu_data_handle_t ha = veil_test_vec(a, n), hp = veil_test_vec(packed, nw),
+                             hb = veil_test_vec(back, n);
         VT_CHECK(veil_task_bit_pack(ha, k, hp, 0) == VEIL_OK, "pack: %s", veil_last_error());
         VT_CHECK(veil_task_bit_unpack(hp, hb, 0) == VEIL_OK, "unpack: %s", veil_last_error());
         starpu_task_wait_for_all();
@@ -80,7 +74,8 @@ static void check_bitslice(size_t n, uint64_t *a, uint64_t *sliced, uint64_t *wa
     veil_test_mix_edges(a, NULL, n);
     memset(sliced, 0xa5, ns * sizeof(uint64_t));
     memset(back, 0xa5, n * sizeof(uint64_t));
-    starpu_data_handle_t ha = vec(a, n), hs = vec(sliced, ns), hb = vec(back, n);
+    starpu_data_handle_t ha = veil_test_vec(a, n), hs = veil_test_vec(sliced, ns),
+                         hb = veil_test_vec(back, n);
     VT_CHECK(veil_task_bitslice(ha, hs, 0) == VEIL_OK, "bitslice: %s", veil_last_error());
     VT_CHECK(veil_task_bitslice(hs, hb, 0) == VEIL_OK, "unslice: %s", veil_last_error());
     starpu_task_wait_for_all();
@@ -101,8 +96,9 @@ static void check_bitslice(size_t n, uint64_t *a, uint64_t *sliced, uint64_t *wa
 static void check_bad_input(void)
 {
     uint64_t a[130] = {0}, w[3] = {0}, s[192] = {0};
-    starpu_data_handle_t ha = vec(a, 130), hw2 = vec(w, 2), hw3 = vec(w, 3), hs = vec(s, 192),
-                         hs128 = vec(s, 128);
+    starpu_data_handle_t ha = veil_test_vec(a, 130), hw2 = veil_test_vec(w, 2),
+                         hw3 = veil_test_vec(w, 3), hs = veil_test_vec(s, 192),
+                         hs128 = veil_test_vec(s, 128);
     VT_CHECK(veil_task_bit_pack(ha, 64, hw3, 0) == VEIL_ERR_INVAL, "pack k=64");
     VT_CHECK(veil_task_bit_pack(ha, 0, hw2, 0) == VEIL_ERR_SHAPE, "pack 130 into 2 words");
     VT_CHECK(veil_task_bit_unpack(hw2, ha, 0) == VEIL_ERR_SHAPE, "unpack 130 from 2 words");

@@ -36,13 +36,6 @@ static const struct {
 
 static const size_t sizes[] = {1, 3, 25, 64, 127, 1000, 4097};
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint64_t *want)
 {
     char what[96];
@@ -52,7 +45,8 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
 
     for (size_t o = 0; o < sizeof(binary_ops) / sizeof(binary_ops[0]); o++) {
         memset(got, 0xa5, n * sizeof(uint64_t));
-        starpu_data_handle_t ha = vec(a, n), hb = vec(b, n), hout = vec(got, n);
+        starpu_data_handle_t ha = veil_test_vec(a, n), hb = veil_test_vec(b, n),
+                             hout = veil_test_vec(got, n);
         VT_CHECK(binary_ops[o].task(ha, hb, hout, 1) == VEIL_OK, "%s n=%zu: %s", binary_ops[o].name,
                  n, veil_last_error());
         starpu_task_wait_for_all();
@@ -66,7 +60,7 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
 
     {
         memset(got, 0xa5, n * sizeof(uint64_t));
-        starpu_data_handle_t ha = vec(a, n), hout = vec(got, n);
+        starpu_data_handle_t ha = veil_test_vec(a, n), hout = veil_test_vec(got, n);
         VT_CHECK(veil_task_not(ha, hout, 0) == VEIL_OK, "not: %s", veil_last_error());
         starpu_task_wait_for_all();
         starpu_data_unregister(ha);
@@ -82,7 +76,7 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
     for (size_t o = 0; o < sizeof(mask_ops) / sizeof(mask_ops[0]); o++) {
         for (size_t s = 0; s < sizeof(masks) / sizeof(masks[0]); s++) {
             memset(got, 0xa5, n * sizeof(uint64_t));
-            starpu_data_handle_t ha = vec(a, n), hout = vec(got, n);
+            starpu_data_handle_t ha = veil_test_vec(a, n), hout = veil_test_vec(got, n);
             VT_CHECK(mask_ops[o].task(ha, masks[s], hout, 0) == VEIL_OK, "%s: %s", mask_ops[o].name,
                      veil_last_error());
             starpu_task_wait_for_all();
@@ -99,7 +93,8 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
 static void check_bad_input(void)
 {
     uint64_t a[8] = {0}, b[9] = {0}, c[8] = {0};
-    starpu_data_handle_t ha = vec(a, 8), hb = vec(b, 9), hc = vec(c, 8);
+    starpu_data_handle_t ha = veil_test_vec(a, 8), hb = veil_test_vec(b, 9),
+                         hc = veil_test_vec(c, 8);
     VT_CHECK(veil_task_xor(ha, hb, hc, 0) == VEIL_ERR_SHAPE, "xor 8 ^ 9 elements");
     VT_CHECK(veil_task_and(ha, hc, hb, 0) == VEIL_ERR_SHAPE, "and into 9 elements");
     VT_CHECK(veil_task_and(ha, NULL, hc, 0) == VEIL_ERR_INVAL, "and NULL b");

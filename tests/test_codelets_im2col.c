@@ -23,13 +23,6 @@ static const struct veil_im2col_geom geoms[] = {
     {2, 2, 7, 9, 3, 4, 2, 3, 2, 3},
 };
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 static uint64_t dot(const uint64_t *a, const uint64_t *b, size_t n)
 {
     uint64_t s = 0;
@@ -58,7 +51,8 @@ static void check(size_t gi)
     veil_test_mix_edges(y, NULL, nc);
     memset(cols, 0xa5, nc * 8);
     memset(img, 0xa5, ni * 8);
-    starpu_data_handle_t hx = vec(x, ni), hc = vec(cols, nc), hy = vec(y, nc), hi = vec(img, ni);
+    starpu_data_handle_t hx = veil_test_vec(x, ni), hc = veil_test_vec(cols, nc),
+                         hy = veil_test_vec(y, nc), hi = veil_test_vec(img, ni);
     VT_CHECK(veil_task_im2col(hx, hc, g, 0) == VEIL_OK, "im2col: %s", veil_last_error());
     VT_CHECK(veil_task_col2im(hy, hi, g, 0) == VEIL_OK, "col2im: %s", veil_last_error());
     starpu_task_wait_for_all();
@@ -106,7 +100,8 @@ static void check_bad_input(void)
     const struct veil_im2col_geom ok = {1, 2, 5, 5, 3, 3, 1, 1, 1, 1};
     struct veil_im2col_geom g;
     uint64_t x[50] = {0}, c[450] = {0}, c2[449] = {0};
-    starpu_data_handle_t hx = vec(x, 50), hc = vec(c, 450), hc_short = vec(c2, 449);
+    starpu_data_handle_t hx = veil_test_vec(x, 50), hc = veil_test_vec(c, 450),
+                         hc_short = veil_test_vec(c2, 449);
     size_t nc = 0;
     VT_CHECK(veil_im2col_geom_check(&ok, NULL, NULL, NULL, &nc) == VEIL_OK && nc == 450,
              "valid geometry: %zu columns", nc);

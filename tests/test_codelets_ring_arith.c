@@ -38,13 +38,6 @@ static const struct {
 
 static const size_t sizes[] = {1, 2, 25, 63, 64, 65, 1000, 4097};
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint64_t *want)
 {
     char what[96];
@@ -54,7 +47,8 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
 
     for (size_t o = 0; o < sizeof(binary_ops) / sizeof(binary_ops[0]); o++) {
         memset(got, 0xa5, n * sizeof(uint64_t));
-        starpu_data_handle_t ha = vec(a, n), hb = vec(b, n), hout = vec(got, n);
+        starpu_data_handle_t ha = veil_test_vec(a, n), hb = veil_test_vec(b, n),
+                             hout = veil_test_vec(got, n);
         int rc = binary_ops[o].task(ha, hb, hout, 0);
         VT_CHECK(rc == VEIL_OK, "%s n=%zu: %s", binary_ops[o].name, n, veil_last_error());
         starpu_task_wait_for_all();
@@ -68,7 +62,7 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
 
     {
         memset(got, 0xa5, n * sizeof(uint64_t));
-        starpu_data_handle_t ha = vec(a, n), hout = vec(got, n);
+        starpu_data_handle_t ha = veil_test_vec(a, n), hout = veil_test_vec(got, n);
         VT_CHECK(veil_task_neg(ha, hout, 3) == VEIL_OK, "neg: %s", veil_last_error());
         starpu_task_wait_for_all();
         starpu_data_unregister(ha);
@@ -85,7 +79,7 @@ static void check_sizes(size_t n, uint64_t *a, uint64_t *b, uint64_t *got, uint6
     for (size_t o = 0; o < sizeof(scalar_ops) / sizeof(scalar_ops[0]); o++) {
         for (size_t s = 0; s < sizeof(scalars) / sizeof(scalars[0]); s++) {
             memset(got, 0xa5, n * sizeof(uint64_t));
-            starpu_data_handle_t ha = vec(a, n), hout = vec(got, n);
+            starpu_data_handle_t ha = veil_test_vec(a, n), hout = veil_test_vec(got, n);
             int rc = scalar_ops[o].task(ha, scalars[s], hout, -1);
             VT_CHECK(rc == VEIL_OK, "%s: %s", scalar_ops[o].name, veil_last_error());
             starpu_task_wait_for_all();
@@ -103,7 +97,8 @@ static void check_bad_input(void)
 {
     uint64_t a[8] = {0}, b[7] = {0}, c[8] = {0};
     uint32_t small[8] = {0};
-    starpu_data_handle_t ha = vec(a, 8), hb = vec(b, 7), hc = vec(c, 8), hs, hm;
+    starpu_data_handle_t ha = veil_test_vec(a, 8), hb = veil_test_vec(b, 7),
+                         hc = veil_test_vec(c, 8), hs, hm;
     starpu_vector_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)small, 8, sizeof(uint32_t));
     starpu_matrix_data_register(&hm, STARPU_MAIN_RAM, (uintptr_t)c, 4, 4, 2, sizeof(uint64_t));
 

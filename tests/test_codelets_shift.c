@@ -30,13 +30,6 @@ static const struct {
 static const size_t sizes[] = {1, 5, 64, 65, 1001};
 static const unsigned amounts[] = {0, 1, 7, 31, 32, 33, 62, 63};
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 static void check_size(size_t n, uint64_t *a, uint64_t *got, uint64_t *want)
 {
     char what[96];
@@ -46,7 +39,7 @@ static void check_size(size_t n, uint64_t *a, uint64_t *got, uint64_t *want)
         for (size_t t = 0; t < sizeof(amounts) / sizeof(amounts[0]); t++) {
             unsigned k = amounts[t];
             memset(got, 0xa5, n * sizeof(uint64_t));
-            starpu_data_handle_t ha = vec(a, n), hout = vec(got, n);
+            starpu_data_handle_t ha = veil_test_vec(a, n), hout = veil_test_vec(got, n);
             VT_CHECK(ops[o].task(ha, k, hout, 0) == VEIL_OK, "%s k=%u: %s", ops[o].name, k,
                      veil_last_error());
             starpu_task_wait_for_all();
@@ -80,7 +73,7 @@ static void check_reference(void)
 static void check_bad_input(void)
 {
     uint64_t a[4] = {0}, b[5] = {0};
-    starpu_data_handle_t ha = vec(a, 4), hb = vec(b, 5);
+    starpu_data_handle_t ha = veil_test_vec(a, 4), hb = veil_test_vec(b, 5);
     for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
         VT_CHECK(ops[o].task(ha, 64, hb, 0) == VEIL_ERR_INVAL, "%s by 64", ops[o].name);
         VT_CHECK(ops[o].task(ha, 1000, hb, 0) == VEIL_ERR_INVAL, "%s by 1000", ops[o].name);

@@ -15,13 +15,6 @@
 static const int ks[] = {1, 2, 8, 9, 33, 64};
 static const size_t sizes[] = {1, 65, 3000};
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 static void check(int k, size_t n, uint64_t **in, uint64_t *got, uint64_t *want)
 {
     char what[64];
@@ -33,7 +26,7 @@ static void check(int k, size_t n, uint64_t **in, uint64_t *got, uint64_t *want)
         in[t][0] = veil_test_edge[t % VEIL_TEST_NEDGE];
         if (n > 1)
             in[t][1] = UINT64_MAX;
-        h[t] = vec(in[t], n);
+        h[t] = veil_test_vec(in[t], n);
         ptr[t] = in[t];
     }
     /* With k >= 3 the last operand repeats the first handle (read twice). */
@@ -43,13 +36,13 @@ static void check(int k, size_t n, uint64_t **in, uint64_t *got, uint64_t *want)
         ptr[k - 1] = in[0];
     }
     memset(got, 0xa5, n * sizeof(uint64_t));
-    starpu_data_handle_t hout = vec(got, n);
+    starpu_data_handle_t hout = veil_test_vec(got, n);
     VT_CHECK(veil_task_sum(h, k, hout, 0) == VEIL_OK, "sum k=%d: %s", k, veil_last_error());
     starpu_task_wait_for_all();
     starpu_data_unregister(hout);
     uint64_t *gotx = malloc(n * sizeof(uint64_t)), *wantx = malloc(n * sizeof(uint64_t));
     memset(gotx, 0x5a, n * sizeof(uint64_t));
-    hout = vec(gotx, n);
+    hout = veil_test_vec(gotx, n);
     VT_CHECK(veil_task_xor_sum(h, k, hout, 0) == VEIL_OK, "xor_sum k=%d: %s", k,
              veil_last_error());
     starpu_task_wait_for_all();
@@ -70,9 +63,9 @@ static void check_bad_input(uint64_t **in)
 {
     starpu_data_handle_t h[VEIL_SUM_MAX_OPERANDS + 1];
     for (int t = 0; t < VEIL_SUM_MAX_OPERANDS + 1; t++)
-        h[t] = vec(in[t], 4);
+        h[t] = veil_test_vec(in[t], 4);
     uint64_t out4[4], out5[5];
-    starpu_data_handle_t hout = vec(out4, 4), h5 = vec(out5, 5);
+    starpu_data_handle_t hout = veil_test_vec(out4, 4), h5 = veil_test_vec(out5, 5);
     VT_CHECK(veil_task_sum(h, 0, hout, 0) == VEIL_ERR_INVAL, "k = 0");
     VT_CHECK(veil_task_xor_sum(h, 0, hout, 0) == VEIL_ERR_INVAL, "xor_sum k = 0");
     VT_CHECK(veil_task_sum(h, -1, hout, 0) == VEIL_ERR_INVAL, "k = -1");

@@ -16,13 +16,6 @@
 
 #define NMAX 3000
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 static uint64_t in[9][NMAX], got[NMAX], want[NMAX];
 
 static void check(size_t n)
@@ -31,7 +24,7 @@ static void check(size_t n)
     for (int t = 0; t < 5; t++) {
         veil_test_random(9100 + 10 * (uint64_t)t + n, in[t], n);
         in[t][0] = veil_test_edge[t % VEIL_TEST_NEDGE];
-        h[t] = vec(in[t], n);
+        h[t] = veil_test_vec(in[t], n);
     }
     uint64_t *db = in[5], *ae = in[6], *de = in[7];
     for (int square = 0; square < 2; square++)
@@ -43,7 +36,7 @@ static void check(size_t n)
             const uint64_t *terms[4] = {in[0], db, ae, de};
             veil_ref_sum(with_de ? 4 : 3, n, terms, want);
             memset(got, 0xa5, n * 8);
-            starpu_data_handle_t hz = vec(got, n);
+            starpu_data_handle_t hz = veil_test_vec(got, n);
             VT_CHECK(veil_task_beaver_z(h[0], h[1], h[ib], h[3], h[ie], with_de, hz, 0) == VEIL_OK,
                      "beaver_z: %s", veil_last_error());
             starpu_task_wait_for_all();
@@ -54,7 +47,7 @@ static void check(size_t n)
             veil_test_compare_u64(what, got, want, n);
         }
     if (n < NMAX) {
-        starpu_data_handle_t hl = vec(in[8], n + 1);
+        starpu_data_handle_t hl = veil_test_vec(in[8], n + 1);
         VT_CHECK(veil_task_beaver_z(h[0], h[1], h[2], h[3], h[4], 0, hl, 0) == VEIL_ERR_SHAPE,
                  "a z longer than its inputs refused");
         starpu_data_unregister(hl);

@@ -14,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 /* One task against the reference; shared: sa = 0; sum: sc = 0. */
 static void check(size_t m, size_t n, size_t k, size_t batch, int trans_a, int acc, int shared,
                   int sum, uint64_t tag)
@@ -66,7 +59,8 @@ static void check(size_t m, size_t n, size_t k, size_t batch, int trans_a, int a
                                 .ob = ob,
                                 .lda = lda,
                                 .ldb = ldb};
-    starpu_data_handle_t ha = vec(a, na), hb = vec(b, nb), hc = vec(c, nc);
+    starpu_data_handle_t ha = veil_test_vec(a, na), hb = veil_test_vec(b, nb),
+                         hc = veil_test_vec(c, nc);
     VT_CHECK(veil_task_bgemm(ha, hb, hc, &g, 0) == VEIL_OK, "bgemm: %s", veil_last_error());
     starpu_task_wait_for_all();
     starpu_data_unregister(ha);

@@ -14,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static starpu_data_handle_t vec(uint64_t *p, size_t n)
-{
-    starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
-    return h;
-}
-
 static void check(size_t p0, size_t p1, size_t p2, size_t p3, uint64_t tag)
 {
     const size_t p[4] = {p0, p1, p2, p3}, n = p0 * p1 * p2 * p3;
@@ -33,7 +26,7 @@ static void check(size_t p0, size_t p1, size_t p2, size_t p3, uint64_t tag)
     veil_test_mix_edges(in, NULL, n);
     veil_ref_swap_axes(p, in, want);
     memset(out, 0xa5, n * 8);
-    starpu_data_handle_t hi = vec(in, n), ho = vec(out, n);
+    starpu_data_handle_t hi = veil_test_vec(in, n), ho = veil_test_vec(out, n);
     VT_CHECK(veil_task_swap_axes(hi, ho, p, 0) == VEIL_OK, "swap_axes: %s", veil_last_error());
     starpu_task_wait_for_all();
     starpu_data_unregister(hi);
@@ -48,7 +41,7 @@ done:
 static void check_refusals(void)
 {
     static uint64_t a[24], b[24];
-    starpu_data_handle_t ha = vec(a, 24), hb = vec(b, 24);
+    starpu_data_handle_t ha = veil_test_vec(a, 24), hb = veil_test_vec(b, 24);
     const size_t wrong[4] = {1, 5, 5, 1}, right[4] = {2, 3, 4, 1};
     VT_CHECK(veil_task_swap_axes(ha, hb, wrong, 0) == VEIL_ERR_SHAPE, "25 elements for 24 refused");
     VT_CHECK(veil_task_swap_axes(ha, ha, right, 0) == VEIL_ERR_SHAPE, "in place refused");

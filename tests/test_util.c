@@ -87,6 +87,13 @@ int veil_test_compare_u64(const char *what, const uint64_t *got, const uint64_t 
     return 0;
 }
 
+starpu_data_handle_t veil_test_vec(uint64_t *p, size_t n)
+{
+    starpu_data_handle_t h;
+    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, n, sizeof(uint64_t));
+    return h;
+}
+
 int veil_test_starpu_start(void)
 {
     setenv("STARPU_NCPU", "1", 0);

@@ -10,6 +10,8 @@
 
 #include "veil.h"
 
+#include <starpu.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +66,10 @@ int veil_test_compare_u64(const char *what, const uint64_t *got, const uint64_t 
 int veil_test_starpu_start(void);
 /** starpu_shutdown, then removes the temporary STARPU_HOME tree. */
 void veil_test_starpu_stop(void);
+
+/** A StarPU vector handle over n words at p in main memory (the tests' own buffers; the caller
+ *  unregisters it). */
+starpu_data_handle_t veil_test_vec(uint64_t *p, size_t n);
 
 /** Exit status for main: 1 when any check failed, else 0. */
 int veil_test_status(void);
