@@ -182,7 +182,8 @@ static int body(veil_mpc_t *m, void *arg)
                  words, want);
         if (i == 0)
             kept = ws_mm.b.data;
-        VT_CHECK((kept != NULL) == party && ws_mm.b.data == kept && ws_mm.b.numel == B * C * party,
+        VT_CHECK((kept != NULL) == party && ws_mm.b.data == kept &&
+                     ws_mm.b.numel == B * C * (size_t)party,
                  "matmul_ws %d: the state keeps the first call's share of B", i);
     }
     for (int i = 0; i < NRUN; i++) {
