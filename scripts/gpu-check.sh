@@ -23,8 +23,13 @@
 #                cores need about 6), DEADLINE (seconds from the start after which no phase
 #                starts and to which every limit is cut; default none), CHECK_TESTS (the tests
 #                the check phase runs; default all), CHECK_JOBS (tests run at once, default 4),
+#                CHECK_RESUME (1: only the tests a cut check left without a result),
 #                LENET_RUNS (the secure LeNet runs as
-#                IMAGES:BATCH pairs; default "100:100 20:1")
+#                IMAGES:BATCH pairs; default "100:100 20:1"), INFER_LIMIT (seconds for each
+#                LeNet, VGG16 or transformer session, default 300), GEMM_MAX (the largest
+#                bench_gemm_cuda size, default 8192), MODELS (the examples the models phase
+#                runs, each EXAMPLE or EXAMPLE:OPTIONS with commas for spaces, e.g.
+#                "vgg16:--batch,16"; default "vgg16 transformer")
 set -u
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 STEP=
@@ -101,13 +106,22 @@ step_veil() {
 # The tests' network timeouts (2-5 s) assume the parallelism of the machines CI runs on: on the
 # H200 host, make -j16 check starved them (handshakes timed out), so the tests run CHECK_JOBS at a
 # time (default 4) while the builds use every core.
+# CHECK_RESUME=1 runs only the tests an earlier check cut at its limit did not finish: the log of
+# a test without its .trs is removed, and the others are kept (RECHECK_LOGS=).
 step_check() {
-    if [ -n "${CHECK_TESTS:-}" ]; then make -C "$B" -j"${CHECK_JOBS:-4}" check TESTS="$CHECK_TESTS"
-    else make -C "$B" -j"${CHECK_JOBS:-4}" check; fi
+    set --
+    if [ -n "${CHECK_RESUME:-}" ]; then
+        for l in "$B"/tests/*.log; do [ ! -f "$l" ] || [ -f "${l%.log}.trs" ] || rm -f "$l"; done
+        set -- RECHECK_LOGS=
+    fi
+    if [ -n "${CHECK_TESTS:-}" ]; then make -C "$B" -j"${CHECK_JOBS:-4}" check TESTS="$CHECK_TESTS" "$@"
+    else make -C "$B" -j"${CHECK_JOBS:-4}" check "$@"; fi
 }
 CUDA_TESTS="tests/test_codelets_backend tests/test_tasks_cuda_beaver tests/test_tasks_cuda_compare \
 tests/test_tasks_cuda_pool tests/test_graph_placement tests/test_sched_locality"
 step_cudatests() { make -C "$B" -j"${CHECK_JOBS:-4}" check TESTS="$CUDA_TESTS"; }
+# the test programs built and none run: a tree prepared on another machine (bench/README-gpu.md)
+step_buildtests() { make -C "$B" -j"$JOBS" check TESTS=; }
 step_workers() { "$SP/bin/starpu_machine_display"; }
 step_bench() { "$B/bench/bench_gemm" 1024; }
 step_bench_cuda() { "$B/bench/bench_gemm_cuda" "${GEMM_MAX:-8192}"; }
@@ -124,7 +138,14 @@ step_infer() {
     "$B/tools/veil-run" -n 2 --dealer --timeout 300 -- \
         "$B/examples/lenet_fmnist" infer --images "$2" --batch "$3" --data "$DATA" --weights "$W"
 }
-step_model() { ncuda "$1"; "$B/tools/veil-run" -n 2 --dealer --timeout 300 -- "$B/examples/$2"; }
+# model all|0 EXAMPLE NAME [ARGS...]: the example's session, a trace per process (VEIL_TRACE)
+step_model() {
+    ncuda "$1"
+    export VEIL_TRACE="$WORKDIR/trace-$3-%d.json"
+    m=$2
+    shift 3
+    "$B/tools/veil-run" -n 2 --dealer --timeout 300 -- "$B/examples/$m" "$@"
+}
 if [ -n "$STEP" ]; then
     set -- ${STEP_ARGS:-}
     "step_$STEP" "$@"
@@ -215,7 +236,7 @@ run_build() {
     grep 'define STARPU_USE_CUDA\|define STARPU_HAVE_HWLOC' "$LOGS/starpu.log" 2>/dev/null | sed 's/^/starpu: /' | tee -a "$R"
     if [ -f "$B/.veil-built" ]; then say "phase veil: reused $B"
     else
-        say "CUDA kernels for: ${CUDA_ARCHS:-sm_80 and sm_90 (Veil's default)}"
+        say "CUDA kernels for: ${CUDA_ARCHS:-sm_80 and sm_90, Veil default}"
         phase veil 420 veil || finish 1
     fi
     grep -E '^  (StarPU|CUDA kernels built|CUDA codelets used): ' "$LOGS/veil.log" | sed 's/^ */veil: /' | tee -a "$R"
@@ -250,6 +271,14 @@ run_bench() {
     say "== bench_gemm (the CPU ring GEMM, one core)"
     phase bench 120 bench && grep -v '^#' "$LOGS/bench.log" | tail -n 12 >> "$R"
 }
+# workers_of NAME PARTY [FROM]: which worker of that party ran what in the traced session NAME,
+# runs >= FROM (default 1, the steady runs; 0 where the session has one run)
+workers_of() {
+    f="$WORKDIR/trace-$1-$2.json"
+    [ -f "$f" ] && command -v python3 >/dev/null 2>&1 || return 0
+    python3 "$(dirname "$SELF")/../bench/trace_workers.py" "$f" --from-run "${3:-1}" 2>&1 |
+        sed "s/^/$1 p$2 /" | tee -a "$R"
+}
 run_lenet() {
     say "== LeNet-5 on Fashion-MNIST (2 parties + dealer; CUDA workers: all, then none)"
     if [ -f "$W" ]; then say "phase train: reused $W"
@@ -257,12 +286,14 @@ run_lenet() {
     fi
     for nc in all 0; do
         for ib in ${LENET_RUNS:-100:100 20:1}; do
+            # shellcheck disable=SC2046 # IMAGES:BATCH into two words on purpose
             set -- $(echo "$ib" | tr : ' ')
             name="infer-b$2-cuda$nc"
             # the batch-100 and larger runs traced: the busy / overlap profile of each party
             tr=; [ "$2" -ge 100 ] && tr=$name
-            phase "$name" 300 infer "$nc" "$1" "$2" $tr &&
+            phase "$name" "${INFER_LIMIT:-300}" infer "$nc" "$1" "$2" $tr &&
                 grep -E 'model=|batch [0-9]+: compute' "$LOGS/$name.log" | tee -a "$R"
+            [ -z "$tr" ] || workers_of "$name" 1 $(($1 / $2 > 1))
             # the traced run drawn: one lane per worker and per peer (scripts/trace_svg.py)
             if [ -n "$tr" ] && command -v python3 >/dev/null 2>&1 &&
                 ls "$WORKDIR"/trace-"$name"-*.json >/dev/null 2>&1; then
@@ -275,11 +306,15 @@ run_lenet() {
 }
 run_models() {
     say "== VGG16 and the transformer layer (2 parties + dealer; CUDA workers: all, then none)"
-    for m in vgg16 transformer; do
+    for entry in ${MODELS:-vgg16 transformer}; do
+        m=${entry%%:*} args=
+        case $entry in *:*) args=$(echo "${entry#*:}" | tr , ' ') ;; esac
         for nc in all 0; do
-            name="$m-cuda$nc"
-            phase "$name" 300 model "$nc" "$m" &&
+            name="$m$(echo "$args" | tr -cd '[:alnum:]' | sed 's/^./-&/')-cuda$nc"
+            # shellcheck disable=SC2086 # the example's options are several words on purpose
+            phase "$name" "${INFER_LIMIT:-300}" model "$nc" "$m" "$name" $args &&
                 grep -E 'model=|run [0-9]+: compute' "$LOGS/$name.log" | tee -a "$R"
+            workers_of "$name" 0
         done
     done
 }

@@ -14,13 +14,17 @@
 # row, each with its milliseconds above 0, the idle and CPU shares in range, every role's CPU
 # share, wait and slices non-negative, the workers and the I/O thread on a CPU and the roles'
 # shares adding up to the run's (within rounding); runs >= 3 has none (exit 1); the same
-# refusals as trace_gaps.py. Timings are not asserted.
+# refusals as trace_gaps.py.
+# bench/trace_workers.py: for each process's trace one line per worker that ran a task (its task
+# count and busy milliseconds above 0, its top codelets) and a total equal to their sum; runs >= 3
+# has none (exit 1); the same refusals. Timings are not asserted.
 set -u
 B=${VEIL_TOP_BUILDDIR:-.}
 src=$(cd "${VEIL_TOP_SRCDIR:-.}" && pwd) || exit 1
 oneway="$src/bench/trace_oneway.py"
 gaps="$src/bench/trace_gaps.py"
 cpu="$src/bench/trace_cpu.py"
+workers="$src/bench/trace_workers.py"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/veil-trace-scripts-XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -102,6 +106,25 @@ done
 python3 "$cpu" "$T/t-1.json" --from-run 3 >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q '^trace_cpu: no run' "$T/out" || bad "cpu, runs >= 3: $(cat "$T/out")"
 refused "$cpu" trace_cpu
-[ "$fail" = 0 ] && echo "PASS: trace_oneway.py, trace_gaps.py and trace_cpu.py on a traced" \
-    "LeNet-5 session, and their refusals"
+for q in 0 1 2; do
+    python3 "$workers" "$T/t-$q.json" >"$T/out" 2>&1 ||
+        { bad "workers $q: exit $?: $(cat "$T/out")"; continue; }
+    # one line per worker that ran a task (here the one CPU worker: tasks > 0, busy > 0, its
+    # top codelets with their ms), then the total, equal to the sum of the lines
+    awk '
+        $1 == "worker" && $2 ~ /^[0-9]+$/ && $3 == "(CPU" {
+            for (i = 4; i <= NF; i++) if ($i == "tasks") { n += $(i + 1); t = $(i + 1) }
+            for (i = 4; i <= NF; i++) if ($i == "busy") { ms += $(i + 1); b = $(i + 1) }
+            ok_w += t + 0 > 0 && b + 0 > 0 && $0 ~ / ms, top: veil_[a-z0-9_]+ [0-9.]+ ms/; w++; next }
+        $1 == "total:" { tot_n = $3 + 0; tot_ms = $5 + 0; tot++; next }
+        { other++ }
+        END { exit w >= 1 && ok_w == w && tot == 1 && !other && tot_n == n &&
+              tot_ms - ms < 0.2 * w && ms - tot_ms < 0.2 * w ? 0 : 1 }' "$T/out" ||
+        bad "workers $q: $(cat "$T/out")"
+done
+python3 "$workers" "$T/t-1.json" --from-run 3 >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q '^trace_workers: .*no task' "$T/out" || bad "workers, runs >= 3: $(cat "$T/out")"
+refused "$workers" trace_workers
+[ "$fail" = 0 ] && echo "PASS: trace_oneway.py, trace_gaps.py, trace_cpu.py and trace_workers.py" \
+    "on a traced LeNet-5 session, and their refusals"
 exit "$fail"

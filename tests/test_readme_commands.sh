@@ -217,6 +217,12 @@ cover() { # file line command
             "proven: a fresh Debian chroot without network ran the check from the bundle alone)" ;;
     "scripts/gpu-check.sh gpu-bundle /tmp/gpu-out")
         echo "not run: needs the bundle and builds StarPU and Veil (about 40 minutes on 2 cores)" ;;
+    "scripts/gpu-prebuild.sh")
+        echo "not run: downloads the bundle's packages and builds StarPU and Veil with nvcc (about 4" \
+            "minutes on 2 cores; docs/gpu.md gives the run that proved it)" ;;
+    "scripts/gpu-lease.sh gpu-bundle gpu-prebuilt /tmp/gpu-out" | \
+        "scripts/gpu-lease.sh --resume gpu-bundle gpu-prebuilt /tmp/gpu-out")
+        echo "not run: needs the trees of gpu-prebuild.sh, and is meant for a GPU host" ;;
     # docs/gpu.md
     "sudo scripts/build-starpu-cuda.sh /opt/starpu-cuda")
         echo "not run: needs root, the network and a CUDA toolkit, and builds StarPU for 15 minutes" ;;
