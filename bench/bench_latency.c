@@ -14,7 +14,10 @@
  * to party 0 and checked against the plaintext chain. In the same run a raw ZeroMQ ping-pong
  * between two processes over the mesh's kind of sockets (each process a ROUTER bound to its
  * endpoint and a DEALER connected to the peer's ROUTER, CURVE or plain) gives the round trip of
- * a message of 8 and 8,192 bytes; the last column is the round's time over that round trip.
+ * a message of 8 and 8,192 bytes (x_rtt: the round's time over that round trip, issue 15's measure),
+ * and a raw exchange round among as many processes as the row has parties, each sending its
+ * message to every other and then receiving one from each, as a masked open does (x_exch: the
+ * round over that; with 3 processes on 2 cores this shows what the machine's wake-ups alone cost).
  * Uses only interfaces present at commit 214b4f4 (tasks/mpc.h, tests/test_mpc_util.h, the
  * harness and net's internal config), so the same file builds against that tree.
  *
@@ -67,11 +70,13 @@ static double *rtt; /* [curve][size]: raw ZeroMQ round trip, seconds (median) */
 /* ---- the raw ZeroMQ ping-pong ------------------------------------------------------------- */
 
 struct pp {
+    int nprocs;   /* 2: the ping-pong; 2 or 3 with exchange */
+    int exchange; /* 0: ping-pong; 1: every process sends to every other, then waits for all */
     int curve;
     size_t bytes;
     int count;
-    char pub[2][VEIL_Z85_KEY_CHARS + 1], sec[2][VEIL_Z85_KEY_CHARS + 1];
-    double *out; /* shared: one round trip per repetition */
+    char pub[3][VEIL_Z85_KEY_CHARS + 1], sec[3][VEIL_Z85_KEY_CHARS + 1];
+    double *out; /* shared: one round (trip) per repetition */
 };
 
 static int zset(void *s, int opt, const void *v, size_t n)
@@ -80,48 +85,70 @@ static int zset(void *s, int opt, const void *v, size_t n)
 }
 
 /* Process id of the harness: a ROUTER on its own endpoint (the harness's bound socket, as the
- * mesh adopts it) and a DEALER to the peer's ROUTER; each message goes out on the DEALER and
- * comes in on the peer's ROUTER, as in net/mesh.c. */
+ * mesh adopts it) and a DEALER to each peer's ROUTER; each message goes out on a DEALER and comes
+ * in on the peer's ROUTER, as in net/mesh.c. The ping-pong (2 processes): process 0 sends,
+ * process 1 answers. The exchange (N processes): each sends its message to every peer, then
+ * receives one from each, as a masked open's round does. */
 static int pp_child(const struct veil_harness_party *me, void *arg)
 {
     struct pp *p = arg;
-    const int self = me->id, peer = 1 - me->id;
+    const int self = me->id, n = p->nprocs;
     void *ctx = zmq_ctx_new();
-    void *r = zmq_socket(ctx, ZMQ_ROUTER), *d = zmq_socket(ctx, ZMQ_DEALER);
-    /* the DEALER lingers: the answerer's last reply must leave before its context ends */
+    void *r = zmq_socket(ctx, ZMQ_ROUTER), *d[3] = {NULL, NULL, NULL};
+    /* the DEALERs linger: the last messages must leave before the context ends */
     int zero = 0, one = 1, linger = 2000;
     char rid[8];
     snprintf(rid, sizeof rid, "p%d", self);
-    int bad = !ctx || !r || !d;
-    bad |= zset(r, ZMQ_LINGER, &zero, sizeof zero) | zset(d, ZMQ_LINGER, &linger, sizeof linger);
-    bad |= zset(d, ZMQ_ROUTING_ID, rid, strlen(rid));
-    if (p->curve) {
+    int bad = !ctx || !r;
+    bad |= r && zset(r, ZMQ_LINGER, &zero, sizeof zero);
+    if (!bad && p->curve) {
         bad |= zset(r, ZMQ_CURVE_SERVER, &one, sizeof one);
         bad |= zset(r, ZMQ_CURVE_SECRETKEY, p->sec[self], VEIL_Z85_KEY_CHARS);
-        bad |= zset(d, ZMQ_CURVE_SERVERKEY, p->pub[peer], VEIL_Z85_KEY_CHARS);
-        bad |= zset(d, ZMQ_CURVE_PUBLICKEY, p->pub[self], VEIL_Z85_KEY_CHARS);
-        bad |= zset(d, ZMQ_CURVE_SECRETKEY, p->sec[self], VEIL_Z85_KEY_CHARS);
     }
-    if (me->listen_fd >= 0)
+    if (!bad && me->listen_fd >= 0)
         bad |= zset(r, ZMQ_USE_FD, &me->listen_fd, sizeof me->listen_fd);
-    bad |= zmq_bind(r, me->endpoints[self]) != 0;
-    bad |= zmq_connect(d, me->endpoints[peer]) != 0;
+    bad |= bad || zmq_bind(r, me->endpoints[self]) != 0;
+    for (int q = 0; q < n && !bad; q++) {
+        if (q == self)
+            continue;
+        bad |= !(d[q] = zmq_socket(ctx, ZMQ_DEALER));
+        bad |= bad || zset(d[q], ZMQ_LINGER, &linger, sizeof linger);
+        bad |= bad || zset(d[q], ZMQ_ROUTING_ID, rid, strlen(rid));
+        if (!bad && p->curve) {
+            bad |= zset(d[q], ZMQ_CURVE_SERVERKEY, p->pub[q], VEIL_Z85_KEY_CHARS);
+            bad |= zset(d[q], ZMQ_CURVE_PUBLICKEY, p->pub[self], VEIL_Z85_KEY_CHARS);
+            bad |= zset(d[q], ZMQ_CURVE_SECRETKEY, p->sec[self], VEIL_Z85_KEY_CHARS);
+        }
+        bad |= bad || zmq_connect(d[q], me->endpoints[q]) != 0;
+    }
     char *buf = calloc(1, p->bytes);
     if (bad || !buf) {
-        fprintf(stderr, "ping-pong %d: set-up: %s\n", self, zmq_strerror(zmq_errno()));
+        fprintf(stderr, "raw %s %d: set-up: %s\n", p->exchange ? "exchange" : "ping-pong", self,
+                zmq_strerror(zmq_errno()));
+        free(buf);
         return 1;
     }
     char id[16];
-    /* a warm-up exchange (connection and CURVE handshake), then count round trips per rep */
-    for (int k = -1; k < reps; k++) {
+    const int peer = 1 - self; /* the ping-pong's */
+    /* a warm-up (connections and CURVE handshakes), then count rounds per repetition */
+    for (int k = -1; k < reps && !bad; k++) {
         const int count = k < 0 ? 4 : p->count;
         const double t0 = veil_now();
-        for (int i = 0; i < count; i++) {
-            if (self == 0 && zmq_send(d, buf, p->bytes, 0) < 0)
+        for (int i = 0; i < count && !bad; i++) {
+            if (p->exchange) {
+                for (int q = 0; q < n; q++)
+                    if (q != self && zmq_send(d[q], buf, p->bytes, 0) < 0)
+                        bad = 1;
+                for (int q = 1; q < n; q++)
+                    if (zmq_recv(r, id, sizeof id, 0) < 0 || zmq_recv(r, buf, p->bytes, 0) < 0)
+                        bad = 1;
+                continue;
+            }
+            if (self == 0 && zmq_send(d[peer], buf, p->bytes, 0) < 0)
                 bad = 1;
             if (zmq_recv(r, id, sizeof id, 0) < 0 || zmq_recv(r, buf, p->bytes, 0) < 0)
                 bad = 1;
-            if (self == 1 && zmq_send(d, buf, p->bytes, 0) < 0)
+            if (self == 1 && zmq_send(d[peer], buf, p->bytes, 0) < 0)
                 bad = 1;
         }
         if (k >= 0 && self == 0)
@@ -129,7 +156,9 @@ static int pp_child(const struct veil_harness_party *me, void *arg)
     }
     free(buf);
     zmq_close(r);
-    zmq_close(d);
+    for (int q = 0; q < n; q++)
+        if (d[q])
+            zmq_close(d[q]);
     zmq_ctx_term(ctx);
     return bad;
 }
@@ -148,28 +177,34 @@ static double median(const double *v, int n)
     return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
-static int run_pingpong(int curve, size_t bytes, double *out_rtt)
+/* The raw ping-pong (exchange 0, 2 processes) or exchange round (exchange 1, nprocs processes):
+ * the median over the repetitions of process 0's seconds per round (trip). */
+static int run_raw(int exchange, int nprocs, int curve, size_t bytes, double *out)
 {
     static struct pp p;
     memset(&p, 0, sizeof p);
+    p.nprocs = nprocs;
+    p.exchange = exchange;
     p.curve = curve;
     p.bytes = bytes;
-    p.count = 2000;
+    p.count = exchange ? 1000 : 2000;
     p.out = veil_test_mpc_shared(MAXREPS * sizeof *p.out);
-    for (int q = 0; q < 2 && p.out; q++)
+    for (int q = 0; q < nprocs && p.out; q++)
         if (veil_curve_keypair(p.pub[q], p.sec[q]) != VEIL_OK)
             return 1;
     if (!p.out)
         return 1;
-    struct veil_harness_opts o = {.nparties = 2, .timeout_s = 120, .grace_s = 5};
-    struct veil_harness_result res[2];
+    struct veil_harness_opts o = {.nparties = nprocs, .timeout_s = 120, .grace_s = 5};
+    struct veil_harness_result res[3];
     memset(res, 0, sizeof res);
     int rc = veil_harness_run(&o, pp_child, &p, res);
-    if (rc != VEIL_OK)
-        fprintf(stderr, "ping-pong: %s\n%s%s", veil_last_error(),
-                res[0].output ? res[0].output : "", res[1].output ? res[1].output : "");
-    veil_harness_results_free(res, 2);
-    *out_rtt = median(p.out, reps);
+    if (rc != VEIL_OK) {
+        fprintf(stderr, "raw %s: %s\n", exchange ? "exchange" : "ping-pong", veil_last_error());
+        for (int q = 0; q < nprocs; q++)
+            fprintf(stderr, "%s", res[q].output ? res[q].output : "");
+    }
+    veil_harness_results_free(res, nprocs);
+    *out = median(p.out, reps);
     veil_test_mpc_shared_free(p.out, MAXREPS * sizeof *p.out);
     return rc != VEIL_OK;
 }
@@ -481,7 +516,7 @@ int main(int argc, char **argv)
     rows = veil_test_mpc_shared(MAXROWS * sizeof *rows);
     if (!rows)
         return 1;
-    double rtts[2][2] = {{0}};
+    double rtts[2][2] = {{0}}, exch[2][2][2] = {{{0}}}; /* [parties - 2][curve][size] */
     uint8_t seed[VEIL_SEED_BYTES] = {42};
     veil_prg_t *g = veil_prg_new(seed);
     if (!g || veil_prg_fill(g, xin, 1024) != VEIL_OK || veil_prg_fill(g, yin, 1024) != VEIL_OK)
@@ -493,7 +528,12 @@ int main(int argc, char **argv)
     for (int c = 0; c < 2; c++)
         for (int si = 0; si < 2; si++)
             if (want_sec[c] && want_n[si])
-                failed |= run_pingpong(c == 0, 8 * sizes[si], &rtts[c][si]);
+                failed |= run_raw(0, 2, c == 0, 8 * sizes[si], &rtts[c][si]);
+    for (int pi = 0; pi < 2; pi++)
+        for (int c = 0; c < 2; c++)
+            for (int si = 0; si < 2; si++)
+                if (want_np[pi] && want_sec[c] && want_n[si])
+                    failed |= run_raw(1, pi + 2, c == 0, 8 * sizes[si], &exch[pi][c][si]);
     rtt = &rtts[0][0];
     for (int pi = 0; pi < 2; pi++)
         for (int mi = 0; mi < 2; mi++)
@@ -509,8 +549,16 @@ int main(int argc, char **argv)
             if (want_sec[c] && want_n[si])
                 printf("  %-5s %5zu bytes  %8.1f us\n", sec_names[c], 8 * sizes[si],
                        1e6 * rtts[c][si]);
-    printf("%-3s %-6s %-5s %-4s %5s %10s %10s %9s %6s %s\n", "N", "mat", "sec", "op", "n",
-           "median_us", "best_us", "rtt_us", "x_rtt", "check");
+    printf("raw ZeroMQ exchange round (N processes, each sends to every other and waits for "
+           "all, median):\n");
+    for (int pi = 0; pi < 2; pi++)
+        for (int c = 0; c < 2; c++)
+            for (int si = 0; si < 2; si++)
+                if (want_np[pi] && want_sec[c] && want_n[si])
+                    printf("  N=%d %-5s %5zu bytes  %8.1f us\n", pi + 2, sec_names[c],
+                           8 * sizes[si], 1e6 * exch[pi][c][si]);
+    printf("%-3s %-6s %-5s %-4s %5s %10s %10s %9s %6s %9s %6s %s\n", "N", "mat", "sec", "op",
+           "n", "median_us", "best_us", "rtt_us", "x_rtt", "exch_us", "x_exch", "check");
     for (int i = 0; i < nrows; i++) {
         const struct row *w = &rows[i];
         if (!w->nreps)
@@ -520,10 +568,12 @@ int main(int argc, char **argv)
             best = w->secs[t] < best ? w->secs[t] : best;
         const double med = median(w->secs, w->nreps) / rounds;
         const double r = rtts[w->curve ? 0 : 1][w->n == 1 ? 0 : 1];
-        printf("%-3d %-6s %-5s %-4s %5zu %10.1f %10.1f %9.1f %6.2f %s\n", w->nparties,
-               w->material == VEIL_MPC_MAT_DEALER ? "dealer" : "file", w->curve ? "curve" : "plain",
-               op_names[w->op], w->n, 1e6 * med, 1e6 * best / rounds, 1e6 * r,
-               r > 0 ? med / r : 0.0, w->ok ? "ok" : "WRONG");
+        const double x = exch[w->nparties - 2][w->curve ? 0 : 1][w->n == 1 ? 0 : 1];
+        printf("%-3d %-6s %-5s %-4s %5zu %10.1f %10.1f %9.1f %6.2f %9.1f %6.2f %s\n",
+               w->nparties, w->material == VEIL_MPC_MAT_DEALER ? "dealer" : "file",
+               w->curve ? "curve" : "plain", op_names[w->op], w->n, 1e6 * med,
+               1e6 * best / rounds, 1e6 * r, r > 0 ? med / r : 0.0, 1e6 * x, x > 0 ? med / x : 0.0,
+               w->ok ? "ok" : "WRONG");
         failed |= !w->ok;
     }
     veil_test_mpc_shared_free(rows, MAXROWS * sizeof *rows);
