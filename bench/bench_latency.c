@@ -14,9 +14,9 @@
  * to party 0 and checked against the plaintext chain. In the same run a raw ZeroMQ ping-pong
  * between two processes over the mesh's kind of sockets (each process a ROUTER bound to its
  * endpoint and a DEALER connected to the peer's ROUTER, CURVE or plain) gives the round trip of
- * a message of 8 and 8,192 bytes (x_rtt: the round's time over that round trip, issue 15's measure),
- * and a raw exchange round among as many processes as the row has parties, each sending its
- * message to every other and then receiving one from each, as a masked open does (x_exch: the
+ * a message of 8 and 8,192 bytes (x_rtt: the round's time over that round trip, issue 15's
+ * measure), and a raw exchange round among as many processes as the row has parties, each sending
+ * its message to every other and then receiving one from each, as a masked open does (x_exch: the
  * round over that; with 3 processes on 2 cores this shows what the machine's wake-ups alone cost).
  * Uses only interfaces present at commit 214b4f4 (tasks/mpc.h, tests/test_mpc_util.h, the
  * harness and net's internal config), so the same file builds against that tree.
@@ -557,8 +557,8 @@ int main(int argc, char **argv)
                 if (want_np[pi] && want_sec[c] && want_n[si])
                     printf("  N=%d %-5s %5zu bytes  %8.1f us\n", pi + 2, sec_names[c],
                            8 * sizes[si], 1e6 * exch[pi][c][si]);
-    printf("%-3s %-6s %-5s %-4s %5s %10s %10s %9s %6s %9s %6s %s\n", "N", "mat", "sec", "op",
-           "n", "median_us", "best_us", "rtt_us", "x_rtt", "exch_us", "x_exch", "check");
+    printf("%-3s %-6s %-5s %-4s %5s %10s %10s %9s %6s %9s %6s %s\n", "N", "mat", "sec", "op", "n",
+           "median_us", "best_us", "rtt_us", "x_rtt", "exch_us", "x_exch", "check");
     for (int i = 0; i < nrows; i++) {
         const struct row *w = &rows[i];
         if (!w->nreps)
@@ -569,11 +569,10 @@ int main(int argc, char **argv)
         const double med = median(w->secs, w->nreps) / rounds;
         const double r = rtts[w->curve ? 0 : 1][w->n == 1 ? 0 : 1];
         const double x = exch[w->nparties - 2][w->curve ? 0 : 1][w->n == 1 ? 0 : 1];
-        printf("%-3d %-6s %-5s %-4s %5zu %10.1f %10.1f %9.1f %6.2f %9.1f %6.2f %s\n",
-               w->nparties, w->material == VEIL_MPC_MAT_DEALER ? "dealer" : "file",
-               w->curve ? "curve" : "plain", op_names[w->op], w->n, 1e6 * med,
-               1e6 * best / rounds, 1e6 * r, r > 0 ? med / r : 0.0, 1e6 * x, x > 0 ? med / x : 0.0,
-               w->ok ? "ok" : "WRONG");
+        printf("%-3d %-6s %-5s %-4s %5zu %10.1f %10.1f %9.1f %6.2f %9.1f %6.2f %s\n", w->nparties,
+               w->material == VEIL_MPC_MAT_DEALER ? "dealer" : "file", w->curve ? "curve" : "plain",
+               op_names[w->op], w->n, 1e6 * med, 1e6 * best / rounds, 1e6 * r,
+               r > 0 ? med / r : 0.0, 1e6 * x, x > 0 ? med / x : 0.0, w->ok ? "ok" : "WRONG");
         failed |= !w->ok;
     }
     veil_test_mpc_shared_free(rows, MAXROWS * sizeof *rows);
