@@ -291,6 +291,7 @@ run_lenet() {
             name="infer-b$2-cuda$nc"
             # the batch-100 and larger runs traced: the busy / overlap profile of each party
             tr=; [ "$2" -ge 100 ] && tr=$name
+            rm -f "$WORKDIR"/trace-"$name"-*.json # a failed session leaves no older trace behind
             phase "$name" "${INFER_LIMIT:-300}" infer "$nc" "$1" "$2" $tr &&
                 grep -E 'model=|batch [0-9]+: compute' "$LOGS/$name.log" | tee -a "$R"
             [ -z "$tr" ] || workers_of "$name" 1 $(($1 / $2 > 1))
@@ -311,6 +312,7 @@ run_models() {
         case $entry in *:*) args=$(echo "${entry#*:}" | tr , ' ') ;; esac
         for nc in all 0; do
             name="$m$(echo "$args" | tr -cd '[:alnum:]' | sed 's/^./-&/')-cuda$nc"
+            rm -f "$WORKDIR"/trace-"$name"-*.json
             # shellcheck disable=SC2086 # the example's options are several words on purpose
             phase "$name" "${INFER_LIMIT:-300}" model "$nc" "$m" "$name" $args &&
                 grep -E 'model=|run [0-9]+: compute' "$LOGS/$name.log" | tee -a "$R"

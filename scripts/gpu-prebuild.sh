@@ -1,8 +1,9 @@
 #!/bin/sh
 # gpu-prebuild.sh — gets a short GPU lease ready on a Debian 12 machine that has apt and CUDA's nvcc
 # but no GPU, so that the GPU host's minutes go to the GPU and not to compiling. Makes the bundle
-# (scripts/gpu-bundle.sh) unless BUNDLE already holds one, then, with scripts/gpu-check.sh's own
-# steps, in WORKDIR (default /tmp/veil-gpu: the GPU host must use the same absolute path): the
+# (scripts/gpu-bundle.sh) unless BUNDLE already holds one (then only Veil's tarball in it is made
+# anew from this tree), then, with scripts/gpu-check.sh's own steps, in WORKDIR (default
+# /tmp/veil-gpu: the GPU host must use the same absolute path): the
 # dependency prefix, StarPU 1.3.10 with CUDA, Veil with its CUDA kernels for CUDA_ARCHS (default
 # "90": the H100 and H200), the test programs (built, none run) and LeNet-5's weights trained on
 # the bundle's 6000 images; packs those trees into DIR/trees.tar.xz (about 18 MB) for
@@ -10,7 +11,8 @@
 # kernels at run time (no -march), so they run on any x86-64 host with glibc >= 2.34.
 #
 #   scripts/gpu-prebuild.sh [DIR]        (DIR default: gpu-prebuilt in the repository root)
-#   environment: BUNDLE (default gpu-bundle in the repository root), WORKDIR, CUDA_ARCHS, JOBS
+#   environment: BUNDLE (default gpu-bundle in the repository root), BUILDDIR (a configured build
+#                for make dist; default build/), WORKDIR, CUDA_ARCHS, JOBS
 set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:-$HERE/gpu-prebuilt}
@@ -23,7 +25,17 @@ if ! command -v nvcc >/dev/null 2>&1 && [ ! -x "${CUDA_DIR:-/usr/local/cuda}/bin
     echo "$0: no nvcc on PATH or in ${CUDA_DIR:-/usr/local/cuda}/bin: the trees would have no CUDA" >&2
     exit 1
 fi
-[ -f "$BUNDLE/MANIFEST" ] || sh "$HERE/scripts/gpu-bundle.sh" "$BUNDLE"
+if [ -f "$BUNDLE/MANIFEST" ]; then
+    # a bundle made earlier: its Debian packages and StarPU source still serve, but Veil's tarball
+    # is made anew from this tree (make dist in BUILDDIR), so that the trees hold the code here
+    BUILDDIR=${BUILDDIR:-$HERE/build}
+    [ -f "$BUILDDIR/Makefile" ] || "$HERE/scripts/build.sh"
+    make -s -C "$BUILDDIR" dist >/dev/null
+    rm -f "$BUNDLE"/veil-*.tar.gz
+    mv "$BUILDDIR"/veil-*.tar.gz "$BUNDLE/"
+else
+    sh "$HERE/scripts/gpu-bundle.sh" "$BUNDLE"
+fi
 # Only what this script makes is removed: the trees of an earlier run, never WORKDIR itself.
 rm -rf "$WORKDIR/prefix" "$WORKDIR/starpu" "$WORKDIR/veil" "$WORKDIR/src" "$WORKDIR/logs" \
     "$WORKDIR/lenet5-fmnist.safetensors"
