@@ -7,12 +7,11 @@ CPU workers: the placement rules of codelets/place.c, measured.
 
     bench/trace_workers.py TRACE.json [--from-run K]
 
-Output: one line per worker that ran a task, `worker LANE NAME: tasks N, busy MS ms, top:
-CODELET MS ms, ...`, in lane order; then `total: tasks N, busy MS ms`.
+Output: one line per worker that ran a task, `LANE: tasks N, busy MS ms, top: CODELET MS ms, ...`
+(LANE the lane's name as above), in lane order; then `total: tasks N, busy MS ms`.
 
 Exit status: 0 printed, 1 no task in runs >= K, 2 bad usage or not a Veil trace.
 """
-import json
 import os
 import sys
 from collections import defaultdict
@@ -24,19 +23,10 @@ import veil_trace  # noqa: E402  (beside this script)
 NAME = "trace_workers"
 
 
-def lane_names(path):
-    """{thread id: name} of the trace's thread_name metadata (the file already loaded once)."""
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    return {e.get("tid"): e.get("args", {}).get("name", "")
-            for e in doc["traceEvents"]
-            if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "thread_name"}
-
-
 def main(argv):
+    names = {}  # thread id -> the lane's name, read with the events
     path, first, events, _ = veil_trace.one_file_runs(NAME, argv, "trace_workers.py TRACE.json "
-                                                      "[--from-run K]")
-    names = lane_names(path)
+                                                      "[--from-run K]", names)
     count = defaultdict(int)
     busy = defaultdict(float)
     per_codelet = defaultdict(lambda: defaultdict(float))

@@ -12,15 +12,20 @@ def die(name, code, msg):
     sys.exit(code)
 
 
-def load(name, path):
-    """(the process id, its complete events) of one process's trace file; exit 2 otherwise."""
+def load(name, path, lanes=None):
+    """(the process id, its complete events) of one process's trace file; exit 2 otherwise. With
+    a dict as lanes, also fills it with {thread id: name} from the thread_name metadata."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         events = [e for e in doc["traceEvents"] if isinstance(e, dict) and e.get("ph") == "X"]
         for e in events:
             float(e["ts"]), float(e["dur"]), e["cat"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        if lanes is not None:
+            lanes.update((e.get("tid"), e.get("args", {}).get("name", ""))
+                         for e in doc["traceEvents"] if isinstance(e, dict) and
+                         e.get("ph") == "M" and e.get("name") == "thread_name")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         die(name, 2, "%s: not a Veil trace (%s)" % (path, e))
     pids = {e.get("pid") for e in events}
     if len(pids) != 1 or None in pids:
@@ -48,14 +53,15 @@ def run_of(e):
     return a.get("run") if isinstance(a, dict) else None
 
 
-def one_file_runs(name, argv, usage):
+def one_file_runs(name, argv, usage, lanes=None):
     """The command line `FILE [--from-run K]` of a script that reads one trace: (the file, K, its
-    complete events, its run events with index >= K in run order); exit 2 with usage otherwise."""
+    complete events, its run events with index >= K in run order); exit 2 with usage otherwise.
+    lanes: as for load."""
     args = list(argv[1:])
     first = from_run(name, args)
     if len(args) != 1 or args[0].startswith("-"):
         die(name, 2, "usage: " + usage)
-    _, events = load(name, args[0])
+    _, events = load(name, args[0], lanes)
     runs = sorted((e for e in events if e["cat"] == "run" and isinstance(run_of(e), int) and
                    run_of(e) >= first), key=run_of)
     return args[0], first, events, runs
