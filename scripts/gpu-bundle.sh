@@ -12,15 +12,35 @@
 # 64 MiB (the most a lent GPU machine receives); the script fails if it does not.
 #
 #   scripts/gpu-bundle.sh [DIR]          (DIR default: gpu-bundle in the repository root)
+#   scripts/gpu-bundle.sh --veil-only [DIR]   in a bundle made earlier, only Veil's tarball made
+#                                             anew from this tree (no download; MANIFEST says so)
 #   environment: MIRROR (default: the first URIs of /etc/apt/sources.list.d/debian.sources,
 #                else http://deb.debian.org/debian; MIRROR-security serves bookworm-security),
 #                BUILDDIR (a configured Veil build for make dist; default build/, configured by
 #                scripts/build.sh when missing)
 set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
+VEIL_ONLY=
+if [ "${1:-}" = --veil-only ]; then VEIL_ONLY=1; shift; fi
 OUTDIR=${1:-$HERE/gpu-bundle}
 case $OUTDIR in /*) ;; *) OUTDIR=$(pwd)/$OUTDIR ;; esac
 BUILDDIR=${BUILDDIR:-$HERE/build}
+
+# Veil's `make dist` tarball of this tree into OUTDIR, replacing any older one
+veil_tarball() {
+    echo "== Veil (make dist)"
+    [ -f "$BUILDDIR/Makefile" ] || "$HERE/scripts/build.sh"
+    make -s -C "$BUILDDIR" dist >/dev/null
+    rm -f "$OUTDIR"/veil-*.tar.gz
+    mv "$BUILDDIR"/veil-*.tar.gz "$OUTDIR/"
+}
+if [ -n "$VEIL_ONLY" ]; then
+    [ -f "$OUTDIR/MANIFEST" ] || { echo "$0: $OUTDIR holds no bundle (no MANIFEST)" >&2; exit 1; }
+    veil_tarball
+    echo "veil tarball remade $(date -u +%Y-%m-%dT%H:%MZ): $(cd "$OUTDIR" && ls veil-*.tar.gz)" \
+        >> "$OUTDIR/MANIFEST"
+    exit 0
+fi
 STARPU_VER=1.3.10+dfsg-2
 LIMIT=$((64 * 1024 * 1024))
 
@@ -83,10 +103,7 @@ find "$WORK/prefix" -type f \( -name '*.so*' -o -perm -u+x \) -exec objdump -T {
     sed -n 's/.*GLIBC_\([0-9.]*\).*/\1/p' | sort -u -V | tail -n 1 > "$WORK/prefix/GLIBC_NEEDED"
 tar -C "$WORK" -cJf "$OUTDIR/deps.tar.xz" prefix
 
-echo "== Veil (make dist)"
-[ -f "$BUILDDIR/Makefile" ] || "$HERE/scripts/build.sh"
-make -s -C "$BUILDDIR" dist >/dev/null
-mv "$BUILDDIR"/veil-*.tar.gz "$OUTDIR/"
+veil_tarball
 
 echo "== Fashion-MNIST sample"
 # The test set whole, and the first 6000 training images (a valid IDX file with its count

@@ -11,8 +11,8 @@
 # kernels at run time (no -march), so they run on any x86-64 host with glibc >= 2.34.
 #
 #   scripts/gpu-prebuild.sh [DIR]        (DIR default: gpu-prebuilt in the repository root)
-#   environment: BUNDLE (default gpu-bundle in the repository root), BUILDDIR (a configured build
-#                for make dist; default build/), WORKDIR, CUDA_ARCHS, JOBS
+#   environment: BUNDLE (default gpu-bundle in the repository root), BUILDDIR (gpu-bundle.sh's),
+#                WORKDIR, CUDA_ARCHS, JOBS
 set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:-$HERE/gpu-prebuilt}
@@ -25,17 +25,10 @@ if ! command -v nvcc >/dev/null 2>&1 && [ ! -x "${CUDA_DIR:-/usr/local/cuda}/bin
     echo "$0: no nvcc on PATH or in ${CUDA_DIR:-/usr/local/cuda}/bin: the trees would have no CUDA" >&2
     exit 1
 fi
-if [ -f "$BUNDLE/MANIFEST" ]; then
-    # a bundle made earlier: its Debian packages and StarPU source still serve, but Veil's tarball
-    # is made anew from this tree (make dist in BUILDDIR), so that the trees hold the code here
-    BUILDDIR=${BUILDDIR:-$HERE/build}
-    [ -f "$BUILDDIR/Makefile" ] || "$HERE/scripts/build.sh"
-    make -s -C "$BUILDDIR" dist >/dev/null
-    rm -f "$BUNDLE"/veil-*.tar.gz
-    mv "$BUILDDIR"/veil-*.tar.gz "$BUNDLE/"
-else
-    sh "$HERE/scripts/gpu-bundle.sh" "$BUNDLE"
-fi
+# A bundle made earlier keeps its Debian packages and StarPU source, but Veil's tarball is made
+# anew from this tree, so that the trees hold the code here.
+if [ -f "$BUNDLE/MANIFEST" ]; then sh "$HERE/scripts/gpu-bundle.sh" --veil-only "$BUNDLE"
+else sh "$HERE/scripts/gpu-bundle.sh" "$BUNDLE"; fi
 # Only what this script makes is removed: the trees of an earlier run, never WORKDIR itself.
 rm -rf "$WORKDIR/prefix" "$WORKDIR/starpu" "$WORKDIR/veil" "$WORKDIR/src" "$WORKDIR/logs" \
     "$WORKDIR/lenet5-fmnist.safetensors"
