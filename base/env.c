@@ -43,6 +43,7 @@ static const char *const known[] = {
     "VEIL_NET_DATA_CHANNEL",
     "VEIL_NET_DATA_PORT",
     "VEIL_NET_SPIN_US",
+    "VEIL_NET_INLINE_SEND",
     /* codelets/cpu/gemm.c */
     "VEIL_GEMM_KERNEL",
     /* the party session (graph/secure/party.c): fallbacks of veil_party_options */
@@ -237,6 +238,10 @@ void veil_env_net_tuning(struct veil_env_net_tuning *t)
     long us;
     if (sp)
         t->spin_us = parse_int(sp, 0, VEIL_ENV_SPIN_US_MAX, &us) == 0 ? (int)us : -1;
+    const char *is = value_of("VEIL_NET_INLINE_SEND");
+    long ib;
+    if (is)
+        t->inline_send = parse_int(is, 0, VEIL_ENV_INLINE_SEND_MAX, &ib) == 0 ? ib : -1;
 }
 
 int veil_env_net(struct veil_env_net *e)

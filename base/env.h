@@ -56,6 +56,7 @@ void veil_env_harness(struct veil_env_harness *h);
  *  when that is set to a usable value (sizes take a k or M suffix; 0 or garbage keeps the
  *  default; the timeout must be > 0). */
 #define VEIL_ENV_SPIN_US_MAX 100000 /* VEIL_NET_SPIN_US's largest value (0.1 s) */
+#define VEIL_ENV_INLINE_SEND_MAX 1048576 /* VEIL_NET_INLINE_SEND's largest value (1 MiB) */
 struct veil_env_net_tuning {
     size_t chunk_bytes;       /* VEIL_NET_CHUNK */
     size_t pool_bytes;        /* VEIL_NET_POOL */
@@ -64,6 +65,8 @@ struct veil_env_net_tuning {
     int data_channel;         /* VEIL_NET_DATA_CHANNEL: aes-gcm 1, curve 0, anything else -1 */
     int data_port;            /* VEIL_NET_DATA_PORT: 0..65535, -1 when not such a number */
     int spin_us;              /* VEIL_NET_SPIN_US: 0..100000, -1 when not such a number */
+    long inline_send;         /* VEIL_NET_INLINE_SEND: bytes, 0..1048576, -1 when not such a
+                                 number */
 };
 void veil_env_net_tuning(struct veil_env_net_tuning *t);
 

@@ -3,9 +3,10 @@
  * who is in the session (net/comm.h). Like StarPU-MPI: a request is queued for the I/O thread,
  * then the handle is acquired asynchronously on main RAM (read mode to send, write mode to
  * receive) so StarPU's sequential consistency orders it after earlier tasks and before later
- * ones; the acquire callback — which StarPU may run in this thread, a worker or a driver — only
- * queues the request and wakes the I/O thread through an eventfd, and the I/O thread releases
- * the handle when done.
+ * ones; the acquire callback — which StarPU may run in this thread, a worker or a driver — queues
+ * the request and wakes the I/O thread through an eventfd, and the I/O thread releases the handle
+ * when done. A small send is the exception: when the I/O thread is not in a turn, the callback's
+ * own thread hands it to ZeroMQ without blocking and releases it (net/io.c, INLINE SENDS).
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -37,7 +38,21 @@ static void acquired_cb(void *arg)
     net->acq_tail = r;
     const int wake = r->kind != VEIL_REQ_RECV || r->acquire_failed || net->in_held > 0 ||
                      net->state != VEIL_NET_READY || net->stop;
+    const int inline_ok = r->kind == VEIL_REQ_SEND && !r->acquire_failed &&
+                          net->opt.inline_send > 0 && r->size <= (size_t)net->opt.inline_send &&
+                          net->state == VEIL_NET_READY && !net->stop;
     pthread_mutex_unlock(&net->mu);
+    /* a small send goes now from this thread, unless the I/O thread (or another inline send) is
+     * in a turn: then it takes the queue in that turn or the next, as below. A trylock, so no
+     * thread ever waits here; a callback StarPU runs inside our own turn's release finds iomu
+     * taken (by its own thread: trylock fails on a normal mutex) and wakes the I/O thread. */
+    if (inline_ok && pthread_mutex_trylock(&net->iomu) == 0) {
+        const int need = veil_net_io_inline(net);
+        pthread_mutex_unlock(&net->iomu);
+        if (need)
+            veil_net_wake(net);
+        return;
+    }
     if (wake)
         veil_net_wake(net);
 }

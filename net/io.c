@@ -23,7 +23,22 @@
  * millisecond (to a busy neighbour, or to this process's own long task, when the core is awake
  * anyway) stops the spinning for a second (poll_items): otherwise each look would hand a busy
  * neighbour a whole slice. Measured both ways in bench/README-latency.md: it pays on a host whose
- * processes each have their cores, not where they share them. The loop calls the authentication
+ * processes each have their cores, not where they share them.
+ *
+ * INLINE SENDS (VEIL_NET_INLINE_SEND, default 65536 bytes; 0 turns them off). The thread whose
+ * acquire callback finds a small send's data ready (the worker that ran its producer, or the
+ * posting thread when the data was ready already) hands it to ZeroMQ itself when it can take
+ * iomu at once, instead of waking this thread: on a round's critical path that is one thread
+ * hand-off fewer (measured in bench/README-latency.md). iomu is held by whoever runs a turn: this
+ * thread from the end of each poll to the start of the next, an inline send for its turn
+ * (veil_net_io_inline: the queues taken, then one chunk per peer staged and flushed), so the
+ * sockets and the "I/O thread only" state have one user at a time and every hand-over is a full
+ * memory barrier, as ZeroMQ asks of a socket that changes threads. An inline turn touches only
+ * the DEALERs of peers that are not pushed back (the loop polls those, not holding iomu) and
+ * never the ROUTERs, so it cannot take an event the loop's poll waits for; it sends nothing when
+ * a larger send waits to go first or frames are staged; and whatever it leaves (frames staged, a
+ * peer pushed back, a failure, a send it did not take) it leaves with a wake. The loop calls the
+ * authentication
  * handlers (ZAP, handshake monitor) in peers.c; the session's lifecycle (mesh.c) starts this thread
  * and is never called from it.
  */
@@ -162,6 +177,37 @@ static void take_queues(struct veil_net *net, int *stop)
         acq = r->acq_next;
         on_acquired(net, r);
     }
+}
+
+int veil_net_io_inline(struct veil_net *net)
+{
+    net->inline_turn = 1;
+    int stop;
+    take_queues(net, &stop);
+    /* only small messages, and only when nothing larger waits to go first: a large send's
+     * staging stays with the I/O thread */
+    int small = net->outq_total == 0;
+    for (int p = 0; p < net->nprocs && small; p++) {
+        struct veil_net_req *r = p == net->self ? NULL : veil_net_io_eligible(&net->peers[p]);
+        small = !r || r->size <= (size_t)net->opt.inline_send;
+    }
+    if (small && !veil_net_io_failed(net) && net->state == VEIL_NET_READY)
+        veil_net_io_pump(net, veil_now(), net->nprocs);
+    int need =
+        stop || veil_net_io_failed(net) || net->state != VEIL_NET_READY || net->outq_total > 0;
+    for (int p = 0; p < net->nprocs && !need; p++) {
+        struct veil_net_peer_state *ps = &net->peers[p];
+        need = p != net->self && (ps->out_blocked || ps->dout_blocked || veil_net_io_eligible(ps));
+    }
+    const int busy = net->outq_total > 0;
+    if (busy != net->io_busy) {
+        pthread_mutex_lock(&net->mu);
+        net->io_busy = busy;
+        pthread_cond_broadcast(&net->cv);
+        pthread_mutex_unlock(&net->mu);
+    }
+    net->inline_turn = 0;
+    return need;
 }
 
 /* ---- timers and the loop ------------------------------------------------------------------ */
@@ -366,6 +412,11 @@ static int poll_items(struct veil_net *net, zmq_pollitem_t *items, int n, double
     return rc;
 }
 
+uint64_t veil_net_inline_count(veil_net_t *net)
+{
+    return __atomic_load_n(&net->inline_msgs, __ATOMIC_RELAXED);
+}
+
 void veil_net_spin_counts(veil_net_t *net, uint64_t *spins, uint64_t *hits, uint64_t *backoffs)
 {
     *spins = __atomic_load_n(&net->spins, __ATOMIC_RELAXED);
@@ -376,6 +427,7 @@ void veil_net_spin_counts(veil_net_t *net, uint64_t *spins, uint64_t *hits, uint
 void *veil_net_io_main(void *arg)
 {
     struct veil_net *net = arg;
+    pthread_mutex_lock(&net->iomu); /* released only while polling */
     /* named: its CPU time in a run's profile (base/cpu_use.c) */
     pthread_setname_np(pthread_self(), "veil-net");
     veil_locality_bind_io_thread(); /* near the party's NIC (sched/locality.c) */
@@ -424,7 +476,9 @@ void *veil_net_io_main(void *arg)
                         (zmq_pollitem_t){.socket = net->peers[p].ddealer, .events = ZMQ_POLLOUT};
             }
         }
+        pthread_mutex_unlock(&net->iomu);
         const int rc = poll_items(net, items, n, wait_s, spin);
+        pthread_mutex_lock(&net->iomu);
         if (rc < 0 && zmq_errno() != EINTR)
             veil_net_io_fail(net, VEIL_ERR_NET, "poll: %s", zmq_strerror(zmq_errno()));
         if (items[0].revents & ZMQ_POLLIN) {
@@ -447,7 +501,7 @@ void *veil_net_io_main(void *arg)
             veil_net_io_recv(net, now);
         }
         if (!veil_net_io_failed(net) && net->state == VEIL_NET_READY)
-            veil_net_io_pump(net, now);
+            veil_net_io_pump(net, now, 0);
         timers(net, now, connect_deadline, connect_s);
         veil_net_data_timers(net, now);
         if (stop && (veil_net_io_failed(net) || closing_done(net, now)))
@@ -472,6 +526,7 @@ void *veil_net_io_main(void *arg)
     int keep_state = net->state;
     veil_net_io_drop_all(net);
     (void)keep_state;
+    pthread_mutex_unlock(&net->iomu);
     pthread_mutex_lock(&net->mu);
     net->exited = 1;
     net->io_busy = 0;

@@ -182,8 +182,10 @@ int veil_net_io_fail(struct veil_net *net, int status, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     VEIL_LOG_ERR("net: %s", msg);
+    /* (an inline send's turn leaves a pushed-back DEALER alone: the I/O thread polls it) */
     for (int p = 0; p < net->nprocs; p++)
-        if (p != net->self && !net->peers[p].bye)
+        if (p != net->self && !net->peers[p].bye &&
+            !(net->inline_turn && net->peers[p].out_blocked))
             veil_net_send_control(net, p, VEIL_FRAME_ABORT, msg, strlen(msg));
     /* The state first: a waiter woken by a release below must already see the failure. */
     pthread_mutex_lock(&net->mu);

@@ -2,8 +2,9 @@
  * io_internal.h — what the I/O thread's files share, never installed: io.c (the loop, the
  * requests other threads post, timers), io_recv.c (matching what peers send to posted receives),
  * io_send.c (staging, pacing and sending) and io_core.c (retiring requests, control frames,
- * failure), which the other three call and which calls none of them. Everything here runs on the
- * I/O thread only, except where a comment says otherwise.
+ * failure), which the other three call and which calls none of them. Everything here runs under
+ * iomu: on the I/O thread, or in an inline send's turn (net/io.c, INLINE SENDS), except where a
+ * comment says otherwise.
  */
 #ifndef VEIL_NET_IO_INTERNAL_H
 #define VEIL_NET_IO_INTERNAL_H
@@ -161,8 +162,8 @@ struct veil_net_tagslot *veil_net_tag_find(struct veil_net_peer_state *ps, uint6
 int veil_net_tag_put(struct veil_net_peer_state *ps, uint64_t tag, struct veil_net_req *r);
 /** The send of this peer whose next chunk may be staged now, or NULL. */
 struct veil_net_req *veil_net_io_eligible(struct veil_net_peer_state *ps);
-/** Stages chunks round-robin over the peers (bounded per turn) and hands released frames to
- *  ZeroMQ; -1 when the session failed. */
-int veil_net_io_pump(struct veil_net *net, double now);
+/** Stages chunks round-robin over the peers (at most budget of them, 0: the loop's own bound)
+ *  and hands released frames to ZeroMQ; -1 when the session failed. */
+int veil_net_io_pump(struct veil_net *net, double now, int budget);
 
 #endif

@@ -220,6 +220,8 @@ static int flush_outq(struct veil_net *net, int p, double now)
         int sent = send_frame(net, p, f);
         if (sent <= 0)
             return sent < 0 ? -1 : VEIL_OK;
+        if (f->ends_msg && net->inline_turn)
+            __atomic_fetch_add(&net->inline_msgs, 1, __ATOMIC_RELAXED);
         if (f->ends_msg && veil_trace_active())
             veil_trace_message(VEIL_TRACE_SEND, p, f->tag, f->total, f->region, f->t_first,
                                veil_trace_now());
@@ -238,9 +240,11 @@ struct veil_net_req *veil_net_io_eligible(struct veil_net_peer_state *ps)
     return NULL;
 }
 
-int veil_net_io_pump(struct veil_net *net, double now)
+int veil_net_io_pump(struct veil_net *net, double now, int budget)
 {
-    int budget = STAGE_BUDGET, starved = 0;
+    int starved = 0;
+    if (budget <= 0)
+        budget = STAGE_BUDGET;
     while (budget > 0 && !starved) {
         int progress = 0;
         for (int p = 0; p < net->nprocs && !starved; p++) {

@@ -49,9 +49,10 @@ void veil_net_options_defaults(struct veil_net_options *o)
                                     .connect_timeout_s = 0,
                                     .data_channel = 1,
                                     .data_port = 0,
-                                    .spin_us = 0}; /* bench/README-latency.md */
+                                    .spin_us = 0,          /* bench/README-latency.md */
+                                    .inline_send = 65536}; /* the same */
     veil_env_net_tuning(&t); /* VEIL_NET_CHUNK, _POOL, _EARLY_CAP, _CONNECT_TIMEOUT, _DATA_*,
-                                _SPIN_US */
+                                _SPIN_US, _INLINE_SEND */
     o->connect_timeout_s = t.connect_timeout_s;
     o->chunk_bytes = t.chunk_bytes;
     o->pool_bytes = t.pool_bytes;
@@ -59,6 +60,7 @@ void veil_net_options_defaults(struct veil_net_options *o)
     o->data_channel = t.data_channel; /* -1 / -1: refused by validate() */
     o->data_port = t.data_port;
     o->spin_us = t.spin_us; /* -1: refused by validate() */
+    o->inline_send = t.inline_send; /* -1: refused by validate() */
 }
 
 int veil_net_config_from_harness(const struct veil_harness_party *me,
@@ -291,6 +293,10 @@ static int validate(struct veil_net *net)
                           "net: VEIL_NET_SPIN_US is not a number of microseconds "
                           "(0..%d)",
                           VEIL_ENV_SPIN_US_MAX);
+    if (net->opt.inline_send < 0 || net->opt.inline_send > VEIL_ENV_INLINE_SEND_MAX)
+        return veil_error(VEIL_ERR_INVAL,
+                          "net: VEIL_NET_INLINE_SEND is not a number of bytes (0..%d)",
+                          VEIL_ENV_INLINE_SEND_MAX);
     if (net->opt.chunk_bytes < 64 || net->opt.chunk_bytes > VEIL_FRAME_MAX_CHUNK)
         return veil_error(VEIL_ERR_INVAL, "net: chunk size %zu outside 64..%u bytes",
                           net->opt.chunk_bytes, VEIL_FRAME_MAX_CHUNK);
@@ -307,6 +313,7 @@ static void destroy(struct veil_net *net, int linger_ms)
     if (net->efd >= 0)
         close(net->efd);
     pthread_mutex_destroy(&net->mu);
+    pthread_mutex_destroy(&net->iomu);
     pthread_cond_destroy(&net->cv);
     veil_wipe(net->cfg.secret_key, sizeof net->cfg.secret_key);
     free(net);
@@ -324,6 +331,7 @@ int veil_net_open(const struct veil_net_config *cfg, const struct veil_net_optio
         return veil_error(VEIL_ERR_NOMEM, "net: cannot allocate the session");
     net->efd = -1;
     pthread_mutex_init(&net->mu, NULL);
+    pthread_mutex_init(&net->iomu, NULL);
     pthread_cond_init(&net->cv, NULL);
     net->cfg = *cfg;
     if (opts)
