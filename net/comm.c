@@ -5,8 +5,9 @@
  * receive) so StarPU's sequential consistency orders it after earlier tasks and before later
  * ones; the acquire callback — which StarPU may run in this thread, a worker or a driver — queues
  * the request and wakes the I/O thread through an eventfd, and the I/O thread releases the handle
- * when done. A small send is the exception: when the I/O thread is not in a turn, the callback's
- * own thread hands it to ZeroMQ without blocking and releases it (net/io.c, INLINE SENDS).
+ * when done. Small messages are the exception: when the I/O thread is not in a turn, the
+ * callback's own thread hands a send to ZeroMQ without blocking, or copies in a receive's message
+ * that has already landed, and releases the handle (net/io.c, INLINE SENDS).
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -38,14 +39,17 @@ static void acquired_cb(void *arg)
     net->acq_tail = r;
     const int wake = r->kind != VEIL_REQ_RECV || r->acquire_failed || net->in_held > 0 ||
                      net->state != VEIL_NET_READY || net->stop;
-    const int inline_ok = r->kind == VEIL_REQ_SEND && !r->acquire_failed &&
+    /* a small send, or a small receive whose message may have landed already (in_held) */
+    const int inline_ok = (r->kind == VEIL_REQ_SEND || net->in_held > 0) && !r->acquire_failed &&
                           net->opt.inline_send > 0 && r->size <= (size_t)net->opt.inline_send &&
                           net->state == VEIL_NET_READY && !net->stop;
     pthread_mutex_unlock(&net->mu);
-    /* a small send goes now from this thread, unless the I/O thread (or another inline send) is
-     * in a turn: then it takes the queue in that turn or the next, as below. A trylock, so no
-     * thread ever waits here; a callback StarPU runs inside our own turn's release finds iomu
-     * taken (by its own thread: trylock fails on a normal mutex) and wakes the I/O thread. */
+    /* ... goes now from this thread (a receive's held message copied in and the receive
+     * completed, with its consumer made ready here), unless the I/O thread (or another inline
+     * turn) is in a turn: then it takes the queue in that turn or the next, as below. A
+     * trylock, so no thread ever waits here; a callback StarPU runs inside our own turn's
+     * release finds iomu taken (by its own thread: trylock fails on a normal mutex) and wakes
+     * the I/O thread. */
     if (inline_ok && pthread_mutex_trylock(&net->iomu) == 0) {
         const int need = veil_net_io_inline(net);
         pthread_mutex_unlock(&net->iomu);

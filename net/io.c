@@ -29,8 +29,11 @@
  * acquire callback finds a small send's data ready (the worker that ran its producer, or the
  * posting thread when the data was ready already) hands it to ZeroMQ itself when it can take
  * iomu at once, instead of waking this thread: on a round's critical path that is one thread
- * hand-off fewer (measured in bench/README-latency.md). iomu is held by whoever runs a turn: this
- * thread from the end of each poll to the start of the next, an inline send for its turn
+ * hand-off fewer (measured in bench/README-latency.md). The same holds for a small receive whose
+ * handle became free after its message landed (this thread holds such messages): the callback's
+ * thread copies the message in and releases the handle, so the worker that freed it goes on to
+ * the message's consumer without a hand-off to this thread and back. iomu is held by whoever runs a
+ * turn: this thread from the end of each poll to the start of the next, an inline send for its turn
  * (veil_net_io_inline: the queues taken, then one chunk per peer staged and flushed), so the
  * sockets and the "I/O thread only" state have one user at a time and every hand-over is a full
  * memory barrier, as ZeroMQ asks of a socket that changes threads. An inline turn touches only
@@ -415,6 +418,11 @@ static int poll_items(struct veil_net *net, zmq_pollitem_t *items, int n, double
 uint64_t veil_net_inline_count(veil_net_t *net)
 {
     return __atomic_load_n(&net->inline_msgs, __ATOMIC_RELAXED);
+}
+
+uint64_t veil_net_inline_recv_count(veil_net_t *net)
+{
+    return __atomic_load_n(&net->inline_recvs, __ATOMIC_RELAXED);
 }
 
 void veil_net_spin_counts(veil_net_t *net, uint64_t *spins, uint64_t *hits, uint64_t *backoffs)

@@ -47,6 +47,8 @@ void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m)
     veil_net_req_unlink(&ps->recvs, &ps->recvs_tail, r);
     veil_net_inmsg_unlink(net, ps, m);
     free(m);
+    if (net->inline_turn)
+        __atomic_fetch_add(&net->inline_recvs, 1, __ATOMIC_RELAXED);
     veil_net_req_done(net, r);
 }
 

@@ -2,10 +2,11 @@
  * net_internal.h — the session object shared by net/'s files and the internal API bound to
  * StarPU handles (isend / irecv), never installed. Threads: application threads post requests
  * (comm.c); StarPU calls the acquire callbacks from any thread; ONE I/O thread (io.c, io_recv.c,
- * io_send.c) does all receiving, matching, pacing and failure detection, and all sending but the
- * small sends that the thread of their acquire callback hands over itself when the I/O thread is
- * between turns (INLINE SENDS in io.c); whoever runs a turn holds iomu, which guards the sockets
- * and everything marked "I/O thread only". Fields are grouped by who may touch them.
+ * io_send.c) does all reading from the sockets, matching, pacing and failure detection, and all
+ * sending and delivering but for small messages, which the thread of their acquire callback
+ * sends, or copies in from a message already held, itself when the I/O thread is between turns
+ * (INLINE SENDS in io.c); whoever runs a turn holds iomu, which guards the sockets and everything
+ * marked "I/O thread only". Fields are grouped by who may touch them.
  */
 #ifndef VEIL_NET_INTERNAL_H
 #define VEIL_NET_INTERNAL_H
@@ -38,9 +39,10 @@ struct veil_net_options {
                                  looking, yielding its core between looks, before it sleeps
                                  (net/io.c); default 0: it sleeps at once */
     long inline_send;         /* a send of at most this many bytes is handed to ZeroMQ by the
-                                 thread whose acquire callback found its data ready, when the I/O
+                                 thread whose acquire callback found its data ready (a receive
+                                 whose message landed first is completed by it), when the I/O
                                  thread is not in a turn (net/io.c, INLINE SENDS); default 65536,
-                                 0: every send goes through the I/O thread */
+                                 0: everything goes through the I/O thread */
 };
 /** Defaults, then the environment: VEIL_NET_CHUNK, VEIL_NET_POOL, VEIL_NET_EARLY_CAP (bytes),
  *  VEIL_NET_CONNECT_TIMEOUT (seconds), VEIL_NET_DATA_CHANNEL (aes-gcm or curve),
@@ -281,6 +283,7 @@ struct veil_net {
     double spin_off_until;  /* no spinning before this (net/io.c, poll_items) */
     uint64_t spins, spin_hits, spin_backoffs; /* relaxed atomics: veil_net_spin_counts */
     uint64_t inline_msgs;      /* relaxed atomic: messages an inline turn handed over whole */
+    uint64_t inline_recvs;     /* relaxed atomic: receives an inline turn completed */
     uint32_t last_proto_error; /* the ROUTER monitor's previous event, when a ZMTP error */
     void *dmon;                /* PAIR receiving the data ROUTER's disconnection events */
     uint32_t dlast_proto_error;
@@ -314,9 +317,11 @@ int veil_net_config_from_harness(const struct veil_harness_party *me,
  *  millisecond (net/io.c). Any thread; a snapshot. */
 void veil_net_spin_counts(veil_net_t *net, uint64_t *spins, uint64_t *hits, uint64_t *backoffs);
 
-/** How many messages this session's inline sends handed to ZeroMQ whole (VEIL_NET_INLINE_SEND,
- *  net/io.c). Any thread; a snapshot. */
+/** How many messages this session's inline turns handed to ZeroMQ whole, and how many receives
+ *  they completed from messages that had landed (VEIL_NET_INLINE_SEND, net/io.c). Any thread; a
+ *  snapshot. */
 uint64_t veil_net_inline_count(veil_net_t *net);
+uint64_t veil_net_inline_recv_count(veil_net_t *net);
 
 /* ---- between the files of net/ -------------------------------------------------------------- */
 /** heap.c: sets glibc's malloc thresholds so that the freed receive buffers of a round stay with
@@ -360,9 +365,10 @@ void veil_net_data_free_keys(struct veil_net *net);
 
 /** io.c: the I/O thread's body (the loop; io_recv.c and io_send.c are its halves). */
 void *veil_net_io_main(void *arg);
-/** io.c: an inline send's turn, by a thread holding iomu that is not the I/O thread: takes the
- *  queues and hands what can go now to ZeroMQ. Returns 1 when the I/O thread must look (frames
- *  left staged, a peer pushed back, the session failed), 0 when nothing is left for it. */
+/** io.c: an inline turn, by a thread holding iomu that is not the I/O thread: takes the queues
+ *  (completing receives whose messages are held) and hands what can go now to ZeroMQ. Returns 1
+ * when the I/O thread must look (frames left staged, a peer pushed back, the session failed), 0
+ * when nothing is left for it. */
 int veil_net_io_inline(struct veil_net *net);
 /** io.c: wakes the I/O thread (any thread; async-signal-safe write to the eventfd). */
 void veil_net_wake(struct veil_net *net);

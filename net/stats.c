@@ -80,4 +80,7 @@ void veil_net_stats_log(veil_net_t *net)
                       (unsigned long long)s.bytes_recv, (unsigned long long)s.frames_recv,
                       (unsigned long long)s.wire_bytes_recv, (unsigned long long)s.rounds);
     }
+    VEIL_LOG_INFO("net: %llu messages sent and %llu receives completed inline (net/io.c)",
+                  (unsigned long long)veil_net_inline_count(net),
+                  (unsigned long long)veil_net_inline_recv_count(net));
 }

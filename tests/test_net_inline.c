@@ -1,13 +1,16 @@
-/* Tests inline sends (VEIL_NET_INLINE_SEND, net/io.c): a small send whose data is ready is handed
- * to ZeroMQ by the thread of its acquire callback instead of the I/O thread. 2 real processes
- * over loopback CURVE with the sealed data channel, 200 rounds; in each, party 0 fills a
- * 96 KiB message and an 8-word one (both from the application thread), sends the small one, then
- * the large one, and waits for the small one back; party 1 receives the small message, adds one
- * to each word in a StarPU task and sends the result back (its send leaves from the worker that
- * ran the task), and checks every byte of the large one at the end of each round.
+/* Tests inline turns (VEIL_NET_INLINE_SEND, net/io.c): a small send whose data is ready is handed
+ * to ZeroMQ by the thread of its acquire callback instead of the I/O thread, and a small receive
+ * whose message landed before its handle was free is completed by that thread too. 2 real
+ * processes over loopback CURVE with the sealed data channel, 200 rounds; in each, party 0 fills
+ * a 96 KiB message and an 8-word one (both from the application thread), sends the small one,
+ * then the large one, and waits for the small one back; party 1 has a task hold the small
+ * message's handle for 2 ms (so the message lands first), receives into it, adds one to each word
+ * in a StarPU task and sends the result back (its send leaves from the worker that ran the task),
+ * and checks every byte of the large one at the end of each round.
  * - default (65536 bytes): every message intact; each party sent some messages inline (count > 0),
- *   never more than its small messages (a 96 KiB message never goes inline);
- * - VEIL_NET_INLINE_SEND=0: every message intact, no message sent inline;
+ *   never more than its small messages (a 96 KiB message never goes inline), and party 1
+ *   completed some of its small receives inline, never more than 200;
+ * - VEIL_NET_INLINE_SEND=0: every message intact, nothing sent or received inline;
  * - VEIL_NET_INLINE_SEND=abc, and 2000000 (over the largest, 1048576): the options carry -1 and
  *   opening the session fails with VEIL_ERR_INVAL naming the variable, at both parties. */
 #include "config.h"
@@ -33,6 +36,15 @@ static void inc_cpu(void *buffers[], void *cl_arg)
 }
 static struct starpu_codelet inc_cl = {
     .cpu_funcs = {inc_cpu}, .nbuffers = 1, .modes = {STARPU_RW}, .name = "test_inc"};
+
+static void hold_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    usleep(2000);
+    memset((void *)STARPU_VECTOR_GET_PTR(buffers[0]), 0, 8 * STARPU_VECTOR_GET_NX(buffers[0]));
+}
+static struct starpu_codelet hold_cl = {
+    .cpu_funcs = {hold_cpu}, .nbuffers = 1, .modes = {STARPU_W}, .name = "test_hold"};
 
 static uint64_t word_of(int r, int i)
 {
@@ -65,6 +77,7 @@ static int rounds(veil_net_t *net, int self)
             rc |= veil_net_irecv(net, h, 1, tag + 1);
         } else {
             rc |= veil_net_irecv(net, hb, 0, tag + 2);
+            rc |= starpu_task_insert(&hold_cl, STARPU_W, h, 0); /* the message lands first */
             rc |= veil_net_irecv(net, h, 0, tag);
             rc |= starpu_task_insert(&inc_cl, STARPU_RW, h, 0);
             rc |= veil_net_isend(net, h, 0, tag + 1);
@@ -129,13 +142,21 @@ static int party(const struct veil_harness_party *me, void *arg)
     if (started)
         return started;
     int bad = rounds(net, me->id);
-    const uint64_t n = veil_net_inline_count(net);
+    const uint64_t n = veil_net_inline_count(net), nr = veil_net_inline_recv_count(net);
     if (net_test_verbose())
-        fprintf(stderr, "party %d: inline bound %ld: %llu of %d small messages sent inline\n",
-                me->id, mode_expect, (unsigned long long)n, ROUNDS);
+        fprintf(stderr,
+                "party %d: inline bound %ld: %llu of %d small messages sent inline, %llu "
+                "completed inline\n",
+                me->id, mode_expect, (unsigned long long)n, ROUNDS, (unsigned long long)nr);
     if (mode_expect > 0 ? n == 0 || n > ROUNDS : n != 0) {
         fprintf(stderr, "FAIL: inline bound %ld: %llu messages sent inline (%d small ones)\n",
                 mode_expect, (unsigned long long)n, ROUNDS);
+        bad = 1;
+    }
+    const int want_recv = mode_expect > 0 && me->id == 1; /* its receives wait on the hold */
+    if (want_recv ? nr == 0 || nr > ROUNDS : mode_expect == 0 && nr != 0) {
+        fprintf(stderr, "FAIL: inline bound %ld: %llu receives completed inline at party %d\n",
+                mode_expect, (unsigned long long)nr, me->id);
         bad = 1;
     }
     veil_net_close(&net);
