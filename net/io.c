@@ -1,5 +1,6 @@
 /*
- * io.c — the I/O thread: the only code that touches ZeroMQ sockets after open. One loop polls
+ * io.c — the I/O thread: besides the inline turns below, the only code that touches ZeroMQ sockets
+ * after open. One loop polls
  * the eventfd (requests posted / handles acquired / pool refilled), the ZAP socket, the ROUTER
  * (everything peers send us on CURVE), the data channel's ROUTER (their sealed tensor chunks,
  * data_channel.c) and, when ZeroMQ pushed back, the DEALERs for POLLOUT. This file
