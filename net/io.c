@@ -6,11 +6,11 @@
  * This file holds the loop, the requests other threads post, the timers (handshake deadline,
  * heartbeats, silent peers, the orderly close). Receiving is io_recv.c, sending and pacing
  * io_send.c, and failure (on any error the session stops: ABORT to every peer, every acquired
- * handle released) io_core.c. The poll timeout is the time to the next emulated release; under a millisecond, which
- * zmq_poll cannot express, the thread sleeps in ppoll on the sockets' ZMQ_FDs and the eventfd
- * with a nanosecond timeout instead of spinning (unless asked to, below: the spin ends at the
- * next release): an emulated wire must not take a core that a real NIC would leave to the
- * computation.
+ * handle released) io_core.c. The poll timeout is the time to the next emulated release; under a
+ * millisecond, which zmq_poll cannot express, the thread sleeps in ppoll on the sockets' ZMQ_FDs
+ * and the eventfd with a nanosecond timeout instead of spinning (unless asked to, below: the spin
+ * ends at the next release): an emulated wire must not take a core that a real NIC would leave to
+ * the computation.
  *
  * SPINNING BEFORE SLEEPING (opt-in: VEIL_NET_SPIN_US, default 0). While a request is pending (a
  * receive whose message has not come, a send not yet handed over), the thread looks again for up
