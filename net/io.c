@@ -32,18 +32,18 @@
  * hand-off fewer (measured in bench/README-latency.md). The same holds for a small receive whose
  * handle became free after its message landed (this thread holds such messages): the callback's
  * thread copies the message in and releases the handle, so the worker that freed it goes on to
- * the message's consumer without a hand-off to this thread and back. iomu is held by whoever runs a
- * turn: this thread from the end of each poll to the start of the next, an inline send for its turn
- * (veil_net_io_inline: the queues taken, then one chunk per peer staged and flushed), so the
- * sockets and the "I/O thread only" state have one user at a time and every hand-over is a full
- * memory barrier, as ZeroMQ asks of a socket that changes threads. An inline turn touches only
- * the DEALERs of peers that are not pushed back (the loop polls those, not holding iomu) and
+ * the message's consumer without a hand-off to this thread and back. iomu is held by whoever
+ * runs a turn: this thread from the end of each poll to the start of the next, an inline turn
+ * for its own (veil_net_io_inline: the queues taken, then one chunk per peer staged and flushed),
+ * so the sockets and the "I/O thread only" state have one user at a time and every hand-over is
+ * a full memory barrier, as ZeroMQ asks of a socket that changes threads. An inline turn touches
+ * only the DEALERs of peers that are not pushed back (the loop polls those, not holding iomu) and
  * never the ROUTERs, so it cannot take an event the loop's poll waits for; it sends nothing when
  * a larger send waits to go first or frames are staged; and whatever it leaves (frames staged, a
- * peer pushed back, a failure, a send it did not take) it leaves with a wake. The loop calls the
- * authentication
- * handlers (ZAP, handshake monitor) in peers.c; the session's lifecycle (mesh.c) starts this thread
- * and is never called from it.
+ * peer pushed back, a failure, a send it did not take) it leaves with a wake.
+ *
+ * The loop calls the authentication handlers (ZAP, handshake monitor) in peers.c; the session's
+ * lifecycle (mesh.c) starts this thread and is never called from it.
  */
 #include "config.h"
 #include "base/base_internal.h"
