@@ -102,6 +102,43 @@ static inline int net_test_start(const struct veil_net_config *cfg,
     return 0;
 }
 
+/* A party's configuration (heartbeat 0.25 s, timeout 10 s, the given digest byte) and its net
+ * options read from the environment after setting var to value (left alone when value is NULL):
+ * 0, or 2 when the configuration fails (a party's exit code). */
+static inline int net_test_config_env(const struct veil_harness_party *me,
+                                      const struct net_test_keys *k, uint8_t digest,
+                                      const char *var, const char *value,
+                                      struct veil_net_config *cfg, struct veil_net_options *opt)
+{
+    if (net_test_config(me, k, 0.25, 10, digest, cfg))
+        return 2;
+    if (value)
+        setenv(var, value, 1);
+    veil_net_options_defaults(opt);
+    return 0;
+}
+
+/* Starts StarPU and checks that opening the session of cfg with opts fails with VEIL_ERR_INVAL
+ * naming the environment variable var (set to value): 0 when it does, 1 (printed) when not, 3
+ * when StarPU does not start; a party's exit code. */
+static inline int net_test_open_refused(const struct veil_net_config *cfg,
+                                        const struct veil_net_options *opts, const char *var,
+                                        const char *value)
+{
+    if (starpu_init(NULL) != 0)
+        return 3;
+    veil_net_t *net = NULL;
+    const int rc = veil_net_open(cfg, opts, &net);
+    if (rc == VEIL_OK)
+        veil_net_close(&net);
+    starpu_shutdown();
+    if (rc != VEIL_ERR_INVAL || !strstr(veil_last_error(), var)) {
+        fprintf(stderr, "FAIL: %s=%s: open gave %d '%s'\n", var, value, rc, veil_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 /* xorshift64* stream: test data only (the library's randomness is veil_prg). */
 static inline void net_test_fill(uint8_t *p, size_t n, uint64_t seed)
 {

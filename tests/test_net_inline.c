@@ -116,28 +116,15 @@ static int party(const struct veil_harness_party *me, void *arg)
     struct veil_net_config cfg;
     struct veil_net_options opt;
     veil_net_t *net = NULL;
-    if (net_test_config(me, k, 0.25, 10, 11, &cfg))
+    if (net_test_config_env(me, k, 11, "VEIL_NET_INLINE_SEND", mode_env, &cfg, &opt))
         return 2;
-    if (mode_env)
-        setenv("VEIL_NET_INLINE_SEND", mode_env, 1);
-    veil_net_options_defaults(&opt);
     if (opt.inline_send != mode_expect) {
         fprintf(stderr, "FAIL: VEIL_NET_INLINE_SEND=%s gave %ld, not %ld\n",
                 mode_env ? mode_env : "(unset)", opt.inline_send, mode_expect);
         return 1;
     }
-    if (mode_expect < 0) { /* refused at open, naming the variable */
-        if (starpu_init(NULL) != 0)
-            return 3;
-        const int rc = veil_net_open(&cfg, &opt, &net);
-        starpu_shutdown();
-        if (rc != VEIL_ERR_INVAL || !strstr(veil_last_error(), "VEIL_NET_INLINE_SEND")) {
-            fprintf(stderr, "FAIL: VEIL_NET_INLINE_SEND=%s: open gave %d '%s'\n", mode_env, rc,
-                    veil_last_error());
-            return 1;
-        }
-        return 0;
-    }
+    if (mode_expect < 0) /* refused at open, naming the variable */
+        return net_test_open_refused(&cfg, &opt, "VEIL_NET_INLINE_SEND", mode_env);
     const int started = net_test_start(&cfg, &opt, &net);
     if (started)
         return started;

@@ -68,26 +68,14 @@ static int party(const struct veil_harness_party *me, void *arg)
     struct veil_net_config cfg;
     struct veil_net_options opt;
     veil_net_t *net = NULL;
-    if (net_test_config(me, k, 0.25, 10, 7, &cfg))
+    if (net_test_config_env(me, k, 7, "VEIL_NET_SPIN_US", mode_env, &cfg, &opt))
         return 2;
-    if (mode_env)
-        setenv("VEIL_NET_SPIN_US", mode_env, 1);
-    veil_net_options_defaults(&opt);
     if (mode_env) { /* refused at open, naming the variable */
         if (opt.spin_us != -1) {
             fprintf(stderr, "FAIL: VEIL_NET_SPIN_US=%s gave %d, not -1\n", mode_env, opt.spin_us);
             return 1;
         }
-        if (starpu_init(NULL) != 0)
-            return 3;
-        const int rc = veil_net_open(&cfg, &opt, &net);
-        starpu_shutdown();
-        if (rc != VEIL_ERR_INVAL || !strstr(veil_last_error(), "VEIL_NET_SPIN_US")) {
-            fprintf(stderr, "FAIL: VEIL_NET_SPIN_US=%s: open gave %d '%s'\n", mode_env, rc,
-                    veil_last_error());
-            return 1;
-        }
-        return 0;
+        return net_test_open_refused(&cfg, &opt, "VEIL_NET_SPIN_US", mode_env);
     }
     if (opt.spin_us != 0) {
         fprintf(stderr, "FAIL: the default spin is %d us, not 0\n", opt.spin_us);
