@@ -182,6 +182,18 @@ static void take_queues(struct veil_net *net, int *stop)
     }
 }
 
+/* Tells veil_net_wait_all whether frames are still staged (io_busy), when that changed. */
+static void publish_busy(struct veil_net *net)
+{
+    const int busy = net->outq_total > 0;
+    if (busy != net->io_busy) {
+        pthread_mutex_lock(&net->mu);
+        net->io_busy = busy;
+        pthread_cond_broadcast(&net->cv);
+        pthread_mutex_unlock(&net->mu);
+    }
+}
+
 int veil_net_io_inline(struct veil_net *net)
 {
     net->inline_turn = 1;
@@ -202,13 +214,7 @@ int veil_net_io_inline(struct veil_net *net)
         struct veil_net_peer_state *ps = &net->peers[p];
         need = p != net->self && (ps->out_blocked || ps->dout_blocked || veil_net_io_eligible(ps));
     }
-    const int busy = net->outq_total > 0;
-    if (busy != net->io_busy) {
-        pthread_mutex_lock(&net->mu);
-        net->io_busy = busy;
-        pthread_cond_broadcast(&net->cv);
-        pthread_mutex_unlock(&net->mu);
-    }
+    publish_busy(net);
     net->inline_turn = 0;
     return need;
 }
@@ -514,13 +520,7 @@ void *veil_net_io_main(void *arg)
         veil_net_data_timers(net, now);
         if (stop && (veil_net_io_failed(net) || closing_done(net, now)))
             break;
-        int busy = net->outq_total > 0;
-        if (busy != net->io_busy) {
-            pthread_mutex_lock(&net->mu);
-            net->io_busy = busy;
-            pthread_cond_broadcast(&net->cv);
-            pthread_mutex_unlock(&net->mu);
-        }
+        publish_busy(net);
         wait_s = veil_net_io_failed(net) ? MAX_POLL_MS / 1000.0 : poll_wait_s(net, veil_now());
         /* a receive acquired after this turn took the queues did not wake us if it saw no
          * held message (net/comm.c, acquired_cb): look again at once while both exist */
