@@ -151,7 +151,9 @@ static void on_acquired(struct veil_net *net, struct veil_net_req *r)
             return;
         }
     }
-    if (r->kind == VEIL_REQ_RECV && r->msg)
+    if (r->kind == VEIL_REQ_SEND)
+        veil_net_io_send_acquired(&net->peers[r->peer], r);
+    else if (r->msg)
         veil_net_io_deliver(net, r->peer, r->msg);
 }
 

@@ -154,6 +154,7 @@ void veil_net_io_drop_all(struct veil_net *net)
                     veil_net_req_done(net, r);
             }
         }
+        ps->ready = ps->ready_tail = NULL; /* its sends were on the sends list, retired above */
         free(ps->tagmap);
         ps->tagmap = NULL;
         ps->tagmap_cap = ps->tagmap_used = 0;

@@ -161,7 +161,12 @@ struct veil_net_tagslot *veil_net_tag_find(struct veil_net_peer_state *ps, uint6
 /** Records r as the last unfinished send with tag; -1 when out of memory. */
 int veil_net_tag_put(struct veil_net_peer_state *ps, uint64_t tag, struct veil_net_req *r);
 /** The send of this peer whose next chunk may be staged now, or NULL. */
-struct veil_net_req *veil_net_io_eligible(struct veil_net_peer_state *ps);
+static inline struct veil_net_req *veil_net_io_eligible(const struct veil_net_peer_state *ps)
+{
+    return ps->ready;
+}
+/** r (a send on ps's sends list) was acquired: it joins the ready list if it heads its tag. */
+void veil_net_io_send_acquired(struct veil_net_peer_state *ps, struct veil_net_req *r);
 /** Stages chunks round-robin over the peers (at most budget of them, 0: the loop's own bound)
  *  and hands released frames to ZeroMQ; -1 when the session failed. */
 int veil_net_io_pump(struct veil_net *net, double now, int budget);

@@ -1,11 +1,12 @@
 /*
  * io_send.c — the I/O thread's sending half: staging outgoing tensors in chunks from the buffer
- * pool (round-robin over the acquired sends of each peer; the messages of one (peer, tag)
- * strictly in posting order through a tag map), sealing each in its staging buffer when the peer
- * offered a data channel (net/seal.h), pacing them through the link emulator, and handing
- * released frames to the DEALERs (the data channel's, else the CURVE one); control frames
- * (hello, heartbeat, goodbye, abort) bypass the queue. When ZeroMQ pushes back, the peer is
- * marked and the loop (io.c) polls for POLLOUT.
+ * pool (round-robin over the acquired sends of each peer, which a ready list per peer holds in
+ * the sends list's order, so that finding the next costs nothing however many sends a plan posts
+ * ahead; the messages of one (peer, tag) strictly in posting order through a tag map), sealing each
+ * in its staging buffer when the peer offered a data channel (net/seal.h), pacing them through the
+ * link emulator, and handing released frames to the DEALERs (the data channel's, else the CURVE
+ * one); control frames (hello, heartbeat, goodbye, abort) bypass the queue. When ZeroMQ pushes
+ * back, the peer is marked and the loop (io.c) polls for POLLOUT.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -89,12 +90,59 @@ static void tag_del(struct veil_net_peer_state *ps, struct veil_net_tagslot *slo
     }
 }
 
+/* ---- the ready list: sends that may stage now, in the sends list's order (by seq) ---------- */
+
+static void ready_unlink(struct veil_net_peer_state *ps, struct veil_net_req *r)
+{
+    if (!r->ready)
+        return;
+    if (r->ready_prev)
+        r->ready_prev->ready_next = r->ready_next;
+    else
+        ps->ready = r->ready_next;
+    if (r->ready_next)
+        r->ready_next->ready_prev = r->ready_prev;
+    else
+        ps->ready_tail = r->ready_prev;
+    r->ready_next = r->ready_prev = NULL;
+    r->ready = 0;
+}
+
+/* Inserts r after the last ready send posted before it: a short walk from the back, since sends
+ * mostly become ready in posting order. */
+static void ready_insert(struct veil_net_peer_state *ps, struct veil_net_req *r)
+{
+    struct veil_net_req *after = ps->ready_tail;
+    while (after && after->seq > r->seq)
+        after = after->ready_prev;
+    r->ready_prev = after;
+    r->ready_next = after ? after->ready_next : ps->ready;
+    if (r->ready_next)
+        r->ready_next->ready_prev = r;
+    else
+        ps->ready_tail = r;
+    if (after)
+        after->ready_next = r;
+    else
+        ps->ready = r;
+    r->ready = 1;
+}
+
+void veil_net_io_send_acquired(struct veil_net_peer_state *ps, struct veil_net_req *r)
+{
+    if (r->head && !r->ready)
+        ready_insert(ps, r);
+}
+
 static void send_finished(struct veil_net *net, struct veil_net_peer_state *ps,
                           struct veil_net_req *r)
 {
     veil_net_req_unlink(&ps->sends, &ps->sends_tail, r);
+    ready_unlink(ps, r);
     if (r->same_next) {
         r->same_next->head = 1;
+        if (r->same_next->acquired)
+            ready_insert(ps, r->same_next);
     } else {
         struct veil_net_tagslot *slot = veil_net_tag_find(ps, r->tag);
         VEIL_ASSERT(slot && slot->last == r);
@@ -158,6 +206,9 @@ static int stage_chunk(struct veil_net *net, int p, struct veil_net_req *r, doub
     } else if (r != ps->sends_tail) { /* round robin among this peer's sends */
         veil_net_req_unlink(&ps->sends, &ps->sends_tail, r);
         veil_net_req_append(&ps->sends, &ps->sends_tail, r);
+        r->seq = net->next_seq++; /* the back of the sends list, and of the ready list */
+        ready_unlink(ps, r);
+        ready_insert(ps, r);
     }
     return 1;
 }
@@ -230,14 +281,6 @@ static int flush_outq(struct veil_net *net, int p, double now)
         net->outq_total--;
     }
     return VEIL_OK;
-}
-
-struct veil_net_req *veil_net_io_eligible(struct veil_net_peer_state *ps)
-{
-    for (struct veil_net_req *r = ps->sends; r; r = r->next)
-        if (r->acquired && r->head)
-            return r;
-    return NULL;
 }
 
 int veil_net_io_pump(struct veil_net *net, double now, int budget)

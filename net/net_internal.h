@@ -75,7 +75,7 @@ struct veil_net_req {
     int kind;
     int peer;
     uint64_t tag;
-    uint64_t seq; /* posting order */
+    uint64_t seq; /* posting order; a send's is renewed when round robin moves it to the back */
     starpu_data_handle_t handle;   /* the first (only, but for a tiled receive) handle */
     starpu_data_handle_t *handles; /* a tiled receive's nhandles handles (owned), else NULL */
     uint64_t *ends;                /* tiled: end offset of each handle's bytes in the message */
@@ -102,6 +102,8 @@ struct veil_net_req {
     struct veil_net_inmsg *msg; /* recv: the incoming message bound to it */
     struct veil_net_req *same_next; /* send: next send posted to this peer with this tag */
     struct veil_net_req *next, *prev;
+    int ready;                                    /* send: on its peer's ready list */
+    struct veil_net_req *ready_next, *ready_prev; /* that list's links */
 };
 
 /* Frees r and what it owns (no release of its handles: veil_net_req_done's job). */
@@ -177,6 +179,10 @@ struct veil_net_peer_state {
     double next_heartbeat;
     struct veil_link_emulator emu;
     struct veil_net_req *sends, *sends_tail;
+    /* the sends whose next chunk may be staged now (acquired, the first unfinished one of their
+     * tag), in the order of the sends list (by seq): the staging loop reads its head instead of
+     * walking every posted send (a plan posts hundreds ahead, most not yet acquired) */
+    struct veil_net_req *ready, *ready_tail;
     /* open-addressing map tag -> last unfinished send with that tag (keeps same-tag order in
      * O(1) per message): cap is a power of two, 0 when not yet allocated */
     struct veil_net_tagslot {
