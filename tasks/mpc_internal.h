@@ -31,9 +31,9 @@ struct veil_mpc_garbage {
 #define VEIL_MPC_CACHE_MAX_BYTES ((size_t)128 << 10)
 #define VEIL_MPC_CACHE_TOTAL_BYTES ((size_t)64 << 20)
 #define VEIL_MPC_CACHE_BUCKETS 256
-struct veil_mpc_cached;
+struct veil_mpc_shelf;
 struct veil_mpc_cache {
-    struct veil_mpc_cached *bucket[VEIL_MPC_CACHE_BUCKETS];
+    struct veil_mpc_shelf *bucket[VEIL_MPC_CACHE_BUCKETS];
     size_t bytes, count;
     uint64_t hits, misses;
     int enabled; /* a party or the dealer, whose StarPU has one memory node */
