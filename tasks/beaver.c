@@ -1,10 +1,13 @@
 /*
  * beaver.c — the elementwise Beaver product and square (contracts and costs in beaver.h). Per
- * tile: the two masked opens of the round (their sums folded in by the receives), then the local
- * combination z = c + D b + a E (+ D E) as one task, ready when the tile's last opened operand
- * lands; every tile runs independently of the others. (Separate products per opened operand let
- * D b start before E came, but cost three more tasks and temporaries per tile, and one more pass
- * over memory, for a head start the two opens of one round rarely give.)
+ * tile of a product: the round's two masked terms D = x - a and E = y - b packed in one buffer by
+ * one task and opened as one message per peer (the peers' terms folded in by the receives), then
+ * the local combination z = c + D b + a E (+ D E) as one task, ready when the tile's message from
+ * the last peer lands; every tile runs independently of the others. One message instead of two
+ * halves the hand-offs of a round between the network and the workers (bench/README-latency.md);
+ * the bytes are the same. (Separate products per opened operand let D b start before E came, but
+ * cost three more tasks and temporaries per tile, and one more pass over memory, for a head start
+ * the two terms of one round rarely give.)
  */
 #include "config.h"
 #include "tasks/beaver.h"
@@ -109,25 +112,37 @@ static int mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y
     if ((rc = veil_mpc_material(m, veil_preproc_item_beaver(0, x->numel), x->tile, &mat)) !=
         VEIL_OK)
         return rc;
-    struct veil_sec d = {0}, e = {0};
-    if ((rc = veil_sec_init_like(m, z, x)) != VEIL_OK || !veil_mpc_computes(m))
+    /* d = x - a and e = y - b open in one message per peer and tile: tile t of de holds tile t of
+     * d, then of e (a tile twice as long) */
+    struct veil_sec de = {0};
+    const size_t de_dims[1] = {2 * x->numel};
+    const uint64_t tag0 = veil_mpc_tags(m, (uint64_t)x->ntiles);
+    if ((rc = veil_sec_init_like(m, z, x)) != VEIL_OK ||
+        (rc = veil_sec_init(m, &de, VEIL_SHARE_ARITH, 1, de_dims, 2 * x->tile)) != VEIL_OK ||
+        !veil_mpc_computes(m))
         goto out;
     const int p0 = veil_mpc_self(m) == 0;
     struct veil_sec a = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec b = veil_mpc_part_view(&mat.part[VEIL_PRE_B], x);
     const struct veil_sec *c = &mat.part[VEIL_PRE_C];
-    if ((rc = veil_mpc_open(m, x, &a, &d)) != VEIL_OK ||
-        (rc = veil_mpc_open(m, y, &b, &e)) != VEIL_OK)
+    for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
+        const uint64_t tag = tag0 + (uint64_t)t;
+        rc = veil_task_sub_pair(x->h[t], a.h[t], y->h[t], b.h[t], de.h[t], veil_mpc_priority(m));
+        if (rc == VEIL_OK) /* posted before the folds, which write de */
+            rc = veil_mpc_send_all(m, de.h[t], tag);
+        if (rc == VEIL_OK)
+            rc = veil_mpc_fold_peers(m, VEIL_SHARE_ARITH, de.h[t], tag);
+    }
+    if (rc != VEIL_OK)
         goto out;
     if (mark)
         veil_mpc_round(m);
-    /* one task per tile, ready once both opens of the tile have landed */
+    /* one task per tile, ready once the tile's terms have landed */
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++)
-        rc = veil_task_beaver_z(c->h[t], d.h[t], b.h[t], a.h[t], e.h[t], p0, z->h[t],
-                                veil_mpc_priority(m));
+        rc = veil_task_beaver_z_pair(c->h[t], de.h[t], b.h[t], a.h[t], p0, z->h[t],
+                                     veil_mpc_priority(m));
 out:
-    veil_mpc_release(m, &d);
-    veil_mpc_release(m, &e);
+    veil_mpc_release(m, &de);
     veil_mpc_mat_release(m, &mat);
     return rc;
 }

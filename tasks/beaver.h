@@ -14,7 +14,8 @@
  * 0's D E rides on one of them, D (B + E) or (A + D) E, whichever sum is smaller (one elementwise
  * task), so every party runs two products; a split placement computes per-block temporaries and one
  * block sum. The elementwise product and square combine each tile in one task (z = c + D b + a E (+
- * D E)), per tile (the inner-layer pipeline).
+ * D E)), per tile (the inner-layer pipeline); a product's D and E travel packed, one message per
+ * tile and peer.
  *
  * Costs (N parties, bytes each party sends, 8-byte words):
  *   mul      1 round, 2 (N-1) numel 8            (16 B/element at N = 2, as CrypTen)

@@ -100,16 +100,28 @@ int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_da
                        starpu_data_handle_t z, int priority);
 
 /**
+ * A product's two masked terms packed for one message per peer: de = (x - a, y - b), de twice
+ * the length of the others (veil_mpc_open_pair).
+ */
+int veil_task_sub_pair(starpu_data_handle_t x, starpu_data_handle_t a, starpu_data_handle_t y,
+                       starpu_data_handle_t b, starpu_data_handle_t de, int priority);
+/** veil_task_beaver_z with the opened d and e packed in de (d, then e). */
+int veil_task_beaver_z_pair(starpu_data_handle_t c, starpu_data_handle_t de, starpu_data_handle_t b,
+                            starpu_data_handle_t a, int with_de, starpu_data_handle_t z,
+                            int priority);
+
+/**
  * The codelets behind the five kernels above (CPU bodies in beaver_kernels.c, CUDA bodies in
  * cuda/beaver_kernels.cu), visible so that tests can run one body on one architecture. Buffers
  * and arguments as the submit helpers pack them: bgemm (C written) and bgemm_acc (C read and
  * written): A, B, C and a struct veil_bgemm_args by value; block_sum: out, base, then the parts,
  * a raw struct veil_block_sum_args as cl_arg (STARPU_VARIABLE_NBUFFERS); swap_axes: in, out and
  * size_t p[4] by value; trunc_finish: copen, r_hi, r_63, out, then unsigned f and int party0;
- * beaver_z: z, c, d, b, a, e, then int with_de.
+ * beaver_z: z, c, d, b, a, e, then int with_de; beaver_z_pair: z, c, de, b, a, then int
+ * with_de; sub_pair: de, x, a, y, b.
  */
 extern struct starpu_codelet veil_bgemm_cl, veil_bgemm_acc_cl, veil_block_sum_cl, veil_swap_axes_cl,
-    veil_trunc_finish_cl, veil_beaver_z_cl;
+    veil_trunc_finish_cl, veil_beaver_z_cl, veil_beaver_z_pair_cl, veil_sub_pair_cl;
 
 /**
  * Secure z = x . y (x a x b, y b x c, one handle each) with one MATMUL triple: validated

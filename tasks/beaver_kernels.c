@@ -379,17 +379,9 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
 
 /* ---- the elementwise product's local step ------------------------------------------------- */
 
-static void beaver_z_cpu(void *buffers[], void *cl_arg)
+static void beaver_z(uint64_t *restrict z, const uint64_t *c, const uint64_t *d, const uint64_t *b,
+                     const uint64_t *a, const uint64_t *e, size_t n, int with_de)
 {
-    int with_de;
-    starpu_codelet_unpack_args(cl_arg, &with_de);
-    const size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
-    uint64_t *restrict z = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    const uint64_t *c = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
-    const uint64_t *d = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
-    const uint64_t *b = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
-    const uint64_t *a = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[4]);
-    const uint64_t *e = (const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[5]);
     if (with_de)
         for (size_t i = 0; i < n; i++)
             z[i] = c[i] + d[i] * b[i] + a[i] * e[i] + d[i] * e[i];
@@ -397,6 +389,41 @@ static void beaver_z_cpu(void *buffers[], void *cl_arg)
         for (size_t i = 0; i < n; i++)
             z[i] = c[i] + d[i] * b[i] + a[i] * e[i];
 }
+
+#define VEC(i) ((const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]))
+
+static void beaver_z_cpu(void *buffers[], void *cl_arg)
+{
+    int with_de;
+    starpu_codelet_unpack_args(cl_arg, &with_de);
+    beaver_z((uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]), VEC(1), VEC(2), VEC(3), VEC(4), VEC(5),
+             STARPU_VECTOR_GET_NX(buffers[0]), with_de);
+}
+
+/* The same step with d and e packed in one buffer (de: d, then e; n words each). */
+static void beaver_z_pair_cpu(void *buffers[], void *cl_arg)
+{
+    int with_de;
+    starpu_codelet_unpack_args(cl_arg, &with_de);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
+    beaver_z((uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]), VEC(1), VEC(2), VEC(3), VEC(4),
+             VEC(2) + n, n, with_de);
+}
+
+/* de = (x - a, y - b): the two masked terms of a product, packed into one message. */
+static void sub_pair_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[1]);
+    uint64_t *restrict de = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const uint64_t *x = VEC(1), *a = VEC(2), *y = VEC(3), *b = VEC(4);
+    for (size_t i = 0; i < n; i++) {
+        de[i] = x[i] - a[i];
+        de[n + i] = y[i] - b[i];
+    }
+}
+
+#undef VEC
 
 static struct starpu_perfmodel beaver_z_model = {
     .type = STARPU_HISTORY_BASED, .symbol = "veil_beaver_z", .size_base = veil_codelet_size_base};
@@ -413,26 +440,125 @@ struct starpu_codelet veil_beaver_z_cl = {
     .name = "veil_beaver_z",
 };
 
+static struct starpu_perfmodel beaver_z_pair_model = {.type = STARPU_HISTORY_BASED,
+                                                      .symbol = "veil_beaver_z_pair",
+                                                      .size_base = veil_codelet_size_base};
+
+struct starpu_codelet veil_beaver_z_pair_cl = {
+    .cpu_funcs = {beaver_z_pair_cpu},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_beaver_z_pair_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 5,
+    .modes = {STARPU_W, STARPU_R, STARPU_R, STARPU_R, STARPU_R},
+    .model = &beaver_z_pair_model,
+    .name = "veil_beaver_z_pair",
+};
+
+static struct starpu_perfmodel sub_pair_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "veil_sub_pair", .size_base = veil_codelet_size_base};
+
+struct starpu_codelet veil_sub_pair_cl = {
+    .cpu_funcs = {sub_pair_cpu},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_sub_pair_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 5,
+    .modes = {STARPU_W, STARPU_R, STARPU_R, STARPU_R, STARPU_R},
+    .model = &sub_pair_model,
+    .name = "veil_sub_pair",
+};
+
+/* Checks that the k handles of in (named by names) are vectors of n words each, none of them
+ * out; *n == 0 takes the first one's length, else it is ref's. VEIL_OK or the error. */
+static int check_inputs(const char *const *names, const starpu_data_handle_t *in, int k,
+                        starpu_data_handle_t out, const char *ref, size_t *n)
+{
+    for (int i = 0; i < k; i++) {
+        char what[32];
+        size_t ni;
+        int rc;
+        snprintf(what, sizeof what, "mul: %s", names[i]);
+        if ((rc = veil_codelet_check_vector(in[i], what, &ni)) != VEIL_OK)
+            return rc;
+        if (in[i] == out)
+            return veil_error(VEIL_ERR_INVAL, "mul: %s is the output handle", names[i]);
+        if (*n == 0)
+            *n = ni;
+        else if (ni != *n)
+            return veil_error(VEIL_ERR_SHAPE, "mul: %s has %zu elements, %s %zu", names[i], ni, ref,
+                              *n);
+    }
+    return VEIL_OK;
+}
+
+/* The packed d and e: a vector of twice n words that is not out. */
+static int check_pair(starpu_data_handle_t de, starpu_data_handle_t out, size_t n)
+{
+    size_t nde;
+    int rc = veil_codelet_check_vector(de, "mul: d and e", &nde);
+    if (rc == VEIL_OK && de == out)
+        rc = veil_error(VEIL_ERR_INVAL, "mul: d and e is the output handle");
+    if (rc == VEIL_OK && nde != 2 * n)
+        rc = veil_error(VEIL_ERR_SHAPE, "mul: d and e hold %zu elements, not twice %zu", nde, n);
+    return rc;
+}
+
+int veil_task_sub_pair(starpu_data_handle_t x, starpu_data_handle_t a, starpu_data_handle_t y,
+                       starpu_data_handle_t b, starpu_data_handle_t de, int priority)
+{
+    static const char *const names[4] = {"x", "a", "y", "b"};
+    const starpu_data_handle_t in[4] = {x, a, y, b};
+    size_t n = 0;
+    int rc;
+    if ((rc = check_inputs(names, in, 4, de, "x", &n)) != VEIL_OK ||
+        (rc = check_pair(de, NULL, n)) != VEIL_OK)
+        return rc;
+    rc = starpu_task_insert(&veil_sub_pair_cl, STARPU_W, de, STARPU_R, x, STARPU_R, a, STARPU_R, y,
+                            STARPU_R, b, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                            veil_place_worker(de), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
+    if (rc != 0)
+        return veil_error(VEIL_ERR_STARPU, "mul: starpu_task_insert failed (%s)", strerror(-rc));
+    return VEIL_OK;
+}
+
+int veil_task_beaver_z_pair(starpu_data_handle_t c, starpu_data_handle_t de, starpu_data_handle_t b,
+                            starpu_data_handle_t a, int with_de, starpu_data_handle_t z,
+                            int priority)
+{
+    static const char *const names[3] = {"c", "b", "a"};
+    const starpu_data_handle_t in[3] = {c, b, a};
+    size_t n;
+    int rc;
+    if ((rc = veil_codelet_check_vector(z, "mul: z", &n)) != VEIL_OK ||
+        (rc = check_inputs(names, in, 3, z, "z", &n)) != VEIL_OK ||
+        (rc = check_pair(de, z, n)) != VEIL_OK)
+        return rc;
+    with_de = with_de != 0;
+    rc = starpu_task_insert(&veil_beaver_z_pair_cl, STARPU_W, z, STARPU_R, c, STARPU_R, de,
+                            STARPU_R, b, STARPU_R, a, STARPU_VALUE, &with_de, sizeof with_de,
+                            STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
+                            veil_place_worker(z), VEIL_TRACE_TASK, 0);
+    veil_net_idle_kick(); /* it may be ready: resume paused workers */
+    if (rc != 0)
+        return veil_error(VEIL_ERR_STARPU, "mul: starpu_task_insert failed (%s)", strerror(-rc));
+    return VEIL_OK;
+}
+
 int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_data_handle_t b,
                        starpu_data_handle_t a, starpu_data_handle_t e, int with_de,
                        starpu_data_handle_t z, int priority)
 {
     static const char *const names[5] = {"c", "d", "b", "a", "e"};
     const starpu_data_handle_t in[5] = {c, d, b, a, e};
-    size_t n, ni;
+    size_t n;
     int rc;
-    if ((rc = veil_codelet_check_vector(z, "mul: z", &n)) != VEIL_OK)
+    if ((rc = veil_codelet_check_vector(z, "mul: z", &n)) != VEIL_OK ||
+        (rc = check_inputs(names, in, 5, z, "z", &n)) != VEIL_OK)
         return rc;
-    for (int i = 0; i < 5; i++) {
-        char what[16];
-        snprintf(what, sizeof what, "mul: %s", names[i]);
-        if ((rc = veil_codelet_check_vector(in[i], what, &ni)) != VEIL_OK)
-            return rc;
-        if (in[i] == z)
-            return veil_error(VEIL_ERR_INVAL, "mul: %s is the output handle", names[i]);
-        if (ni != n)
-            return veil_error(VEIL_ERR_SHAPE, "mul: %s has %zu elements, z %zu", names[i], ni, n);
-    }
     with_de = with_de != 0;
     rc = starpu_task_insert(&veil_beaver_z_cl, STARPU_W, z, STARPU_R, c, STARPU_R, d, STARPU_R, b,
                             STARPU_R, a, STARPU_R, e, STARPU_VALUE, &with_de, sizeof with_de,

@@ -82,6 +82,12 @@ void veil_mpc_task_failed(veil_mpc_t *m, int status, const char *what);
 
 /** Reserves count consecutive tags and returns the first. */
 uint64_t veil_mpc_tags(veil_mpc_t *m, uint64_t count);
+/** Sends the handle src to every peer with tag (an open's own term). */
+int veil_mpc_send_all(veil_mpc_t *m, starpu_data_handle_t src, uint64_t tag);
+/** Folds every peer's term sent with tag into dst as it lands (after the writes and sends posted
+ * on dst before): dst ends as the sum (XOR for binary shares) of the terms, with no task. */
+int veil_mpc_fold_peers(veil_mpc_t *m, enum veil_share_kind kind, starpu_data_handle_t dst,
+                        uint64_t tag);
 /** Counts an item, and appends it to the log of a RECORDER (the only role that keeps one). */
 int veil_mpc_log_item(veil_mpc_t *m, const struct veil_preproc_item *item);
 /** Queues handles (owned array, may be NULL) and data (may be NULL) for release at the barrier. */

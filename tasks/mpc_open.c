@@ -23,8 +23,7 @@ static int check_same(const char *op, const struct veil_sec *a, const struct vei
     return VEIL_OK;
 }
 
-/* Sends tile t of src to every peer except skip (-1: none) with tag. */
-static int send_all(veil_mpc_t *m, starpu_data_handle_t src, uint64_t tag)
+int veil_mpc_send_all(veil_mpc_t *m, starpu_data_handle_t src, uint64_t tag)
 {
     int rc = VEIL_OK;
     for (int q = 0; q < m->nparties && rc == VEIL_OK; q++)
@@ -33,10 +32,8 @@ static int send_all(veil_mpc_t *m, starpu_data_handle_t src, uint64_t tag)
     return rc;
 }
 
-/* Folds every peer's term of tile `tag` into dst as it lands (after the writes and sends posted
- * on dst before): dst ends as the sum (XOR) of the terms with no task of its own. */
-static int fold_peers(veil_mpc_t *m, enum veil_share_kind kind, starpu_data_handle_t dst,
-                      uint64_t tag)
+int veil_mpc_fold_peers(veil_mpc_t *m, enum veil_share_kind kind, starpu_data_handle_t dst,
+                        uint64_t tag)
 {
     const enum veil_net_combine op =
         kind == VEIL_SHARE_ARITH ? VEIL_NET_COMBINE_ADD64 : VEIL_NET_COMBINE_XOR;
@@ -76,14 +73,15 @@ int veil_mpc_open(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec
             rc = x->kind == VEIL_SHARE_ARITH ? veil_task_sub(x->h[t], a->h[t], d->h[t], prio)
                                              : veil_task_xor(x->h[t], a->h[t], d->h[t], prio);
             if (rc == VEIL_OK)
-                rc = send_all(m, d->h[t], tag); /* posted before the folds, which write d */
+                rc =
+                    veil_mpc_send_all(m, d->h[t], tag); /* posted before the folds, which write d */
         } else {
-            rc = send_all(m, x->h[t], tag);
+            rc = veil_mpc_send_all(m, x->h[t], tag);
             if (rc == VEIL_OK)
                 rc = copy_term(m, x->kind, x->h[t], d->h[t]);
         }
         if (rc == VEIL_OK)
-            rc = fold_peers(m, x->kind, d->h[t], tag);
+            rc = veil_mpc_fold_peers(m, x->kind, d->h[t], tag);
     }
     return rc;
 }
@@ -112,7 +110,7 @@ int veil_mpc_reveal(veil_mpc_t *m, const struct veil_sec *x, int to, struct veil
     for (int t = 0; t < x->ntiles && rc == VEIL_OK; t++) {
         rc = copy_term(m, x->kind, x->h[t], out->h[t]);
         if (rc == VEIL_OK)
-            rc = fold_peers(m, x->kind, out->h[t], tag0 + (uint64_t)t);
+            rc = veil_mpc_fold_peers(m, x->kind, out->h[t], tag0 + (uint64_t)t);
     }
     return rc;
 }

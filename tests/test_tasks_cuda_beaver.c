@@ -4,7 +4,8 @@
  * batch; first on the integer kernel (no cuBLAS handle), then on the limb split after
  * starpu_cublas_init), the block sum (one to VEIL_BLOCK_MAX overlapping parts), the axis swap
  * (p3 == 1 and p3 > 1), the truncation's local step (f = 1, 16, 62, party0 0 and 1, ring edge
- * values) and the elementwise product's (with and without d e). (The flat relayout codelet of
+ * values) and the elementwise product's (with and without d e; unpacked, and packed with its
+ * masked-term subtraction, sub_pair). (The flat relayout codelet of
  * codelets/flatop.c is checked in test_codelets_backend with every other codelet of codelets/.)
  * Sizes cross warp, block and GEMM tile boundaries. Each task runs on a copy of the codelet
  * restricted to one architecture (where = STARPU_CUDA, then STARPU_CPU). Skips (77) when Veil was
@@ -35,7 +36,8 @@ struct targs {
     size_t raw_size;
 };
 
-/* Runs one task of a copy of orig restricted to where on the handles of d[0..nd) and waits. */
+/* Runs one task of a copy of orig restricted to where on the handles of d[0..nd) (t: its by-value
+ * arguments, NULL for none) and waits. */
 static void run(const struct starpu_codelet *orig, uint32_t where, struct starpu_data_descr *d,
                 int nd, const struct targs *t)
 {
@@ -43,7 +45,9 @@ static void run(const struct starpu_codelet *orig, uint32_t where, struct starpu
     int rc;
     cl.where = where;
     cl.model = NULL;
-    if (t->raw != NULL) {
+    if (t == NULL) { /* no argument */
+        rc = starpu_task_insert(&cl, STARPU_DATA_MODE_ARRAY, d, nd, 0);
+    } else if (t->raw != NULL) {
         void *copy = malloc(t->raw_size);
         if (copy == NULL) {
             VT_CHECK(0, "out of memory");
@@ -385,13 +389,67 @@ done:
     free(out), free(want);
 }
 
+/* The packed twins a product uses: de = (x - a, y - b) (sub_pair), then the step reading d and e
+ * from de (beaver_z_pair), on both architectures against the host's words. */
+static void check_pair(size_t n, int with_de, uint64_t tag)
+{
+    uint64_t *v[5], *de = malloc(2 * n * 8), *de_want = malloc(2 * n * 8), *out = malloc(n * 8),
+                    *want = malloc(n * 8);
+    int ok = de && de_want && out && want;
+    for (int t = 0; t < 5; t++)
+        ok = (v[t] = malloc(n * 8)) != NULL && ok;
+    if (!ok) {
+        VT_CHECK(0, "out of memory");
+        goto done;
+    }
+    for (int t = 0; t < 5; t++) /* c, x, a, y, b */
+        veil_test_random(tag * 7 + (uint64_t)t, v[t], n);
+    veil_test_mix_edges(v[1], v[3], n);
+    for (size_t i = 0; i < n; i++) {
+        de_want[i] = v[1][i] - v[2][i];
+        de_want[n + i] = v[3][i] - v[4][i];
+        const uint64_t d = de_want[i], e = de_want[n + i];
+        want[i] = v[0][i] + d * v[4][i] + v[2][i] * e + (with_de ? d * e : 0);
+    }
+    for (int w = 0; w < 2; w++) {
+        char what[96];
+        struct starpu_data_descr d[5];
+        memset(de, 0xa5, 2 * n * 8);
+        d[0] = vec(de, 2 * n, STARPU_W);
+        for (int t = 1; t < 5; t++)
+            d[t] = vec(v[t], n, STARPU_R);
+        run(&veil_sub_pair_cl, arch[w], d, 5, NULL);
+        unregister_all(d, 5);
+        snprintf(what, sizeof what, "sub_pair n=%zu (%s)", n, arch_name[w]);
+        veil_test_compare_u64(what, de, de_want, 2 * n);
+        memset(out, 0xa5, n * 8);
+        d[0] = vec(out, n, STARPU_W);
+        d[1] = vec(v[0], n, STARPU_R);
+        d[2] = vec(de, 2 * n, STARPU_R);
+        d[3] = vec(v[4], n, STARPU_R); /* b */
+        d[4] = vec(v[2], n, STARPU_R); /* a */
+        struct targs ta = {.v = {&with_de}, .size = {sizeof with_de}, .nv = 1};
+        run(&veil_beaver_z_pair_cl, arch[w], d, 5, &ta);
+        unregister_all(d, 5);
+        snprintf(what, sizeof what, "beaver_z_pair n=%zu with_de=%d (%s)", n, with_de,
+                 arch_name[w]);
+        veil_test_compare_u64(what, out, want, n);
+    }
+done:
+    for (int t = 0; t < 5; t++)
+        free(v[t]);
+    free(de), free(de_want), free(out), free(want);
+}
+
 static void check_beaver_z_all(void)
 {
     static const size_t sizes[] = {1, 25, 255, 256, 257, 100003};
     uint64_t tag = 1;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
-        for (int with_de = 0; with_de < 2; with_de++)
-            check_beaver_z(sizes[s], with_de, tag++);
+        for (int with_de = 0; with_de < 2; with_de++) {
+            check_beaver_z(sizes[s], with_de, tag);
+            check_pair(sizes[s], with_de, tag++);
+        }
 }
 
 int main(void)

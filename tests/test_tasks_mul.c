@@ -4,7 +4,8 @@
  * (the last tile short) with ring edge values; z = x * y and w = x * x are revealed and compared
  * bit for bit with the plaintext oracle (so every mode and N gives the same words). Each party's
  * bytes and rounds over each protocol equal the formulas: mul 1 round, 16 (N-1) numel bytes; square
- * 1 round, 8 (N-1) numel. Bad input (a 3 x 4 tensor times a 5 x 2 one, binary shares, NULL) is
+ * 1 round, 8 (N-1) numel; and each sends one message per tile to each other party (a product's two
+ * masked terms packed in one). Bad input (a 3 x 4 tensor times a 5 x 2 one, binary shares, NULL) is
  * refused with a message before anything is submitted (no traffic, no material requested). */
 #include "config.h"
 #include "base/base_internal.h"
@@ -21,9 +22,21 @@
 #define NUMEL (ROWS * COLS)
 #define TILE 256
 
+#define NTILES ((NUMEL + TILE - 1) / TILE)
+
 static uint64_t x[NUMEL], y[NUMEL];
 static uint64_t *out; /* shared: z then w, written by party 0 */
 
+/* Messages this party's sends to the other parties completed (the dealer's traffic aside). */
+static uint64_t msgs_to_parties(veil_mpc_t *m)
+{
+    uint64_t n = 0;
+    struct veil_net_stats st;
+    for (int q = 0; q < veil_mpc_nparties(m); q++)
+        if (q != veil_mpc_self(m) && veil_net_stats_get(veil_mpc_net(m), q, &st) == VEIL_OK)
+            n += st.msgs_sent;
+    return n;
+}
 
 static int body(veil_mpc_t *m, void *arg)
 {
@@ -62,12 +75,21 @@ static int body(veil_mpc_t *m, void *arg)
     veil_mpc_items(m, &nitems1);
     VT_CHECK(nitems0 == nitems1, "a refused call requested material");
 
+    const int party = veil_mpc_computes(m);
+    uint64_t msgs0 = party ? msgs_to_parties(m) : 0, msgs1;
     if ((rc = veil_mpc_mul(m, &sx, &sy, &z)) != VEIL_OK)
         VT_CHECK(0, "mul: %s", veil_last_error());
     veil_test_mpc_check_cost(m, "mul", &c, 1, 16 * n1 * NUMEL);
+    if (party && (msgs1 = msgs_to_parties(m)) != msgs0 + NTILES * n1)
+        VT_CHECK(0, "mul: %llu messages to the other parties, not one per tile and party (%llu)",
+                 (unsigned long long)(msgs1 - msgs0), (unsigned long long)(NTILES * n1));
+    msgs0 = party ? msgs_to_parties(m) : 0;
     if ((rc = veil_mpc_square(m, &sx, &w)) != VEIL_OK)
         VT_CHECK(0, "square: %s", veil_last_error());
     veil_test_mpc_check_cost(m, "square", &c, 1, 8 * n1 * NUMEL);
+    if (party && (msgs1 = msgs_to_parties(m)) != msgs0 + NTILES * n1)
+        VT_CHECK(0, "square: %llu messages to the other parties, not one per tile and party (%llu)",
+                 (unsigned long long)(msgs1 - msgs0), (unsigned long long)(NTILES * n1));
     if (veil_test_failures)
         return 1;
     if (veil_mpc_reveal(m, &z, -1, &rz) != VEIL_OK || veil_mpc_reveal(m, &w, -1, &rw) != VEIL_OK ||

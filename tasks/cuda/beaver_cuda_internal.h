@@ -19,12 +19,15 @@ extern "C" {
 
 #ifdef VEIL_USE_CUDA
 /** Bodies of veil_bgemm_cl and veil_bgemm_acc_cl (one per batch item: veil_cuda_gemm_worker),
- * veil_block_sum_cl, veil_swap_axes_cl, veil_trunc_finish_cl and veil_beaver_z_cl. */
+ * veil_block_sum_cl, veil_swap_axes_cl, veil_trunc_finish_cl, veil_beaver_z_cl and its packed
+ * twins veil_beaver_z_pair_cl and veil_sub_pair_cl. */
 void veil_bgemm_cuda(void *buffers[], void *cl_arg);
 void veil_block_sum_cuda(void *buffers[], void *cl_arg);
 void veil_swap_axes_cuda(void *buffers[], void *cl_arg);
 void veil_trunc_finish_cuda(void *buffers[], void *cl_arg);
 void veil_beaver_z_cuda(void *buffers[], void *cl_arg);
+void veil_beaver_z_pair_cuda(void *buffers[], void *cl_arg);
+void veil_sub_pair_cuda(void *buffers[], void *cl_arg);
 #endif
 
 #ifdef __CUDACC__

@@ -180,4 +180,28 @@ extern "C" void veil_beaver_z_cuda(void *buffers[], void *cl_arg)
 #undef V
 }
 
+extern "C" void veil_beaver_z_pair_cuda(void *buffers[], void *cl_arg)
+{
+    int with_de;
+    starpu_codelet_unpack_args(cl_arg, &with_de);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[0]);
+#define V(i) ((const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]))
+    VEIL_CUDA_BODY_CHECK(veil_cuda_beaver_z(V(1), V(2), V(3), V(4), V(2) + n, with_de,
+                                            (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]), n,
+                                            starpu_cuda_get_local_stream()));
+#undef V
+}
+
+extern "C" void veil_sub_pair_cuda(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[1]);
+    uint64_t *de = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const cudaStream_t s = starpu_cuda_get_local_stream();
+#define V(i) ((const uint64_t *)STARPU_VECTOR_GET_PTR(buffers[i]))
+    VEIL_CUDA_BODY_CHECK(veil_cuda_elementwise(VEIL_EW_SUB, V(1), V(2), 0, de, n, s));
+    VEIL_CUDA_BODY_CHECK(veil_cuda_elementwise(VEIL_EW_SUB, V(3), V(4), 0, de + n, n, s));
+#undef V
+}
+
 #endif /* VEIL_USE_CUDA */
