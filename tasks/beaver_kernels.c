@@ -24,6 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The end of every submit helper here: paused workers resumed (the task may be ready), a failed
+ * insert reported in op's words. */
+static int submitted(int rc, const char *op)
+{
+    veil_net_idle_kick();
+    if (rc != 0)
+        return veil_error(VEIL_ERR_STARPU, "%s: starpu_task_insert failed (%s)", op, strerror(-rc));
+    return VEIL_OK;
+}
+
 /* ---- batched GEMM ------------------------------------------------------------------------- */
 
 /*
@@ -168,10 +178,7 @@ int veil_task_bgemm(starpu_data_handle_t a, starpu_data_handle_t b, starpu_data_
                             sizeof *g, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker_work(c, (uint64_t)g->batch * g->m * g->n * g->k),
                             VEIL_TRACE_TASK, 0);
-    veil_net_idle_kick(); /* it may be ready: resume paused workers */
-    if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "bgemm: starpu_task_insert failed (%s)", strerror(-rc));
-    return VEIL_OK;
+    return submitted(rc, "bgemm");
 }
 
 /* ---- block sum (a split product put back together) --------------------------------------- */
@@ -245,11 +252,8 @@ int veil_task_block_sum(starpu_data_handle_t base, const starpu_data_handle_t *p
     rc = starpu_task_insert(&veil_block_sum_cl, STARPU_DATA_MODE_ARRAY, d, args->nparts + 2,
                             STARPU_CL_ARGS, copy, sizeof *copy, STARPU_PRIORITY, priority,
                             STARPU_EXECUTE_ON_WORKER, veil_place_worker(out), VEIL_TRACE_TASK, 0);
-    veil_net_idle_kick(); /* it may be ready: resume paused workers */
-    if (rc != 0) /* copy belongs to the task now (STARPU_CL_ARGS): not freed here */
-        return veil_error(VEIL_ERR_STARPU, "block_sum: starpu_task_insert failed (%s)",
-                          strerror(-rc));
-    return VEIL_OK;
+    /* on failure the copy belongs to the task already (STARPU_CL_ARGS): not freed here */
+    return submitted(rc, "block_sum");
 }
 
 /* ---- axis swap ---------------------------------------------------------------------------- */
@@ -311,11 +315,7 @@ int veil_task_swap_axes(starpu_data_handle_t in, starpu_data_handle_t out, const
     rc = starpu_task_insert(&veil_swap_axes_cl, STARPU_R, in, STARPU_W, out, STARPU_VALUE, &s,
                             sizeof s, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(out), VEIL_TRACE_TASK, 0);
-    veil_net_idle_kick(); /* it may be ready: resume paused workers */
-    if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "swap_axes: starpu_task_insert failed (%s)",
-                          strerror(-rc));
-    return VEIL_OK;
+    return submitted(rc, "swap_axes");
 }
 
 /* ---- truncation's local step -------------------------------------------------------------- */
@@ -371,10 +371,7 @@ int veil_task_trunc_finish(starpu_data_handle_t copen, starpu_data_handle_t rhi,
                             STARPU_W, out, STARPU_VALUE, &f, sizeof f, STARPU_VALUE, &party0,
                             sizeof party0, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(out), VEIL_TRACE_TASK, 0);
-    veil_net_idle_kick(); /* it may be ready: resume paused workers */
-    if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "trunc: starpu_task_insert failed (%s)", strerror(-rc));
-    return VEIL_OK;
+    return submitted(rc, "trunc");
 }
 
 /* ---- the elementwise product's local step ------------------------------------------------- */
@@ -519,10 +516,7 @@ int veil_task_sub_pair(starpu_data_handle_t x, starpu_data_handle_t a, starpu_da
     rc = starpu_task_insert(&veil_sub_pair_cl, STARPU_W, de, STARPU_R, x, STARPU_R, a, STARPU_R, y,
                             STARPU_R, b, STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(de), VEIL_TRACE_TASK, 0);
-    veil_net_idle_kick(); /* it may be ready: resume paused workers */
-    if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "mul: starpu_task_insert failed (%s)", strerror(-rc));
-    return VEIL_OK;
+    return submitted(rc, "mul");
 }
 
 int veil_task_beaver_z_pair(starpu_data_handle_t c, starpu_data_handle_t de, starpu_data_handle_t b,
@@ -542,10 +536,7 @@ int veil_task_beaver_z_pair(starpu_data_handle_t c, starpu_data_handle_t de, sta
                             STARPU_R, b, STARPU_R, a, STARPU_VALUE, &with_de, sizeof with_de,
                             STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(z), VEIL_TRACE_TASK, 0);
-    veil_net_idle_kick(); /* it may be ready: resume paused workers */
-    if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "mul: starpu_task_insert failed (%s)", strerror(-rc));
-    return VEIL_OK;
+    return submitted(rc, "mul");
 }
 
 int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_data_handle_t b,
@@ -564,8 +555,5 @@ int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_da
                             STARPU_R, a, STARPU_R, e, STARPU_VALUE, &with_de, sizeof with_de,
                             STARPU_PRIORITY, priority, STARPU_EXECUTE_ON_WORKER,
                             veil_place_worker(z), VEIL_TRACE_TASK, 0);
-    veil_net_idle_kick(); /* it may be ready: resume paused workers */
-    if (rc != 0)
-        return veil_error(VEIL_ERR_STARPU, "mul: starpu_task_insert failed (%s)", strerror(-rc));
-    return VEIL_OK;
+    return submitted(rc, "mul");
 }
