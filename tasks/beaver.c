@@ -116,11 +116,11 @@ static int mul(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y
      * d, then of e (a tile twice as long) */
     struct veil_sec de = {0};
     const size_t de_dims[1] = {2 * x->numel};
-    const uint64_t tag0 = veil_mpc_tags(m, (uint64_t)x->ntiles);
     if ((rc = veil_sec_init_like(m, z, x)) != VEIL_OK ||
         (rc = veil_sec_init(m, &de, VEIL_SHARE_ARITH, 1, de_dims, 2 * x->tile)) != VEIL_OK ||
         !veil_mpc_computes(m))
         goto out;
+    const uint64_t tag0 = veil_mpc_tags(m, (uint64_t)x->ntiles);
     const int p0 = veil_mpc_self(m) == 0;
     struct veil_sec a = veil_mpc_part_view(&mat.part[VEIL_PRE_A], x);
     struct veil_sec b = veil_mpc_part_view(&mat.part[VEIL_PRE_B], x);

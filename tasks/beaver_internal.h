@@ -100,8 +100,8 @@ int veil_task_beaver_z(starpu_data_handle_t c, starpu_data_handle_t d, starpu_da
                        starpu_data_handle_t z, int priority);
 
 /**
- * A product's two masked terms packed for one message per peer: de = (x - a, y - b), de twice
- * the length of the others (veil_mpc_open_pair).
+ * A product's two masked terms packed for one message per peer (veil_mpc_mul, tasks/beaver.c):
+ * de = (x - a, y - b), de twice the length of the others.
  */
 int veil_task_sub_pair(starpu_data_handle_t x, starpu_data_handle_t a, starpu_data_handle_t y,
                        starpu_data_handle_t b, starpu_data_handle_t de, int priority);

@@ -72,9 +72,8 @@ int veil_mpc_open(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec
         if (a) {
             rc = x->kind == VEIL_SHARE_ARITH ? veil_task_sub(x->h[t], a->h[t], d->h[t], prio)
                                              : veil_task_xor(x->h[t], a->h[t], d->h[t], prio);
-            if (rc == VEIL_OK)
-                rc =
-                    veil_mpc_send_all(m, d->h[t], tag); /* posted before the folds, which write d */
+            if (rc == VEIL_OK) /* posted before the folds, which write d */
+                rc = veil_mpc_send_all(m, d->h[t], tag);
         } else {
             rc = veil_mpc_send_all(m, x->h[t], tag);
             if (rc == VEIL_OK)
