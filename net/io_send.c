@@ -92,10 +92,9 @@ static void tag_del(struct veil_net_peer_state *ps, struct veil_net_tagslot *slo
 
 /* ---- the ready list: sends that may stage now, in the sends list's order (by seq) ---------- */
 
+/* r is on the list: only a staged send is unlinked, and staging takes the list's head. */
 static void ready_unlink(struct veil_net_peer_state *ps, struct veil_net_req *r)
 {
-    if (!r->ready)
-        return;
     if (r->ready_prev)
         r->ready_prev->ready_next = r->ready_next;
     else
@@ -105,11 +104,10 @@ static void ready_unlink(struct veil_net_peer_state *ps, struct veil_net_req *r)
     else
         ps->ready_tail = r->ready_prev;
     r->ready_next = r->ready_prev = NULL;
-    r->ready = 0;
 }
 
-/* Inserts r after the last ready send posted before it: a short walk from the back, since sends
- * mostly become ready in posting order. */
+/* Inserts r (not on the list) after the last ready send posted before it: a short walk from the
+ * back, since sends mostly become ready in posting order. */
 static void ready_insert(struct veil_net_peer_state *ps, struct veil_net_req *r)
 {
     struct veil_net_req *after = ps->ready_tail;
@@ -125,12 +123,11 @@ static void ready_insert(struct veil_net_peer_state *ps, struct veil_net_req *r)
         after->ready_next = r;
     else
         ps->ready = r;
-    r->ready = 1;
 }
 
 void veil_net_io_send_acquired(struct veil_net_peer_state *ps, struct veil_net_req *r)
 {
-    if (r->head && !r->ready)
+    if (r->head) /* else it joins when the send before it of its tag finishes */
         ready_insert(ps, r);
 }
 

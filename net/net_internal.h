@@ -102,8 +102,7 @@ struct veil_net_req {
     struct veil_net_inmsg *msg; /* recv: the incoming message bound to it */
     struct veil_net_req *same_next; /* send: next send posted to this peer with this tag */
     struct veil_net_req *next, *prev;
-    int ready;                                    /* send: on its peer's ready list */
-    struct veil_net_req *ready_next, *ready_prev; /* that list's links */
+    struct veil_net_req *ready_next, *ready_prev; /* send: links of its peer's ready list */
 };
 
 /* Frees r and what it owns (no release of its handles: veil_net_req_done's job). */
