@@ -3,7 +3,8 @@
  * (PR_SET_DUMPABLE, with the VEIL_ALLOW_CORE_DUMPS opt-out read through env.c) and
  * MADV_DONTDUMP on the page-aligned parts of buffers that hold keys and shares; and the
  * process-wide pool of wiped share buffers, so that a run reuses its tensors' memory instead of
- * paying malloc, memset and fresh page faults for every tensor.
+ * paying malloc, memset and fresh page faults for every tensor; veil_secbuf_reserve fills it ahead
+ * with faulted-in buffers (veil_party_prepare, for the first run).
  */
 #include "config.h"
 #include "base/secmem.h"
@@ -116,6 +117,7 @@ static struct pool_slot *wiper_slot; /* the slot it goes back to */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static pthread_once_t bound_once = PTHREAD_ONCE_INIT;
 static size_t pool_max_bytes; /* set once (pool_bound_init) */
+static uint64_t fresh_count, fresh_bytes; /* gets the pool could not serve (atomic) */
 static int pool_full_told;    /* the bound has made a give-back free its buffer (logged once) */
 
 /* The memory this process may use: the machine's, or its control group's limit when lower
@@ -246,15 +248,17 @@ static size_t map_remove(uintptr_t p)
     return 0;
 }
 
-/* A fresh zero buffer of bytes >= MAP_MIN, its pages MADV_DONTDUMP; NULL when it cannot be mapped
- * (the caller falls back to malloc). */
+/* A fresh zero buffer of bytes >= MAP_MIN, its pages MADV_DONTDUMP (and with populate, faulted in
+ * now by the kernel in one call); NULL when it cannot be mapped (the caller falls back to
+ * malloc). */
 static void register_atfork(void);
-static void *map_fresh(size_t bytes)
+static void *map_fresh(size_t bytes, int populate)
 {
     pthread_once(&atfork_once, register_atfork); /* map_mu is held across a fork */
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t len = (bytes + page - 1) / page * page;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
     dontdump_pages(p, len);
@@ -384,7 +388,9 @@ void *veil_secbuf_get(size_t bytes)
             return p;
         }
     }
-    if (bytes >= MAP_MIN && (p = map_fresh(bytes)) != NULL)
+    __atomic_fetch_add(&fresh_count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&fresh_bytes, (uint64_t)bytes, __ATOMIC_RELAXED);
+    if (bytes >= MAP_MIN && (p = map_fresh(bytes, 0)) != NULL)
         return p;
     p = veil_aligned_alloc(bytes);
     if (!p)
@@ -392,6 +398,23 @@ void *veil_secbuf_get(size_t bytes)
     veil_secmem_dontdump(p, bytes);
     memset(p, 0, bytes);
     return p;
+}
+
+/* With pool_mu held: the slot of buffers of exactly bytes, taking a free one if there is none;
+ * NULL when all POOL_SIZES slots hold other sizes. */
+static struct pool_slot *slot_for(size_t bytes)
+{
+    struct pool_slot *free_slot = NULL;
+    for (int i = 0; i < POOL_SIZES; i++) {
+        if (pool[i].bytes == bytes)
+            return &pool[i];
+        if (!free_slot && pool[i].clean.n == 0 && pool[i].dirty.n == 0 &&
+            &pool[i] != wiper_slot) /* the wiper will put its buffer back there */
+            free_slot = &pool[i];
+    }
+    if (free_slot)
+        free_slot->bytes = bytes;
+    return free_slot;
 }
 
 void veil_secbuf_put(void *p, size_t bytes)
@@ -403,18 +426,7 @@ void veil_secbuf_put(void *p, size_t bytes)
     int kept = 0, wiped = 0, full = 0;
     if (bytes && bytes <= POOL_MAX_BUF && ((uintptr_t)p & 63) == 0) {
         pthread_mutex_lock(&pool_mu);
-        struct pool_slot *s = NULL, *free_slot = NULL;
-        for (int i = 0; i < POOL_SIZES && !s; i++) {
-            if (pool[i].bytes == bytes)
-                s = &pool[i];
-            else if (!free_slot && pool[i].clean.n == 0 && pool[i].dirty.n == 0 &&
-                     &pool[i] != wiper_slot) /* the wiper will put its buffer back there */
-                free_slot = &pool[i];
-        }
-        if (!s && free_slot) {
-            s = free_slot;
-            s->bytes = bytes;
-        }
+        struct pool_slot *s = slot_for(bytes);
         full = s && pool_bytes + bytes > pool_max_bytes && !pool_full_told;
         if (full)
             pool_full_told = 1;
@@ -445,6 +457,41 @@ void veil_secbuf_put(void *p, size_t bytes)
             veil_wipe(p, bytes);
         release(p);
     }
+}
+
+size_t veil_secbuf_reserve(const size_t *bytes, size_t n)
+{
+    pthread_once(&atfork_once, register_atfork);
+    pthread_once(&bound_once, pool_bound_init);
+    size_t added = 0;
+    for (size_t i = 0; bytes && i < n; i++) {
+        const size_t b = bytes[i];
+        if (!b || b > POOL_MAX_BUF)
+            continue;
+        pthread_mutex_lock(&pool_mu);
+        const int room = pool_bytes + b <= pool_max_bytes && slot_for(b);
+        pthread_mutex_unlock(&pool_mu);
+        if (!room)
+            continue; /* a smaller buffer later in the list may still fit */
+        void *p = b >= MAP_MIN ? map_fresh(b, 1) : NULL;
+        if (!p) {
+            if (!(p = veil_aligned_alloc(b)))
+                break;
+            veil_secmem_dontdump(p, b);
+            memset(p, 0, b); /* the pages fault in here */
+        }
+        pthread_mutex_lock(&pool_mu);
+        struct pool_slot *s = slot_for(b); /* a get or put may have run meanwhile */
+        const int kept = s && pool_bytes + b <= pool_max_bytes && stack_push(&s->clean, p);
+        if (kept)
+            pool_bytes += b;
+        pthread_mutex_unlock(&pool_mu);
+        if (kept)
+            added += b;
+        else
+            release(p); /* all zeros: nothing to wipe */
+    }
+    return added;
 }
 
 void veil_secbuf_drain(void)
@@ -483,4 +530,10 @@ size_t veil_secbuf_dirty(void)
     const size_t n = pool_dirty + (wiper_holds != NULL); /* the one being wiped is not yet */
     pthread_mutex_unlock(&pool_mu);
     return n;
+}
+
+void veil_secbuf_fresh(uint64_t *count, uint64_t *bytes)
+{
+    *count = __atomic_load_n(&fresh_count, __ATOMIC_RELAXED);
+    *bytes = __atomic_load_n(&fresh_bytes, __ATOMIC_RELAXED);
 }

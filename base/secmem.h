@@ -9,6 +9,7 @@
 #define VEIL_BASE_SECMEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /** Makes this process not dumpable (prctl(PR_SET_DUMPABLE, 0)) unless VEIL_ALLOW_CORE_DUMPS=1.
  *  Idempotent; a no-op off Linux. */
@@ -43,6 +44,16 @@ void *veil_secbuf_get(size_t bytes);
  */
 void veil_secbuf_put(void *p, size_t bytes);
 
+/**
+ * Puts into the pool, ready for veil_secbuf_get, one zeroed buffer of each of the n sizes in
+ * bytes[] (repeat a size to reserve several), its pages faulted in now (a buffer of 256 KiB or
+ * more mapped with MAP_POPULATE, a smaller one zeroed by memset): a run that then takes them does
+ * not pay the page faults. Within the pool's limits, as veil_secbuf_put: a size that does not fit
+ * (over 256 MiB, beyond veil_secbuf_max_bytes in all, or a 257th size) is left out. Stops at the
+ * first allocation that fails. Returns the bytes reserved. Thread-safe.
+ */
+size_t veil_secbuf_reserve(const size_t *bytes, size_t n);
+
 /** Wipes what is still dirty and frees every pooled buffer; called when an MPC context closes. */
 void veil_secbuf_drain(void);
 
@@ -54,6 +65,10 @@ size_t veil_secbuf_max_bytes(void);
 
 /** Bytes held by the pool now, wiped or not (tests). */
 size_t veil_secbuf_pooled_bytes(void);
+
+/** How many veil_secbuf_get calls the pool could not serve since the process started, and their
+ *  bytes: fresh allocations, whose pages fault in at first use (tests, benchmarks). */
+void veil_secbuf_fresh(uint64_t *count, uint64_t *bytes);
 
 /** Pooled buffers not wiped yet (tests). */
 size_t veil_secbuf_dirty(void);

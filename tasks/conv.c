@@ -220,6 +220,8 @@ int veil_mpc_conv2d_beaver(veil_mpc_t *m, const struct veil_sec *x, const struct
     /* unsplit, a computing party's y is the correction part C (below); else allocated here */
     if (!veil_mpc_computes(m) || pr * pc > 1) {
         rc = veil_sec_init(m, y, VEIL_SHARE_ARITH, 4, yd, SIZE_MAX);
+        veil_mpc_note_alloc(m, o.cols_len); /* a party's cd and ca, below */
+        veil_mpc_note_alloc(m, o.cols_len);
         if (rc != VEIL_OK || !veil_mpc_computes(m))
             goto out;
     }
@@ -306,9 +308,12 @@ int veil_mpc_conv2d_grad_input(veil_mpc_t *m, const struct veil_sec *w, const st
     }
     if ((rc = dy_matrix(m, dy, g, &o, &dym)) != VEIL_OK ||
         (rc = veil_mpc_matmul_core(m, &wt, &dym, &cols)) != VEIL_OK ||
-        (rc = veil_sec_init(m, dx, VEIL_SHARE_ARITH, 4, xd, SIZE_MAX)) != VEIL_OK ||
-        !veil_mpc_computes(m))
+        (rc = veil_sec_init(m, dx, VEIL_SHARE_ARITH, 4, xd, SIZE_MAX)) != VEIL_OK)
         goto out;
+    if (!veil_mpc_computes(m)) {
+        veil_mpc_note_alloc(m, o.cols_len); /* a party's colsb, below */
+        goto out;
+    }
     if ((rc = init1(m, &colsb, o.cols_len)) != VEIL_OK)
         goto out;
     const size_t p[4] = {1, o.ckk, g->batch, o.ohow};
@@ -342,6 +347,7 @@ int veil_mpc_conv2d_grad_weight(veil_mpc_t *m, const struct veil_sec *x, const s
      * sharing of im2col(x) (linear, local). */
     if ((rc = init2(m, &colst, g->batch * o.ohow, o.ckk)) != VEIL_OK)
         goto out;
+    veil_mpc_note_alloc(m, o.cols_len); /* a party's cols, below */
     if (veil_mpc_computes(m)) {
         const size_t p[4] = {g->batch, o.ckk, o.ohow, 1};
         if ((rc = init1(m, &cols, o.cols_len)) != VEIL_OK ||

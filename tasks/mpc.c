@@ -82,6 +82,7 @@ static veil_mpc_t *context_new(const struct veil_mpc_options *opts)
     if (m->opt.tile == 0)
         m->opt.tile = VEIL_MPC_TILE_DEFAULT;
     m->next_tag = VEIL_MPC_TAG_FIRST;
+    m->allocs_complete = 1;
     return m;
 }
 
@@ -245,8 +246,10 @@ void veil_mpc_destroy(veil_mpc_t **mp)
         free(m->seeds);
     }
     veil_wipe(m->seed, sizeof m->seed);
-    veil_secbuf_drain(); /* the session's pooled tensor buffers, wiped */
+    if (m->opt.role != VEIL_MPC_RECORDER) /* a recorder (prepare's) holds none of them */
+        veil_secbuf_drain();              /* the session's pooled tensor buffers, wiped */
     free(m->items);
+    free(m->allocs);
     free(m->wids);
     free(m);
     *mp = NULL;
@@ -485,6 +488,8 @@ int veil_sec_init(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, 
                   const size_t *dims, size_t tile)
 {
     int rc = veil_sec_shape(m, t, kind, ndim, dims, tile);
+    if (rc == VEIL_OK && !veil_mpc_computes(m))
+        veil_mpc_note_alloc(m, t->numel);
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
     if ((rc = veil_sec_alloc(m, t)) != VEIL_OK || (rc = veil_sec_register(t)) != VEIL_OK) {
@@ -498,6 +503,8 @@ int veil_sec_init_words(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind 
                         const size_t *dims, size_t tile, const uint64_t *words)
 {
     int rc = veil_sec_shape(m, t, kind, ndim, dims, tile);
+    if (rc == VEIL_OK && !veil_mpc_computes(m))
+        veil_mpc_note_alloc(m, t->numel);
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
     if ((rc = veil_sec_alloc(m, t)) != VEIL_OK)

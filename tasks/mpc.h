@@ -197,6 +197,13 @@ void veil_mpc_round(veil_mpc_t *m);
  *  consumed (*n) but keeps no list (NULL): a session's list grew by 112 bytes per item for as
  *  long as it ran (12.6 MB per 1,000 LeNet-5 runs, bench/README-soak.md). */
 const struct veil_preproc_item *veil_mpc_items(const veil_mpc_t *m, size_t *n);
+/** A RECORDER (else VEIL_ERR_INVAL): with on, from now on it also logs the size in bytes of each
+ *  share buffer a computing party would allocate at the same calls (tasks/mpc_allocs.c says
+ *  what the log leaves out); with 0 it stops. */
+int veil_mpc_log_allocs(veil_mpc_t *m, int on);
+/** That log, in call order, its length in *n; NULL and 0 when it could not be kept whole (out of
+ *  memory) or there is none. Valid until the context is destroyed. */
+const size_t *veil_mpc_allocs(const veil_mpc_t *m, size_t *n);
 /** The bytes of dealer corrections so far: at the dealer those it sent, at the designated party
  *  of DEALER material those it posted receives for; 0 elsewhere. */
 uint64_t veil_mpc_correction_bytes(const veil_mpc_t *m);

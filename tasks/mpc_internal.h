@@ -74,6 +74,9 @@ struct veil_mpc {
     struct veil_mpc_cache cache; /* mpc_release.c */
     uint64_t *wids; /* weight ids claimed by weight-stationary states (tasks/wstat.c), forever */
     size_t nwids, wids_cap;
+    size_t *allocs; /* a RECORDER's log of buffer sizes (mpc_allocs.c), while allocs_on */
+    size_t nallocs, allocs_cap;
+    int allocs_on, allocs_complete;
 };
 
 /** Called by a task body that failed (out of memory, crypto library): logged, then reported
@@ -108,6 +111,10 @@ int veil_mpc_cache_keep(veil_mpc_t *m, struct veil_mpc_garbage *g);
 /** Unregisters and releases everything kept (the context's end). */
 void veil_mpc_cache_drain(veil_mpc_t *m);
 void veil_mpc_cache_stats(const veil_mpc_t *m, struct veil_mpc_cache_stats *s);
+
+/** At a RECORDER logging allocations (veil_mpc_log_allocs): notes the share buffer of numel
+ *  words that a computing party allocates at this point of the call. Elsewhere nothing. */
+void veil_mpc_note_alloc(veil_mpc_t *m, size_t numel);
 
 /** Shape and tiling only (no memory): what veil_sec_init does at the dealer / a recorder. */
 int veil_sec_shape(veil_mpc_t *m, struct veil_sec *t, enum veil_share_kind kind, int ndim,

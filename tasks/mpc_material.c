@@ -338,6 +338,10 @@ int veil_mpc_material_skip(veil_mpc_t *m, struct veil_preproc_item item, size_t 
                         : tile * (desc.part[j].numel / (size_t)item.p[VEIL_PRE_N]);
         rc = veil_sec_shape(m, &out->part[j], desc.part[j].form, 1, dims, ptile);
     }
+    if (rc == VEIL_OK && m->opt.role == VEIL_MPC_RECORDER)
+        for (int j = 0; j < desc.nparts; j++)
+            if (!(skip & 1u << j)) /* what a party allocates below */
+                veil_mpc_note_alloc(m, out->part[j].numel);
     if (rc != VEIL_OK || m->opt.role == VEIL_MPC_RECORDER)
         return rc;
 

@@ -126,8 +126,10 @@ int veil_mpc_share_input(veil_mpc_t *m, int owner, const uint64_t *values, int n
         return rc;
     const uint64_t tag0 = veil_mpc_tags(m, (uint64_t)out->ntiles);
     veil_mpc_round(m);
-    if (!veil_mpc_computes(m))
+    if (!veil_mpc_computes(m)) {
+        veil_mpc_note_alloc(m, out->numel); /* every party's own share */
         return VEIL_OK;
+    }
     if (m->self == owner && !values)
         return veil_error(VEIL_ERR_INVAL, "share input: the owner must give its values");
     if ((rc = veil_sec_alloc(m, out)) != VEIL_OK)

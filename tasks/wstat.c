@@ -136,6 +136,8 @@ static int fetch_mask(veil_mpc_t *m, struct veil_mpc_wstat *ws,
 {
     const size_t dims[1] = {n};
     int rc = veil_sec_shape(m, &ws->b, VEIL_SHARE_ARITH, 1, dims, SIZE_MAX);
+    if (rc == VEIL_OK && !veil_mpc_computes(m))
+        veil_mpc_note_alloc(m, ws->b.numel);
     if (rc != VEIL_OK || !veil_mpc_computes(m))
         return rc;
     if ((rc = veil_sec_alloc(m, &ws->b)) != VEIL_OK)

@@ -3,8 +3,12 @@
  * memory); VEIL_POOL_MAX_MB=16 bounds it at 16 MiB, so
  * that of five 4 MiB buffers given back four are kept (and handed out again, zeroed) and the fifth
  * is freed (noted at the info level); values outside 16..1048576 MiB or not numbers fall back to
- * the default with a warning naming the variable. Each case runs in a child of its own: the bound
- * is read once per process. */
+ * the default with a warning naming the variable. veil_secbuf_reserve under the 16 MiB bound: of
+ * 4, 4 MiB, 100 KiB, 300 MiB, 4 and 4 MiB it keeps 4, 4 MiB, 100 KiB and 4 MiB (the 300 MiB
+ * buffer is over the largest size pooled, the last one over the bound), every page of them
+ * resident (mincore) where a buffer freshly mapped by a get has none; gets of those sizes then
+ * take them, zeroed, with no fresh allocation. Each case runs in a child of its own: the bound is
+ * read once per process. */
 #include "config.h"
 #include "test_util.h"
 #include "base/secmem.h"
@@ -12,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,6 +64,62 @@ static void check_small_bound(void)
              veil_secbuf_pooled_bytes());
     for (int i = 0; i < N - 1; i++)
         veil_secbuf_put(b[i], 4 * MIB);
+    veil_secbuf_drain();
+}
+
+/* The resident pages of the whole pages of [p, p + n). */
+static size_t resident_pages(const void *p, size_t n)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t start = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    const uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+    unsigned char vec[4096];
+    if (end <= start || (end - start) / page > sizeof vec ||
+        mincore((void *)start, end - start, vec) != 0)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < (end - start) / page; i++)
+        k += vec[i] & 1;
+    return k;
+}
+
+/* VEIL_POOL_MAX_MB=16: veil_secbuf_reserve within the bound, faulted in, then taken by gets. */
+static void check_reserve(void)
+{
+    const size_t want[] = {4 * MIB, 4 * MIB, 100 << 10, 300 * MIB, 4 * MIB, 4 * MIB};
+    const size_t kept = 12 * MIB + (100 << 10);
+    uint64_t n0, b0, n1, b1;
+    veil_secbuf_fresh(&n0, &b0);
+    const size_t got = veil_secbuf_reserve(want, sizeof want / sizeof *want);
+    VT_CHECK(got == kept && veil_secbuf_pooled_bytes() == kept,
+             "reserve: %zu bytes reserved, %zu pooled; expected %zu", got,
+             veil_secbuf_pooled_bytes(), kept);
+    uint8_t *b[4] = {veil_secbuf_get(4 * MIB), veil_secbuf_get(4 * MIB), veil_secbuf_get(4 * MIB),
+                     veil_secbuf_get(100 << 10)};
+    veil_secbuf_fresh(&n1, &b1);
+    VT_CHECK(n1 == n0 && b1 == b0, "gets of reserved sizes allocated %llu buffers, %llu bytes",
+             (unsigned long long)(n1 - n0), (unsigned long long)(b1 - b0));
+    VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool holds %zu bytes after taking all",
+             veil_secbuf_pooled_bytes());
+    /* before anything reads them: a read maps the zero page, which counts as resident */
+    VT_CHECK(b[0] && resident_pages(b[0], 4 * MIB) == 4 * MIB / (size_t)sysconf(_SC_PAGESIZE),
+             "a reserved 4 MiB buffer has %zu resident pages, not all",
+             b[0] ? resident_pages(b[0], 4 * MIB) : 0);
+    const size_t sizes[4] = {4 * MIB, 4 * MIB, 4 * MIB, 100 << 10};
+    for (int i = 0; i < 4; i++) {
+        int zero = b[i] != NULL;
+        for (size_t k = 0; b[i] && k < sizes[i]; k += 4093)
+            zero &= b[i][k] == 0;
+        VT_CHECK(zero, "reserved buffer %d: not all zeros", i);
+    }
+    uint8_t *fresh = veil_secbuf_get(8 * MIB); /* a size never reserved: mapped, not touched */
+    veil_secbuf_fresh(&n1, &b1);
+    VT_CHECK(fresh && n1 == n0 + 1 && resident_pages(fresh, 8 * MIB) == 0,
+             "a fresh 8 MiB buffer: %llu fresh allocations, %zu resident pages",
+             (unsigned long long)(n1 - n0), fresh ? resident_pages(fresh, 8 * MIB) : 0);
+    for (int i = 0; i < 4; i++)
+        veil_secbuf_put(b[i], sizes[i]);
+    veil_secbuf_put(fresh, 8 * MIB);
     veil_secbuf_drain();
 }
 
@@ -115,6 +176,7 @@ int main(void)
     setenv("VEIL_LOG", "info", 1); /* the note that the bound freed a buffer, once */
     in_child("16", check_small_bound, "16 MiB", "the buffer pool holds its bound, 16 MiB");
     unsetenv("VEIL_LOG");
+    in_child("16", check_reserve, "reserve", NULL);
     static const char *const bad[] = {"abc", "15", "1048577", "-4", "16M"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char warn[64];

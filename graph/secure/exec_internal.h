@@ -121,6 +121,13 @@ int veil_exec_init(struct veil_exec *x, const veil_plan_t *p, veil_mpc_t *m);
 /** Releases every tensor (parameters and weight-stationary states included) and the tables. */
 void veil_exec_fini(struct veil_exec *x);
 /**
+ * The share buffers a computing party allocates in a steady run of p (one after the first, which
+ * shares the parameters), as a RECORDER walking two runs sees them (tasks/mpc_allocs.c): their
+ * sizes in bytes into *bytes (malloc'd, the caller frees it) and their count into *n. VEIL_OK or
+ * the error (then *bytes NULL, *n 0).
+ */
+int veil_plan_run_buffers(const veil_plan_t *p, int nparties, size_t **bytes, size_t *n);
+/**
  * One walk of nodes [0, end) of x->p (end: p->nforward for inference, p->count for a training
  * step): shares this party's INPUT values (values[i]: numel doubles per leaf it owns, NULL
  * elsewhere; ignored at the dealer and a recorder), shares PARAMs whose x->val is still empty

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "base/base_internal.h"
+#include "base/secmem.h"
 #include "base/trace.h"
 #include "graph/secure/party_internal.h"
 #include "tasks/dealer_msg.h"
@@ -287,6 +288,28 @@ static int deal_ahead(veil_party_t *me)
     return rc;
 }
 
+/* A steady run's share buffers reserved in the buffer pool, their pages faulted in now
+ * (base/secmem.c): run 0 then takes them as later runs take the ones the run before gave back,
+ * instead of faulting in its working set while it computes (LeNet-5 at batch 100: 306 MB in
+ * about 370 buffers). A party only: the dealer holds no shares. Best effort: a buffer left out
+ * is allocated in run 0 as before. */
+static void reserve_run_buffers(veil_party_t *me)
+{
+    size_t *bytes = NULL, n = 0, total = 0;
+    const double t0 = now_s();
+    const int rc = veil_plan_run_buffers(me->p, me->nparties, &bytes, &n);
+    for (size_t i = 0; i < n; i++)
+        total += bytes[i];
+    const size_t got = rc == VEIL_OK ? veil_secbuf_reserve(bytes, n) : 0;
+    free(bytes);
+    if (rc != VEIL_OK)
+        VEIL_LOG_WARN("veil_party_prepare: run 0's buffers not reserved: %s", veil_last_error());
+    else
+        VEIL_LOG_INFO("veil_party_prepare: %zu of run 0's %zu MB of share buffers reserved in "
+                      "%.3f s",
+                      got >> 20, total >> 20, now_s() - t0);
+}
+
 /* Why prepare may not run now (the same answer at every process: SPMD), or VEIL_OK. */
 static int prepare_refused(veil_party_t *me)
 {
@@ -329,6 +352,8 @@ int veil_party_prepare(veil_party_t *me, const struct veil_feed *params, size_t 
         rc = veil_lower_prime_weights(&me->x);
     veil_plan_values_free(p, values);
     free(values);
+    if (rc == VEIL_OK && !me->is_dealer) /* while the sharing's messages travel */
+        reserve_run_buffers(me);
     const int wrc = veil_mpc_wait(me->m);
     if (rc == VEIL_OK)
         rc = wrc;

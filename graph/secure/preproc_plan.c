@@ -7,7 +7,8 @@
  * shared at the first run; with weight-stationary preprocessing, the weight masks once), and the
  * files are bound to the session id, the party count and the plan digest, which the parties'
  * readers check (tasks/preproc_read.c). Whoever runs this learns every party's material: it is
- * the dealer's role, played ahead of time.
+ * the dealer's role, played ahead of time. The same recorder walk also gives the share buffers a
+ * steady run allocates (veil_plan_run_buffers), which veil_party_prepare reserves.
  */
 #include "config.h"
 
@@ -39,9 +40,7 @@ static int check_format(const char *fmt)
 /* Records the items `runs` runs of p request (a RECORDER walking p over one executor state, as a
  * session's runs do) into *rec and *x (the caller finishes and destroys both); *list and *n
  * receive the items, *words their correction words. VEIL_OK or the error. */
-static int record(const veil_plan_t *p, int nparties, int runs, veil_mpc_t **rec,
-                  struct veil_exec *x, const struct veil_preproc_item **list, size_t *n,
-                  uint64_t *words)
+static int recorder(const veil_plan_t *p, int nparties, veil_mpc_t **rec, struct veil_exec *x)
 {
     struct veil_mpc_options mo;
     veil_mpc_options_defaults(&mo);
@@ -50,15 +49,52 @@ static int record(const veil_plan_t *p, int nparties, int runs, veil_mpc_t **rec
     memset(x, 0, sizeof *x);
     if (!(*rec = veil_mpc_new_recorder(nparties, &mo)))
         return veil_last_error()[0] ? VEIL_ERR_INVAL : VEIL_ERR_NOMEM;
-    int rc = veil_exec_init(x, p, *rec);
-    for (int r = 0; r < runs && rc == VEIL_OK; r++) {
-        /* run r of a training session is its step r + 1 (weight averaging's schedule) */
-        x->average = veil_plan_average_due(p, (uint64_t)r + 1);
-        x->step = (uint64_t)r + 1;
-        rc = veil_exec_walk(x, p->opts.training ? p->count : p->nforward, NULL, NULL);
-    }
+    return veil_exec_init(x, p, *rec);
+}
+
+/* Run r (from 0) of a session, walked by the recorder x. */
+static int walk_run(const veil_plan_t *p, struct veil_exec *x, int r)
+{
+    /* run r of a training session is its step r + 1 (weight averaging's schedule) */
+    x->average = veil_plan_average_due(p, (uint64_t)r + 1);
+    x->step = (uint64_t)r + 1;
+    return veil_exec_walk(x, p->opts.training ? p->count : p->nforward, NULL, NULL);
+}
+
+static int record(const veil_plan_t *p, int nparties, int runs, veil_mpc_t **rec,
+                  struct veil_exec *x, const struct veil_preproc_item **list, size_t *n,
+                  uint64_t *words)
+{
+    int rc = recorder(p, nparties, rec, x);
+    for (int r = 0; r < runs && rc == VEIL_OK; r++)
+        rc = walk_run(p, x, r);
     *list = veil_mpc_items(*rec, n);
     return rc == VEIL_OK ? veil_preproc_items_size(*list, *n, words, NULL, NULL) : rc;
+}
+
+int veil_plan_run_buffers(const veil_plan_t *p, int nparties, size_t **bytes, size_t *n)
+{
+    *bytes = NULL;
+    *n = 0;
+    veil_mpc_t *rec = NULL;
+    struct veil_exec x;
+    /* run 0 shares the parameters and opens a weight-stationary plan's weight masks, which
+     * veil_party_prepare does before any run: the run after it is a steady one */
+    int rc = recorder(p, nparties, &rec, &x);
+    if (rc == VEIL_OK && (rc = walk_run(p, &x, 0)) == VEIL_OK &&
+        (rc = veil_mpc_log_allocs(rec, 1)) == VEIL_OK)
+        rc = walk_run(p, &x, 1);
+    size_t count = 0;
+    const size_t *log = rc == VEIL_OK ? veil_mpc_allocs(rec, &count) : NULL;
+    if (log && count && (*bytes = malloc(count * sizeof **bytes)) != NULL) {
+        memcpy(*bytes, log, count * sizeof **bytes);
+        *n = count;
+    } else if (log && count) {
+        rc = veil_error(VEIL_ERR_NOMEM, "veil_plan_run_buffers: out of memory");
+    }
+    veil_exec_fini(&x);
+    veil_mpc_destroy(&rec);
+    return rc;
 }
 
 int veil_plan_preproc(const veil_plan_t *p, int nparties, uint64_t *items, uint64_t *dealer_bytes)
