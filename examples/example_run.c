@@ -67,7 +67,7 @@ static int usage(const struct example_cli *c, int code)
             "  --lookahead L      linear layers submitted at most L ahead (0..64; default: no\n"
             "                     bound)\n"
             "  --serialized       the blocking baseline: no overlap across layers\n"
-            "  --cold             inference: no veil_party_prepare before the first run, which\n"
+            "  --cold             no veil_party_prepare before the first run or step, which\n"
             "                     then shares the parameters itself (a cold first run)\n"
             "  --optimizer NAME   train: sgd (default), adam or adamw (lr 0.01, betas 0.9 and\n"
             "                     0.999, eps 1e-4; adamw: decoupled weight decay 0.01)\n"
@@ -394,9 +394,7 @@ static int check_run(const struct model *m, const veil_plan_t *plan, int run, do
     return rc;
 }
 
-/* The warm first run (veil_party_prepare): the parameters shared before run 0, from run 0's feeds
- * (the inputs among them are ignored); *secs receives the sharing's seconds. */
-static int prepare(const struct model *m, veil_party_t *pt, double *secs)
+int example_prepare(const struct model *m, veil_party_t *pt, const char *first, double *secs)
 {
     struct veil_feed *feeds = NULL;
     size_t nf = 0;
@@ -413,8 +411,8 @@ static int prepare(const struct model *m, veil_party_t *pt, double *secs)
     veil_party_last_stats(pt, &st);
     *secs = st.online_s;
     printf("prepare: %.3f s, sent %" PRIu64 " bytes, received %" PRIu64 " (%" PRIu64
-           " from the dealer), %" PRIu64 " rounds: the parameters shared before run 0\n",
-           st.online_s, st.bytes_sent, st.bytes_recv, st.dealer_bytes_recv, st.rounds);
+           " from the dealer), %" PRIu64 " rounds: the parameters shared before the first %s\n",
+           st.online_s, st.bytes_sent, st.bytes_recv, st.dealer_bytes_recv, st.rounds, first);
     return VEIL_OK;
 }
 
@@ -507,7 +505,7 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
            veil_plan_leaf_count(plan), items, (double)dealer_bytes / 1e6);
     struct veil_run_profile prof = {.run = -1};
     double prepare_s = -1; /* --cold: none */
-    if (code == 0 && !eo->cold && prepare(m, pt, &prepare_s) != VEIL_OK)
+    if (code == 0 && !eo->cold && example_prepare(m, pt, "run", &prepare_s) != VEIL_OK)
         code = 1;
     if (code == 0 && secure_runs(m, pt, plan, runs, eo->cold, got, st, &prof) != VEIL_OK)
         code = 1;

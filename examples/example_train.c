@@ -2,8 +2,9 @@
  * example_train.c — the secure-training driver the model examples share (`mlp train`, `lenet
  * train`, `transformer train`). Every process veil-run starts builds the same graph (its output
  * feeding a softmax cross-entropy loss against the data owner's one-hot labels), compiles it for
- * training, and makes the same calls: R SGD steps (veil_train_step_reveal_loss, the data owner
- * learning each step's loss), then a reveal of every parameter to the model owner. The model
+ * training, and makes the same calls: veil_party_prepare (not with --cold), R SGD steps
+ * (veil_train_step_reveal_loss, the data owner learning each step's loss), then a reveal of every
+ * parameter to the model owner. The model
  * owner checks the trained parameters against the plaintext fixed-point trainer with
  * round-to-nearest truncation (VEIL_PLAIN_FIXED_NEAREST) on the same data, and every process prints what its steps cost (with tracing on, also their busy and
  * overlap figures, as example_run prints them for runs), the last line as key=value pairs.
@@ -91,15 +92,16 @@ static double momentum_steps(int steps, double m)
 
 /* The secure steps and the parameters' reveal to the model owner (got[k]: the k-th parameter);
  * with tracing on, *prof ends as the last step's profile. */
-static int secure_steps(const struct model *m, veil_party_t *pt, int steps, double *loss,
-                        struct veil_run_stats *st, struct veil_run_profile *prof, double **got)
+static int secure_steps(const struct model *m, veil_party_t *pt, int steps, int cold,
+                        double *loss, struct veil_run_stats *st, struct veil_run_profile *prof,
+                        double **got)
 {
     const int id = veil_party_id(pt), dealer = veil_party_is_dealer(pt);
     for (int s = 0; s < steps; s++) {
         struct veil_feed *feeds = NULL;
         size_t nf = 0;
-        /* the parameters only at the first step, which shares them */
-        int rc = dealer ? VEIL_OK : model_feeds(m, id, s, s == 0, &feeds, &nf);
+        /* the parameters only at the first step of a --cold session, which shares them */
+        int rc = dealer ? VEIL_OK : model_feeds(m, id, s, s == 0 && cold, &feeds, &nf);
         if (rc == VEIL_OK)
             rc = veil_train_step_reveal_loss(pt, feeds, nf, DATA_OWNER, NULL, &loss[s]);
         model_feeds_free(&feeds, nf);
@@ -171,7 +173,10 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
         printf("betas %g %g, eps %g%s\n", co.beta1, co.beta2, co.eps,
                eo->optimizer == VEIL_OPTIMIZER_ADAMW ? ", weight decay 0.01" : "");
     struct veil_run_profile prof = {.run = -1};
-    if (!code && secure_steps(m, pt, steps, loss, st, &prof, got) != VEIL_OK)
+    double prepare_s = -1; /* --cold: none */
+    if (!code && !eo->cold && example_prepare(m, pt, "step", &prepare_s) != VEIL_OK)
+        code = 1;
+    if (!code && secure_steps(m, pt, steps, eo->cold, loss, st, &prof, got) != VEIL_OK)
         code = 1;
     if (veil_party_close(&pt) != VEIL_OK && !code) { /* the dealer learns it here */
         fprintf(stderr, "%s: %s\n", m->name, veil_last_error());
@@ -212,8 +217,10 @@ int example_train(struct model *m, const struct model_opts *mo, const struct exa
         printf(" max_err=%.3g agree=%d", err, agree);
     if (!dealer && id == DATA_OWNER && code == 0)
         printf(" loss_first=%.5f loss_last=%.5f", loss[0], loss[steps - 1]);
-    printf(" step_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64, last->online_s,
-           last->bytes_sent, last->rounds);
+    printf(" step_online_s=%.3f first_step_online_s=%.3f bytes_sent=%" PRIu64 " rounds=%" PRIu64,
+           last->online_s, st[0].online_s, last->bytes_sent, last->rounds);
+    if (prepare_s >= 0)
+        printf(" prepare_s=%.3f", prepare_s);
     if (prof.run == steps - 1) /* the last step's profile (tracing on); a step is one run */
         example_print_busy_fields(&prof);
     printf("\n");

@@ -91,7 +91,7 @@ struct example_opts {
     int lookahead;
     int serialized;
     int optimizer;      /* training: enum veil_optimizer [SGD] (--optimizer sgd|adam|adamw) */
-    int cold;           /* inference: no veil_party_prepare, the first run shares the parameters
+    int cold;           /* no veil_party_prepare, the first run or step shares the parameters
                            itself [0] (--cold) */
     /* the offline phase ahead (inference): with preproc set, the parties read their correlated
      * randomness from these files ("%d": the party id) and the session has no dealer; in
@@ -123,6 +123,11 @@ int example_run(struct model *m, const struct model_opts *mo, const struct examp
  * stretch). Returns the process's exit status: 0, 1 (a failed step or a disagreement).
  */
 int example_train(struct model *m, const struct model_opts *mo, const struct example_opts *eo);
+/* The warm first run or step (veil_party_prepare): the parameters shared, and the first run's share
+ * buffers reserved, before it, from run 0's feeds (the inputs among them are ignored); prints what
+ * it cost, naming the first "run" or "step"; *secs receives its seconds. VEIL_OK or the error
+ * (printed). */
+int example_prepare(const struct model *m, veil_party_t *pt, const char *first, double *secs);
 
 /* Compiles m (for inference, weight-stationary, or with training) with eo's pipeline settings and
  * opens this process's side of the session; NULL after printing why. *plan is the compiled plan

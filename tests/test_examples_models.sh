@@ -103,6 +103,14 @@ train 2 resnet resnet18
 "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --batch 4 \
     --microbatches 2 >"$T/out" 2>&1 || bad "mlp train --microbatches 2 exited $?"
 grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train in 2 micro-batches: no agree=1"
+# training prepares (the parameters shared and the first step's buffers reserved before it)
+# unless --cold, whose first step shares the parameters itself; both train to agree=1
+grep -q '^\[p1\] prepare: [0-9.]* s, .* the parameters shared before the first step$' "$T/out" ||
+    bad "mlp train in 2 micro-batches: no prepare line"
+"$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --runs 2 --cold \
+    >"$T/out" 2>&1 || bad "mlp train --cold exited $?"
+grep -q '^\[p0\] model=mlp .* agree=1 ' "$T/out" || bad "mlp train --cold: no agree=1"
+if grep -q 'prepare' "$T/out"; then bad "mlp train --cold prepared"; fi
 # Adam inside MPC (a small MLP; the update costs about 300 B per parameter element: README)
 "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples/mlp" train --small --layers 16,8,4 --runs 2 \
     --optimizer adam >"$T/out" 2>&1 || bad "mlp train --optimizer adam exited $?"
@@ -119,7 +127,7 @@ VEIL_TRACE="$T/trace-%d.json" "$RUN" -n 2 --dealer --timeout 120 -- "$B/examples
     --small --runs 2 >"$T/out" 2>&1 || bad "traced mlp train exited $?"
 [ "$(grep -c '^\[p1\] step [01]: compute [0-9.]*%, network [0-9.]*%, overlap [0-9.]*%, idle [0-9.]*%, overlap share [0-9.]*, stretch [0-9.]*$' "$T/out")" -eq 2 ] ||
     { bad "traced mlp train: party 1 did not print both steps' busy figures"; cat "$T/out" >&2; }
-grep -q '^\[p1\] model=mlp .* step_online_s=[0-9.]* bytes_sent=[0-9]* rounds=[0-9]* compute_s=[0-9.]* network_s=[0-9.]* compute_pct=[0-9.]* network_pct=[0-9.]* overlap_pct=[0-9.]* overlap_share=[0-9.]* stretch=[0-9.]* cpu_busy_pct=[0-9.]* cpu_workers_pct=[0-9.]* cpu_workers_wait_ms=[0-9.]*$' "$T/out" ||
+grep -q '^\[p1\] model=mlp .* step_online_s=[0-9.]* first_step_online_s=[0-9.]* bytes_sent=[0-9]* rounds=[0-9]* prepare_s=[0-9.]* compute_s=[0-9.]* network_s=[0-9.]* compute_pct=[0-9.]* network_pct=[0-9.]* overlap_pct=[0-9.]* overlap_share=[0-9.]* stretch=[0-9.]* cpu_busy_pct=[0-9.]* cpu_workers_pct=[0-9.]* cpu_workers_wait_ms=[0-9.]*$' "$T/out" ||
     { bad "traced mlp train: no busy fields on party 1's last line"; cat "$T/out" >&2; }
 # and each step its CPU use: the process's share of its CPUs, each role's, the workers' wait
 [ "$(grep -c '^\[p1\] step [01]: cpu [0-9.]*% of [1-9][0-9]* CPU(s) (workers [0-9.]*%, submit [0-9.]*%, net [0-9.]*%, zmq [0-9.]*%, wiper [0-9.]*%, other [0-9.]*%), workers waited [0-9.]* ms for a CPU in [0-9]* slices$' "$T/out")" -eq 2 ] ||

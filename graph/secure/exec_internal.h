@@ -121,8 +121,9 @@ int veil_exec_init(struct veil_exec *x, const veil_plan_t *p, veil_mpc_t *m);
 /** Releases every tensor (parameters and weight-stationary states included) and the tables. */
 void veil_exec_fini(struct veil_exec *x);
 /**
- * The share buffers a computing party allocates in a steady run of p (one after the first, which
- * shares the parameters), as a RECORDER walking two runs sees them (tasks/mpc_allocs.c): their
+ * The share buffers a computing party allocates in the first run (a training plan's first step)
+ * after veil_party_prepare, as a RECORDER that does what prepare does and then walks that run
+ * sees them (tasks/mpc_allocs.c): their
  * sizes in bytes into *bytes (malloc'd, the caller frees it) and their count into *n. VEIL_OK or
  * the error (then *bytes NULL, *n 0).
  */

@@ -288,7 +288,7 @@ static int deal_ahead(veil_party_t *me)
     return rc;
 }
 
-/* A steady run's share buffers reserved in the buffer pool, their pages faulted in now
+/* The first run's share buffers reserved in the buffer pool, their pages faulted in now
  * (base/secmem.c): run 0 then takes them as later runs take the ones the run before gave back,
  * instead of faulting in its working set while it computes (LeNet-5 at batch 100: 306 MB in
  * about 370 buffers). A party only: the dealer holds no shares. Best effort: a buffer left out

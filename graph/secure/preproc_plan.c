@@ -78,12 +78,13 @@ int veil_plan_run_buffers(const veil_plan_t *p, int nparties, size_t **bytes, si
     *n = 0;
     veil_mpc_t *rec = NULL;
     struct veil_exec x;
-    /* run 0 shares the parameters and opens a weight-stationary plan's weight masks, which
-     * veil_party_prepare does before any run: the run after it is a steady one */
+    /* what veil_party_prepare does before run 0 (the parameters shared, a weight-stationary
+     * plan's weight masks opened), then run 0 (a training plan's step 1) logged */
     int rc = recorder(p, nparties, &rec, &x);
-    if (rc == VEIL_OK && (rc = walk_run(p, &x, 0)) == VEIL_OK &&
+    if (rc == VEIL_OK && (rc = veil_exec_share_params(&x, NULL)) == VEIL_OK &&
+        (rc = veil_lower_prime_weights(&x)) == VEIL_OK &&
         (rc = veil_mpc_log_allocs(rec, 1)) == VEIL_OK)
-        rc = walk_run(p, &x, 1);
+        rc = walk_run(p, &x, 0);
     size_t count = 0;
     const size_t *log = rc == VEIL_OK ? veil_mpc_allocs(rec, &count) : NULL;
     if (log && count && (*bytes = malloc(count * sizeof **bytes)) != NULL) {

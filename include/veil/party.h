@@ -208,12 +208,12 @@ int veil_run(veil_party_t *me, const struct veil_feed *feeds, size_t nfeeds,
  * (veil_mpc_wstat_prime). Without it the first run shares the parameters and opens the masks
  * itself; the outputs are bit-identical either way (the parameters are shared exactly as the
  * first run would: the same values, folding and tiles, and no correlated randomness is consumed).
- * A party also reserves a steady run's share buffers in the process's buffer pool, their pages
- * faulted in here (sizes from a recorder's walk of two runs of the plan, up to the pool's bound,
- * VEIL_POOL_MAX_MB), so that the first run takes its working set from the pool as later runs do
- * instead of faulting it in while it computes (LeNet-5 at batch 100: 298 MB, 0.12-0.19 s here and
- * about as much less in the first run); a buffer the walk did not foresee is allocated by the run
- * as before.
+ * A party also reserves the first run's (or step's) share buffers in the process's buffer pool,
+ * their pages faulted in here (the sizes from a recorder that does what prepare does and then
+ * walks that run; up to the pool's bound, VEIL_POOL_MAX_MB), so that the first run takes its
+ * working set from the pool as later runs do instead of faulting it in while it computes
+ * (LeNet-5 at batch 100: 298 MB, 0.12-0.19 s here and about as much less in the first run); a
+ * buffer the walk did not foresee (a loss reveal's) is allocated by the run as before.
  * veil_party_last_stats then covers the sharing (its seconds, bytes and rounds), and the first
  * run counts from its end. Every process of the session (the dealer too)
  * calls it at the same point, at most once, before the first run or step. Returns VEIL_OK;
