@@ -18,8 +18,9 @@
 #           someone else's load), without a worker nice value (VEIL_WORKER_NICE=0) and with
 #           VEIL_WORKER_NICE=19, and the same pair without the busy loops.
 #   warm    the first run with and without veil_party_prepare (the examples call it; --cold
-#           not): LeNet batch 1 and 16 and MLP batch 64 inference (those of -m), R runs each,
-#           party 1's prepare seconds, first run, steady statistics and first / steady median.
+#           not): LeNet batch 1 and 16, MLP batch 64 inference and SGD step (those of -m), R runs
+#           (steps) each, party 1's prepare seconds, first run (step), steady statistics and
+#           first / steady median.
 # The models and busy sections run the examples as they are: with veil_party_prepare.
 # Every session: 2 parties and the dealer on loopback (veil-run, CURVE), one StarPU CPU worker per
 # process, the load average printed before and after each section.
@@ -205,6 +206,7 @@ if echo "$sections" | grep -qw warm; then
 lenet_b1 lenet --batch 1
 lenet_b16 lenet --batch 16
 mlp64_infer mlp --batch 64
+mlp64_sgd mlp train --batch 64
 EOF
     echo "($(load))"
 fi
