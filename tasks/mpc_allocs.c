@@ -2,9 +2,9 @@
  * mpc_allocs.c — the log of a run's tensor buffers as a RECORDER sees them: at every call where a
  * computing party would allocate a share buffer (veil_sec_init and its kin, the parts of a
  * material item, a weight's mask, a convolution's im2col buffers), a recorder that was asked to
- * (veil_mpc_log_allocs) notes the
- * buffer's size in bytes. veil_party_prepare walks a run so and reserves those buffers in the
- * buffer pool (base/secmem.c), so that the first run does not fault in its working set.
+ * (veil_mpc_log_allocs) notes the buffer's size in bytes. veil_party_prepare walks the first run
+ * so and reserves those buffers in the buffer pool (base/secmem.c), so that the run does not
+ * fault in its working set.
  * A prediction: buffers that only one party allocates (an input's owner's shares for its peers,
  * the designated party's correction from the dealer, party 0's D E of a product) are left out;
  * an unsplit product's result, which a party takes over from its material, is counted as well;

@@ -122,10 +122,9 @@ int veil_exec_init(struct veil_exec *x, const veil_plan_t *p, veil_mpc_t *m);
 void veil_exec_fini(struct veil_exec *x);
 /**
  * The share buffers a computing party allocates in the first run (a training plan's first step)
- * after veil_party_prepare, as a RECORDER that does what prepare does and then walks that run
- * sees them (tasks/mpc_allocs.c): their
- * sizes in bytes into *bytes (malloc'd, the caller frees it) and their count into *n. VEIL_OK or
- * the error (then *bytes NULL, *n 0).
+ * after veil_party_prepare, as a RECORDER that does what prepare does and then walks that run sees
+ * them (tasks/mpc_allocs.c): their sizes in bytes into *bytes (malloc'd, the caller frees it) and
+ * their count into *n. VEIL_OK or the error (then *bytes NULL, *n 0).
  */
 int veil_plan_run_buffers(const veil_plan_t *p, int nparties, size_t **bytes, size_t *n);
 /**

@@ -7,8 +7,8 @@
  * shared at the first run; with weight-stationary preprocessing, the weight masks once), and the
  * files are bound to the session id, the party count and the plan digest, which the parties'
  * readers check (tasks/preproc_read.c). Whoever runs this learns every party's material: it is
- * the dealer's role, played ahead of time. The same recorder walk also gives the share buffers a
- * steady run allocates (veil_plan_run_buffers), which veil_party_prepare reserves.
+ * the dealer's role, played ahead of time. A recorder's walk also gives the share buffers the first
+ * run after veil_party_prepare allocates (veil_plan_run_buffers), which prepare reserves.
  */
 #include "config.h"
 
