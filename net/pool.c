@@ -4,7 +4,8 @@
  * buffer to stage a chunk and ZeroMQ gives it back through its free function (from its own
  * thread, hence the mutex) once the bytes are encoded onto the wire. The buffers come from
  * sched/locality.c: on the NUMA node of the party's network device, page-locked when StarPU has
- * CUDA workers (docs/gpu.md).
+ * CUDA workers (docs/gpu.md). They are written once when allocated, so their pages fault in then
+ * (and on that node): the I/O thread used to fault them in while sealing the first runs' chunks.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -13,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct veil_net_pool {
     pthread_mutex_t mu;
@@ -45,6 +47,7 @@ struct veil_net_pool *veil_net_pool_new(size_t count, size_t size, void (*wake)(
         p->all[i] = veil_locality_staging_alloc(size, &p->flags[i]);
         if (!p->all[i])
             goto fail;
+        memset(p->all[i], 0, size); /* faulted in now, not under the first runs' sealing */
         p->free[p->nfree++] = p->all[i];
     }
     return p;
