@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,22 +67,6 @@ static void check_small_bound(void)
     veil_secbuf_drain();
 }
 
-/* The resident pages among the whole pages of [p, p + n), their count in *whole. */
-static size_t resident_pages(const void *p, size_t n, size_t *whole)
-{
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const uintptr_t start = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
-    const uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
-    unsigned char vec[4096];
-    *whole = end > start ? (end - start) / page : 0;
-    if (*whole == 0 || *whole > sizeof vec || mincore((void *)start, end - start, vec) != 0)
-        return 0;
-    size_t k = 0;
-    for (size_t i = 0; i < *whole; i++)
-        k += vec[i] & 1;
-    return k;
-}
-
 /* VEIL_POOL_MAX_MB=16: veil_secbuf_reserve within the bound, faulted in, then taken by gets. */
 static void check_reserve(void)
 {
@@ -103,7 +86,7 @@ static void check_reserve(void)
     VT_CHECK(veil_secbuf_pooled_bytes() == 0, "pool holds %zu bytes after taking all",
              veil_secbuf_pooled_bytes());
     /* before anything reads them: a read maps the zero page, which counts as resident */
-    size_t whole = 0, res = b[0] ? resident_pages(b[0], 4 * MIB, &whole) : 0;
+    size_t whole = 0, res = b[0] ? veil_test_resident_pages(b[0], 4 * MIB, &whole) : 0;
     VT_CHECK(b[0] && whole > 0 && res == whole,
              "a reserved 4 MiB buffer has %zu of its %zu pages resident", res, whole);
     const size_t sizes[4] = {4 * MIB, 4 * MIB, 4 * MIB, 100 << 10};
@@ -115,7 +98,7 @@ static void check_reserve(void)
     }
     uint8_t *fresh = veil_secbuf_get(8 * MIB); /* a size never reserved: mapped, not touched */
     veil_secbuf_fresh(&n1, &b1);
-    res = fresh ? resident_pages(fresh, 8 * MIB, &whole) : 0;
+    res = fresh ? veil_test_resident_pages(fresh, 8 * MIB, &whole) : 0;
 #ifdef VEIL_SANITIZERS
     res = 0; /* a sanitizer build allocates with malloc and zeroes by memset: all resident */
 #endif

@@ -10,8 +10,6 @@
 
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define COUNT 6
 #define SIZE (((size_t)1 << 20) + 100)
@@ -21,22 +19,6 @@ static void wake(void *arg)
 {
     (void)arg;
     wakes++;
-}
-
-/* The resident pages among the whole pages of [p, p + n), their count in *whole. */
-static size_t resident_pages(const void *p, size_t n, size_t *whole)
-{
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const uintptr_t start = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
-    const uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
-    unsigned char vec[1024];
-    *whole = end > start ? (end - start) / page : 0;
-    if (*whole == 0 || *whole > sizeof vec || mincore((void *)start, end - start, vec) != 0)
-        return 0;
-    size_t k = 0;
-    for (size_t i = 0; i < *whole; i++)
-        k += vec[i] & 1;
-    return k;
 }
 
 int main(void)
@@ -54,7 +36,7 @@ int main(void)
         if (!b[i])
             return veil_test_status();
         size_t whole = 0;
-        const size_t res = resident_pages(b[i], SIZE, &whole);
+        const size_t res = veil_test_resident_pages(b[i], SIZE, &whole);
         VT_CHECK(whole > 0 && res == whole, "buffer %d: %zu of its %zu pages resident", i, res,
                  whole);
         for (int j = 0; j < i; j++)

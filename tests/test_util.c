@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 int veil_test_failures;
@@ -133,6 +134,23 @@ void veil_test_starpu_stop(void)
     if (starpu_home[0] != '\0')
         nftw(starpu_home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     starpu_home[0] = '\0';
+}
+
+size_t veil_test_resident_pages(const void *p, size_t n, size_t *whole)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t start = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    const uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+    unsigned char vec[4096];
+    *whole = end > start ? (end - start) / page : 0;
+    if (*whole == 0 || *whole > sizeof vec || mincore((void *)start, end - start, vec) != 0) {
+        *whole = 0;
+        return 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < *whole; i++)
+        k += vec[i] & 1;
+    return k;
 }
 
 int veil_test_status(void)

@@ -71,6 +71,11 @@ void veil_test_starpu_stop(void);
  *  unregisters it). */
 starpu_data_handle_t veil_test_vec(uint64_t *p, size_t n);
 
+/** How many of the whole pages inside [p, p + n) are resident (mincore), their count in *whole
+ *  (0 and 0 when there is none, or more than 4096 of them). Call it before anything reads the
+ *  buffer: a read of an untouched page maps the zero page, which counts as resident. */
+size_t veil_test_resident_pages(const void *p, size_t n, size_t *whole);
+
 /** Exit status for main: 1 when any check failed, else 0. */
 int veil_test_status(void);
 
