@@ -4,9 +4,9 @@
  * feeding a softmax cross-entropy loss against the data owner's one-hot labels), compiles it for
  * training, and makes the same calls: veil_party_prepare (not with --cold), R SGD steps
  * (veil_train_step_reveal_loss, the data owner learning each step's loss), then a reveal of every
- * parameter to the model owner. The model
- * owner checks the trained parameters against the plaintext fixed-point trainer with
- * round-to-nearest truncation (VEIL_PLAIN_FIXED_NEAREST) on the same data, and every process prints what its steps cost (with tracing on, also their busy and
+ * parameter to the model owner. The model owner checks the trained parameters against the
+ * plaintext fixed-point trainer with round-to-nearest truncation (VEIL_PLAIN_FIXED_NEAREST) on the
+ * same data, and every process prints what its steps cost (with tracing on, also their busy and
  * overlap figures, as example_run prints them for runs), the last line as key=value pairs.
  */
 #include "models.h"

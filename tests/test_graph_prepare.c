@@ -14,7 +14,7 @@
  * and the runs still reveal the unprepared outputs bit for bit. The same MLP compiled
  * weight-stationary: prepare also opens every W - B (each party sends 8 bytes per dense weight word
  * there, which an unprepared run 0 sends on top of run 1's), so run 0 again sends run 1's bytes in
- * run 1's rounds and reveals the unprepared outputs. Prepare also reserves a steady run's share
+ * run 1's rounds and reveals the unprepared outputs. Prepare also reserves the first run's share
  * buffers in the buffer pool: a prepared run 0 allocates at most an eighth of the bytes outside
  * the pool that an unprepared one does (measured: 3-7 KB against 85-90 KB). */
 #include "config.h"
