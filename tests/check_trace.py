@@ -12,7 +12,8 @@ acknowledgements (session tags, 8 bytes a run, not counted in bytes_sent) left o
 statistics attribute traffic between runs (the dealer's seed, material dealt ahead) to a run,
 while an event belongs to the run in which it was posted; every run event carries the profile's
 overlap_share in [0, 1] (higher is better) and stretch, 0 or >= 1 (lower is better), and no
-longer the old name "efficiency", and its threads' CPU use (check_cpu). Prints one line per failure, exits 1 then.
+longer the old name "efficiency", and its threads' CPU use (check_cpu). Prints one line per
+failure, exits 1 then.
 """
 import argparse
 import json
@@ -23,10 +24,13 @@ SESSION_TAG = (1 << 62) | (1 << 60)  # VEIL_MPC_TAG_SESSION | run: dealer pacing
 ROLES = ["workers", "submit", "net", "zmq", "wiper", "other"]  # enum veil_cpu_role
 
 
-def check_cpu(path, args, fail):
+def check_cpu(path, args, at_party, fail):
     """A run's CPU use: cpus >= 1, cpu_ms and cpu_wait_ms with every role, none negative, the
-    workers, the submitting thread and the network's I/O thread on a CPU, cpu_busy_pct equal to
-    the sum over wall_ms x cpus."""
+    workers and the submitting thread on a CPU, and at a party the network's I/O thread too,
+    cpu_busy_pct equal to the sum over wall_ms x cpus. The dealer's I/O thread may sleep through
+    a run: it deals a run's material ahead of it, and a small send goes out inline from the thread
+    that posts it (net/comm.c). A role with one slice and no run time is let pass: a slice that
+    begins as the closing snapshot reads is counted before any of its run time is."""
     run = args["run"]
     cpus, busy = args.get("cpus"), args.get("cpu_busy_pct")
     used, wait = args.get("cpu_ms"), args.get("cpu_wait_ms")
@@ -42,11 +46,11 @@ def check_cpu(path, args, fail):
         return
     for role in ROLES:  # a thread put on a CPU in the window ran there
         if not isinstance(slices[role], int) or slices[role] < 0 or \
-                (slices[role] > 0 and used[role] <= 0):
+                (slices[role] > 1 and used[role] <= 0):
             fail(f"{path}: run {run}: {role}: {slices[role]} slices, {used[role]} ms")
     if min(used.values()) < 0 or min(wait.values()) < 0:
         fail(f"{path}: run {run}: a negative CPU time: {used} {wait}")
-    for role in ("workers", "submit", "net"):
+    for role in ("workers", "submit", "net") if at_party else ("workers", "submit"):
         if used[role] <= 0:
             fail(f"{path}: run {run}: no CPU time for the {role} thread(s): {used}")
     window = args.get("cpu_window_ms", 0)
@@ -95,7 +99,7 @@ def check(path, regions, nparties, fail):
                 fail(f"{path}: run {args['run']}: no overlap_share / stretch, or an efficiency")
             elif not (0 <= share <= 1.0005 and (stretch == 0 or stretch >= 0.9995)):
                 fail(f"{path}: run {args['run']}: overlap_share {share}, stretch {stretch}")
-            check_cpu(path, args, fail)
+            check_cpu(path, args, isinstance(pid, int) and pid < nparties, fail)
         elif cat == "task":
             tasks.append(e)
         elif cat in ("send", "recv"):

@@ -176,10 +176,10 @@ static void check_hand_case(void)
 }
 
 /* The run's CPU use (struct veil_cpu_use): measured, every role's time non-negative and their
- * sum the total, the workers, the submitting thread and the network's I/O thread (told by its
- * name) on a CPU, a window that holds the run (and the snapshots' own reads), no more CPU than
- * the process's CPUs had in it, busy_pct the total over window x cpus. */
-static void check_cpu(const struct veil_run_profile *p, const char *what)
+ * sum the total, the workers and the submitting thread on a CPU, and at a party (at_party) the
+ * network's I/O thread (told by its name) too, a window that holds the run (and the snapshots' own
+ * reads), no more CPU than the process's CPUs had in it, busy_pct the total over window x cpus. */
+static void check_cpu(const struct veil_run_profile *p, int at_party, const char *what)
 {
     const struct veil_cpu_use *c = &p->cpu;
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -194,8 +194,10 @@ static void check_cpu(const struct veil_run_profile *p, const char *what)
     }
     VT_CHECK(fabs(sum - c->total_s) < 1e-9, "%s: roles add up to %.6f s, total %.6f s", what, sum,
              c->total_s);
+    /* the dealer's I/O thread may sleep through a run: it deals a run's material ahead of it,
+     * and a small send goes out inline from the thread that posts it (net/comm.c) */
     const int used[] = {VEIL_CPU_WORKERS, VEIL_CPU_SUBMIT, VEIL_CPU_NET};
-    for (size_t i = 0; i < sizeof used / sizeof *used; i++)
+    for (size_t i = 0; i < (at_party ? 3u : 2u); i++)
         VT_CHECK(c->cpu_s[used[i]] > 0, "%s: no CPU time for role %s", what,
                  veil_cpu_role_name(used[i]));
     VT_CHECK(c->window_s >= p->total.wall_s - 1e-4 && c->window_s <= p->total.wall_s + 0.25,
@@ -232,7 +234,7 @@ static void check_traced(const char *sched)
                      "%s: profile wall %.6f s, online %.6f s", what, p->total.wall_s,
                      sh->stats[q][run].online_s);
             check_busy(&p->total, what);
-            check_cpu(p, what);
+            check_cpu(p, q < 2, what);
             for (int r = 0; r < VEIL_REGION_COUNT; r++) {
                 char rw[128];
                 snprintf(rw, sizeof rw, "%s region %s", what, veil_region_name(r));
