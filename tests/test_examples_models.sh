@@ -9,6 +9,7 @@
 # party 0's trained parameters must agree with the plaintext fixed-point trainer (agree=1) and
 # party 1 must have learnt a finite loss for each step. The pipeline options (--microbatches,
 # --lookahead, --serialized, --cold) run and agree too; LeNet-5 at batch 1 takes 26 rounds (30
+# serialized) and its exact bytes, at batch 16 (each ReLU after its pool) 42 rounds (44
 # serialized) and its exact bytes; a run prepares (veil_party_prepare) unless
 # --cold; a transformer cannot be micro-batched (refused,
 # with the reason). `mlp train --optimizer adam` (a 16-8-4 MLP) and `transformer train
@@ -63,17 +64,28 @@ run 2 lws vgg16 vgg16 --batch 2 --microbatches 2
 run 3 lws resnet resnet18 --batch 2 --microbatches 2 --lookahead 1
 run 2 lws mlp mlp --lookahead 0
 run 2 lws mlp mlp --serialized
+# cost LABEL BYTES ROUNDS: party 1's last line of the run before says exactly these
+cost() {
+    grep -q "^\[p1\] model=lenet5 .* bytes_sent=$2 rounds=$3 " "$T/out" ||
+        bad "$1: not $3 rounds and $2 bytes: $(grep '^\[p1\] model=' "$T/out")"
+}
 # LeNet-5 at batch 1 in 26 rounds: pairwise pools with the ReLUs inside (5 each, tasks/pool.h
 # PAIRWISE) and every linear layer's truncation inside its ReLU's first round
 # (veil_mpc_relu_of); serialized (a barrier after each layer) the truncations take their own 4
 run 2 lws lenet lenet5 --batch 1
-grep -q '^\[p1\] model=lenet5 .* bytes_sent=534352 rounds=26 ' "$T/out" ||
-    bad "lenet --batch 1: not 26 rounds and 534352 bytes: $(grep '^\[p1\] model=' "$T/out")"
+cost "lenet --batch 1" 534352 26
 run 2 lws lenet lenet5 --batch 1 --serialized
-grep -q '^\[p1\] model=lenet5 .* bytes_sent=534352 rounds=30 ' "$T/out" ||
-    bad "lenet --batch 1 --serialized: not 30 rounds: $(grep '^\[p1\] model=' "$T/out")"
+cost "lenet --batch 1 --serialized" 534352 30
+# LeNet-5 at batch 16: too many windows for the pairwise rule, so each pool compares by tournament
+# and its ReLU runs after it on a quarter of the values (relu(max) = max(relu)); the convolutions
+# truncate in a round of their own: 42 rounds (44 serialized), and 21.375 B per convolution
+# output fewer than the ReLU before the pool took (4230496 bytes, not 6386464)
+run 2 lws lenet lenet5 --batch 16
+cost "lenet --batch 16" 4230496 42
+run 2 lws lenet lenet5 --batch 16 --serialized
+cost "lenet --batch 16 --serialized" 4230496 44
 # the warm first run (veil_party_prepare) is the default; --cold leaves the sharing to run 0
-grep -q '^\[p1\] prepare: ' "$T/out" || bad "mlp: no prepare line from party 1"
+grep -q '^\[p1\] prepare: ' "$T/out" || bad "lenet: no prepare line from party 1"
 run 2 lws mlp mlp --cold
 if grep -q '^\[p[01]\] prepare: ' "$T/out"; then bad "mlp --cold: a party prepared"; fi
 

@@ -85,7 +85,8 @@ int veil_lower_relu(struct veil_exec *x, const struct veil_node *n);
  * 1 when linear node n (dense, conv2d) gives its only reader, a ReLU, its untruncated value too
  * (in x->aux[n][0]), so that the ReLU's LTZ starts with n's truncation (veil_mpc_relu_of): one
  * round less (not in a serialized run, whose barrier after n makes the truncation's round one of
- * its own; the words computed are the same).
+ * its own; the words computed are the same). Not when that ReLU runs after its max pool (its
+ * windows too many for the pairwise rule): the pool compares n's truncated value.
  */
 int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n);
 /** 1 when an unmarked truncation submitted at or before node n travels in a later node's first

@@ -175,23 +175,48 @@ static size_t pool_rows(const struct veil_node *pn)
 }
 
 /*
- * 1 when ReLU node r runs inside its reader, a max pool, as max(0, window max) (pool.h,
- * PAIRWISE): r is that pool's operand and read by nothing else, neither r nor the pool keeps
- * state for a backward pass, r is no output, r is its own operand's last reader (the operand
- * moves into r's slot), and the pairwise rule takes the windows with the 0.
+ * The max pool that ReLU node r's value goes to alone, or NULL: r is that pool's operand and read
+ * by nothing else, neither r nor the pool keeps state for a backward pass, r is no output, r is
+ * its own operand's last reader (the operand moves into r's slot). Such a ReLU is computed by or
+ * after the pool (relu_fused, relu_after_pool), never before it.
  */
-static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
+static const struct veil_node *relu_pool(const struct veil_exec *x, const struct veil_node *r)
 {
     const veil_plan_t *p = x->p;
     if (r->op != VEIL_OP_RELU || r->saved || r->output >= 0 || r->last_use < 0)
-        return 0;
+        return NULL;
     const struct veil_node *src = &p->nodes[r->in[0]], *pn = &p->nodes[r->last_use];
     if (src->last_use != r->index || src->op == VEIL_OP_PARAM || src->saved)
-        return 0;
+        return NULL;
     if (pn->op != VEIL_OP_MAXPOOL || pn->saved || pn->in[0] != r->index || !read_once(p, r))
-        return 0;
+        return NULL;
+    return pn;
+}
+
+/* 1 when the pairwise rule takes max pool pn's windows with the constant 0 beside them. */
+static int pool_takes_zero(const struct veil_node *pn)
+{
     const size_t kk = (size_t)pn->a.k * (size_t)pn->a.k;
     return veil_pool_pairwise_pays(pool_rows(pn), kk + 1);
+}
+
+/* 1 when ReLU node r runs inside its max pool as max(0, window max) (pool.h, PAIRWISE). */
+static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
+{
+    const struct veil_node *pn = relu_pool(x, r);
+    return pn && pool_takes_zero(pn);
+}
+
+/*
+ * 1 when ReLU node r runs after its max pool instead (the windows too many for the pairwise
+ * rule): the pool compares r's operand and the ReLU takes the pool's output, relu(window max) =
+ * window max of the ReLUs (both monotone), the same words with k k times fewer values through
+ * the ReLU's comparison. The layer before then truncates in a round of its own.
+ */
+static int relu_after_pool(const struct veil_exec *x, const struct veil_node *r)
+{
+    const struct veil_node *pn = relu_pool(x, r);
+    return pn && !pool_takes_zero(pn);
 }
 
 int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n)
@@ -201,7 +226,8 @@ int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n
         n->last_use < 0)
         return 0;
     const struct veil_node *r = &p->nodes[n->last_use];
-    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n);
+    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n) &&
+           !relu_after_pool(x, r);
 }
 
 int veil_lower_no_barrier_after(const struct veil_exec *x, const struct veil_node *n)
@@ -213,7 +239,8 @@ int veil_lower_no_barrier_after(const struct veil_exec *x, const struct veil_nod
 int veil_lower_relu(struct veil_exec *x, const struct veil_node *n)
 {
     const struct veil_node *src = &x->p->nodes[n->in[0]];
-    if (relu_fused(x, n)) { /* the pool computes it: hand the operand (and u) over unchanged */
+    if (relu_pool(x, n)) { /* the pool computes it or is followed by it: hand the operand (and
+                            * u, when fused) over unchanged */
         struct veil_sec *in = VAL(x, n->in[0]);
         *VAL(x, n->index) = *in;
         memset(in, 0, sizeof *in);
@@ -238,12 +265,23 @@ int veil_lower_pool(struct veil_exec *x, const struct veil_node *n)
     /* fewer rounds for more bytes where the windows are few (pool.h, PAIRWISE); a ReLU before
      * it in the same rounds, its operand still the ReLU's input (relu_fused) */
     g.relu = n->op == VEIL_OP_MAXPOOL && relu_fused(x, xn);
+    const int relu_after = n->op == VEIL_OP_MAXPOOL && relu_after_pool(x, xn);
     g.pairwise =
         g.relu || (n->op == VEIL_OP_MAXPOOL && veil_pool_pairwise_pays(pool_rows(n), g.k * g.k));
     struct veil_sec *y = VAL(x, n->index);
     /* the linear layer's untruncated value, moved along by the ReLU */
     const struct veil_sec *u =
         g.relu && veil_lower_shares_trunc(x, &x->p->nodes[xn->in[0]]) ? &x->aux[n->in[0]][0] : NULL;
+    if (relu_after) { /* the pool of the ReLU's operand, retiled, then the ReLU */
+        struct veil_sec t = {0};
+        int rc = veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, &t, NULL);
+        if (rc == VEIL_OK)
+            rc = veil_exec_retile(x, &t);
+        if (rc == VEIL_OK)
+            rc = veil_mpc_relu(x->m, &t, y, NULL);
+        veil_mpc_release(x->m, &t);
+        return rc;
+    }
     int rc = n->op != VEIL_OP_MAXPOOL ? veil_mpc_avgpool2d(x->m, VAL(x, n->in[0]), &g, y)
              : u && u->numel          ? veil_mpc_maxpool2d_relu_of(x->m, u, VAL(x, n->in[0]), &g, y)
                                       : veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, y,
