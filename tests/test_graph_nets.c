@@ -106,6 +106,37 @@ void veil_test_net_cnn(struct veil_test_net *t)
     t->tol = 1e-3;
 }
 
+/*
+ * Two ReLUs, each read only by a max pool with more windows than the pairwise rule takes, so each
+ * runs after its pool (graph/secure/lower_forward.c): a 2 x 2 pool (2,304 windows) and a 3 x 3
+ * pool of stride 2 (overlapping windows, 1,200 of them). The biases leave windows whose values
+ * are all negative. The pooled maps are revealed by their global averages (the outputs' size
+ * limit).
+ */
+void veil_test_net_relu_pool(struct veil_test_net *t)
+{
+    veil_graph_t *g = veil_graph_new("relu_pool");
+    size_t dx[4] = {16, 2, 12, 12}, dw[4] = {4, 2, 3, 3}, db[1] = {4};
+    veil_node_t *x = veil_input(g, "x", 1, 4, dx);
+    veil_node_t *c1 =
+        veil_conv2d(g, "c1", x, veil_param(g, "w1", 0, 4, dw), veil_param(g, "b1", 0, 1, db), 1, 1);
+    veil_node_t *p1 = veil_maxpool2d(g, "p1", veil_relu(g, "r1", c1), 2, 2);
+    veil_node_t *c2 =
+        veil_conv2d(g, "c2", x, veil_param(g, "w2", 0, 4, dw), veil_param(g, "b2", 0, 1, db), 1, 1);
+    veil_node_t *p2 = veil_maxpool2d(g, "p2", veil_relu(g, "r2", c2), 3, 2);
+    veil_reveal(g, veil_global_avgpool(g, "g1", p1), VEIL_ALL_PARTIES);
+    veil_reveal(g, veil_global_avgpool(g, "g2", p2), 1);
+    t->name = "relu_pool";
+    t->plan = veil_test_net_compile(g, 16);
+    veil_graph_destroy(&g);
+    veil_test_net_feed(t, "x", 4608, -1, 1);
+    veil_test_net_feed(t, "w1", 72, -0.5, 0.5);
+    veil_test_net_feed(t, "b1", 4, -1.5, 0.1);
+    veil_test_net_feed(t, "w2", 72, -0.5, 0.5);
+    veil_test_net_feed(t, "b2", 4, -1.5, 0.1);
+    t->tol = 1e-3;
+}
+
 void veil_test_net_attention(struct veil_test_net *t)
 {
     veil_graph_t *g = veil_graph_new("attention");

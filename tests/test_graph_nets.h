@@ -50,6 +50,7 @@ void veil_test_net_feed(struct veil_test_net *t, const char *name, size_t numel,
 
 void veil_test_net_mlp(struct veil_test_net *t);
 void veil_test_net_cnn(struct veil_test_net *t);
+void veil_test_net_relu_pool(struct veil_test_net *t);
 void veil_test_net_attention(struct veil_test_net *t);
 /** x (3, 5) of party x_owner times w (5, 4) of party 0, revealed to all. */
 veil_plan_t *veil_test_net_linear_plan(int x_owner, int frac_bits);

@@ -10,6 +10,9 @@
  * against the protocols' formulas and veil_plan_preproc's count against the dealer's traffic,
  * also with weight-stationary preprocessing (W - B opened at the first run only; the MLP agrees
  * too).
+ * Two ReLUs read only by max pools with too many windows for the pairwise rule (so each runs
+ * after its pool; one pool 3 x 3 of stride 2) agree at N = 2 and 3 and reveal the same words
+ * under every look-ahead and serialized.
  * The MLP and the CNN also run in 2 and 4 micro-batches (the inter-batch pipeline), and with
  * look-ahead 0 and 1 and serialized, revealing the same words bit for bit as with no bound when
  * the material seed and session id are fixed.
@@ -388,6 +391,16 @@ int main(void)
     check_files(&nets[0]);
     check_identical(veil_test_net_mlp, "mlp");
     check_identical(veil_test_net_cnn, "cnn");
+
+    /* ReLUs that run after their max pools (2 x 2, and 3 x 3 of stride 2): within the tolerance
+     * at N = 2 and 3, the same words under every look-ahead and serialized */
+    static struct veil_test_net rp;
+    veil_test_net_relu_pool(&rp);
+    veil_test_net_reference(&rp);
+    check_net(&rp, 2, NULL);
+    check_net(&rp, 3, NULL);
+    veil_test_net_free(&rp);
+    check_identical(veil_test_net_relu_pool, "relu_pool");
 
     /* inter-batch pipeline: the MLP (batch 4) in 2 and 4 micro-batches, the CNN (batch 2) in 2,
      * against the same plaintext FIXED reference (the split plan's, equal to the unsplit one's:
