@@ -111,7 +111,8 @@ int veil_cpu_snapshot(struct veil_cpu_snap *s)
          * CPU clock includes the pending part (Linux's thread clock id, as pthread_getcpuclockid
          * makes it from a thread id: CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD) */
         struct timespec ts;
-        if (ok && clock_gettime(((~(clockid_t)tid) << 3) | 6, &ts) == 0)
+        const clockid_t clk = (clockid_t)((~(unsigned int)tid << 3) | 6u); /* no signed shift */
+        if (ok && clock_gettime(clk, &ts) == 0)
             t.run_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
         if (ok && read_small(dir, "comm", comm, sizeof comm) == 0)
             comm[strcspn(comm, "\n")] = 0;
