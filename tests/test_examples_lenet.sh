@@ -11,7 +11,8 @@
 # naming the item. A run whose output goes to a file (no terminal, no --quiet) must
 # show progress lines there. Secure training of two
 # steps (loss revealed each step, a checkpoint) must reach the test accuracy of the plaintext
-# fixed-point run with the same initialisation and jointly drawn order, up to 2 of 32 predictions. Bad input: unknown
+# fixed-point run with the same initialisation and jointly drawn order, up to 2 of 32
+# predictions, and print its prepare and first step times (a warm first step). Bad input: unknown
 # mode or option (exit 2), a weights file for another model, a weights file without a tensor, a
 # truncated dataset: each a non-zero exit with a message naming it. About 80 s here.
 set -u
@@ -133,6 +134,11 @@ if [ "$rc" -ne 0 ] || [ "$close" != 1 ] || [ ! -s "$tmp/secure.safetensors" ] ||
     [ ! -s "$tmp/ck-0" ] || [ ! -s "$tmp/ck-2" ]; then
     echo "FAIL: train --secure: rc=$rc accuracy=$acc fixed=$fix"; printf '%s\n' "$out"; fail=1
 fi
+# a warm first step: the session prepares (veil_party_prepare) and says how long that took
+case "$last" in
+*" first_step_online_s="[0-9]*" prepare_s="[0-9]*) ;;
+*) echo "FAIL: train --secure: no first_step_online_s and prepare_s: $last"; fail=1 ;;
+esac
 
 # The README's multi-host walk-through on 127.0.0.1: each process has a directory of its own (its
 # "host") holding only its own files: its key pair from veil-keygen and the configuration
@@ -180,9 +186,11 @@ if [ "$ra $rb $rc" != "0 0 0" ] || [ -e "$hosts/hung" ] || [ -z "$acc" ]; then
 else
     check_preds "the walk-through" "$hosts/p1/preds.txt" "$acc"
 fi
-if ls "$hosts/p1" "$hosts/dealer" | grep -q safetensors; then
-    echo "FAIL: a directory other than party 0's holds weights"; fail=1
-fi
+for f in "$hosts/p1"/* "$hosts/dealer"/*; do
+    case "$f" in
+    *safetensors*) echo "FAIL: a directory other than party 0's holds weights ($f)"; fail=1 ;;
+    esac
+done
 
 # bad input
 for bad in "" "test" "infer --images 0" "infer --passes 0" "train --passes 2" "infer --batch x" \
