@@ -246,8 +246,9 @@ static void max_rows_cost(uint64_t rows, size_t k, int argmax, uint64_t *rounds,
         if (kl % 2)
             size[p] = size[kl - 1];
         *rounds += VEIL_LTZ_ROUNDS;
-        *bytes +=
-            8 * (pairs + VEIL_LTZ_BLOCK_WORDS * ((pairs + 63) / 64) + 2 * (pairs + rows * cl));
+        /* d beta is local; a Beaver product only with the one-hot vectors */
+        *bytes += 8 * (pairs + VEIL_LTZ_BLOCK_WORDS * ((pairs + 63) / 64) +
+                       (cl ? 2 * (pairs + rows * cl) : 0));
         kl = (kl + 1) / 2;
     }
 }
@@ -281,7 +282,7 @@ static void formula(const struct cfg *c, uint64_t *rounds, uint64_t *bytes)
         break;
     case OP_MAX:
         r = VEIL_RELU_ROUNDS;
-        b = 8 * (3 * n + VEIL_LTZ_BLOCK_WORDS * w);
+        b = 8 * (n + VEIL_LTZ_BLOCK_WORDS * w); /* LTZ's bytes: x beta is local */
         break;
     case OP_MAXDIM:
     case OP_ARGMAX:

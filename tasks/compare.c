@@ -207,10 +207,12 @@ static int check_input(const char *op, const struct veil_sec *x)
 }
 
 int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_mat *bit,
-                      struct veil_pub *f)
+                      struct veil_pub *f, struct veil_cmp_opened *keep)
 {
     memset(bit, 0, sizeof *bit);
     memset(f, 0, sizeof *f);
+    if (keep)
+        memset(keep, 0, sizeof *keep);
     int rc = check_input("ltz", x);
     if (rc != VEIL_OK)
         return rc;
@@ -249,6 +251,11 @@ int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_m
         rc = veil_task_xor(top.h[t], g.h[t], msb.h[t], veil_mpc_priority(m));
     if (rc == VEIL_OK)
         rc = veil_cmp_b2a_open(m, &msb, x, bit, f);
+    if (rc == VEIL_OK && keep) {
+        keep->c = c;
+        keep->mask_index = mask.item.index;
+        memset(&c, 0, sizeof c);
+    }
 out:
     veil_mpc_release(m, &c);
     veil_mpc_release(m, &state);
@@ -271,7 +278,7 @@ int veil_mpc_ltz(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *b)
     memset(b, 0, sizeof *b);
     struct veil_mpc_mat bit;
     struct veil_pub f;
-    int rc = veil_cmp_ltz_open(m, x, &bit, &f);
+    int rc = veil_cmp_ltz_open(m, x, &bit, &f, NULL);
     if (rc != VEIL_OK)
         return rc;
     rc = veil_cmp_b2a_finish(m, &f, &bit, x, b);

@@ -21,10 +21,12 @@
  *                (packed: one word per 64 elements), then [msb] = f + [beta] - 2 f [beta].
  * The sign bit c_63 ^ r_63 is folded in the BINARY domain (rb's bit 63, c public), so the only
  * conversion is that one B2A of the final bit: no separate B2A of r_63 and no extra product.
- * ReLU / MAX IN LTZ'S ROUNDS. Since [x < 0] = f XOR beta and beta is material, the product
- * x * beta (Beaver) does not wait for f: its two opens travel in round 1 together with c, and
- * after round 4, x [x >= 0] = f ? x beta : x - x beta is local. ReLU and the elementwise max
- * therefore take 4 rounds, not LTZ + 1.
+ * ReLU / MAX IN LTZ'S ROUNDS AND BYTES. Since [x < 0] = f XOR beta and beta is material, the
+ * product x * beta does not wait for f, and after round 4, x [x >= 0] = f ? x beta : x - x beta
+ * is local. Round 1 made c = x - r public, so x beta = c [beta] + [r beta]: local, with an RBETA
+ * item (the dealer's shares of r beta, tasks/preproc.h). ReLU and the elementwise max therefore
+ * take LTZ's 4 rounds and LTZ's bytes. veil_mpc_relu_of compares s but multiplies x, so its
+ * x * beta is a Beaver product whose two opens travel in round 1 together with c.
  * Elements are bit-sliced per tile (one word = one bit position of 64 elements), so tiles must
  * be a multiple of 64 elements (or the tensor one tile). Each tile runs its own circuit: its
  * level-k opens are their own messages, so levels of different tiles overlap (a wavefront).
@@ -34,15 +36,17 @@
  *   veil_mpc_ltz    rounds 4;  bytes (N-1) * 8 * (n + 35 W + W) = (N-1) * 8 * (n + 36 W)
  *                   (N = 2, 64 | n: 12.5 B per element; CrypTen: 216 B)
  *   veil_mpc_b2a    rounds 1;  bytes (N-1) * 8 * W
- *   veil_mpc_relu   rounds 4;  bytes (N-1) * 8 * (3 n + 36 W)  (LTZ + the Beaver product
- *                   x * beta in LTZ's first round: N = 2: 28.5 B per element; CrypTen: 9
- *                   rounds, 232 B)
+ *   veil_mpc_relu   rounds 4;  bytes (N-1) * 8 * (n + 36 W), LTZ's (x * beta is local:
+ *                   N = 2: 12.5 B per element; CrypTen: 9 rounds, 232 B)
+ *   veil_mpc_relu_of rounds 4; bytes (N-1) * 8 * (3 n + 36 W) (LTZ on s + the Beaver product
+ *                   x * beta in LTZ's first round: N = 2: 28.5 B per element)
  *   veil_mpc_max    rounds 4;  bytes as ReLU (max(x, y) = y + relu(x - y))
  *   veil_mpc_select rounds 1;  bytes (N-1) * 16 * n
  * The dealer sends the designated party, per LTZ: 2 n (CMPMASK) + 176 W (CMPPROD: 11 words per
  * level-0 group) + n (BIT) + 110 W (CARRY4 items: 22 words per group, 88 W and 22 W) words;
- * ReLU / max add n (BEAVER). Items are requested in that order: CMPMASK, CMPPROD, BIT, the two
- * CARRY4s, then BEAVER.
+ * ReLU / max add n (RBETA: each party stores n words), veil_mpc_relu_of n (BEAVER: 3 n stored).
+ * Items are requested in that order: CMPMASK, CMPPROD, BIT, the two CARRY4s, then RBETA or
+ * BEAVER.
  */
 #ifndef VEIL_TASKS_COMPARE_H
 #define VEIL_TASKS_COMPARE_H
@@ -79,8 +83,10 @@ int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
  * y = x [s >= 0] (no mask): the sign from s, the value from x, same layout (VEIL_ERR_SHAPE
  * otherwise). For y = relu(trunc(u)): the LTZ on u starts with the truncation's open, x =
  * veil_mpc_trunc_unmarked(u) feeds only the product with beta, so the pair takes ReLU's 4 rounds
- * (bytes: ReLU's plus the truncation's), and [trunc(u) >= 0] and [u >= 0] differ only where
- * trunc(u) = 0, whose product is 0 either way: y is bit for bit relu(trunc(u)).
+ * (bytes: veil_mpc_relu_of's above plus the truncation's: 16 B per element more than a
+ * truncation in a round of its own and veil_mpc_relu, one round fewer), and [trunc(u) >= 0] and [u
+ * >= 0] differ only where trunc(u) = 0, whose product is 0 either way: y is bit for bit
+ * relu(trunc(u)).
  */
 int veil_mpc_relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
                      struct veil_sec *y);

@@ -67,18 +67,36 @@ int veil_cmp_sliced(veil_mpc_t *m, const char *op, const struct veil_sec *x, siz
 int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
                  struct veil_sec *z);
 
+/** What LTZ opened first, kept for a local product with its bit (veil_cmp_x_beta): c = x - r
+ * (public, tiled like x) and the index of the CMPMASK item r comes from. */
+struct veil_cmp_opened {
+    struct veil_pub c;
+    uint64_t mask_index;
+};
+
 /**
  * LTZ up to its last opening: requests CMPMASK(n), CMPPROD and BIT(n) (tiled like x), opens
  * c = x - r (round 1), runs the carry circuit (level 0 local, levels 1 and 2 in rounds 2 and 3)
  * and opens f = msb ^ b packed (round 4); marks those 4 rounds. Afterwards [x < 0] = f XOR beta bit
  * by bit, where f (public, *f, laid out by veil_cmp_sliced_layout with 1 word per block) and beta =
- * bit->part[ VEIL_PRE_BIT_A] (arithmetic 0/1, tiled like x): a caller may open its own products
- * with beta in round 1 (unmarked, veil_cmp_mul_unmarked) and finish locally once f is public, which
- * is how ReLU and max cost LTZ's 4 rounds. Release *bit with veil_mpc_mat_release, *f with
- * veil_mpc_release.
+ * bit->part[VEIL_PRE_BIT_A] (arithmetic 0/1, tiled like x). A caller finishes locally once f is
+ * public; its products with beta either open in round 1 (unmarked, veil_cmp_mul_unmarked) or,
+ * for x * beta itself, are local from c (keep, veil_cmp_x_beta): that is how ReLU and max cost
+ * LTZ's 4 rounds. keep may be NULL; otherwise it receives c (release keep->c with
+ * veil_mpc_release). Release *bit with veil_mpc_mat_release, *f with veil_mpc_release.
  */
 int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_mat *bit,
-                      struct veil_pub *f);
+                      struct veil_pub *f, struct veil_cmp_opened *keep);
+
+/**
+ * w = x * beta for the operand x of a veil_cmp_ltz_open that kept *opened and returned *bit,
+ * with no message: x = c + r, so x beta = c [beta] + [r beta], and an RBETA item (r of the
+ * CMPMASK item, beta of the BIT item, tasks/preproc.h) holds [r beta]. w is initialised 1-D, tiled
+ * like x. Two local tasks per tile; the dealer sends n words (a Beaver product's n as well, but
+ * the parties store n words instead of 3 n and open nothing).
+ */
+int veil_cmp_x_beta(veil_mpc_t *m, const struct veil_sec *x, const struct veil_cmp_opened *opened,
+                    const struct veil_mpc_mat *bit, struct veil_sec *w);
 
 /**
  * The opening step of B2A: given packed bits (binary; laid out by veil_cmp_sliced_layout for

@@ -55,8 +55,8 @@
  *   reciprocal        [1, 1024)          10 = 4 + 6      1067.5        1.8e-5 / 1.5e-5
  *     (range [1, 16): same rounds, 467.5 bytes)
  *   inv_sqrt          [2^-8, 2^8)        14 = 4 + 10     1715.5        1.1e-4 / 9.3e-5
- *   softmax, k = 10   any row            47 = 16+5+14+10+2 237       3.8e-4 (edge rows)
- *   softmax, k = 128  any row            59 = 28+5+14+10+2 200       2.2e-3 (edge rows)
+ *   softmax, k = 10   any row            47 = 16+5+14+10+2 222.5     3.8e-4 (edge rows)
+ *   softmax, k = 128  any row            59 = 28+5+14+10+2 183.7     2.2e-3 (edge rows)
  *   gelu              |x| < 2^14         17 = 4 + 13     201           4.5e-4 / 4.5e-4
  * Row sums of softmax: |sum - 1| <= 1.1e-4 (k = 10), 7.6e-4 (k = 128, model worst case).
  * CrypTen for comparison: softmax over 10 about 94 rounds; exp 8 (1 + x/256) squarings.

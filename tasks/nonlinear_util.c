@@ -163,8 +163,9 @@ static void max_cost(uint64_t rows, uint64_t k, uint64_t *rounds, uint64_t *byte
     *bytes = 0;
     for (uint64_t kl = k; kl > 1; kl = (kl + 1) / 2) {
         const uint64_t p = rows * (kl / 2);
-        *rounds += VEIL_LTZ_ROUNDS; /* the select rides in the ltz rounds (pool.h, compare.h) */
-        *bytes += veil_nl_ltz_bytes(p) + 16 * p;
+        /* the select is local: d beta from the ltz's own c and an RBETA item (pool.h) */
+        *rounds += VEIL_LTZ_ROUNDS;
+        *bytes += veil_nl_ltz_bytes(p);
     }
 }
 

@@ -121,11 +121,13 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
             .rows = rows, .kl = kl, .k = k, .m = mrow, .s = s, .party0 = p0};
         struct veil_mpc_mat bit = {0};
         struct veil_sec d = {0}, f = {0}, x = {0}, y = {0}, w = {0}, v2 = {0}, oh2 = {0};
+        struct veil_cmp_opened c = {0};
         if ((rc = flat_new(m, rows * p, &d)) == VEIL_OK)
             rc = submit2(m, &veil_pool_diff_cl, H(cur), H(d), &a, sizeof a);
-        /* [d < 0] = f ^ beta; the products with beta go out in the LTZ's first round */
+        /* [d < 0] = f ^ beta; d beta alone is local (LTZ opened d - r), products with the
+         * one-hot vectors go out in the LTZ's first round */
         if (rc == VEIL_OK)
-            rc = veil_cmp_ltz_open(m, &d, &bit, &f);
+            rc = veil_cmp_ltz_open(m, &d, &bit, &f, cov ? NULL : &c);
         struct veil_sec *beta = &bit.part[VEIL_PRE_BIT_A];
         if (rc == VEIL_OK && cov) {
             if ((rc = flat_new(m, rows * mrow, &x)) == VEIL_OK &&
@@ -136,7 +138,7 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
             if (rc == VEIL_OK)
                 rc = veil_cmp_mul_unmarked(m, &x, &y, &w);
         } else if (rc == VEIL_OK) {
-            rc = veil_cmp_mul_unmarked(m, &d, beta, &w);
+            rc = veil_cmp_x_beta(m, &d, &c, &bit, &w);
         }
         if (rc == VEIL_OK && (rc = flat_new(m, rows * kn, &v2)) == VEIL_OK &&
             veil_mpc_computes(m)) {
@@ -153,7 +155,7 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
                 rc = veil_cmp_submit(m, &veil_pool_oh_cl, "max", h, NULL, 4, &a, sizeof a);
             }
         }
-        struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh};
+        struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh, &c.c};
         for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
             veil_mpc_release(m, tmp[i]);
         veil_mpc_mat_release(m, &bit);

@@ -5,22 +5,23 @@
  *
  * MAX OVER THE LAST DIMENSION (rows of k): a tournament: level l pairs the k_l candidates of each
  * row (2j, 2j+1) (an odd last one passes through), b = [v_2j - v_2j+1 >= 0] by one batched LTZ
- * over rows * floor(k_l / 2) differences, then ONE batched Beaver product computes
- * b (v_2j - v_2j+1) and, when the one-hot argmax is asked for, b * oh for every original
- * position under a compared pair (the one-hot vector oh of a candidate lives on the contiguous
- * range of original positions its subtree covers; level 0's oh is the constant 1, so level 0
- * needs no product for it). v' = v_2j+1 + b (v_2j - v_2j+1); oh' = b oh on the left range,
- * oh - b oh on the right one. Ties go to the lower index.
- *   levels L = ceil(log2 k); rounds 4 L (the Beaver product opens in the LTZ's first round; k = 1:
- *   0 rounds);
+ * over rows * floor(k_l / 2) differences, then the products b (v_2j - v_2j+1) and, when the
+ * one-hot argmax is asked for, b * oh for every original position under a compared pair (the
+ * one-hot vector oh of a candidate lives on the contiguous range of original positions its
+ * subtree covers; level 0's oh is the constant 1, so level 0 needs no product for it).
+ * v' = v_2j+1 + b (v_2j - v_2j+1); oh' = b oh on the left range, oh - b oh on the right one.
+ * Ties go to the lower index. Where only b (v_2j - v_2j+1) is wanted (level 0, or no argmax) the
+ * product is local: the LTZ opened d - r, and an RBETA item holds [r b] (compare.h); otherwise
+ * ONE batched Beaver product computes them all, its opens in the LTZ's first round.
+ *   levels L = ceil(log2 k); rounds 4 L (k = 1: 0 rounds);
  *   bytes per party, R rows, p_l = floor(k_l / 2) pairs at level l, c_l = original positions
  *   under the pairs of level l (0 at level 0 or without argmax), LTZ of n = R p_l elements in one
  *   tile (W_l = ceil(R p_l / 64)):
- *     sum over l of (N-1) * 8 * (R p_l + 36 W_l + 2 R (p_l + c_l)).
+ *     sum over l of (N-1) * 8 * (R p_l + 36 W_l + (c_l > 0 ? 2 R (p_l + c_l) : 0)).
  * MAXPOOL k x k, stride s: windows gathered locally into (B C OH OW, k k) then the above with
  * k k candidates; 2 x 2: 2 levels, 8 rounds (target <= 20; 3 x 3: 4 levels, 16) and, per
- * window at N = 2 with 64 | R, 18.69 words = 149.5 B with the route (10.69 words = 85.5 B
- * without: level 0 6 R + 36 (2R/64), level 1 11 R (3 R without) + 36 (R/64)); the route
+ * window at N = 2 with 64 | R, 14.69 words = 117.5 B with the route (4.69 words = 37.5 B
+ * without: level 0 2 R + 36 (2R/64), level 1 11 R (R without) + 36 (R/64)); the route
  * (one-hot over each window) serves the backward pass: dx = scatter-add of route * dy (1 Beaver
  * round, bytes (N-1) * 16 * B C OH OW k k). AVGPOOL: local window sum, times the fixed-point
  * constant round(2^f / k^2), then veil_mpc_trunc by f (1 round, its own bytes): error at most 1 ulp
@@ -42,7 +43,7 @@
  *   bytes per party (N-1) * 8 * (n + 36 ceil(n / 64) + sum over the tree levels of
  *   2 R G floor(m_l / 2) + R G m_L), n = R k (k - 1) / 2 (veil_pool_pairwise_cost); the dealer
  *   sends (2^m_L - m_L - 1) R G words for the last product: 2 x 2 maxpool at N = 2 203 B per
- *   window against the tournament's 85.5.
+ *   window against the tournament's 37.5.
  * With g->relu, maxpool2d computes max(0, window max) = maxpool(relu(x)) over the k k taps and the
  * constant 0 (k k + 1 candidates, the maximum alone; the 0 needs no value group, its product
  * being 0, so G = k k): a ReLU followed by a 2 x 2 pool in 5 rounds instead of 4 + 5 (4 + 8 with

@@ -82,6 +82,11 @@
  *                          the product of the masks in the r'th subset of size >= 2 of
  *                          {0..k-1} in ascending order (tasks/prodk_common.h): a product of k
  *                          factors in one round. 2 <= k <= 5.
+ *   RBETA   (n, k, j)      *rb[n] A = r[i] * b[i]: the products of the mask r of CMPMASK item #k
+ *                          and the bits b of BIT item #j (same session, both of n elements).
+ *                          Once LTZ has opened c = x - r, a product x * b is c [b] + [r b],
+ *                          local (ReLU and the max's tournament, tasks/compare.h). Its part tiles
+ *                          like the two items'.
  *
  * SIZES (words; multiply by 8 for bytes; N parties). "dealer" = correction words sent to d per
  * item, "party" = words each party stores (the expanded share; d stores the same count):
@@ -96,6 +101,7 @@
  *   CARRY4  n:         dealer 22n,          party 29n
  *   CMPPROD n,tile:    dealer 176 W,        party 176 W
  *   PRODK   n,k:       dealer P n,          party (k + P) n, P = 2^k - k - 1
+ *   RBETA   n:         dealer n,            party n
  *   MATMUL_WS, CONV_WS: as MATMUL and CONV (the weight-stationary gain is online: E = W - B is
  *                      opened once per session instead of once per item; see tasks/wstat.h)
  * Total dealer traffic per item is the dealer column (one tensor, to d only), independent of N;
@@ -148,6 +154,7 @@ enum veil_preproc_kind {
     VEIL_PREPROC_CARRY4,
     VEIL_PREPROC_CMPPROD,
     VEIL_PREPROC_PRODK,
+    VEIL_PREPROC_RBETA,
     VEIL_PREPROC_KIND_COUNT
 };
 
@@ -192,6 +199,8 @@ enum { VEIL_PRE_N = 0, VEIL_PRE_TRUNC_BITS = 1 };
 enum { VEIL_PRE_PRODK_K = 1 };
 /* Parameter indices of a CMPPROD item (the element count is VEIL_PRE_N). */
 enum { VEIL_PRE_CMPPROD_TILE = 1, VEIL_PRE_CMPPROD_MASK = 2 };
+/* Parameter indices of an RBETA item (the element count is VEIL_PRE_N). */
+enum { VEIL_PRE_RBETA_MASK = 1, VEIL_PRE_RBETA_BIT = 2 };
 
 /** The session-wide layout; identical at the dealer and every party. */
 struct veil_preproc_layout {
@@ -270,6 +279,10 @@ struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nreco
 struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, uint64_t tile,
                                                    uint64_t mask_index);
 struct veil_preproc_item veil_preproc_item_prodk(uint64_t index, uint64_t nrecords, uint64_t k);
+/** mask_index, bit_index: the CMPMASK and BIT items (of n elements each) whose r and b it
+ * multiplies. */
+struct veil_preproc_item veil_preproc_item_rbeta(uint64_t index, uint64_t n, uint64_t mask_index,
+                                                 uint64_t bit_index);
 /** 64-element blocks of n elements tiled by tile (each tile padded to whole blocks): the words of
  * one packed bit per element, W = sum over tiles of ceil(tile_numel / 64) (0 when n or tile is
  * 0). The bit-sliced layout of the comparison protocols and of CMPPROD. */

@@ -1,9 +1,9 @@
 /*
- * preproc_gen.c — correlated randomness from seeds: the per-item and per-weight streams, the
- * dealer's correction for each item kind (it reconstructs the random values from every party's
- * stream and folds the correlated value into the designated party's share), and each party's
- * local expansion of its share. What an item is and its parts are preproc_item.c; the stream
- * layout is the contract documented in preproc.h.
+ * preproc_gen.c — correlated randomness from seeds: the dealer's correction for each item kind (it
+ * reconstructs the random values from every party's stream and folds the correlated value into
+ * the designated party's share), and each party's local expansion of its share. What an item is
+ * and its parts are preproc_item.c; the streams are preproc_streams.c, their layout the contract
+ * documented in preproc.h.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -13,49 +13,12 @@
 #include "tasks/carry4_common.h"
 #include "tasks/prodk_common.h"
 #include "tasks/preproc.h"
+#include "tasks/preproc_streams.h"
 
 #include <string.h>
 
 /* Elements per chunk when the dealer walks an elementwise item (bounded temporaries). */
 #define CHUNK 4096
-/* Words of the stack buffer that PRG output is combined through. */
-#define STREAM_BUF 2048
-
-/* ------------------------------------------------------------------------------------------ */
-/* Streams                                                                                     */
-
-/* The per-item seed of one party (stream layout in preproc.h). */
-/* derive(derive(seed, sid), label, index): the two-level derivation of every stream. */
-static int session_derive(const struct veil_preproc_layout *layout,
-                          const uint8_t seed[VEIL_SEED_BYTES], uint64_t label, uint64_t index,
-                          uint8_t out[VEIL_SEED_BYTES])
-{
-    uint8_t root[VEIL_SEED_BYTES];
-    uint64_t lo = 0, hi = 0;
-    for (int i = 0; i < 8; i++) {
-        lo = lo << 8 | layout->session_id[i];
-        hi = hi << 8 | layout->session_id[8 + i];
-    }
-    int rc = veil_seed_derive(seed, lo, hi, root);
-    if (rc == VEIL_OK)
-        rc = veil_seed_derive(root, label, index, out);
-    veil_wipe(root, sizeof root);
-    return rc;
-}
-
-int veil_preproc_item_seed(const struct veil_preproc_layout *layout,
-                           const struct veil_preproc_item *item,
-                           const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
-{
-    return session_derive(layout, seed, VEIL_PREPROC_LABEL | (uint64_t)item->kind, item->index,
-                          out);
-}
-
-int veil_preproc_weight_seed(const struct veil_preproc_layout *layout, uint64_t wid,
-                             const uint8_t seed[VEIL_SEED_BYTES], uint8_t out[VEIL_SEED_BYTES])
-{
-    return session_derive(layout, seed, VEIL_PREPROC_LABEL_WEIGHT, wid, out);
-}
 
 /* The seed of the stream part j of item is read from (its weight stream or its own stream), and
  * the part's first word in that stream. */
@@ -74,91 +37,12 @@ static int part_stream_seed(const struct veil_preproc_layout *layout,
     return veil_preproc_item_seed(layout, item, seed, out);
 }
 
-/* The dealer's view: one PRG per party, positioned on demand. */
-struct streams {
-    int n;
-    veil_prg_t *prg[VEIL_PREPROC_MAX_PARTIES];
-};
-
-static void streams_close(struct streams *s)
-{
-    for (int q = 0; q < s->n; q++)
-        veil_prg_destroy(&s->prg[q]);
-}
-
-/* Every party's item stream, or (weight != 0) every party's weight stream of item's wid. */
-static int streams_open(struct streams *s, const struct veil_preproc_layout *layout,
-                        const struct veil_preproc_item *item,
-                        const uint8_t (*seeds)[VEIL_SEED_BYTES], int weight)
-{
-    memset(s, 0, sizeof *s);
-    s->n = layout->nparties;
-    uint64_t wid = 0;
-    if (weight && !veil_preproc_item_wid(item, &wid))
-        return veil_error(VEIL_ERR_INVAL, "preproc: kind %d has no weight stream", (int)item->kind);
-    for (int q = 0; q < s->n; q++) {
-        uint8_t child[VEIL_SEED_BYTES];
-        int rc = weight ? veil_preproc_weight_seed(layout, wid, seeds[q], child)
-                        : veil_preproc_item_seed(layout, item, seeds[q], child);
-        if (rc == VEIL_OK) {
-            s->prg[q] = veil_prg_new(child);
-            if (!s->prg[q])
-                rc = VEIL_ERR_CRYPTO;
-        }
-        veil_wipe(child, sizeof child);
-        if (rc != VEIL_OK) {
-            streams_close(s);
-            return rc;
-        }
-    }
-    return VEIL_OK;
-}
-
-enum fold { FOLD_SET, FOLD_SUB };
-
-/*
- * Folds words [off, off+n) of every party's stream except party skip (-1: none) into out:
- * FOLD_SET makes out the sum (XOR for binary), FOLD_SUB subtracts the sum from out (XORs for
- * binary, where subtracting and adding are the same).
- */
-static int streams_fold(struct streams *s, int skip, uint64_t off, size_t n,
-                        enum veil_share_kind form, enum fold mode, uint64_t *out)
-{
-    uint64_t buf[STREAM_BUF];
-    int rc = VEIL_OK;
-    if (mode == FOLD_SET)
-        memset(out, 0, n * sizeof *out);
-    for (int q = 0; q < s->n && rc == VEIL_OK; q++) {
-        if (q == skip)
-            continue;
-        rc = veil_prg_seek(s->prg[q], off);
-        for (size_t done = 0; rc == VEIL_OK && done < n;) {
-            size_t w = n - done < STREAM_BUF ? n - done : STREAM_BUF;
-            rc = veil_prg_fill(s->prg[q], buf, w);
-            if (rc != VEIL_OK)
-                break;
-            uint64_t *o = out + done;
-            if (form == VEIL_SHARE_BINARY)
-                for (size_t i = 0; i < w; i++)
-                    o[i] ^= buf[i];
-            else if (mode == FOLD_SET)
-                for (size_t i = 0; i < w; i++)
-                    o[i] += buf[i];
-            else
-                for (size_t i = 0; i < w; i++)
-                    o[i] -= buf[i];
-            done += w;
-        }
-    }
-    veil_wipe(buf, sizeof buf);
-    return rc;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Dealer                                                                                      */
 
 /* Elementwise kinds: walk the item in chunks; t0/t1 hold the reconstructed PRG secrets. */
-static int dealer_elementwise(struct streams *s, int d, const struct veil_preproc_item *item,
+static int dealer_elementwise(struct veil_preproc_streams *s, int d,
+                              const struct veil_preproc_item *item,
                               const struct veil_preproc_desc *desc, uint64_t *out)
 {
     const size_t n = (size_t)item->p[VEIL_PRE_N];
@@ -174,9 +58,11 @@ static int dealer_elementwise(struct streams *s, int d, const struct veil_prepro
         case VEIL_PREPROC_BEAVER:
         case VEIL_PREPROC_AND: {
             enum veil_share_kind f = item->kind == VEIL_PREPROC_AND ? B : A;
-            rc = streams_fold(s, -1, desc->part[0].offset + s0, len, f, FOLD_SET, t0);
+            rc = veil_preproc_streams_fold(s, -1, desc->part[0].offset + s0, len, f, VEIL_FOLD_SET,
+                                           t0);
             if (rc == VEIL_OK)
-                rc = streams_fold(s, -1, desc->part[1].offset + s0, len, f, FOLD_SET, t1);
+                rc = veil_preproc_streams_fold(s, -1, desc->part[1].offset + s0, len, f,
+                                               VEIL_FOLD_SET, t1);
             if (f == A)
                 for (size_t i = 0; i < len; i++)
                     o[i] = t0[i] * t1[i];
@@ -184,48 +70,59 @@ static int dealer_elementwise(struct streams *s, int d, const struct veil_prepro
                 for (size_t i = 0; i < len; i++)
                     o[i] = t0[i] & t1[i];
             if (rc == VEIL_OK)
-                rc = streams_fold(s, d, desc->part[2].offset + s0, len, f, FOLD_SUB, o);
+                rc = veil_preproc_streams_fold(s, d, desc->part[2].offset + s0, len, f,
+                                               VEIL_FOLD_SUB, o);
             break;
         }
         case VEIL_PREPROC_SQUARE:
-            rc = streams_fold(s, -1, desc->part[0].offset + s0, len, A, FOLD_SET, t0);
+            rc = veil_preproc_streams_fold(s, -1, desc->part[0].offset + s0, len, A, VEIL_FOLD_SET,
+                                           t0);
             for (size_t i = 0; i < len; i++)
                 o[i] = t0[i] * t0[i];
             if (rc == VEIL_OK)
-                rc = streams_fold(s, d, desc->part[1].offset + s0, len, A, FOLD_SUB, o);
+                rc = veil_preproc_streams_fold(s, d, desc->part[1].offset + s0, len, A,
+                                               VEIL_FOLD_SUB, o);
             break;
         case VEIL_PREPROC_TRUNC: {
             const unsigned f = (unsigned)item->p[VEIL_PRE_TRUNC_BITS];
-            rc = streams_fold(s, -1, desc->part[0].offset + s0, len, A, FOLD_SET, t0);
+            rc = veil_preproc_streams_fold(s, -1, desc->part[0].offset + s0, len, A, VEIL_FOLD_SET,
+                                           t0);
             for (size_t i = 0; i < len; i++) {
                 o[i] = t0[i] >> f;
                 o2[i] = t0[i] >> 63;
             }
             if (rc == VEIL_OK)
-                rc = streams_fold(s, d, desc->part[1].offset + s0, len, A, FOLD_SUB, o);
+                rc = veil_preproc_streams_fold(s, d, desc->part[1].offset + s0, len, A,
+                                               VEIL_FOLD_SUB, o);
             if (rc == VEIL_OK)
-                rc = streams_fold(s, d, desc->part[2].offset + s0, len, A, FOLD_SUB, o2);
+                rc = veil_preproc_streams_fold(s, d, desc->part[2].offset + s0, len, A,
+                                               VEIL_FOLD_SUB, o2);
             break;
         }
         case VEIL_PREPROC_CMPMASK:
-            rc = streams_fold(s, -1, desc->part[0].offset + s0, len, A, FOLD_SET, t0);
+            rc = veil_preproc_streams_fold(s, -1, desc->part[0].offset + s0, len, A, VEIL_FOLD_SET,
+                                           t0);
             for (size_t i = 0; i < len; i++) {
                 o[i] = t0[i];
                 o2[i] = t0[i] >> 63;
             }
             if (rc == VEIL_OK)
-                rc = streams_fold(s, d, desc->part[1].offset + s0, len, B, FOLD_SUB, o);
+                rc = veil_preproc_streams_fold(s, d, desc->part[1].offset + s0, len, B,
+                                               VEIL_FOLD_SUB, o);
             if (rc == VEIL_OK)
-                rc = streams_fold(s, d, desc->part[2].offset + s0, len, A, FOLD_SUB, o2);
+                rc = veil_preproc_streams_fold(s, d, desc->part[2].offset + s0, len, A,
+                                               VEIL_FOLD_SUB, o2);
             break;
         case VEIL_PREPROC_BIT: {
             /* CHUNK is a multiple of 64, so chunk s0 starts at packed word s0 / 64. */
             size_t pw = (len + 63) / 64;
-            rc = streams_fold(s, -1, desc->part[1].offset + s0 / 64, pw, B, FOLD_SET, t0);
+            rc = veil_preproc_streams_fold(s, -1, desc->part[1].offset + s0 / 64, pw, B,
+                                           VEIL_FOLD_SET, t0);
             for (size_t i = 0; i < len; i++)
                 o[i] = (t0[i / 64] >> (i % 64)) & 1;
             if (rc == VEIL_OK)
-                rc = streams_fold(s, d, desc->part[0].offset + s0, len, A, FOLD_SUB, o);
+                rc = veil_preproc_streams_fold(s, d, desc->part[0].offset + s0, len, A,
+                                               VEIL_FOLD_SUB, o);
             break;
         }
         default:
@@ -264,7 +161,8 @@ static size_t prodk_sets(unsigned k, uint8_t *sets)
  * per record the masks are rebuilt from every party's stream, then product r is the AND
  * (binary) or ring product (arithmetic) of the masks in set sets[r] (bit i = mask i).
  */
-static int dealer_mask_products(struct streams *s, int d, const struct veil_preproc_item *item,
+static int dealer_mask_products(struct veil_preproc_streams *s, int d,
+                                const struct veil_preproc_item *item,
                                 const struct veil_preproc_desc *desc, size_t k, const uint8_t *sets,
                                 size_t nsets, uint64_t *out)
 {
@@ -278,15 +176,16 @@ static int dealer_mask_products(struct streams *s, int d, const struct veil_prep
     for (size_t s0 = 0; s0 < n && rc == VEIL_OK; s0 += chunk) {
         const size_t len = n - s0 < chunk ? n - s0 : chunk;
         uint64_t *o = out + s0 * nsets;
-        rc = streams_fold(s, -1, desc->part[0].offset + s0 * k, len * k, form, FOLD_SET, a);
+        rc = veil_preproc_streams_fold(s, -1, desc->part[0].offset + s0 * k, len * k, form,
+                                       VEIL_FOLD_SET, a);
         for (size_t w = 0; rc == VEIL_OK && w < len; w++) {
             subset_products(a + w * k, k, form == VEIL_SHARE_BINARY, v);
             for (size_t r = 0; r < nsets; r++)
                 o[w * nsets + r] = v[sets[r]];
         }
         if (rc == VEIL_OK)
-            rc = streams_fold(s, d, desc->part[1].offset + s0 * nsets, len * nsets, form, FOLD_SUB,
-                              o);
+            rc = veil_preproc_streams_fold(s, d, desc->part[1].offset + s0 * nsets, len * nsets,
+                                           form, VEIL_FOLD_SUB, o);
     }
     veil_wipe(a, chunk * k * sizeof(uint64_t));
     veil_wipe(v, sizeof v);
@@ -296,7 +195,8 @@ static int dealer_mask_products(struct streams *s, int d, const struct veil_prep
 
 /* CARRY4's 22 sets over its 7 inputs; PRODK's every subset of 2 or more of its k factors, in
  * veil_prodk_row's order (ascending). */
-static int dealer_products(struct streams *s, int d, const struct veil_preproc_item *item,
+static int dealer_products(struct veil_preproc_streams *s, int d,
+                           const struct veil_preproc_item *item,
                            const struct veil_preproc_desc *desc, uint64_t *out)
 {
     static const uint8_t c4[VEIL_C4_PRODS] = VEIL_C4_PROD_SETS;
@@ -310,15 +210,15 @@ static int dealer_products(struct streams *s, int d, const struct veil_preproc_i
 
 /* CMPPROD: the mask r of CMPMASK item #k rebuilt block by block from every party's stream of that
  * item, bit-sliced, and the AND of each group's bit sets (preproc.h, carry4_common.h). */
-static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct streams *s, int d,
-                          const struct veil_preproc_item *item,
+static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct veil_preproc_streams *s,
+                          int d, const struct veil_preproc_item *item,
                           const uint8_t (*seeds)[VEIL_SEED_BYTES], uint64_t *out)
 {
     const uint64_t n = item->p[VEIL_PRE_N], tile = item->p[VEIL_PRE_CMPPROD_TILE];
     const struct veil_preproc_item mask =
         veil_preproc_item_cmpmask(item->p[VEIL_PRE_CMPPROD_MASK], n);
-    struct streams ms;
-    int rc = streams_open(&ms, layout, &mask, seeds, 0);
+    struct veil_preproc_streams ms;
+    int rc = veil_preproc_streams_open(&ms, layout, &mask, seeds, 0);
     if (rc != VEIL_OK)
         return rc;
     uint64_t rt[64], v[1u << VEIL_C4_FANIN];
@@ -331,7 +231,7 @@ static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct strea
             const size_t cnt = tend - e0 < 64 ? (size_t)(tend - e0) : 64;
             memset(rt, 0, sizeof rt);
             /* CMPMASK's r is its part 0, words [0, n) of its stream */
-            rc = streams_fold(&ms, -1, e0, cnt, VEIL_SHARE_ARITH, FOLD_SET, rt);
+            rc = veil_preproc_streams_fold(&ms, -1, e0, cnt, VEIL_SHARE_ARITH, VEIL_FOLD_SET, rt);
             veil_transpose64(rt); /* rt[i]: bit i of the block's 64 elements */
             uint64_t *o = out + w * VEIL_C4_LEAF_WORDS;
             for (int j = 0; j < VEIL_C4_LEAF_GROUPS; j++) {
@@ -343,15 +243,61 @@ static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct strea
     }
     veil_wipe(rt, sizeof rt);
     veil_wipe(v, sizeof v);
-    streams_close(&ms);
+    veil_preproc_streams_close(&ms);
     if (rc == VEIL_OK)
-        rc = streams_fold(s, d, 0, w * VEIL_C4_LEAF_WORDS, VEIL_SHARE_BINARY, FOLD_SUB, out);
+        rc = veil_preproc_streams_fold(s, d, 0, w * VEIL_C4_LEAF_WORDS, VEIL_SHARE_BINARY,
+                                       VEIL_FOLD_SUB, out);
+    return rc;
+}
+
+/* RBETA: r of CMPMASK item #k (its part 0) and the bits b of BIT item #j (the XOR of every
+ * party's packed part), rebuilt chunk by chunk from their own streams; the correction folds the
+ * products r b into the designated party's share. */
+static int dealer_rbeta(const struct veil_preproc_layout *layout, struct veil_preproc_streams *s,
+                        int d, const struct veil_preproc_item *item,
+                        const uint8_t (*seeds)[VEIL_SEED_BYTES], uint64_t *out)
+{
+    const uint64_t n = item->p[VEIL_PRE_N];
+    const struct veil_preproc_item mask =
+                                       veil_preproc_item_cmpmask(item->p[VEIL_PRE_RBETA_MASK], n),
+                                   bit = veil_preproc_item_bit(item->p[VEIL_PRE_RBETA_BIT], n);
+    struct veil_preproc_desc md, bd;
+    struct veil_preproc_streams ms, bs;
+    int rc = veil_preproc_item_describe(&mask, &md);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_item_describe(&bit, &bd);
+    if (rc != VEIL_OK)
+        return rc;
+    uint64_t *r = veil_aligned_alloc((CHUNK + CHUNK / 64) * sizeof(uint64_t)), *b = r + CHUNK;
+    if (!r)
+        return veil_error(VEIL_ERR_NOMEM, "preproc dealer: out of memory");
+    memset(&bs, 0, sizeof bs);
+    rc = veil_preproc_streams_open(&ms, layout, &mask, seeds, 0);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_streams_open(&bs, layout, &bit, seeds, 0);
+    /* CHUNK is a multiple of 64, so chunk s0 starts at packed word s0 / 64 */
+    for (uint64_t s0 = 0; rc == VEIL_OK && s0 < n; s0 += CHUNK) {
+        const size_t len = n - s0 < CHUNK ? (size_t)(n - s0) : CHUNK;
+        rc = veil_preproc_streams_fold(&ms, -1, md.part[VEIL_PRE_CM_R].offset + s0, len,
+                                       VEIL_SHARE_ARITH, VEIL_FOLD_SET, r);
+        if (rc == VEIL_OK)
+            rc = veil_preproc_streams_fold(&bs, -1, bd.part[VEIL_PRE_BIT_B].offset + s0 / 64,
+                                           (len + 63) / 64, VEIL_SHARE_BINARY, VEIL_FOLD_SET, b);
+        for (size_t i = 0; rc == VEIL_OK && i < len; i++)
+            out[s0 + i] = r[i] * (b[i / 64] >> (i % 64) & 1);
+    }
+    veil_preproc_streams_close(&ms); /* safe after a failed open: it closed what it opened */
+    veil_preproc_streams_close(&bs);
+    veil_wipe(r, (CHUNK + CHUNK / 64) * sizeof(uint64_t));
+    veil_aligned_free(r);
+    if (rc == VEIL_OK)
+        rc = veil_preproc_streams_fold(s, d, 0, (size_t)n, VEIL_SHARE_ARITH, VEIL_FOLD_SUB, out);
     return rc;
 }
 
 /* MATMUL and CONV (and their _WS forms, whose B comes from the weight streams ws): reconstruct
  * both operands in full, multiply with the ring GEMM. */
-static int dealer_linear(struct streams *s, struct streams *ws, int d,
+static int dealer_linear(struct veil_preproc_streams *s, struct veil_preproc_streams *ws, int d,
                          const struct veil_preproc_item *item, const struct veil_preproc_desc *desc,
                          uint64_t *out)
 {
@@ -369,11 +315,13 @@ static int dealer_linear(struct streams *s, struct streams *ws, int d,
     uint64_t *a = veil_aligned_alloc(total * sizeof(uint64_t)), *b = a + na, *col = b + nb;
     if (!a)
         return veil_error(VEIL_ERR_NOMEM, "preproc dealer: out of memory for %zu words", total);
-    int rc = streams_fold(s, -1, desc->part[0].offset, na, VEIL_SHARE_ARITH, FOLD_SET, a);
+    int rc = veil_preproc_streams_fold(s, -1, desc->part[0].offset, na, VEIL_SHARE_ARITH,
+                                       VEIL_FOLD_SET, a);
     if (rc == VEIL_OK && desc->part[1].weight)
-        rc = streams_fold(ws, -1, 0, nb, VEIL_SHARE_ARITH, FOLD_SET, b);
+        rc = veil_preproc_streams_fold(ws, -1, 0, nb, VEIL_SHARE_ARITH, VEIL_FOLD_SET, b);
     else if (rc == VEIL_OK)
-        rc = streams_fold(s, -1, desc->part[1].offset, nb, VEIL_SHARE_ARITH, FOLD_SET, b);
+        rc = veil_preproc_streams_fold(s, -1, desc->part[1].offset, nb, VEIL_SHARE_ARITH,
+                                       VEIL_FOLD_SET, b);
     if (rc == VEIL_OK && !is_conv) {
         /* C (m x n) = A (m x k) . B (k x n) */
         const size_t m = (size_t)p[VEIL_PRE_MATMUL_M], k = (size_t)p[VEIL_PRE_MATMUL_K],
@@ -402,8 +350,8 @@ static int dealer_linear(struct streams *s, struct streams *ws, int d,
         }
     }
     if (rc == VEIL_OK)
-        rc = streams_fold(s, d, desc->part[2].offset, desc->part[2].numel, VEIL_SHARE_ARITH,
-                          FOLD_SUB, out);
+        rc = veil_preproc_streams_fold(s, d, desc->part[2].offset, desc->part[2].numel,
+                                       VEIL_SHARE_ARITH, VEIL_FOLD_SUB, out);
     veil_wipe(a, total * sizeof(uint64_t));
     veil_aligned_free(a);
     return rc;
@@ -415,7 +363,7 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
                                    size_t out_words)
 {
     struct veil_preproc_desc desc;
-    struct streams s, ws;
+    struct veil_preproc_streams s, ws;
     int rc = veil_preproc_layout_check(layout);
     if (rc != VEIL_OK)
         return rc;
@@ -430,12 +378,12 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
                           "buffer has %zu",
                           desc.correction_words, out_words);
     const int weight = veil_preproc_item_wid(item, NULL);
-    rc = streams_open(&s, layout, item, seeds, 0);
+    rc = veil_preproc_streams_open(&s, layout, item, seeds, 0);
     if (rc != VEIL_OK)
         return rc;
     memset(&ws, 0, sizeof ws);
-    if (weight && (rc = streams_open(&ws, layout, item, seeds, 1)) != VEIL_OK) {
-        streams_close(&s);
+    if (weight && (rc = veil_preproc_streams_open(&ws, layout, item, seeds, 1)) != VEIL_OK) {
+        veil_preproc_streams_close(&s);
         return rc;
     }
     if (item->kind == VEIL_PREPROC_MATMUL || item->kind == VEIL_PREPROC_CONV || weight)
@@ -444,10 +392,12 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
         rc = dealer_products(&s, layout->designated, item, &desc, out);
     else if (item->kind == VEIL_PREPROC_CMPPROD)
         rc = dealer_cmpprod(layout, &s, layout->designated, item, seeds, out);
+    else if (item->kind == VEIL_PREPROC_RBETA)
+        rc = dealer_rbeta(layout, &s, layout->designated, item, seeds, out);
     else
         rc = dealer_elementwise(&s, layout->designated, item, &desc, out);
-    streams_close(&s);
-    streams_close(&ws);
+    veil_preproc_streams_close(&s);
+    veil_preproc_streams_close(&ws);
     if (rc != VEIL_OK)
         veil_wipe(out, desc.correction_words * sizeof *out);
     return rc;

@@ -145,6 +145,16 @@ struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, u
     return it;
 }
 
+struct veil_preproc_item veil_preproc_item_rbeta(uint64_t index, uint64_t n, uint64_t mask_index,
+                                                 uint64_t bit_index)
+{
+    struct veil_preproc_item it = make_item(VEIL_PREPROC_RBETA, index);
+    it.p[VEIL_PRE_N] = n;
+    it.p[VEIL_PRE_RBETA_MASK] = mask_index;
+    it.p[VEIL_PRE_RBETA_BIT] = bit_index;
+    return it;
+}
+
 struct veil_preproc_item veil_preproc_item_prodk(uint64_t index, uint64_t nrecords, uint64_t k)
 {
     struct veil_preproc_item it = make_item(VEIL_PREPROC_PRODK, index);
@@ -208,6 +218,7 @@ static const char *const kind_names[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_CARRY4] = "carry4",
     [VEIL_PREPROC_CMPPROD] = "cmpprod",
     [VEIL_PREPROC_PRODK] = "prodk",
+    [VEIL_PREPROC_RBETA] = "rbeta",
 };
 
 /* Number of meaningful parameters of each kind. */
@@ -216,7 +227,7 @@ static const int kind_nparams[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_SQUARE] = 1,   [VEIL_PREPROC_AND] = 1,     [VEIL_PREPROC_TRUNC] = 2,
     [VEIL_PREPROC_BIT] = 1,      [VEIL_PREPROC_CMPMASK] = 1, [VEIL_PREPROC_MATMUL_WS] = 4,
     [VEIL_PREPROC_CONV_WS] = 12, [VEIL_PREPROC_CARRY4] = 1,  [VEIL_PREPROC_CMPPROD] = 3,
-    [VEIL_PREPROC_PRODK] = 2,
+    [VEIL_PREPROC_PRODK] = 2,    [VEIL_PREPROC_RBETA] = 3,
 };
 
 static int kind_valid(int kind)
@@ -297,6 +308,24 @@ int veil_preproc_conv_out(const uint64_t *p, uint64_t *oh, uint64_t *ow)
     return VEIL_OK;
 }
 
+/* 1 for the parameters that may hold any 64-bit value, not sizes: a weight id, and the item
+ * indices that CMPPROD and RBETA name. */
+static int any_value(enum veil_preproc_kind kind, int j)
+{
+    switch (kind) {
+    case VEIL_PREPROC_MATMUL_WS:
+        return j == VEIL_PRE_MATMUL_WID;
+    case VEIL_PREPROC_CONV_WS:
+        return j == VEIL_PRE_CONV_WID;
+    case VEIL_PREPROC_CMPPROD:
+        return j == VEIL_PRE_CMPPROD_MASK;
+    case VEIL_PREPROC_RBETA:
+        return j == VEIL_PRE_RBETA_MASK || j == VEIL_PRE_RBETA_BIT;
+    default:
+        return 0;
+    }
+}
+
 /* Every parameter in range: unused ones 0, sizes >= 1 (a conv's padding may be 0), none above
  * VEIL_PREPROC_MAX_ITEM_WORDS; a weight id may be any value. The kind is valid. */
 static int check_params(const struct veil_preproc_item *item)
@@ -304,17 +333,12 @@ static int check_params(const struct veil_preproc_item *item)
     char buf[256];
     int np = kind_nparams[item->kind];
     const int is_conv = item->kind == VEIL_PREPROC_CONV || item->kind == VEIL_PREPROC_CONV_WS;
-    /* a weight id, and the item index CMPPROD names, are any 64-bit values: not sizes */
-    const int wid_at = item->kind == VEIL_PREPROC_MATMUL_WS ? VEIL_PRE_MATMUL_WID
-                       : item->kind == VEIL_PREPROC_CONV_WS ? VEIL_PRE_CONV_WID
-                       : item->kind == VEIL_PREPROC_CMPPROD ? VEIL_PRE_CMPPROD_MASK
-                                                            : -1;
     for (int j = 0; j < VEIL_PREPROC_MAX_PARAMS; j++) {
         int may_be_zero = is_conv && (j == VEIL_PRE_CONV_PH || j == VEIL_PRE_CONV_PW);
         if (j >= np && item->p[j] != 0)
             return veil_error(VEIL_ERR_INVAL, "preproc: item %s: parameter %d must be 0",
                               veil_preproc_item_format(item, buf, sizeof buf), j);
-        if (j == wid_at)
+        if (any_value(item->kind, j))
             continue;
         if (j < np && !may_be_zero && item->p[j] == 0)
             return veil_error(VEIL_ERR_INVAL, "preproc: item %s: parameter %d must be >= 1",
@@ -428,6 +452,9 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
             goto too_big;
         add_part(desc, p[VEIL_PRE_N] * p[VEIL_PRE_PRODK_K], A, 0);
         add_part(desc, p[VEIL_PRE_N] * (uint64_t)veil_prodk_nprods((int)p[VEIL_PRE_PRODK_K]), A, 1);
+        break;
+    case VEIL_PREPROC_RBETA:
+        add_part(desc, p[VEIL_PRE_N], A, 1);
         break;
     case VEIL_PREPROC_CARRY4:
         if (!mul_ok(p[VEIL_PRE_N], VEIL_C4_INPUTS + VEIL_C4_PRODS, &x))

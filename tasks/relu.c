@@ -2,9 +2,11 @@
  * relu.c — ReLU (y = x [x >= 0], with the 0/1 mask kept for the backward pass), the elementwise
  * maximum and selection z = b ? x : y. ReLU and max cost LTZ's 4 rounds: LTZ ends with the
  * public f and the shared random bit beta, [x < 0] = f XOR beta; the product x * beta does not
- * depend on f, so its Beaver opens travel in LTZ's first round, and once f is public
- * x [x >= 0] = (f ? x beta : x - x beta) is local. Costs in compare.h. veil_mpc_relu_of takes
- * the sign from another operand (the untruncated value of a linear layer).
+ * depend on f, and once f is public x [x >= 0] = (f ? x beta : x - x beta) is local. LTZ's first
+ * round opened c = x - r, so x beta = c [beta] + [r beta] is local too, with an RBETA item
+ * (veil_cmp_x_beta). veil_mpc_relu_of takes the sign from another operand s (the untruncated
+ * value of a linear layer): there c belongs to s, and x beta is a Beaver product whose opens
+ * travel in LTZ's first round. Costs in compare.h.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -63,6 +65,25 @@ int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct 
     return veil_mpc_mul_unmarked(m, &xf, &yf, z);
 }
 
+int veil_cmp_x_beta(veil_mpc_t *m, const struct veil_sec *x, const struct veil_cmp_opened *opened,
+                    const struct veil_mpc_mat *bit, struct veil_sec *w)
+{
+    memset(w, 0, sizeof *w);
+    const struct veil_sec *beta = &bit->part[VEIL_PRE_BIT_A];
+    struct veil_mpc_mat rb;
+    struct veil_sec cb = {0};
+    int rc = veil_mpc_material(
+        m, veil_preproc_item_rbeta(0, x->numel, opened->mask_index, bit->item.index),
+        x->ntiles > 1 ? x->tile : SIZE_MAX, &rb);
+    if (rc != VEIL_OK)
+        return rc;
+    if ((rc = veil_mpc_mul_public(m, beta, &opened->c, &cb)) == VEIL_OK)
+        rc = veil_mpc_add(m, &cb, &rb.part[0], w);
+    veil_mpc_release(m, &cb);
+    veil_mpc_mat_release(m, &rb);
+    return rc;
+}
+
 /* y = x [s >= 0] (s = x: ReLU), mask = [s >= 0]. */
 static int relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
                    struct veil_sec *y, struct veil_sec *mask)
@@ -80,11 +101,14 @@ static int relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_se
     struct veil_mpc_mat bit;
     struct veil_pub f;
     struct veil_sec w = {0}, ge = {0};
-    int rc = veil_cmp_ltz_open(m, s, &bit, &f);
+    struct veil_cmp_opened c = {0};
+    const int own = s == x; /* LTZ's c is x's own: x * beta is local */
+    int rc = veil_cmp_ltz_open(m, s, &bit, &f, own ? &c : NULL);
     if (rc != VEIL_OK)
         return rc;
-    /* x * beta: its opens go out with LTZ's first round (no round of its own) */
-    if ((rc = veil_cmp_mul_unmarked(m, x, &bit.part[VEIL_PRE_BIT_A], &w)) != VEIL_OK ||
+    /* x * beta: local, or its opens go out with LTZ's first round (no round of its own) */
+    if ((rc = own ? veil_cmp_x_beta(m, x, &c, &bit, &w)
+                  : veil_cmp_mul_unmarked(m, x, &bit.part[VEIL_PRE_BIT_A], &w)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, y, x)) != VEIL_OK ||
         (rc = veil_sec_init_like(m, &ge, x)) != VEIL_OK)
         goto out;
@@ -96,6 +120,7 @@ static int relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_se
     }
 out:
     veil_mpc_release(m, &w);
+    veil_mpc_release(m, &c.c);
     veil_mpc_release(m, &f);
     veil_mpc_mat_release(m, &bit);
     if (rc == VEIL_OK && mask) {

@@ -137,6 +137,23 @@ void veil_test_net_relu_pool(struct veil_test_net *t)
     t->tol = 1e-3;
 }
 
+void veil_test_net_wide_relu(struct veil_test_net *t, size_t hidden)
+{
+    veil_graph_t *g = veil_graph_new("wide_relu");
+    size_t dx[2] = {1, 4}, d1[2] = {4, hidden}, d2[2] = {hidden, 1};
+    veil_node_t *h = veil_relu(
+        g, "r",
+        veil_dense(g, "fc1", veil_input(g, "x", 1, 2, dx), veil_param(g, "w1", 0, 2, d1), NULL));
+    veil_reveal(g, veil_dense(g, "fc2", h, veil_param(g, "w2", 0, 2, d2), NULL), VEIL_ALL_PARTIES);
+    t->name = hidden > 16384 ? "wide_relu" : "narrow_relu";
+    t->plan = veil_test_net_compile(g, 16);
+    veil_graph_destroy(&g);
+    veil_test_net_feed(t, "x", 4, -1, 1);
+    veil_test_net_feed(t, "w1", 4 * hidden, -1, 1);
+    veil_test_net_feed(t, "w2", hidden, -0.01, 0.01);
+    t->tol = 1e-2; /* a 1-ulp truncation error on each of the hidden values, times |w2| */
+}
+
 void veil_test_net_attention(struct veil_test_net *t)
 {
     veil_graph_t *g = veil_graph_new("attention");

@@ -170,7 +170,8 @@ static uint64_t max_words(size_t rows, size_t k, int onehot)
         const size_t p = kl / 2;
         const size_t cov = onehot && l > 0 ? (2 * p * s < k ? 2 * p * s : k) : 0;
         const uint64_t n = rows * p;
-        w += n + 36 * ((n + 63) / 64) + 2 * rows * (p + cov);
+        /* d beta is local; a Beaver product only with the one-hot vectors */
+        w += n + 36 * ((n + 63) / 64) + (cov ? 2 * rows * (p + cov) : 0);
         kl = (kl + 1) / 2;
     }
     return w;

@@ -136,8 +136,9 @@ static int run(int nparties, int tfp, size_t n, size_t tile)
     bad |= wrong != 0;
     const uint64_t w = veil_preproc_sliced_blocks(n, tile), N = (uint64_t)nparties;
     for (int p = 0; p < nparties; p++) {
-        uint64_t want = 2 * (N - 1) * 8 * (3 * n + 36 * w) /* relu, max */ +
-                        (N - 1) * 16 * n /* select */ + (N - 1) * 8 * 4 * n /* reveals */;
+        /* relu, max: LTZ's bytes only (x beta is local, compare.h) */
+        uint64_t want = 2 * (N - 1) * 8 * (n + 36 * w) + (N - 1) * 16 * n /* select */ +
+                        (N - 1) * 8 * 4 * n /* reveals */;
         if (p <= 1)
             want += (N - 1) * 8 * n; /* its input */
         if (tfp && p == 0)

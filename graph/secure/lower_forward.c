@@ -226,8 +226,12 @@ int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n
         n->last_use < 0)
         return 0;
     const struct veil_node *r = &p->nodes[n->last_use];
-    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n) &&
-           !relu_after_pool(x, r);
+    if (r->op != VEIL_OP_RELU || r->in[0] != n->index || r->saved || !read_once(p, n) ||
+        relu_after_pool(x, r))
+        return 0;
+    /* inside a pairwise pool the value is multiplied anyway; a plain ReLU pays a Beaver product
+     * for x beta (veil_mpc_relu_of) instead of a local one: a round for bytes, where few */
+    return relu_fused(x, r) || r->numel <= VEIL_LOWER_SHARE_TRUNC_MAX;
 }
 
 int veil_lower_no_barrier_after(const struct veil_exec *x, const struct veil_node *n)
