@@ -77,14 +77,16 @@ cost "lenet --batch 1" 534352 26
 run 2 lws lenet lenet5 --batch 1 --serialized
 cost "lenet --batch 1 --serialized" 534352 30
 # LeNet-5 at batch 16: too many windows for the pairwise rule, so each pool compares by tournament
-# and its ReLU runs after it on a quarter of the values (relu(max) = max(relu)); the convolutions
-# truncate in a round of their own: 42 rounds (44 serialized). The tournament's d beta and the
-# ReLU's x beta are local (LTZ's c and an RBETA item, tasks/compare.h): 2616672 bytes (4230496
-# with a Beaver product for each, 6386464 with the ReLU before the pool as well)
+# the convolution's untruncated values, and its ReLU runs after it on a quarter of the values
+# (relu(max) = max(relu)); only the pooled values are truncated: conv1's 18816 in a round of their
+# own, conv2's 6400 (at most 16384) in their ReLU's first round: 41 rounds (43 serialized). The
+# tournament's d beta and the ReLU's x beta are local (LTZ's c and an RBETA item,
+# tasks/compare.h): 2113888 bytes (2616672 truncating every convolution output, 4230496 with a
+# Beaver product for each x beta as well, 6386464 with the ReLU before the pool too)
 run 2 lws lenet lenet5 --batch 16
-cost "lenet --batch 16" 2616672 42
+cost "lenet --batch 16" 2113888 41
 run 2 lws lenet lenet5 --batch 16 --serialized
-cost "lenet --batch 16 --serialized" 2616672 44
+cost "lenet --batch 16 --serialized" 2113888 43
 # the warm first run (veil_party_prepare) is the default; --cold leaves the sharing to run 0
 grep -q '^\[p1\] prepare: ' "$T/out" || bad "lenet: no prepare line from party 1"
 run 2 lws mlp mlp --cold

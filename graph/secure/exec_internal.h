@@ -89,7 +89,9 @@ int veil_lower_relu(struct veil_exec *x, const struct veil_node *n);
  * (in x->aux[n][0]), so that the ReLU's LTZ starts with n's truncation (veil_mpc_relu_of): one
  * round less (not in a serialized run, whose barrier after n makes the truncation's round one of
  * its own; the words computed are the same). Not when that ReLU runs after its max pool (its
- * windows too many for the pairwise rule): the pool compares n's truncated value. A plain ReLU
+ * windows too many for the pairwise rule): the pool then compares n's untruncated value, and
+ * only the pooled values are truncated (in the ReLU's first round where at most
+ * VEIL_LOWER_SHARE_TRUNC_MAX, as here, otherwise in a round of their own). A plain ReLU
  * (not inside a pairwise pool) takes it only up to VEIL_LOWER_SHARE_TRUNC_MAX outputs: its
  * product x beta is then a Beaver product (16 B per element at N = 2), where veil_mpc_relu after
  * a truncation of its own makes it local.

@@ -82,11 +82,42 @@ static int linear_shared(struct veil_exec *x, const struct veil_node *n, veil_ex
     return rc;
 }
 
+static int pools_untruncated(const struct veil_exec *x, const struct veil_node *n);
+
+/*
+ * A linear layer whose ReLU runs after its max pool (pools_untruncated): its value is the
+ * untruncated u = p + bias 2^f; the pool compares u and truncates only the pooled values
+ * (veil_lower_pool). floor(max u / 2^f) = max floor(u / 2^f), floor being monotone and the bias
+ * one per channel, so the same values as truncating first, up to the truncation's 0/1 ulp.
+ */
+static int linear_untruncated(struct veil_exec *x, const struct veil_node *n,
+                              veil_exec_product_fn fn, const void *arg, size_t inner)
+{
+    struct veil_sec p = {0}, bb = {0}, bs = {0};
+    struct veil_sec *u = VAL(x, n->index);
+    const struct veil_sec *bias = n->nin > 2 && n->in[2] >= 0 ? VAL(x, n->in[2]) : NULL;
+    int rc = veil_exec_product_raw(x, VAL(x, n->in[0]), VAL(x, n->in[1]), fn, arg, &p);
+    if (rc == VEIL_OK && bias) {
+        if ((rc = veil_exec_broadcast(x, bias, inner, &p, &bb)) == VEIL_OK &&
+            (rc = veil_mpc_mul_scalar(x->m, &bb, (uint64_t)1 << x->frac_bits, &bs)) == VEIL_OK)
+            rc = veil_mpc_add(x->m, &p, &bs, u);
+    } else if (rc == VEIL_OK) {
+        *u = p;
+        memset(&p, 0, sizeof p);
+    }
+    veil_mpc_release(x->m, &p);
+    veil_mpc_release(x->m, &bb);
+    veil_mpc_release(x->m, &bs);
+    return rc;
+}
+
 int veil_lower_dense(struct veil_exec *x, const struct veil_node *n)
 {
     int rc;
     struct veil_mpc_wstat *ws = wstat_of(x, n->in[1], &rc);
     struct veil_sec *y = VAL(x, n->index);
+    if (rc == VEIL_OK && pools_untruncated(x, n))
+        return linear_untruncated(x, n, matmul_protocol, ws, 1);
     if (rc == VEIL_OK && veil_lower_shares_trunc(x, n))
         return linear_shared(x, n, matmul_protocol, ws, 1);
     if (rc == VEIL_OK)
@@ -122,6 +153,8 @@ int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n)
     int rc;
     c.ws = wstat_of(x, n->in[1], &rc);
     struct veil_sec *y = VAL(x, n->index);
+    if (rc == VEIL_OK && pools_untruncated(x, n))
+        return linear_untruncated(x, n, conv_protocol, &c, n->dims[2] * n->dims[3]);
     if (rc == VEIL_OK && veil_lower_shares_trunc(x, n))
         return linear_shared(x, n, conv_protocol, &c, n->dims[2] * n->dims[3]);
     if (rc == VEIL_OK)
@@ -211,12 +244,26 @@ static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
  * 1 when ReLU node r runs after its max pool instead (the windows too many for the pairwise
  * rule): the pool compares r's operand and the ReLU takes the pool's output, relu(window max) =
  * window max of the ReLUs (both monotone), the same words with k k times fewer values through
- * the ReLU's comparison. The layer before then truncates in a round of its own.
+ * the ReLU's comparison. A linear layer before hands the pool its untruncated value
+ * (pools_untruncated), and only the pooled values are truncated.
  */
 static int relu_after_pool(const struct veil_exec *x, const struct veil_node *r)
 {
     const struct veil_node *pn = relu_pool(x, r);
     return pn && !pool_takes_zero(pn);
+}
+
+/* 1 when linear node n (dense, conv2d) is read only by a ReLU that runs after its max pool: n
+ * hands the pool its untruncated value (linear_untruncated). */
+static int pools_untruncated(const struct veil_exec *x, const struct veil_node *n)
+{
+    const veil_plan_t *p = x->p;
+    if ((n->op != VEIL_OP_DENSE && n->op != VEIL_OP_CONV2D) || n->saved || n->output >= 0 ||
+        n->last_use < 0)
+        return 0;
+    const struct veil_node *r = &p->nodes[n->last_use];
+    return r->op == VEIL_OP_RELU && r->in[0] == n->index && read_once(p, n) &&
+           relu_after_pool(x, r);
 }
 
 int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n)
@@ -277,13 +324,22 @@ int veil_lower_pool(struct veil_exec *x, const struct veil_node *n)
     const struct veil_sec *u =
         g.relu && veil_lower_shares_trunc(x, &x->p->nodes[xn->in[0]]) ? &x->aux[n->in[0]][0] : NULL;
     if (relu_after) { /* the pool of the ReLU's operand, retiled, then the ReLU */
-        struct veil_sec t = {0};
+        struct veil_sec t = {0}, tt = {0};
         int rc = veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, &t, NULL);
         if (rc == VEIL_OK)
             rc = veil_exec_retile(x, &t);
-        if (rc == VEIL_OK)
-            rc = veil_mpc_relu(x->m, &t, y, NULL);
+        if (rc != VEIL_OK || !pools_untruncated(x, &x->p->nodes[xn->in[0]])) {
+            if (rc == VEIL_OK)
+                rc = veil_mpc_relu(x->m, &t, y, NULL);
+        } else if (t.numel <= VEIL_LOWER_SHARE_TRUNC_MAX) {
+            /* the pooled u: the truncation's open in the ReLU's first round, as linear_shared */
+            if ((rc = veil_mpc_trunc_unmarked(x->m, &t, x->frac_bits, &tt)) == VEIL_OK)
+                rc = veil_mpc_relu_of(x->m, &t, &tt, y);
+        } else if ((rc = veil_mpc_trunc(x->m, &t, x->frac_bits, &tt)) == VEIL_OK) {
+            rc = veil_mpc_relu(x->m, &tt, y, NULL);
+        }
         veil_mpc_release(x->m, &t);
+        veil_mpc_release(x->m, &tt);
         return rc;
     }
     int rc = n->op != VEIL_OP_MAXPOOL ? veil_mpc_avgpool2d(x->m, VAL(x, n->in[0]), &g, y)
