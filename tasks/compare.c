@@ -253,8 +253,10 @@ int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_m
         rc = veil_cmp_b2a_open(m, &msb, x, bit, f);
     if (rc == VEIL_OK && keep) {
         keep->c = c;
+        keep->r63 = mask.part[VEIL_PRE_CM_R63];
         keep->mask_index = mask.item.index;
         memset(&c, 0, sizeof c);
+        memset(&mask.part[VEIL_PRE_CM_R63], 0, sizeof mask.part[VEIL_PRE_CM_R63]);
     }
 out:
     veil_mpc_release(m, &c);

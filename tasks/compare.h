@@ -40,13 +40,14 @@
  *                   N = 2: 12.5 B per element; CrypTen: 9 rounds, 232 B)
  *   veil_mpc_relu_of rounds 4; bytes (N-1) * 8 * (3 n + 36 W) (LTZ on s + the Beaver product
  *                   x * beta in LTZ's first round: N = 2: 28.5 B per element)
+ *   veil_mpc_relu_trunc rounds 4; bytes as ReLU (relu(trunc(u)), the truncation local: below)
  *   veil_mpc_max    rounds 4;  bytes as ReLU (max(x, y) = y + relu(x - y))
  *   veil_mpc_select rounds 1;  bytes (N-1) * 16 * n
  * The dealer sends the designated party, per LTZ: 2 n (CMPMASK) + 176 W (CMPPROD: 11 words per
  * level-0 group) + n (BIT) + 110 W (CARRY4 items: 22 words per group, 88 W and 22 W) words;
- * ReLU / max add n (RBETA: each party stores n words), veil_mpc_relu_of n (BEAVER: 3 n stored).
- * Items are requested in that order: CMPMASK, CMPPROD, BIT, the two CARRY4s, then RBETA or
- * BEAVER.
+ * ReLU / max add n (RBETA: each party stores n words), veil_mpc_relu_of n (BEAVER: 3 n stored),
+ * veil_mpc_relu_trunc 3 n (CMPTRUNC: 3 n stored). Items are requested in that order: CMPMASK,
+ * CMPPROD, BIT, the two CARRY4s, then RBETA, BEAVER or CMPTRUNC.
  */
 #ifndef VEIL_TASKS_COMPARE_H
 #define VEIL_TASKS_COMPARE_H
@@ -83,13 +84,26 @@ int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
  * y = x [s >= 0] (no mask): the sign from s, the value from x, same layout (VEIL_ERR_SHAPE
  * otherwise). For y = relu(trunc(u)): the LTZ on u starts with the truncation's open, x =
  * veil_mpc_trunc_unmarked(u) feeds only the product with beta, so the pair takes ReLU's 4 rounds
- * (bytes: veil_mpc_relu_of's above plus the truncation's: 16 B per element more than a
- * truncation in a round of its own and veil_mpc_relu, one round fewer), and [trunc(u) >= 0] and [u
+ * (bytes: veil_mpc_relu_of's above plus the truncation's; veil_mpc_relu_trunc does the pair in
+ * LTZ's bytes alone), and [trunc(u) >= 0] and [u
  * >= 0] differ only where trunc(u) = 0, whose product is 0 either way: y is bit for bit
  * relu(trunc(u)).
  */
 int veil_mpc_relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
                      struct veil_sec *y);
+
+/**
+ * y = relu(trunc(u)) = trunc(u) [u >= 0] for a fixed-point product u (|u| < 2^62, trunc.h's
+ * range), f in [1, 62] (VEIL_ERR_INVAL otherwise): the truncation takes no round and no byte of
+ * its own. LTZ's first round opens c = u - r; trunc(u) is linear in [r >> f] and [r >> 63] with
+ * public coefficients, and trunc(u) beta in [(r >> f) beta] and [(r >> 63) beta], which a
+ * CMPTRUNC item holds (tasks/trunc_common.h, veil_trunc_neg_elem). trunc(u) - floor(u / 2^f) is
+ * 0 or 1, as veil_mpc_trunc's; [u >= 0] and [trunc(u) >= 0] differ only where trunc(u) = 0, so y
+ * is relu of that truncation. y initialised like u. Rounds 4, bytes LTZ's: (N-1) * 8 * (n + 36 W)
+ * (N = 2: 12.5 B per element, against 36.5 for veil_mpc_trunc_unmarked and veil_mpc_relu_of);
+ * the dealer sends 3 n words for the CMPTRUNC item (each party stores 3 n).
+ */
+int veil_mpc_relu_trunc(veil_mpc_t *m, const struct veil_sec *u, int f, struct veil_sec *y);
 
 /** z = max(x, y) elementwise (signed; |x - y| < 2^63); same layout; z like x. Costs above. */
 int veil_mpc_max(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,

@@ -30,6 +30,13 @@ struct veil_cmp_party_arg {
     int party0;
 };
 
+/** The truncation inside a ReLU (veil_mpc_relu_trunc): whether this party is party 0, and the
+ * shift f in [1, 62]. */
+struct veil_relu_trunc_arg {
+    int party0;
+    int f;
+};
+
 /** Gather / group: the circuit level l (0-based, 0..VEIL_CMP_LEVELS-1) and whether this party
  * adds the public terms. */
 struct veil_cmp_level_arg {

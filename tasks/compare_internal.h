@@ -71,6 +71,7 @@ int veil_mpc_and(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec 
  * (public, tiled like x) and the index of the CMPMASK item r comes from. */
 struct veil_cmp_opened {
     struct veil_pub c;
+    struct veil_sec r63; /* the CMPMASK item's [r >> 63] (LTZ folds the sign bit in binary) */
     uint64_t mask_index;
 };
 
@@ -82,8 +83,9 @@ struct veil_cmp_opened {
  * bit->part[VEIL_PRE_BIT_A] (arithmetic 0/1, tiled like x). A caller finishes locally once f is
  * public; its products with beta either open in round 1 (unmarked, veil_cmp_mul_unmarked) or,
  * for x * beta itself, are local from c (keep, veil_cmp_x_beta): that is how ReLU and max cost
- * LTZ's 4 rounds. keep may be NULL; otherwise it receives c (release keep->c with
- * veil_mpc_release). Release *bit with veil_mpc_mat_release, *f with veil_mpc_release.
+ * LTZ's 4 rounds. keep may be NULL; otherwise it receives c and the mask's [r >> 63] part
+ * (release keep->c and keep->r63 with veil_mpc_release). Release *bit with veil_mpc_mat_release, *f
+ * with veil_mpc_release.
  */
 int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_mat *bit,
                       struct veil_pub *f, struct veil_cmp_opened *keep);
@@ -159,6 +161,9 @@ extern struct starpu_codelet veil_and_finish_cl;
 extern struct starpu_codelet veil_prodk_cl;
 /** f (packed, public), beta, w = x beta, x -> y = x [x >= 0], mask; veil_cmp_party_arg. */
 extern struct starpu_codelet veil_relu_fin_cl;
+/** The truncation inside veil_mpc_relu_trunc (c, r_hi, r_63, beta, r_hi beta, r_63 beta -> z,
+ * z beta; struct veil_relu_trunc_arg by value). */
+extern struct starpu_codelet veil_relu_trunc_cl;
 /** packed tile, whole packed BIT part -> e = packed ^ part[offset..], tail cleared;
  * struct veil_b2a_mask_arg. */
 extern struct starpu_codelet veil_b2a_mask_cl;

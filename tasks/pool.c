@@ -155,7 +155,7 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
                 rc = veil_cmp_submit(m, &veil_pool_oh_cl, "max", h, NULL, 4, &a, sizeof a);
             }
         }
-        struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh, &c.c};
+        struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh, &c.c, &c.r63};
         for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
             veil_mpc_release(m, tmp[i]);
         veil_mpc_mat_release(m, &bit);

@@ -87,6 +87,12 @@
  *                          Once LTZ has opened c = x - r, a product x * b is c [b] + [r b],
  *                          local (ReLU and the max's tournament, tasks/compare.h). Its part tiles
  *                          like the two items'.
+ *   CMPTRUNC (n, k, j, f)  *rhi[n] A = r[i] >> f, *rhib[n] A = (r[i] >> f) b[i],
+ *                          *r63b[n] A = (r[i] >> 63) b[i]: r and b as RBETA's, f in [1, 62]. Once
+ *                          LTZ has opened c = x - r, trunc(x) is linear in [r >> f] and CMPMASK's
+ *                          [r >> 63] with public coefficients, and trunc(x) * b linear in the two
+ *                          products: ReLU of a truncation with no round and no byte of its own
+ *                          (veil_mpc_relu_trunc, tasks/compare.h). Its parts tile like RBETA's.
  *
  * SIZES (words; multiply by 8 for bytes; N parties). "dealer" = correction words sent to d per
  * item, "party" = words each party stores (the expanded share; d stores the same count):
@@ -102,6 +108,7 @@
  *   CMPPROD n,tile:    dealer 176 W,        party 176 W
  *   PRODK   n,k:       dealer P n,          party (k + P) n, P = 2^k - k - 1
  *   RBETA   n:         dealer n,            party n
+ *   CMPTRUNC n:        dealer 3n,           party 3n
  *   MATMUL_WS, CONV_WS: as MATMUL and CONV (the weight-stationary gain is online: E = W - B is
  *                      opened once per session instead of once per item; see tasks/wstat.h)
  * Total dealer traffic per item is the dealer column (one tensor, to d only), independent of N;
@@ -155,6 +162,7 @@ enum veil_preproc_kind {
     VEIL_PREPROC_CMPPROD,
     VEIL_PREPROC_PRODK,
     VEIL_PREPROC_RBETA,
+    VEIL_PREPROC_CMPTRUNC,
     VEIL_PREPROC_KIND_COUNT
 };
 
@@ -201,6 +209,9 @@ enum { VEIL_PRE_PRODK_K = 1 };
 enum { VEIL_PRE_CMPPROD_TILE = 1, VEIL_PRE_CMPPROD_MASK = 2 };
 /* Parameter indices of an RBETA item (the element count is VEIL_PRE_N). */
 enum { VEIL_PRE_RBETA_MASK = 1, VEIL_PRE_RBETA_BIT = 2 };
+/* CMPTRUNC: the mask and bit indices as RBETA's, then the shift; its parts. */
+enum { VEIL_PRE_CMPTRUNC_BITS = 3 };
+enum { VEIL_PRE_CT_RHI = 0, VEIL_PRE_CT_RHIB = 1, VEIL_PRE_CT_R63B = 2 };
 
 /** The session-wide layout; identical at the dealer and every party. */
 struct veil_preproc_layout {
@@ -283,6 +294,9 @@ struct veil_preproc_item veil_preproc_item_prodk(uint64_t index, uint64_t nrecor
  * multiplies. */
 struct veil_preproc_item veil_preproc_item_rbeta(uint64_t index, uint64_t n, uint64_t mask_index,
                                                  uint64_t bit_index);
+/** As RBETA's indices; frac_bits the truncation's shift, 1..62. */
+struct veil_preproc_item veil_preproc_item_cmptrunc(uint64_t index, uint64_t n, uint64_t mask_index,
+                                                    uint64_t bit_index, uint64_t frac_bits);
 /** 64-element blocks of n elements tiled by tile (each tile padded to whole blocks): the words of
  * one packed bit per element, W = sum over tiles of ceil(tile_numel / 64) (0 when n or tile is
  * 0). The bit-sliced layout of the comparison protocols and of CMPPROD. */

@@ -250,14 +250,17 @@ static int dealer_cmpprod(const struct veil_preproc_layout *layout, struct veil_
     return rc;
 }
 
-/* RBETA: r of CMPMASK item #k (its part 0) and the bits b of BIT item #j (the XOR of every
- * party's packed part), rebuilt chunk by chunk from their own streams; the correction folds the
- * products r b into the designated party's share. */
-static int dealer_rbeta(const struct veil_preproc_layout *layout, struct veil_preproc_streams *s,
-                        int d, const struct veil_preproc_item *item,
-                        const uint8_t (*seeds)[VEIL_SEED_BYTES], uint64_t *out)
+/* RBETA and CMPTRUNC: r of CMPMASK item #k (its part 0) and the bits b of BIT item #j (the XOR of
+ * every party's packed part), rebuilt chunk by chunk from their own streams; the correction folds
+ * r b (RBETA), or r >> f, (r >> f) b and (r >> 63) b (CMPTRUNC), into the designated party's
+ * share. */
+static int dealer_mask_bit(const struct veil_preproc_layout *layout, struct veil_preproc_streams *s,
+                           int d, const struct veil_preproc_item *item,
+                           const uint8_t (*seeds)[VEIL_SEED_BYTES], uint64_t *out)
 {
     const uint64_t n = item->p[VEIL_PRE_N];
+    const int trunc = item->kind == VEIL_PREPROC_CMPTRUNC;
+    const unsigned f = trunc ? (unsigned)item->p[VEIL_PRE_CMPTRUNC_BITS] : 0;
     const struct veil_preproc_item mask =
                                        veil_preproc_item_cmpmask(item->p[VEIL_PRE_RBETA_MASK], n),
                                    bit = veil_preproc_item_bit(item->p[VEIL_PRE_RBETA_BIT], n);
@@ -283,15 +286,24 @@ static int dealer_rbeta(const struct veil_preproc_layout *layout, struct veil_pr
         if (rc == VEIL_OK)
             rc = veil_preproc_streams_fold(&bs, -1, bd.part[VEIL_PRE_BIT_B].offset + s0 / 64,
                                            (len + 63) / 64, VEIL_SHARE_BINARY, VEIL_FOLD_SET, b);
-        for (size_t i = 0; rc == VEIL_OK && i < len; i++)
-            out[s0 + i] = r[i] * (b[i / 64] >> (i % 64) & 1);
+        for (size_t i = 0; rc == VEIL_OK && i < len; i++) {
+            const uint64_t bi = b[i / 64] >> (i % 64) & 1;
+            if (!trunc) {
+                out[s0 + i] = r[i] * bi;
+                continue;
+            }
+            out[s0 + i] = r[i] >> f;
+            out[n + s0 + i] = (r[i] >> f) * bi;
+            out[2 * n + s0 + i] = (r[i] >> 63) * bi;
+        }
     }
     veil_preproc_streams_close(&ms); /* safe after a failed open: it closed what it opened */
     veil_preproc_streams_close(&bs);
     veil_wipe(r, (CHUNK + CHUNK / 64) * sizeof(uint64_t));
     veil_aligned_free(r);
     if (rc == VEIL_OK)
-        rc = veil_preproc_streams_fold(s, d, 0, (size_t)n, VEIL_SHARE_ARITH, VEIL_FOLD_SUB, out);
+        rc = veil_preproc_streams_fold(s, d, 0, (size_t)n * (trunc ? 3 : 1), VEIL_SHARE_ARITH,
+                                       VEIL_FOLD_SUB, out);
     return rc;
 }
 
@@ -392,8 +404,8 @@ int veil_preproc_dealer_correction(const struct veil_preproc_layout *layout,
         rc = dealer_products(&s, layout->designated, item, &desc, out);
     else if (item->kind == VEIL_PREPROC_CMPPROD)
         rc = dealer_cmpprod(layout, &s, layout->designated, item, seeds, out);
-    else if (item->kind == VEIL_PREPROC_RBETA)
-        rc = dealer_rbeta(layout, &s, layout->designated, item, seeds, out);
+    else if (item->kind == VEIL_PREPROC_RBETA || item->kind == VEIL_PREPROC_CMPTRUNC)
+        rc = dealer_mask_bit(layout, &s, layout->designated, item, seeds, out);
     else
         rc = dealer_elementwise(&s, layout->designated, item, &desc, out);
     veil_preproc_streams_close(&s);

@@ -1,8 +1,9 @@
 /*
- * preproc_item.c — what a preprocessing item is: the session layout, the item constructors and
- * their validation, each kind's parts (veil_preproc_item_describe: sizes, forms, which part the
- * designated party gets as a correction), the items' digest, and share buffers shaped for an
- * item. Generating an item's values from seeds is preproc_gen.c; the contract is preproc.h.
+ * preproc_item.c — what a preprocessing item is: the session layout, the items' validation
+ * (their constructors are preproc_item_make.c), each kind's parts (veil_preproc_item_describe:
+ * sizes, forms, which part the designated party gets as a correction), the items' digest, and
+ * share buffers shaped for an item. Generating an item's values from seeds is preproc_gen.c; the
+ * contract is preproc.h.
  */
 #include "config.h"
 #include "base/base_internal.h"
@@ -47,163 +48,6 @@ int veil_preproc_layout_init(struct veil_preproc_layout *layout, int nparties, i
     return veil_preproc_layout_check(layout);
 }
 
-static struct veil_preproc_item make_item(enum veil_preproc_kind kind, uint64_t index)
-{
-    struct veil_preproc_item it;
-    memset(&it, 0, sizeof it);
-    it.kind = kind;
-    it.index = index;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_beaver(uint64_t index, uint64_t n)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_BEAVER, index);
-    it.p[VEIL_PRE_N] = n;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_matmul(uint64_t index, uint64_t m, uint64_t k,
-                                                  uint64_t n)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_MATMUL, index);
-    it.p[VEIL_PRE_MATMUL_M] = m;
-    it.p[VEIL_PRE_MATMUL_K] = k;
-    it.p[VEIL_PRE_MATMUL_N] = n;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_conv(uint64_t index, uint64_t batch, uint64_t c,
-                                                uint64_t h, uint64_t w, uint64_t oc, uint64_t kh,
-                                                uint64_t kw, uint64_t stride, uint64_t pad)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_CONV, index);
-    it.p[VEIL_PRE_CONV_BATCH] = batch;
-    it.p[VEIL_PRE_CONV_C] = c;
-    it.p[VEIL_PRE_CONV_H] = h;
-    it.p[VEIL_PRE_CONV_W] = w;
-    it.p[VEIL_PRE_CONV_OC] = oc;
-    it.p[VEIL_PRE_CONV_KH] = kh;
-    it.p[VEIL_PRE_CONV_KW] = kw;
-    it.p[VEIL_PRE_CONV_SH] = stride;
-    it.p[VEIL_PRE_CONV_SW] = stride;
-    it.p[VEIL_PRE_CONV_PH] = pad;
-    it.p[VEIL_PRE_CONV_PW] = pad;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_square(uint64_t index, uint64_t n)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_SQUARE, index);
-    it.p[VEIL_PRE_N] = n;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_and(uint64_t index, uint64_t nwords)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_AND, index);
-    it.p[VEIL_PRE_N] = nwords;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_trunc(uint64_t index, uint64_t n, uint64_t frac_bits)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_TRUNC, index);
-    it.p[VEIL_PRE_N] = n;
-    it.p[VEIL_PRE_TRUNC_BITS] = frac_bits;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_bit(uint64_t index, uint64_t n)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_BIT, index);
-    it.p[VEIL_PRE_N] = n;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_cmpmask(uint64_t index, uint64_t n)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_CMPMASK, index);
-    it.p[VEIL_PRE_N] = n;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nrecords)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_CARRY4, index);
-    it.p[VEIL_PRE_N] = nrecords;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, uint64_t tile,
-                                                   uint64_t mask_index)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_CMPPROD, index);
-    it.p[VEIL_PRE_N] = n;
-    it.p[VEIL_PRE_CMPPROD_TILE] = tile;
-    it.p[VEIL_PRE_CMPPROD_MASK] = mask_index;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_rbeta(uint64_t index, uint64_t n, uint64_t mask_index,
-                                                 uint64_t bit_index)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_RBETA, index);
-    it.p[VEIL_PRE_N] = n;
-    it.p[VEIL_PRE_RBETA_MASK] = mask_index;
-    it.p[VEIL_PRE_RBETA_BIT] = bit_index;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_prodk(uint64_t index, uint64_t nrecords, uint64_t k)
-{
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_PRODK, index);
-    it.p[VEIL_PRE_N] = nrecords;
-    it.p[VEIL_PRE_PRODK_K] = k;
-    return it;
-}
-
-uint64_t veil_preproc_sliced_blocks(uint64_t n, uint64_t tile)
-{
-    if (n == 0 || tile == 0)
-        return 0;
-    return n / tile * ((tile + 63) / 64) + (n % tile + 63) / 64;
-}
-
-struct veil_preproc_item veil_preproc_item_matmul_ws(uint64_t index, uint64_t m, uint64_t k,
-                                                     uint64_t n, uint64_t wid)
-{
-    struct veil_preproc_item it = veil_preproc_item_matmul(index, m, k, n);
-    it.kind = VEIL_PREPROC_MATMUL_WS;
-    it.p[VEIL_PRE_MATMUL_WID] = wid;
-    return it;
-}
-
-struct veil_preproc_item veil_preproc_item_conv_ws(uint64_t index, uint64_t batch, uint64_t c,
-                                                   uint64_t h, uint64_t w, uint64_t oc, uint64_t kh,
-                                                   uint64_t kw, uint64_t stride, uint64_t pad,
-                                                   uint64_t wid)
-{
-    struct veil_preproc_item it =
-        veil_preproc_item_conv(index, batch, c, h, w, oc, kh, kw, stride, pad);
-    it.kind = VEIL_PREPROC_CONV_WS;
-    it.p[VEIL_PRE_CONV_WID] = wid;
-    return it;
-}
-
-int veil_preproc_item_wid(const struct veil_preproc_item *item, uint64_t *wid)
-{
-    if (!item)
-        return 0;
-    if (item->kind == VEIL_PREPROC_MATMUL_WS || item->kind == VEIL_PREPROC_CONV_WS) {
-        if (wid)
-            *wid = item->p[item->kind == VEIL_PREPROC_MATMUL_WS ? VEIL_PRE_MATMUL_WID
-                                                                : VEIL_PRE_CONV_WID];
-        return 1;
-    }
-    return 0;
-}
-
 static const char *const kind_names[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_BEAVER] = "beaver",
     [VEIL_PREPROC_MATMUL] = "matmul",
@@ -219,6 +63,7 @@ static const char *const kind_names[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_CMPPROD] = "cmpprod",
     [VEIL_PREPROC_PRODK] = "prodk",
     [VEIL_PREPROC_RBETA] = "rbeta",
+    [VEIL_PREPROC_CMPTRUNC] = "cmptrunc",
 };
 
 /* Number of meaningful parameters of each kind. */
@@ -227,7 +72,7 @@ static const int kind_nparams[VEIL_PREPROC_KIND_COUNT] = {
     [VEIL_PREPROC_SQUARE] = 1,   [VEIL_PREPROC_AND] = 1,     [VEIL_PREPROC_TRUNC] = 2,
     [VEIL_PREPROC_BIT] = 1,      [VEIL_PREPROC_CMPMASK] = 1, [VEIL_PREPROC_MATMUL_WS] = 4,
     [VEIL_PREPROC_CONV_WS] = 12, [VEIL_PREPROC_CARRY4] = 1,  [VEIL_PREPROC_CMPPROD] = 3,
-    [VEIL_PREPROC_PRODK] = 2,    [VEIL_PREPROC_RBETA] = 3,
+    [VEIL_PREPROC_PRODK] = 2,    [VEIL_PREPROC_RBETA] = 3,   [VEIL_PREPROC_CMPTRUNC] = 4,
 };
 
 static int kind_valid(int kind)
@@ -309,7 +154,7 @@ int veil_preproc_conv_out(const uint64_t *p, uint64_t *oh, uint64_t *ow)
 }
 
 /* 1 for the parameters that may hold any 64-bit value, not sizes: a weight id, and the item
- * indices that CMPPROD and RBETA name. */
+ * indices that CMPPROD, RBETA and CMPTRUNC name. */
 static int any_value(enum veil_preproc_kind kind, int j)
 {
     switch (kind) {
@@ -320,6 +165,7 @@ static int any_value(enum veil_preproc_kind kind, int j)
     case VEIL_PREPROC_CMPPROD:
         return j == VEIL_PRE_CMPPROD_MASK;
     case VEIL_PREPROC_RBETA:
+    case VEIL_PREPROC_CMPTRUNC: /* the same parameter positions */
         return j == VEIL_PRE_RBETA_MASK || j == VEIL_PRE_RBETA_BIT;
     default:
         return 0;
@@ -454,6 +300,19 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
         add_part(desc, p[VEIL_PRE_N] * (uint64_t)veil_prodk_nprods((int)p[VEIL_PRE_PRODK_K]), A, 1);
         break;
     case VEIL_PREPROC_RBETA:
+        add_part(desc, p[VEIL_PRE_N], A, 1);
+        break;
+    case VEIL_PREPROC_CMPTRUNC:
+        if (p[VEIL_PRE_CMPTRUNC_BITS] < 1 || p[VEIL_PRE_CMPTRUNC_BITS] > 62)
+            return veil_error(VEIL_ERR_INVAL,
+                              "preproc: item %s: truncation by %llu bits; need "
+                              "1 to 62",
+                              veil_preproc_item_format(item, buf, sizeof buf),
+                              (unsigned long long)p[VEIL_PRE_CMPTRUNC_BITS]);
+        if (!mul_ok(p[VEIL_PRE_N], 3, &x))
+            goto too_big;
+        add_part(desc, p[VEIL_PRE_N], A, 1);
+        add_part(desc, p[VEIL_PRE_N], A, 1);
         add_part(desc, p[VEIL_PRE_N], A, 1);
         break;
     case VEIL_PREPROC_CARRY4:

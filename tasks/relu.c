@@ -15,6 +15,7 @@
 #include "tasks/compare.h"
 #include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
+#include "tasks/trunc_common.h"
 #ifdef VEIL_USE_CUDA
 #include "tasks/cuda/compare_cuda_internal.h"
 #endif
@@ -52,6 +53,36 @@ struct starpu_codelet veil_relu_fin_cl = {
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
     .model = &relu_fin_model,
     .name = "veil_relu_finish",
+};
+
+/* c (public), r_hi, r_63, beta, r_hi beta, r_63 beta -> z = trunc(x), zb = z beta
+ * (veil_trunc_neg_elem in trunc_common.h; CUDA body in cuda/compare.cu). */
+static void relu_trunc_cpu(void *buffers[], void *cl_arg)
+{
+    const struct veil_relu_trunc_arg *arg = veil_cmp_arg(cl_arg);
+    const uint64_t *c = PTR(0), *rhi = PTR(1), *r63 = PTR(2), *beta = PTR(3), *rhib = PTR(4),
+                   *r63b = PTR(5);
+    uint64_t *z = PTR(6), *zb = PTR(7);
+    const size_t n = STARPU_VECTOR_GET_NX(buffers[6]);
+    const uint64_t p0 = arg->party0 ? ~UINT64_C(0) : 0;
+    for (size_t i = 0; i < n; i++)
+        veil_trunc_neg_elem(c[i], rhi[i], r63[i], beta[i], rhib[i], r63b[i], (unsigned)arg->f, p0,
+                            &z[i], &zb[i]);
+}
+
+static struct starpu_perfmodel relu_trunc_model = {.type = STARPU_HISTORY_BASED,
+                                                   .symbol = "veil_relu_trunc"};
+struct starpu_codelet veil_relu_trunc_cl = {
+    .cpu_funcs = {relu_trunc_cpu},
+    .cpu_funcs_name = {"relu_trunc_cpu"},
+#ifdef VEIL_USE_CUDA
+    .cuda_funcs = {veil_relu_trunc_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 8,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
+    .model = &relu_trunc_model,
+    .name = "veil_relu_trunc",
 };
 
 int veil_cmp_mul_unmarked(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,
@@ -121,6 +152,7 @@ static int relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_se
 out:
     veil_mpc_release(m, &w);
     veil_mpc_release(m, &c.c);
+    veil_mpc_release(m, &c.r63);
     veil_mpc_release(m, &f);
     veil_mpc_mat_release(m, &bit);
     if (rc == VEIL_OK && mask) {
@@ -143,6 +175,63 @@ int veil_mpc_relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_
                      struct veil_sec *y)
 {
     return relu_of(m, s, x, y, NULL);
+}
+
+int veil_mpc_relu_trunc(veil_mpc_t *m, const struct veil_sec *u, int f, struct veil_sec *y)
+{
+    if (!m || !u || !y)
+        return veil_error(VEIL_ERR_INVAL, "relu_trunc: NULL argument");
+    memset(y, 0, sizeof *y);
+    if (f < 1 || f > 62)
+        return veil_error(VEIL_ERR_INVAL, "relu_trunc: a shift of %d bits; need 1 to 62", f);
+    struct veil_mpc_mat bit, ct = {0};
+    struct veil_pub fp;
+    struct veil_cmp_opened c = {0};
+    struct veil_sec z = {0}, zb = {0}, ge = {0};
+    int rc = veil_cmp_ltz_open(m, u, &bit, &fp, &c);
+    if (rc != VEIL_OK)
+        return rc;
+    const struct veil_preproc_item it =
+        veil_preproc_item_cmptrunc(0, u->numel, c.mask_index, bit.item.index, (uint64_t)f);
+    if ((rc = veil_mpc_material(m, it, u->ntiles > 1 ? u->tile : SIZE_MAX, &ct)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, &z, u)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, &zb, u)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, &ge, u)) != VEIL_OK ||
+        (rc = veil_sec_init_like(m, y, u)) != VEIL_OK)
+        goto out;
+    const int p0 = veil_mpc_self(m) == 0;
+    const struct veil_relu_trunc_arg ta = {.party0 = p0, .f = f};
+    const struct veil_cmp_party_arg fa = {.party0 = p0};
+    const struct veil_sec *beta = &bit.part[VEIL_PRE_BIT_A];
+    for (int t = 0; veil_mpc_computes(m) && t < u->ntiles && rc == VEIL_OK; t++) {
+        /* z = trunc(u), zb = z beta: local from c (tasks/trunc_common.h) */
+        const starpu_data_handle_t h[8] = {c.c.h[t],
+                                           ct.part[VEIL_PRE_CT_RHI].h[t],
+                                           c.r63.h[t],
+                                           beta->h[t],
+                                           ct.part[VEIL_PRE_CT_RHIB].h[t],
+                                           ct.part[VEIL_PRE_CT_R63B].h[t],
+                                           z.h[t],
+                                           zb.h[t]};
+        rc = veil_cmp_submit(m, &veil_relu_trunc_cl, "relu_trunc", h, NULL, 8, &ta, sizeof ta);
+        if (rc == VEIL_OK) {
+            const starpu_data_handle_t hf[6] = {fp.h[t], beta->h[t], zb.h[t],
+                                                z.h[t],  y->h[t],    ge.h[t]};
+            rc = veil_cmp_submit(m, &veil_relu_fin_cl, "relu_trunc", hf, NULL, 6, &fa, sizeof fa);
+        }
+    }
+out:
+    veil_mpc_release(m, &z);
+    veil_mpc_release(m, &zb);
+    veil_mpc_release(m, &ge);
+    veil_mpc_release(m, &c.c);
+    veil_mpc_release(m, &c.r63);
+    veil_mpc_release(m, &fp);
+    veil_mpc_mat_release(m, &ct);
+    veil_mpc_mat_release(m, &bit);
+    if (rc != VEIL_OK)
+        veil_mpc_release(m, y);
+    return rc;
 }
 
 int veil_mpc_max(veil_mpc_t *m, const struct veil_sec *x, const struct veil_sec *y,

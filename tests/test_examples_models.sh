@@ -70,23 +70,24 @@ cost() {
         bad "$1: not $3 rounds and $2 bytes: $(grep '^\[p1\] model=' "$T/out")"
 }
 # LeNet-5 at batch 1 in 26 rounds: pairwise pools with the ReLUs inside (5 each, tasks/pool.h
-# PAIRWISE) and every linear layer's truncation inside its ReLU's first round
-# (veil_mpc_relu_of); serialized (a barrier after each layer) the truncations take their own 4
+# PAIRWISE) and the convolutions' truncations inside their first round (veil_mpc_maxpool2d_relu_of);
+# the dense layers' truncations inside their ReLUs (veil_mpc_relu_trunc: no round, no byte);
+# serialized (a barrier after each layer) the convolutions' truncations take their own 2
 run 2 lws lenet lenet5 --batch 1
-cost "lenet --batch 1" 534352 26
+cost "lenet --batch 1" 529456 26
 run 2 lws lenet lenet5 --batch 1 --serialized
-cost "lenet --batch 1 --serialized" 534352 30
+cost "lenet --batch 1 --serialized" 529456 28
 # LeNet-5 at batch 16: too many windows for the pairwise rule, so each pool compares by tournament
 # the convolution's untruncated values, and its ReLU runs after it on a quarter of the values
-# (relu(max) = max(relu)); only the pooled values are truncated: conv1's 18816 in a round of their
-# own, conv2's 6400 (at most 16384) in their ReLU's first round: 41 rounds (43 serialized). The
-# tournament's d beta and the ReLU's x beta are local (LTZ's c and an RBETA item,
-# tasks/compare.h): 2113888 bytes (2616672 truncating every convolution output, 4230496 with a
-# Beaver product for each x beta as well, 6386464 with the ReLU before the pool too)
+# (relu(max) = max(relu)), truncating the pooled values inside its rounds (veil_mpc_relu_trunc),
+# as the dense layers' ReLUs do: 40 rounds, serialized too. The tournament's d beta and the ReLU's
+# x beta are local (LTZ's c and an RBETA or CMPTRUNC item, tasks/compare.h): 1731424 bytes
+# (4230496 with a Beaver product for each x beta and a truncation of every convolution output,
+# 6386464 with the ReLU before the pool too)
 run 2 lws lenet lenet5 --batch 16
-cost "lenet --batch 16" 2113888 41
+cost "lenet --batch 16" 1731424 40
 run 2 lws lenet lenet5 --batch 16 --serialized
-cost "lenet --batch 16 --serialized" 2113888 43
+cost "lenet --batch 16 --serialized" 1731424 40
 # the warm first run (veil_party_prepare) is the default; --cold leaves the sharing to run 0
 grep -q '^\[p1\] prepare: ' "$T/out" || bad "lenet: no prepare line from party 1"
 run 2 lws mlp mlp --cold

@@ -53,8 +53,7 @@ void veil_test_net_cnn(struct veil_test_net *t);
 void veil_test_net_relu_pool(struct veil_test_net *t);
 void veil_test_net_attention(struct veil_test_net *t);
 /** x (1, 4) of party 1 -> dense (4, hidden) -> relu -> dense (hidden, 1) -> revealed to all:
- * a plain ReLU after a linear layer, for the rule of graph/secure/exec_internal.h
- * (VEIL_LOWER_SHARE_TRUNC_MAX) on either side of it. */
+ * a plain ReLU after a linear layer, which truncates inside the ReLU (veil_mpc_relu_trunc). */
 void veil_test_net_wide_relu(struct veil_test_net *t, size_t hidden);
 /** x (3, 5) of party x_owner times w (5, 4) of party 0, revealed to all. */
 veil_plan_t *veil_test_net_linear_plan(int x_owner, int frac_bits);

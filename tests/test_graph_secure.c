@@ -10,8 +10,8 @@
  * against the protocols' formulas and veil_plan_preproc's count against the dealer's traffic,
  * also with weight-stationary preprocessing (W - B opened at the first run only; the MLP agrees
  * too).
- * A linear layer shares its truncation with a plain ReLU of 16,384 outputs (one round fewer than
- * with 16,385, more bytes: the rule of graph/secure/exec_internal.h).
+ * A dense layer and its ReLU cost exactly the ReLU's comparison past the product: the truncation
+ * rides inside the ReLU (veil_mpc_relu_trunc), at N = 2 and 3.
  * Two ReLUs read only by max pools with too many windows for the pairwise rule (so each runs
  * after its pool; one pool 3 x 3 of stride 2) agree at N = 2 and 3 and reveal the same words
  * under every look-ahead and serialized.
@@ -24,6 +24,7 @@
  * session. The offline phase ahead: parties run the MLP from preprocessing files without a
  * dealer (veil_plan_preproc_files); a run beyond the files and another session fail. */
 #include "config.h"
+#include "tasks/preproc.h"
 #include "test_graph_nets.h"
 #include "test_graph_util.h"
 #include "test_mpc_util.h"
@@ -185,27 +186,27 @@ static void check_costs(struct veil_test_net *t, int n, int ws)
     }
 }
 
-/* A linear layer shares its truncation with a plain ReLU of up to 16,384 outputs (one round
- * fewer, a Beaver product for x beta), not with a larger one (its own truncation round, then
- * veil_mpc_relu with a local x beta): one element more costs one round more and fewer bytes. */
-static void check_share_trunc_rule(int n)
+/* A dense layer read only by a plain ReLU hands it the untruncated value, and the ReLU truncates
+ * inside its own rounds (veil_mpc_relu_trunc): the steady run costs exactly the protocols'
+ * formulas with no truncation round or byte for the first layer. */
+static void check_relu_trunc_costs(int n, size_t hidden)
 {
-    static struct veil_test_net t[2];
-    uint64_t bytes[2] = {0}, rounds[2] = {0};
-    for (int i = 0; i < 2; i++) {
-        veil_test_net_wide_relu(&t[i], 16384 + (size_t)i);
-        veil_test_net_reference(&t[i]);
-        check_net(&t[i], n, NULL);
-        bytes[i] = sh->stats[0][1].bytes_sent; /* the steady run of party 0 */
-        rounds[i] = sh->stats[0][1].rounds;
-        veil_test_net_free(&t[i]);
-    }
-    /* the Beaver product's 16 (N-1) B on each of 16,384 elements, less the wider net's own
-     * element through the layers and the comparison */
-    VT_CHECK(rounds[1] == rounds[0] + 1 && bytes[0] - bytes[1] > 16 * (uint64_t)(n - 1) * 16000,
-             "N=%d: a ReLU of 16384 outputs took %" PRIu64 " rounds and %" PRIu64 " bytes, of "
-             "16385 %" PRIu64 " and %" PRIu64 "; expected one round more and about 256 KB less",
-             n, rounds[0], bytes[0], rounds[1], bytes[1]);
+    static struct veil_test_net t;
+    veil_test_net_wide_relu(&t, hidden);
+    veil_test_net_reference(&t);
+    check_net(&t, n, NULL);
+    const uint64_t H = hidden, w = veil_preproc_sliced_blocks(H, 128) /* the plans' tile */;
+    /* party 0 (the weights' owner, shared at run 0): fc1's opens x - A and W - B, the ReLU's
+     * LTZ, fc2's opens, fc2's truncation and the reveal */
+    const uint64_t want = 8 * (uint64_t)(n - 1) * ((4 + 4 * H) + (H + 36 * w) + 2 * H + 1 + 1);
+    /* x's sharing, fc1, the ReLU (its truncation inside), fc2, its truncation, the reveal */
+    const uint64_t rounds = 1 + 1 + 4 + 1 + 1 + 1;
+    const struct veil_run_stats *st = &sh->stats[0][1];
+    VT_CHECK(st->bytes_sent == want && st->rounds == rounds,
+             "N=%d: dense of %zu, relu, dense: party 0's steady run sent %" PRIu64 " bytes in "
+             "%" PRIu64 " rounds; expected %" PRIu64 " in %" PRIu64,
+             n, hidden, st->bytes_sent, st->rounds, want, rounds);
+    veil_test_net_free(&t);
 }
 
 /* A run that must fail at every process (non-zero exit; the dealer, which may have dealt all
@@ -399,7 +400,8 @@ int main(void)
         check_net(&nets[0], 2, scheds[i]);
     check_costs(&nets[3], 2, 0);
     check_costs(&nets[3], 3, 0);
-    check_share_trunc_rule(2);
+    check_relu_trunc_costs(2, 16385);
+    check_relu_trunc_costs(3, 200);
     /* weight-stationary: the MLP within tolerance, the linear layer's second run cheaper */
     veil_test_net_weight_stationary = 1;
     static struct veil_test_net wsnets[2];

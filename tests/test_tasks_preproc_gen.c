@@ -354,49 +354,60 @@ done:
     clear_all(psh, N);
 }
 
-/* RBETA of CMPMASK item #k and BIT item #j (n elements): every word of the reconstructed product
- * is r b, with b the bits both of BIT's parts hold (arithmetic, and packed XOR). */
-static void check_rbeta(const struct veil_preproc_layout *L,
-                        const uint8_t (*seeds)[VEIL_SEED_BYTES], uint64_t k, uint64_t j, uint64_t n)
+/* RBETA (f = 0) or CMPTRUNC (shift f) of CMPMASK item #k and BIT item #j (n elements): every
+ * reconstructed word is r b, or r >> f, (r >> f) b and (r >> 63) b, with b the bits both of BIT's
+ * parts hold (arithmetic, and packed XOR). */
+static void check_mask_bit(const struct veil_preproc_layout *L,
+                           const uint8_t (*seeds)[VEIL_SEED_BYTES], uint64_t k, uint64_t j,
+                           uint64_t n, unsigned f)
 {
     struct veil_preproc_share msh[VEIL_PREPROC_MAX_PARTIES], bsh[VEIL_PREPROC_MAX_PARTIES],
         psh[VEIL_PREPROC_MAX_PARTIES];
     memset(msh, 0, sizeof msh);
     memset(bsh, 0, sizeof bsh);
     memset(psh, 0, sizeof psh);
-    const int N = L->nparties;
+    const int N = L->nparties, nparts = f ? 3 : 1;
+    const char *name = f ? "cmptrunc" : "rbeta";
     const struct veil_preproc_item mask = veil_preproc_item_cmpmask(k, n),
                                    bit = veil_preproc_item_bit(j, n),
-                                   prod = veil_preproc_item_rbeta(k + j + 1, n, k, j);
+                                   prod = f ? veil_preproc_item_cmptrunc(k + j + 1, n, k, j, f)
+                                            : veil_preproc_item_rbeta(k + j + 1, n, k, j);
     uint64_t *mc = generate(L, &mask, seeds, msh), *bc = generate(L, &bit, seeds, bsh),
              *pc = generate(L, &prod, seeds, psh);
     uint64_t *r = calloc(n, 8), *b = calloc(n, 8), *bp = calloc((n + 63) / 64, 8),
-             *rb = calloc(n, 8);
+             *rb = calloc(3 * n, 8);
     size_t bad = 0, ones_seen = 0;
     if (!mc || !bc || !pc || !r || !b || !bp || !rb || !msh[0].words || !bsh[0].words ||
         !psh[0].words) {
-        CHECK(0, "rbeta: generation failed");
+        CHECK(0, "%s: generation failed", name);
         goto done;
     }
-    CHECK(veil_preproc_share_words(&prod) == n && veil_preproc_correction_words(&prod) == n,
-          "rbeta sizes");
+    CHECK(veil_preproc_share_words(&prod) == nparts * n &&
+              veil_preproc_correction_words(&prod) == nparts * n,
+          "%s sizes", name);
     recon(msh, N, VEIL_PRE_CM_R, 0, r);
     recon(bsh, N, VEIL_PRE_BIT_A, 0, b);
     recon(bsh, N, VEIL_PRE_BIT_B, 1, bp);
-    recon(psh, N, 0, 0, rb);
+    for (int q = 0; q < nparts; q++)
+        recon(psh, N, q, 0, rb + (size_t)q * n);
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t bi = bp[i / 64] >> (i % 64) & 1;
-        bad += b[i] != bi || rb[i] != r[i] * bi;
+        bad += b[i] != bi;
+        if (f)
+            bad += rb[i] != r[i] >> f || rb[n + i] != (r[i] >> f) * bi ||
+                   rb[2 * n + i] != (r[i] >> 63) * bi;
+        else
+            bad += rb[i] != r[i] * bi;
         ones_seen += bi;
     }
     CHECK(bad == 0 && (n < 64 || (ones_seen > 0 && ones_seen < n)),
-          "rbeta N=%d n=%llu: %zu wrong words, %zu bits set", N, (unsigned long long)n, bad,
+          "%s N=%d n=%llu: %zu wrong words, %zu bits set", name, N, (unsigned long long)n, bad,
           ones_seen);
-    if (n >= 1024) { /* the designated party's share of r b says nothing about it */
-        const double b1 = ones(psh[L->designated].part[0], n),
-                     ag = agree(psh[L->designated].part[0], rb, n);
+    for (int q = 0; n >= 1024 && q < nparts; q++) { /* the designated share says nothing */
+        const double b1 = ones(psh[L->designated].part[q], n),
+                     ag = agree(psh[L->designated].part[q], rb + (size_t)q * n, n);
         CHECK(b1 > 0.48 && b1 < 0.52 && ag > 0.48 && ag < 0.52,
-              "rbeta: designated share bit balance %.3f, agreement %.3f", b1, ag);
+              "%s part %d: designated share bit balance %.3f, agreement %.3f", name, q, b1, ag);
     }
 done:
     free(mc), free(bc), free(pc), free(r), free(b), free(bp), free(rb);
@@ -443,8 +454,10 @@ static void all_kinds(const struct veil_preproc_layout *L, const uint8_t (*seeds
     check_cmpprod(L, seeds, 40, 1, 1);
     check_cmpprod(L, seeds, 0, 300, 300);   /* one tile, a partial last block */
     check_cmpprod(L, seeds, 50, 1000, 192); /* tiles of 3 blocks, the last one short */
-    check_rbeta(L, seeds, 7, 9, 1);
-    check_rbeta(L, seeds, 0, 1, 4097 + 64 * 70); /* several chunks, a partial last word */
+    check_mask_bit(L, seeds, 7, 9, 1, 0);
+    check_mask_bit(L, seeds, 0, 1, 4097 + 64 * 70, 0); /* several chunks, a partial last word */
+    check_mask_bit(L, seeds, 3, 5, 4097 + 64 * 70, 16);
+    check_mask_bit(L, seeds, 2, 4, 100, 62);
 }
 
 int main(void)
@@ -616,6 +629,15 @@ int main(void)
         rb.p[VEIL_PRE_N] = 10;
         rb.p[3] = 1;
         CHECK(veil_preproc_item_describe(&rb, &d) == VEIL_ERR_INVAL, "rbeta: a fourth parameter");
+        struct veil_preproc_item ct = veil_preproc_item_cmptrunc(4, 10, 1, 2, 63);
+        CHECK(veil_preproc_item_describe(&ct, &d) == VEIL_ERR_INVAL, "cmptrunc by 63 bits");
+        ct = veil_preproc_item_cmptrunc(4, 10, 0, UINT64_MAX, 16);
+        CHECK(veil_preproc_item_describe(&ct, &d) == VEIL_OK && d.share_words == 30 &&
+                  d.correction_words == 30,
+              "cmptrunc: any item indices, 3 n words corrected");
+        CHECK(VEIL_PREPROC_CMPTRUNC == 15 &&
+                  strcmp(veil_preproc_kind_name(VEIL_PREPROC_CMPTRUNC), "cmptrunc") == 0,
+              "cmptrunc kind and name");
         CHECK(VEIL_PREPROC_RBETA == 14 &&
                   strcmp(veil_preproc_kind_name(VEIL_PREPROC_RBETA), "rbeta") == 0,
               "rbeta kind and name");

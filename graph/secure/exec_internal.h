@@ -81,20 +81,14 @@ int veil_lower_prime_weights(struct veil_exec *x);
 int veil_lower_matmul(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n);
 int veil_lower_relu(struct veil_exec *x, const struct veil_node *n);
-/** Most ReLU outputs for which a linear layer shares its truncation with a plain ReLU
- * (veil_lower_shares_trunc): one round fewer for 16 B per element more at N = 2. */
-#define VEIL_LOWER_SHARE_TRUNC_MAX 16384
 /**
- * 1 when linear node n (dense, conv2d) gives its only reader, a ReLU, its untruncated value too
- * (in x->aux[n][0]), so that the ReLU's LTZ starts with n's truncation (veil_mpc_relu_of): one
- * round less (not in a serialized run, whose barrier after n makes the truncation's round one of
- * its own; the words computed are the same). Not when that ReLU runs after its max pool (its
- * windows too many for the pairwise rule): the pool then compares n's untruncated value, and
- * only the pooled values are truncated (in the ReLU's first round where at most
- * VEIL_LOWER_SHARE_TRUNC_MAX, as here, otherwise in a round of their own). A plain ReLU
- * (not inside a pairwise pool) takes it only up to VEIL_LOWER_SHARE_TRUNC_MAX outputs: its
- * product x beta is then a Beaver product (16 B per element at N = 2), where veil_mpc_relu after
- * a truncation of its own makes it local.
+ * 1 when linear node n (dense, conv2d) gives its only reader, a ReLU that runs inside a pairwise
+ * max pool (inference), its untruncated value too (in x->aux[n][0]), so that the pool's LTZ starts
+ * with n's truncation (veil_mpc_maxpool2d_relu_of): one round less (not in a serialized run,
+ * whose barrier after n makes the truncation's round one of its own; the words computed are the
+ * same). A linear layer read only by any other ReLU (inference) hands it, or the max pool it runs
+ * after, the untruncated value alone, which veil_mpc_relu_trunc truncates inside the ReLU's
+ * rounds (lower_forward.c).
  */
 int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n);
 /** 1 when an unmarked truncation submitted at or before node n travels in a later node's first

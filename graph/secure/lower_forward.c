@@ -82,13 +82,15 @@ static int linear_shared(struct veil_exec *x, const struct veil_node *n, veil_ex
     return rc;
 }
 
-static int pools_untruncated(const struct veil_exec *x, const struct veil_node *n);
+static int hands_untruncated(const struct veil_exec *x, const struct veil_node *n);
 
 /*
- * A linear layer whose ReLU runs after its max pool (pools_untruncated): its value is the
- * untruncated u = p + bias 2^f; the pool compares u and truncates only the pooled values
- * (veil_lower_pool). floor(max u / 2^f) = max floor(u / 2^f), floor being monotone and the bias
- * one per channel, so the same values as truncating first, up to the truncation's 0/1 ulp.
+ * A linear layer read only by a ReLU outside a pairwise pool (hands_untruncated): its value is
+ * the untruncated u = p + bias 2^f (floor(u / 2^f) = floor(p / 2^f) + bias), which the ReLU, or
+ * the max pool before it, takes; veil_mpc_relu_trunc truncates inside the ReLU's rounds. A pool
+ * compares u, and only the pooled values are truncated: floor(max u / 2^f) = max floor(u / 2^f),
+ * floor being monotone and the bias one per channel; the same values as truncating first, up to
+ * the truncation's 0/1 ulp.
  */
 static int linear_untruncated(struct veil_exec *x, const struct veil_node *n,
                               veil_exec_product_fn fn, const void *arg, size_t inner)
@@ -116,7 +118,7 @@ int veil_lower_dense(struct veil_exec *x, const struct veil_node *n)
     int rc;
     struct veil_mpc_wstat *ws = wstat_of(x, n->in[1], &rc);
     struct veil_sec *y = VAL(x, n->index);
-    if (rc == VEIL_OK && pools_untruncated(x, n))
+    if (rc == VEIL_OK && hands_untruncated(x, n))
         return linear_untruncated(x, n, matmul_protocol, ws, 1);
     if (rc == VEIL_OK && veil_lower_shares_trunc(x, n))
         return linear_shared(x, n, matmul_protocol, ws, 1);
@@ -153,7 +155,7 @@ int veil_lower_conv2d(struct veil_exec *x, const struct veil_node *n)
     int rc;
     c.ws = wstat_of(x, n->in[1], &rc);
     struct veil_sec *y = VAL(x, n->index);
-    if (rc == VEIL_OK && pools_untruncated(x, n))
+    if (rc == VEIL_OK && hands_untruncated(x, n))
         return linear_untruncated(x, n, conv_protocol, &c, n->dims[2] * n->dims[3]);
     if (rc == VEIL_OK && veil_lower_shares_trunc(x, n))
         return linear_shared(x, n, conv_protocol, &c, n->dims[2] * n->dims[3]);
@@ -245,7 +247,7 @@ static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
  * rule): the pool compares r's operand and the ReLU takes the pool's output, relu(window max) =
  * window max of the ReLUs (both monotone), the same words with k k times fewer values through
  * the ReLU's comparison. A linear layer before hands the pool its untruncated value
- * (pools_untruncated), and only the pooled values are truncated.
+ * (hands_untruncated), and only the pooled values are truncated, inside the ReLU.
  */
 static int relu_after_pool(const struct veil_exec *x, const struct veil_node *r)
 {
@@ -253,17 +255,18 @@ static int relu_after_pool(const struct veil_exec *x, const struct veil_node *r)
     return pn && !pool_takes_zero(pn);
 }
 
-/* 1 when linear node n (dense, conv2d) is read only by a ReLU that runs after its max pool: n
- * hands the pool its untruncated value (linear_untruncated). */
-static int pools_untruncated(const struct veil_exec *x, const struct veil_node *n)
+/* 1 when linear node n (dense, conv2d) is read only by a ReLU that does not run inside a pairwise
+ * pool (inference): n hands it, or the max pool the ReLU runs after, its untruncated value
+ * (linear_untruncated), and the ReLU truncates with no round of its own (veil_mpc_relu_trunc). */
+static int hands_untruncated(const struct veil_exec *x, const struct veil_node *n)
 {
     const veil_plan_t *p = x->p;
     if ((n->op != VEIL_OP_DENSE && n->op != VEIL_OP_CONV2D) || n->saved || n->output >= 0 ||
         n->last_use < 0)
         return 0;
     const struct veil_node *r = &p->nodes[n->last_use];
-    return r->op == VEIL_OP_RELU && r->in[0] == n->index && read_once(p, n) &&
-           relu_after_pool(x, r);
+    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n) &&
+           !relu_fused(x, r);
 }
 
 int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n)
@@ -273,12 +276,8 @@ int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n
         n->last_use < 0)
         return 0;
     const struct veil_node *r = &p->nodes[n->last_use];
-    if (r->op != VEIL_OP_RELU || r->in[0] != n->index || r->saved || !read_once(p, n) ||
-        relu_after_pool(x, r))
-        return 0;
-    /* inside a pairwise pool the value is multiplied anyway; a plain ReLU pays a Beaver product
-     * for x beta (veil_mpc_relu_of) instead of a local one: a round for bytes, where few */
-    return relu_fused(x, r) || r->numel <= VEIL_LOWER_SHARE_TRUNC_MAX;
+    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n) &&
+           relu_fused(x, r);
 }
 
 int veil_lower_no_barrier_after(const struct veil_exec *x, const struct veil_node *n)
@@ -302,8 +301,8 @@ int veil_lower_relu(struct veil_exec *x, const struct veil_node *n)
         }
         return VEIL_OK;
     }
-    if (veil_lower_shares_trunc(x, src)) /* the sign of the untruncated value */
-        return veil_mpc_relu_of(x->m, &x->aux[src->index][0], VAL(x, n->in[0]), VAL(x, n->index));
+    if (hands_untruncated(x, src)) /* relu(trunc(u)), the truncation inside the ReLU's rounds */
+        return veil_mpc_relu_trunc(x->m, VAL(x, n->in[0]), x->frac_bits, VAL(x, n->index));
     return veil_mpc_relu(x->m, VAL(x, n->in[0]), VAL(x, n->index),
                          n->saved ? &x->aux[n->index][0] : NULL);
 }
@@ -324,22 +323,15 @@ int veil_lower_pool(struct veil_exec *x, const struct veil_node *n)
     const struct veil_sec *u =
         g.relu && veil_lower_shares_trunc(x, &x->p->nodes[xn->in[0]]) ? &x->aux[n->in[0]][0] : NULL;
     if (relu_after) { /* the pool of the ReLU's operand, retiled, then the ReLU */
-        struct veil_sec t = {0}, tt = {0};
+        struct veil_sec t = {0};
         int rc = veil_mpc_maxpool2d(x->m, VAL(x, n->in[0]), &g, &t, NULL);
         if (rc == VEIL_OK)
             rc = veil_exec_retile(x, &t);
-        if (rc != VEIL_OK || !pools_untruncated(x, &x->p->nodes[xn->in[0]])) {
-            if (rc == VEIL_OK)
-                rc = veil_mpc_relu(x->m, &t, y, NULL);
-        } else if (t.numel <= VEIL_LOWER_SHARE_TRUNC_MAX) {
-            /* the pooled u: the truncation's open in the ReLU's first round, as linear_shared */
-            if ((rc = veil_mpc_trunc_unmarked(x->m, &t, x->frac_bits, &tt)) == VEIL_OK)
-                rc = veil_mpc_relu_of(x->m, &t, &tt, y);
-        } else if ((rc = veil_mpc_trunc(x->m, &t, x->frac_bits, &tt)) == VEIL_OK) {
-            rc = veil_mpc_relu(x->m, &tt, y, NULL);
-        }
+        if (rc == VEIL_OK && hands_untruncated(x, &x->p->nodes[xn->in[0]]))
+            rc = veil_mpc_relu_trunc(x->m, &t, x->frac_bits, y); /* pooled u: relu(trunc) */
+        else if (rc == VEIL_OK)
+            rc = veil_mpc_relu(x->m, &t, y, NULL);
         veil_mpc_release(x->m, &t);
-        veil_mpc_release(x->m, &tt);
         return rc;
     }
     int rc = n->op != VEIL_OP_MAXPOOL ? veil_mpc_avgpool2d(x->m, VAL(x, n->in[0]), &g, y)

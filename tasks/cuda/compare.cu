@@ -13,6 +13,7 @@
 #include "codelets/cuda/cuda_common.cuh"
 #include "tasks/compare_common.h"
 #include "tasks/prodk_common.h"
+#include "tasks/trunc_common.h"
 #include "tasks/cuda/compare_cuda_internal.h"
 
 #define FULL_MASK 0xFFFFFFFFu
@@ -205,6 +206,18 @@ __global__ void relu_fin_kernel(const uint64_t *__restrict__ f, const uint64_t *
     }
 }
 
+__global__ void relu_trunc_kernel(const uint64_t *__restrict__ c, const uint64_t *__restrict__ rhi,
+                                  const uint64_t *__restrict__ r63,
+                                  const uint64_t *__restrict__ beta,
+                                  const uint64_t *__restrict__ rhib,
+                                  const uint64_t *__restrict__ r63b, uint64_t *__restrict__ z,
+                                  uint64_t *__restrict__ zb, size_t n, unsigned f, uint64_t p0)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        veil_trunc_neg_elem(c[i], rhi[i], r63[i], beta[i], rhib[i], r63b[i], f, p0, &z[i], &zb[i]);
+}
+
 __global__ void b2a_mask_kernel(const uint64_t *__restrict__ in, const uint64_t *__restrict__ bp,
                                 uint64_t *__restrict__ e, size_t nw, uint64_t tail)
 {
@@ -242,6 +255,19 @@ extern "C" cudaError_t veil_cuda_relu_fin(const uint64_t *f, const uint64_t *bet
         return cudaSuccess;
     relu_fin_kernel<<<veil_cuda_blocks(n), VEIL_CUDA_THREADS, 0, s>>>(f, beta, w, x, y, mask, n,
                                                                       party0 ? 1 : 0);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t veil_cuda_relu_trunc(const uint64_t *c, const uint64_t *rhi,
+                                            const uint64_t *r63, const uint64_t *beta,
+                                            const uint64_t *rhib, const uint64_t *r63b, uint64_t *z,
+                                            uint64_t *zb, size_t n, int f, int party0,
+                                            cudaStream_t s)
+{
+    if (n == 0)
+        return cudaSuccess;
+    relu_trunc_kernel<<<veil_cuda_blocks(n), VEIL_CUDA_THREADS, 0, s>>>(
+        c, rhi, r63, beta, rhib, r63b, z, zb, n, (unsigned)f, party0 ? ~UINT64_C(0) : 0);
     return cudaGetLastError();
 }
 
@@ -315,6 +341,14 @@ extern "C" void veil_relu_fin_cuda(void *buffers[], void *cl_arg)
     const struct veil_cmp_party_arg *arg = (const struct veil_cmp_party_arg *)cl_arg;
     VEIL_CUDA_BODY_CHECK(veil_cuda_relu_fin(VEC(0), VEC(1), VEC(2), VEC(3), VEC(4), VEC(5), NX(4),
                                             arg->party0, starpu_cuda_get_local_stream()));
+}
+
+extern "C" void veil_relu_trunc_cuda(void *buffers[], void *cl_arg)
+{
+    const struct veil_relu_trunc_arg *arg = (const struct veil_relu_trunc_arg *)cl_arg;
+    VEIL_CUDA_BODY_CHECK(veil_cuda_relu_trunc(VEC(0), VEC(1), VEC(2), VEC(3), VEC(4), VEC(5),
+                                              VEC(6), VEC(7), NX(6), arg->f, arg->party0,
+                                              starpu_cuda_get_local_stream()));
 }
 
 extern "C" void veil_b2a_mask_cuda(void *buffers[], void *cl_arg)

@@ -25,6 +25,7 @@ void veil_cmp_group_cuda(void *buffers[], void *cl_arg);
 void veil_prodk_cuda(void *buffers[], void *cl_arg);
 void veil_and_finish_cuda(void *buffers[], void *cl_arg);
 void veil_relu_fin_cuda(void *buffers[], void *cl_arg);
+void veil_relu_trunc_cuda(void *buffers[], void *cl_arg);
 void veil_b2a_mask_cuda(void *buffers[], void *cl_arg);
 void veil_b2a_fin_cuda(void *buffers[], void *cl_arg);
 #endif
@@ -56,6 +57,12 @@ cudaError_t veil_cuda_and_finish(const uint64_t *d, const uint64_t *e, const uin
 cudaError_t veil_cuda_relu_fin(const uint64_t *f, const uint64_t *beta, const uint64_t *w,
                                const uint64_t *x, uint64_t *y, uint64_t *mask, size_t n, int party0,
                                cudaStream_t s);
+/** z, zb (n elements) of the truncation inside a ReLU from the LTZ's open c and the CMPTRUNC /
+ * CMPMASK / BIT parts (veil_trunc_neg_elem, trunc_common.h). */
+cudaError_t veil_cuda_relu_trunc(const uint64_t *c, const uint64_t *rhi, const uint64_t *r63,
+                                 const uint64_t *beta, const uint64_t *rhib, const uint64_t *r63b,
+                                 uint64_t *z, uint64_t *zb, size_t n, int f, int party0,
+                                 cudaStream_t s);
 /** e[i] = in[i] ^ bp[offset + i], i < nw, the last word cut to nbits. */
 cudaError_t veil_cuda_b2a_mask(const uint64_t *in, const uint64_t *bp, size_t offset, size_t nbits,
                                uint64_t *e, size_t nw, cudaStream_t s);
