@@ -6,7 +6,8 @@
  * random states and records, the whole carry circuit chained on each architecture (leaves, two
  * levels with the masks, their products and the opened records made here) against bit 63 of
  * c + r, the one-round product of 2 to 5 factors (random and true mask products; against the
- * product in the clear), the AND-triple finish, the ReLU finish and the
+ * product in the clear), the AND-triple finish, the ReLU finish, the truncation inside the ReLU
+ * (veil_mpc_relu_trunc: f = 1, 16, 62, against its linear formula written out) and the
  * B2A mask (offsets, full and partial last words) and finish, for party 0 and the others, on
  * sizes around warp and block boundaries with the ring edge values mixed in. Each task runs on a
  * copy of the codelet restricted to one architecture (where = STARPU_CUDA, then STARPU_CPU), with
@@ -18,6 +19,7 @@
 #include "tasks/compare_common.h"
 #include "tasks/compare_internal.h"
 #include "tasks/prodk_common.h"
+#include "tasks/trunc_common.h"
 #include "test_cmp_oracle.h"
 #include "test_util.h"
 
@@ -26,7 +28,7 @@
 
 #ifdef VEIL_USE_CUDA
 
-#define MAXBUF 6
+#define MAXBUF 8
 
 /* A vector buffer of a task: n words at p. */
 struct vbuf {
@@ -367,6 +369,44 @@ done:
     free(f), free(beta), free(w), free(x), free(y), free(mask), free(wy), free(wm);
 }
 
+/* The truncation inside a ReLU: z and z beta from c and the CMPTRUNC / CMPMASK / BIT words, on
+ * random words with the ring edge values in c (the top bits of c + 2^62 decide the wrap term). */
+static void check_relu_trunc(size_t n)
+{
+    uint64_t *c = words(800 + n, n, NULL), *rhi = words(810 + n, n, c),
+             *r63 = words(820 + n, n, NULL);
+    uint64_t *beta = words(830 + n, n, NULL), *rhib = words(840 + n, n, NULL);
+    uint64_t *r63b = words(850 + n, n, NULL), *z = malloc(n * 8), *zb = malloc(n * 8);
+    uint64_t *wz = malloc(n * 8), *wzb = malloc(n * 8);
+    char what[96];
+    if (!c || !rhi || !r63 || !beta || !rhib || !r63b || !z || !zb || !wz || !wzb) {
+        VT_CHECK(0, "out of memory");
+        goto done;
+    }
+    static const int shifts[] = {1, 16, 62};
+    for (int party0 = 0; party0 <= 1; party0++)
+        for (size_t t = 0; t < sizeof shifts / sizeof shifts[0]; t++) {
+            const int f = shifts[t];
+            const struct veil_relu_trunc_arg arg = {.party0 = party0, .f = f};
+            const struct vbuf v[8] = {{c, n},    {rhi, n},  {r63, n}, {beta, n},
+                                      {rhib, n}, {r63b, n}, {z, n},   {zb, n}};
+            snprintf(what, sizeof what, "relu_trunc n=%zu f=%d party0=%d", n, f, party0);
+            both(&veil_relu_trunc_cl, what, v, 8, &arg, sizeof arg);
+            for (size_t i = 0; i < n; i++) {
+                const uint64_t cp = c[i] + (UINT64_C(1) << 62), top = cp >> 63;
+                const uint64_t a = (cp >> f) + 1 - (UINT64_C(1) << (62 - f)) - (top << (64 - f));
+                const uint64_t k = top ? 0 : UINT64_C(1) << (64 - f);
+                wz[i] = (party0 ? a : 0) + rhi[i] - k * r63[i];
+                wzb[i] = a * beta[i] + rhib[i] - k * r63b[i];
+            }
+            veil_test_compare_u64(what, z, wz, n);
+            veil_test_compare_u64(what, zb, wzb, n);
+        }
+done:
+    free(c), free(rhi), free(r63), free(beta), free(rhib), free(r63b), free(z), free(zb);
+    free(wz), free(wzb);
+}
+
 /* B2A mask of a tile of nbits elements at word offset 0 and 5 of the packed part, then the finish
  * of n = nbits elements. */
 static void check_b2a(size_t nbits)
@@ -430,6 +470,7 @@ int main(void)
         check_and(sizes[t]);
         check_prodk(sizes[t]);
         check_relu(sizes[t]);
+        check_relu_trunc(sizes[t]);
         check_b2a(sizes[t]);
     }
     veil_test_starpu_stop();
