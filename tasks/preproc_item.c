@@ -196,6 +196,17 @@ static int check_params(const struct veil_preproc_item *item)
     return VEIL_OK;
 }
 
+/* A truncation's shift f (TRUNC, CMPTRUNC) in [1, 62]: VEIL_OK or VEIL_ERR_INVAL naming the item.
+ */
+static int check_shift(const struct veil_preproc_item *item, uint64_t f)
+{
+    char buf[256];
+    if (f >= 1 && f <= 62)
+        return VEIL_OK;
+    return veil_error(VEIL_ERR_INVAL, "preproc: item %s: truncation by %llu bits; need 1 to 62",
+                      veil_preproc_item_format(item, buf, sizeof buf), (unsigned long long)f);
+}
+
 int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil_preproc_desc *desc)
 {
     char buf[256];
@@ -260,12 +271,8 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
         add_part(desc, p[VEIL_PRE_N], B, 1);
         break;
     case VEIL_PREPROC_TRUNC:
-        if (p[VEIL_PRE_TRUNC_BITS] < 1 || p[VEIL_PRE_TRUNC_BITS] > 62)
-            return veil_error(VEIL_ERR_INVAL,
-                              "preproc: item %s: truncation by %llu bits; need "
-                              "1 to 62",
-                              veil_preproc_item_format(item, buf, sizeof buf),
-                              (unsigned long long)p[VEIL_PRE_TRUNC_BITS]);
+        if ((rc = check_shift(item, p[VEIL_PRE_TRUNC_BITS])) != VEIL_OK)
+            return rc;
         add_part(desc, p[VEIL_PRE_N], A, 0);
         add_part(desc, p[VEIL_PRE_N], A, 1);
         add_part(desc, p[VEIL_PRE_N], A, 1);
@@ -303,12 +310,8 @@ int veil_preproc_item_describe(const struct veil_preproc_item *item, struct veil
         add_part(desc, p[VEIL_PRE_N], A, 1);
         break;
     case VEIL_PREPROC_CMPTRUNC:
-        if (p[VEIL_PRE_CMPTRUNC_BITS] < 1 || p[VEIL_PRE_CMPTRUNC_BITS] > 62)
-            return veil_error(VEIL_ERR_INVAL,
-                              "preproc: item %s: truncation by %llu bits; need "
-                              "1 to 62",
-                              veil_preproc_item_format(item, buf, sizeof buf),
-                              (unsigned long long)p[VEIL_PRE_CMPTRUNC_BITS]);
+        if ((rc = check_shift(item, p[VEIL_PRE_CMPTRUNC_BITS])) != VEIL_OK)
+            return rc;
         if (!mul_ok(p[VEIL_PRE_N], 3, &x))
             goto too_big;
         add_part(desc, p[VEIL_PRE_N], A, 1);

@@ -49,69 +49,73 @@ static int matmul_trunc(struct veil_exec *x, const struct veil_sec *a, const str
     return veil_exec_product(x, a, b, matmul_protocol, ws, z);
 }
 
+/* u = p + bias 2^f (floor(u / 2^f) = floor(p / 2^f) + bias), the untruncated value of linear node
+ * n whose product is p (consumed: released, or moved into u without a bias). */
+static int untruncated_value(struct veil_exec *x, const struct veil_node *n, struct veil_sec *p,
+                             size_t inner, struct veil_sec *u)
+{
+    struct veil_sec bb = {0}, bs = {0};
+    const struct veil_sec *bias = n->nin > 2 && n->in[2] >= 0 ? VAL(x, n->in[2]) : NULL;
+    int rc = VEIL_OK;
+    if (bias) {
+        if ((rc = veil_exec_broadcast(x, bias, inner, p, &bb)) == VEIL_OK &&
+            (rc = veil_mpc_mul_scalar(x->m, &bb, (uint64_t)1 << x->frac_bits, &bs)) == VEIL_OK)
+            rc = veil_mpc_add(x->m, p, &bs, u);
+    } else {
+        *u = *p;
+        memset(p, 0, sizeof *p);
+    }
+    veil_mpc_release(x->m, p);
+    veil_mpc_release(x->m, &bb);
+    veil_mpc_release(x->m, &bs);
+    return rc;
+}
+
 /*
- * A linear layer whose ReLU compares the untruncated value (veil_lower_shares_trunc): p = the
- * product (untruncated), y = trunc(p) + bias with the truncation's round unmarked (its open
- * travels in the LTZ's first round), u = p + bias 2^f in x->aux[n][0] (floor(u / 2^f) =
- * floor(p / 2^f) + bias: the same sign as y but where y = 0, whose ReLU is 0 either way). Every
- * pipeline setting computes the same words; serialized runs count the truncation's round.
+ * A linear layer whose ReLU runs inside a pairwise pool and compares the untruncated value
+ * (veil_lower_shares_trunc): p = the product (untruncated), y = trunc(p) + bias with the
+ * truncation's round unmarked (its open travels in the LTZ's first round), u = p + bias 2^f in
+ * x->aux[n][0] (the same sign as y but where y = 0, whose ReLU is 0 either way). Every pipeline
+ * setting computes the same words; serialized runs count the truncation's round.
  */
 static int linear_shared(struct veil_exec *x, const struct veil_node *n, veil_exec_product_fn fn,
                          const void *arg, size_t inner)
 {
-    struct veil_sec p = {0}, bb = {0}, bs = {0};
-    struct veil_sec *y = VAL(x, n->index), *u = &x->aux[n->index][0];
+    struct veil_sec p = {0};
+    struct veil_sec *y = VAL(x, n->index);
     const struct veil_sec *bias = n->nin > 2 && n->in[2] >= 0 ? VAL(x, n->in[2]) : NULL;
     int rc = veil_exec_product_raw(x, VAL(x, n->in[0]), VAL(x, n->in[1]), fn, arg, &p);
     /* serialized, a barrier follows this node: the truncation's round is a round of its own */
     if (rc == VEIL_OK)
         rc = x->p->opts.serialized ? veil_mpc_trunc(x->m, &p, x->frac_bits, y)
                                    : veil_mpc_trunc_unmarked(x->m, &p, x->frac_bits, y);
-    if (rc == VEIL_OK && bias) {
-        if ((rc = veil_exec_add_broadcast(x, y, bias, inner)) == VEIL_OK &&
-            (rc = veil_exec_broadcast(x, bias, inner, &p, &bb)) == VEIL_OK &&
-            (rc = veil_mpc_mul_scalar(x->m, &bb, (uint64_t)1 << x->frac_bits, &bs)) == VEIL_OK)
-            rc = veil_mpc_add(x->m, &p, &bs, u);
-    } else if (rc == VEIL_OK) {
-        *u = p;
-        memset(&p, 0, sizeof p);
-    }
+    if (rc == VEIL_OK && bias)
+        rc = veil_exec_add_broadcast(x, y, bias, inner);
+    if (rc == VEIL_OK)
+        return untruncated_value(x, n, &p, inner, &x->aux[n->index][0]);
     veil_mpc_release(x->m, &p);
-    veil_mpc_release(x->m, &bb);
-    veil_mpc_release(x->m, &bs);
     return rc;
 }
 
-static int hands_untruncated(const struct veil_exec *x, const struct veil_node *n);
-
 /*
  * A linear layer read only by a ReLU outside a pairwise pool (hands_untruncated): its value is
- * the untruncated u = p + bias 2^f (floor(u / 2^f) = floor(p / 2^f) + bias), which the ReLU, or
- * the max pool before it, takes; veil_mpc_relu_trunc truncates inside the ReLU's rounds. A pool
- * compares u, and only the pooled values are truncated: floor(max u / 2^f) = max floor(u / 2^f),
- * floor being monotone and the bias one per channel; the same values as truncating first, up to
- * the truncation's 0/1 ulp.
+ * the untruncated u = p + bias 2^f, which the ReLU, or the max pool before it, takes;
+ * veil_mpc_relu_trunc truncates inside the ReLU's rounds. A pool compares u, and only the pooled
+ * values are truncated: floor(max u / 2^f) = max floor(u / 2^f), floor being monotone and the
+ * bias one per channel; the same values as truncating first, up to the truncation's 0/1 ulp.
  */
 static int linear_untruncated(struct veil_exec *x, const struct veil_node *n,
                               veil_exec_product_fn fn, const void *arg, size_t inner)
 {
-    struct veil_sec p = {0}, bb = {0}, bs = {0};
-    struct veil_sec *u = VAL(x, n->index);
-    const struct veil_sec *bias = n->nin > 2 && n->in[2] >= 0 ? VAL(x, n->in[2]) : NULL;
+    struct veil_sec p = {0};
     int rc = veil_exec_product_raw(x, VAL(x, n->in[0]), VAL(x, n->in[1]), fn, arg, &p);
-    if (rc == VEIL_OK && bias) {
-        if ((rc = veil_exec_broadcast(x, bias, inner, &p, &bb)) == VEIL_OK &&
-            (rc = veil_mpc_mul_scalar(x->m, &bb, (uint64_t)1 << x->frac_bits, &bs)) == VEIL_OK)
-            rc = veil_mpc_add(x->m, &p, &bs, u);
-    } else if (rc == VEIL_OK) {
-        *u = p;
-        memset(&p, 0, sizeof p);
-    }
+    if (rc == VEIL_OK)
+        return untruncated_value(x, n, &p, inner, VAL(x, n->index));
     veil_mpc_release(x->m, &p);
-    veil_mpc_release(x->m, &bb);
-    veil_mpc_release(x->m, &bs);
     return rc;
 }
+
+static int hands_untruncated(const struct veil_exec *x, const struct veil_node *n);
 
 int veil_lower_dense(struct veil_exec *x, const struct veil_node *n)
 {
@@ -255,29 +259,31 @@ static int relu_after_pool(const struct veil_exec *x, const struct veil_node *r)
     return pn && !pool_takes_zero(pn);
 }
 
-/* 1 when linear node n (dense, conv2d) is read only by a ReLU that does not run inside a pairwise
- * pool (inference): n hands it, or the max pool the ReLU runs after, its untruncated value
- * (linear_untruncated), and the ReLU truncates with no round of its own (veil_mpc_relu_trunc). */
-static int hands_untruncated(const struct veil_exec *x, const struct veil_node *n)
+/* The ReLU that linear node n (dense, conv2d) is read by alone, in inference (neither keeps state
+ * for a backward pass, n is no output), or NULL. */
+static const struct veil_node *only_relu(const struct veil_exec *x, const struct veil_node *n)
 {
     const veil_plan_t *p = x->p;
     if ((n->op != VEIL_OP_DENSE && n->op != VEIL_OP_CONV2D) || n->saved || n->output >= 0 ||
         n->last_use < 0)
-        return 0;
+        return NULL;
     const struct veil_node *r = &p->nodes[n->last_use];
-    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n) &&
-           !relu_fused(x, r);
+    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n) ? r : NULL;
+}
+
+/* 1 when linear node n is read only by a ReLU that does not run inside a pairwise pool: n hands
+ * it, or the max pool the ReLU runs after, its untruncated value (linear_untruncated), and the
+ * ReLU truncates with no round of its own (veil_mpc_relu_trunc). */
+static int hands_untruncated(const struct veil_exec *x, const struct veil_node *n)
+{
+    const struct veil_node *r = only_relu(x, n);
+    return r && !relu_fused(x, r);
 }
 
 int veil_lower_shares_trunc(const struct veil_exec *x, const struct veil_node *n)
 {
-    const veil_plan_t *p = x->p;
-    if ((n->op != VEIL_OP_DENSE && n->op != VEIL_OP_CONV2D) || n->saved || n->output >= 0 ||
-        n->last_use < 0)
-        return 0;
-    const struct veil_node *r = &p->nodes[n->last_use];
-    return r->op == VEIL_OP_RELU && r->in[0] == n->index && !r->saved && read_once(p, n) &&
-           relu_fused(x, r);
+    const struct veil_node *r = only_relu(x, n);
+    return r && relu_fused(x, r);
 }
 
 int veil_lower_no_barrier_after(const struct veil_exec *x, const struct veil_node *n)
