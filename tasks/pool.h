@@ -51,7 +51,8 @@
  * product 832 B.
  * It pays where rounds cost more than bytes (small batches); veil_pool_pairwise_pays is the rule
  * the graph lowering applies: 3 <= k <= VEIL_PAIRWISE_MAX_K and R k (k - 1) / 2 <=
- * VEIL_PAIRWISE_MAX_PAIRS. The results are the tournament's, bit for bit.
+ * VEIL_PAIRWISE_MAX_PAIRS, R the rows of the whole batch in a micro-batched plan
+ * (veil_exec_batch_rows). The results are the tournament's, bit for bit.
  *
  * Outputs are single-handle tensors (tile = numel): pooling's work is rearrangement plus a few
  * batched protocol calls; inputs may be tiled in any way.

@@ -5,7 +5,8 @@
  * with the same names and shapes as with k = 1 and, in FIXED mode, the same words bit for bit
  * (every element is computed by the same operations); one plaintext SGD step of an MLP with a
  * loss, split in 2, updates every parameter as the unsplit batch does (DOUBLE within 1e-12;
- * FIXED within 2 ulp per parameter element; both measured equal).
+ * FIXED within 2 ulp per parameter element; both measured equal). A micro-batched plan takes the
+ * secure forms the unsplit batch would (the same correlated randomness: pool_forms_by_batch).
  * Refused with a message: an attention block (matmul mixes rows of axis 0), a k that does not
  * divide the batch, a concat along axis 0. */
 #include "config.h"
@@ -13,6 +14,7 @@
 #include "test_graph_nets.h"
 #include "test_util.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,39 @@ static void same_outputs(const char *what, struct veil_test_net *one, struct vei
     for (size_t k = 0; k < VEIL_TEST_NET_MAXOUT; k++)
         free(got[k]);
     veil_test_log("%s: outputs equal bit for bit", what);
+}
+
+/* A micro-batched plan picks the pool's forms by the whole batch (veil_exec_batch_rows): relu +
+ * 2 x 2 max pool at batch 4 in 2 micro-batches takes the same correlated randomness as unsplit
+ * (the tournament, the ReLU after it), although batch 2 alone takes the pairwise protocol. */
+static void pool_forms_by_batch(void)
+{
+    static struct veil_test_net b2, b4, split;
+    uint64_t items[3] = {0}, bytes[3] = {0};
+    veil_test_net_relu_maxpool(&b2, 2);
+    veil_test_net_relu_maxpool(&b4, 4);
+    veil_test_net_microbatches = 2;
+    veil_test_net_relu_maxpool(&split, 4);
+    veil_test_net_microbatches = 1;
+    struct veil_test_net *t[3] = {&b2, &b4, &split};
+    for (int i = 0; i < 3; i++)
+        VT_CHECK(t[i]->plan && veil_plan_preproc(t[i]->plan, 2, &items[i], &bytes[i]) == VEIL_OK,
+                 "relu_maxpool %d: preproc: %s", i, veil_last_error());
+    VT_CHECK(2 * bytes[0] != bytes[1],
+             "relu_maxpool: batch 2 (%" PRIu64 " B) and 4 (%" PRIu64 " B) should take different "
+             "forms (the sizes no longer straddle the pairwise rule)",
+             bytes[0], bytes[1]);
+    VT_CHECK(bytes[2] == bytes[1],
+             "relu_maxpool batch 4 in 2 micro-batches: %" PRIu64 " B of material in %" PRIu64
+             " items; unsplit %" PRIu64 " B (the forms should be the whole batch's)",
+             bytes[2], items[2], bytes[1]);
+    veil_test_net_reference(&b4);
+    same_outputs("relu_maxpool, 2 micro-batches", &b4, &split);
+    veil_test_log("relu_maxpool: batch 4 unsplit and in 2 micro-batches %" PRIu64
+                  " B of material, batch 2 %" PRIu64 " B",
+                  bytes[1], bytes[0]);
+    for (int i = 0; i < 3; i++)
+        veil_test_net_free(t[i]);
 }
 
 static void refused(veil_graph_t *g, int k, const char *says)
@@ -118,6 +153,7 @@ int main(void)
     same_outputs("cnn with a folded batch norm, 2 micro-batches", &one[1], &split[1]);
     same_outputs("mlp, 4 micro-batches", &one[0], &split[2]);
 
+    pool_forms_by_batch();
     train_step_equal(VEIL_PLAIN_DOUBLE, 1e-12);
     train_step_equal(VEIL_PLAIN_FIXED, 2.0 / 65536);
 

@@ -137,6 +137,20 @@ void veil_test_net_relu_pool(struct veil_test_net *t)
     t->tol = 1e-3;
 }
 
+void veil_test_net_relu_maxpool(struct veil_test_net *t, size_t batch)
+{
+    veil_graph_t *g = veil_graph_new("relu_maxpool");
+    size_t dx[4] = {batch, 16, 16, 16};
+    veil_node_t *x = veil_input(g, "x", 1, 4, dx);
+    veil_node_t *p = veil_maxpool2d(g, "p", veil_relu(g, "r", x), 2, 2);
+    veil_reveal(g, veil_global_avgpool(g, "g", p), VEIL_ALL_PARTIES);
+    t->name = "relu_maxpool";
+    t->plan = veil_test_net_compile(g, 16);
+    veil_graph_destroy(&g);
+    veil_test_net_feed(t, "x", batch * 4096, -1, 1);
+    t->tol = 1e-3;
+}
+
 void veil_test_net_wide_relu(struct veil_test_net *t, size_t hidden)
 {
     veil_graph_t *g = veil_graph_new("wide_relu");

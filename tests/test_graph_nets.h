@@ -52,6 +52,10 @@ void veil_test_net_mlp(struct veil_test_net *t);
 void veil_test_net_cnn(struct veil_test_net *t);
 void veil_test_net_relu_pool(struct veil_test_net *t);
 void veil_test_net_attention(struct veil_test_net *t);
+/** x (batch, 16, 16, 16) of party 1 -> relu -> 2 x 2 max pool -> global average pool -> revealed
+ * to all: 1,024 pool windows per image, so at batch 2 the pairwise rule (pool.h) takes them and at
+ * batch 4 it does not. */
+void veil_test_net_relu_maxpool(struct veil_test_net *t, size_t batch);
 /** x (1, 4) of party 1 -> dense (4, hidden) -> relu -> dense (hidden, 1) -> revealed to all:
  * a plain ReLU after a linear layer, which truncates inside the ReLU (veil_mpc_relu_trunc). */
 void veil_test_net_wide_relu(struct veil_test_net *t, size_t hidden);

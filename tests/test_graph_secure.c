@@ -431,22 +431,25 @@ int main(void)
     check_identical(veil_test_net_relu_pool, "relu_pool");
 
     /* inter-batch pipeline: the MLP (batch 4) in 2 and 4 micro-batches, the CNN (batch 2) in 2,
+     * relu + max pool (batch 4, the whole batch's forms: tournament, ReLU after the pool) in 2,
      * against the same plaintext FIXED reference (the split plan's, equal to the unsplit one's:
      * test_graph_microbatch) */
-    static struct veil_test_net mbnets[3];
+    static struct veil_test_net mbnets[4];
     veil_test_net_microbatches = 2;
     veil_test_net_mlp(&mbnets[0]);
     veil_test_net_cnn(&mbnets[1]);
+    veil_test_net_relu_maxpool(&mbnets[3], 4);
     veil_test_net_microbatches = 4;
     veil_test_net_mlp(&mbnets[2]);
     veil_test_net_microbatches = 1;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         veil_test_net_reference(&mbnets[i]);
     check_net(&mbnets[0], 2, NULL);
     check_net(&mbnets[1], 2, NULL);
     check_net(&mbnets[1], 3, NULL);
     check_net(&mbnets[2], 3, "dmda");
-    for (int i = 0; i < 3; i++)
+    check_net(&mbnets[3], 2, NULL);
+    for (int i = 0; i < 4; i++)
         veil_test_net_free(&mbnets[i]);
 
     /* flow control: the dealer deals at most two runs ahead of the designated party, so twelve

@@ -52,6 +52,8 @@ struct veil_exec {
     uint64_t step; /* training: the step this walk is, 1, 2, ... (Adam's bias corrections); set
                       per walk by its caller */
     struct veil_place *place; /* per node: where its tasks run (placement.c); NULL: anywhere */
+    int *copy; /* per node: the micro-batch copy it belongs to (veil_placement_microbatch_of),
+                  -1 for none; NULL when the plan has no micro-batches */
     /* lookahead.c: markers of the last linear nodes submitted (a ring of lookahead + 1 slots),
      * each one's completion flag (set by its callback), and the number of linear nodes
      * submitted in this walk */
@@ -288,6 +290,12 @@ int veil_exec_public_share(struct veil_exec *x, int ndim, const size_t *dims, si
 
 /** The fixed-point encoding of a public real c at f bits, as a ring word (round half away). */
 uint64_t veil_exec_fixed(double c, int f);
+/**
+ * The rows a size rule (pool.h, PAIRWISE) weighs for node n, which has `rows` of them: all the
+ * micro-batches' when n belongs to a micro-batch copy (their rounds overlap, their bytes add up),
+ * so a micro-batched plan picks the forms the unsplit batch would.
+ */
+size_t veil_exec_batch_rows(const struct veil_exec *x, const struct veil_node *n, size_t rows);
 
 /* ---- lower_backward.c ----------------------------------------------------------------------- */
 

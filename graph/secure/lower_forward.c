@@ -207,10 +207,10 @@ static int read_once(const veil_plan_t *p, const struct veil_node *n)
     return 1;
 }
 
-/* The window count and candidates (taps) of maxpool node pn. */
-static size_t pool_rows(const struct veil_node *pn)
+/* The window count of maxpool node pn, over every micro-batch (veil_exec_batch_rows). */
+static size_t pool_rows(const struct veil_exec *x, const struct veil_node *pn)
 {
-    return pn->dims[0] * pn->dims[1] * pn->dims[2] * pn->dims[3];
+    return veil_exec_batch_rows(x, pn, pn->dims[0] * pn->dims[1] * pn->dims[2] * pn->dims[3]);
 }
 
 /*
@@ -233,17 +233,17 @@ static const struct veil_node *relu_pool(const struct veil_exec *x, const struct
 }
 
 /* 1 when the pairwise rule takes max pool pn's windows with the constant 0 beside them. */
-static int pool_takes_zero(const struct veil_node *pn)
+static int pool_takes_zero(const struct veil_exec *x, const struct veil_node *pn)
 {
     const size_t kk = (size_t)pn->a.k * (size_t)pn->a.k;
-    return veil_pool_pairwise_pays(pool_rows(pn), kk + 1);
+    return veil_pool_pairwise_pays(pool_rows(x, pn), kk + 1);
 }
 
 /* 1 when ReLU node r runs inside its max pool as max(0, window max) (pool.h, PAIRWISE). */
 static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
 {
     const struct veil_node *pn = relu_pool(x, r);
-    return pn && pool_takes_zero(pn);
+    return pn && pool_takes_zero(x, pn);
 }
 
 /*
@@ -256,7 +256,7 @@ static int relu_fused(const struct veil_exec *x, const struct veil_node *r)
 static int relu_after_pool(const struct veil_exec *x, const struct veil_node *r)
 {
     const struct veil_node *pn = relu_pool(x, r);
-    return pn && !pool_takes_zero(pn);
+    return pn && !pool_takes_zero(x, pn);
 }
 
 /* The ReLU that linear node n (dense, conv2d) is read by alone, in inference (neither keeps state
@@ -323,7 +323,7 @@ int veil_lower_pool(struct veil_exec *x, const struct veil_node *n)
     g.relu = n->op == VEIL_OP_MAXPOOL && relu_fused(x, xn);
     const int relu_after = n->op == VEIL_OP_MAXPOOL && relu_after_pool(x, xn);
     g.pairwise =
-        g.relu || (n->op == VEIL_OP_MAXPOOL && veil_pool_pairwise_pays(pool_rows(n), g.k * g.k));
+        g.relu || (n->op == VEIL_OP_MAXPOOL && veil_pool_pairwise_pays(pool_rows(x, n), g.k * g.k));
     struct veil_sec *y = VAL(x, n->index);
     /* the linear layer's untruncated value, moved along by the ReLU */
     const struct veil_sec *u =

@@ -191,7 +191,7 @@ int veil_lower_argmax(struct veil_exec *x, const struct veil_node *n)
     struct veil_sec t[4]; /* max, one-hot, index words, weighted one-hot */
     memset(t, 0, sizeof t);
     /* the one-hot alone; by the pairwise protocol where the rows are few (pool.h, PAIRWISE) */
-    const size_t rows = VAL(x, n->in[0])->numel / k;
+    const size_t rows = veil_exec_batch_rows(x, n, VAL(x, n->in[0])->numel / k);
     int rc = veil_pool_pairwise_pays(rows, k)
                  ? veil_mpc_max_lastdim_pairwise(x->m, VAL(x, n->in[0]), NULL, &t[1])
                  : veil_mpc_max_lastdim(x->m, VAL(x, n->in[0]), &t[0], &t[1]);

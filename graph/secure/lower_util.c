@@ -206,6 +206,11 @@ int veil_exec_like_layout(struct veil_exec *x, const struct veil_sec *in,
     return veil_exec_relayout(x, in, like, tmp);
 }
 
+size_t veil_exec_batch_rows(const struct veil_exec *x, const struct veil_node *n, size_t rows)
+{
+    return x->copy && x->copy[n->index] >= 0 ? rows * (size_t)x->p->opts.microbatches : rows;
+}
+
 int veil_exec_mul_trunc(struct veil_exec *x, const struct veil_sec *a, const struct veil_sec *b,
                         struct veil_sec *out)
 {

@@ -337,9 +337,9 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
     int *stage = calloc(p->count ? p->count : 1, sizeof *stage);
     /* data parallel over micro-batches (as many as devices, or more): copy j on device j mod D */
     const int by_copy = mode == VEIL_PLACEMENT_DP && ndev > 1 && p->opts.microbatches >= ndev;
-    int *mb = by_copy ? calloc(p->count ? p->count : 1, sizeof *mb) : NULL;
+    const int *mb = by_copy ? x->copy : NULL; /* veil_exec_init: set with micro-batches */
     int rc = VEIL_OK;
-    if (!x->place || !stage || (by_copy && !mb)) {
+    if (!x->place || !stage) {
         rc = veil_error(VEIL_ERR_NOMEM, "placement: out of memory");
         goto done;
     }
@@ -351,8 +351,6 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
                         p->model, ndev);
         goto done;
     }
-    if (by_copy)
-        veil_placement_microbatch_of(p, mb);
     for (size_t i = 0; i < p->count; i++) {
         struct veil_place *pl = &x->place[i];
         int split[3];
@@ -377,6 +375,5 @@ int veil_exec_place(struct veil_exec *x, enum veil_placement mode, const int *wo
     }
 done:
     free(stage);
-    free(mb);
     return rc;
 }

@@ -38,8 +38,10 @@ int veil_exec_init(struct veil_exec *x, const veil_plan_t *p, veil_mpc_t *m)
     x->moment2 = calloc(n, sizeof *x->moment2);
     if (p->opts.weight_stationary)
         x->ws = calloc(n, sizeof *x->ws);
+    if (p->opts.microbatches >= 2 && (x->copy = calloc(n, sizeof *x->copy)))
+        veil_placement_microbatch_of(p, x->copy);
     if (!x->val || !x->aux || !x->velocity || !x->moment2 ||
-        (p->opts.weight_stationary && !x->ws)) {
+        (p->opts.weight_stationary && !x->ws) || (p->opts.microbatches >= 2 && !x->copy)) {
         veil_exec_fini(x);
         return veil_error(VEIL_ERR_NOMEM, "secure run: out of memory (%zu nodes)", p->count);
     }
@@ -75,6 +77,7 @@ void veil_exec_fini(struct veil_exec *x)
     free(x->moment2);
     free(x->ws);
     free(x->place);
+    free(x->copy);
     memset(x, 0, sizeof *x);
 }
 
