@@ -6,7 +6,8 @@
  * (every element is computed by the same operations); one plaintext SGD step of an MLP with a
  * loss, split in 2, updates every parameter as the unsplit batch does (DOUBLE within 1e-12;
  * FIXED within 2 ulp per parameter element; both measured equal). A micro-batched plan takes the
- * secure forms the unsplit batch would (the same correlated randomness: pool_forms_by_batch).
+ * secure forms the unsplit batch would (the same correlated randomness: pool_forms_by_batch,
+ * argmax_form_by_batch).
  * Refused with a message: an attention block (matmul mixes rows of axis 0), a k that does not
  * divide the batch, a concat along axis 0. */
 #include "config.h"
@@ -77,6 +78,41 @@ static void pool_forms_by_batch(void)
                   bytes[1], bytes[0]);
     for (int i = 0; i < 3; i++)
         veil_test_net_free(t[i]);
+}
+
+/* The material of x (rows, 10) of party 1 -> argmax -> revealed, compiled with k micro-batches. */
+static uint64_t argmax_material(size_t rows, int k)
+{
+    veil_graph_t *g = veil_graph_new("argmax");
+    size_t dx[2] = {rows, 10};
+    veil_reveal(g, veil_argmax(g, "a", veil_input(g, "x", 1, 2, dx)), VEIL_ALL_PARTIES);
+    veil_test_net_microbatches = k;
+    veil_plan_t *p = veil_test_net_compile(g, 16);
+    veil_test_net_microbatches = 1;
+    veil_graph_destroy(&g);
+    uint64_t items = 0, bytes = 0;
+    VT_CHECK(p && veil_plan_preproc(p, 2, &items, &bytes) == VEIL_OK, "argmax %zu rows: %s", rows,
+             veil_last_error());
+    veil_plan_destroy(&p);
+    return bytes;
+}
+
+/* The argmax likewise: 512 rows of 10 (23,040 pairs) in 2 micro-batches take the unsplit
+ * tournament, although 256 rows alone (11,520 pairs) take the pairwise protocol. */
+static void argmax_form_by_batch(void)
+{
+    const uint64_t b256 = argmax_material(256, 1), b512 = argmax_material(512, 1),
+                   split = argmax_material(512, 2);
+    VT_CHECK(2 * b256 != b512,
+             "argmax: 256 rows (%" PRIu64 " B) and 512 (%" PRIu64 " B) should take different forms",
+             b256, b512);
+    VT_CHECK(split == b512,
+             "argmax, 512 rows in 2 micro-batches: %" PRIu64 " B of material; unsplit %" PRIu64
+             " B (the form should be the whole batch's)",
+             split, b512);
+    veil_test_log("argmax: 512 rows unsplit and in 2 micro-batches %" PRIu64 " B, 256 rows %" PRIu64
+                  " B",
+                  b512, b256);
 }
 
 static void refused(veil_graph_t *g, int k, const char *says)
@@ -154,6 +190,7 @@ int main(void)
     same_outputs("mlp, 4 micro-batches", &one[0], &split[2]);
 
     pool_forms_by_batch();
+    argmax_form_by_batch();
     train_step_equal(VEIL_PLAIN_DOUBLE, 1e-12);
     train_step_equal(VEIL_PLAIN_FIXED, 2.0 / 65536);
 
