@@ -273,6 +273,12 @@ out:
     return rc;
 }
 
+void veil_cmp_opened_release(veil_mpc_t *m, struct veil_cmp_opened *o)
+{
+    veil_mpc_release(m, &o->c);
+    veil_mpc_release(m, &o->r63);
+}
+
 int veil_mpc_ltz(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *b)
 {
     if (!m || !x || !b)

@@ -85,9 +85,8 @@ int veil_mpc_relu(veil_mpc_t *m, const struct veil_sec *x, struct veil_sec *y,
  * otherwise). For y = relu(trunc(u)): the LTZ on u starts with the truncation's open, x =
  * veil_mpc_trunc_unmarked(u) feeds only the product with beta, so the pair takes ReLU's 4 rounds
  * (bytes: veil_mpc_relu_of's above plus the truncation's; veil_mpc_relu_trunc does the pair in
- * LTZ's bytes alone), and [trunc(u) >= 0] and [u
- * >= 0] differ only where trunc(u) = 0, whose product is 0 either way: y is bit for bit
- * relu(trunc(u)).
+ * LTZ's bytes alone), and [trunc(u) >= 0] and [u >= 0] differ only where trunc(u) = 0, whose
+ * product is 0 either way: y is bit for bit relu(trunc(u)).
  */
 int veil_mpc_relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_sec *x,
                      struct veil_sec *y);

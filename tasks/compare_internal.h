@@ -84,11 +84,13 @@ struct veil_cmp_opened {
  * public; its products with beta either open in round 1 (unmarked, veil_cmp_mul_unmarked) or,
  * for x * beta itself, are local from c (keep, veil_cmp_x_beta): that is how ReLU and max cost
  * LTZ's 4 rounds. keep may be NULL; otherwise it receives c and the mask's [r >> 63] part
- * (release keep->c and keep->r63 with veil_mpc_release). Release *bit with veil_mpc_mat_release, *f
+ * (release them with veil_cmp_opened_release). Release *bit with veil_mpc_mat_release, *f
  * with veil_mpc_release.
  */
 int veil_cmp_ltz_open(veil_mpc_t *m, const struct veil_sec *x, struct veil_mpc_mat *bit,
                       struct veil_pub *f, struct veil_cmp_opened *keep);
+/** Releases what veil_cmp_ltz_open kept in *o (c and [r >> 63]); an empty *o is a no-op. */
+void veil_cmp_opened_release(veil_mpc_t *m, struct veil_cmp_opened *o);
 
 /**
  * w = x * beta for the operand x of a veil_cmp_ltz_open that kept *opened and returned *bit,

@@ -155,9 +155,10 @@ static int tournament(veil_mpc_t *m, const struct veil_sec *in, size_t rows, siz
                 rc = veil_cmp_submit(m, &veil_pool_oh_cl, "max", h, NULL, 4, &a, sizeof a);
             }
         }
-        struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh, &c.c, &c.r63};
+        struct veil_sec *tmp[] = {&d, &f, &x, &y, &w, &oh};
         for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
             veil_mpc_release(m, tmp[i]);
+        veil_cmp_opened_release(m, &c);
         veil_mpc_mat_release(m, &bit);
         if (owned)
             veil_mpc_release(m, &cur);

@@ -18,11 +18,17 @@ static struct veil_preproc_item make_item(enum veil_preproc_kind kind, uint64_t 
     return it;
 }
 
-struct veil_preproc_item veil_preproc_item_beaver(uint64_t index, uint64_t n)
+/* An item of a kind whose only parameter is its count (VEIL_PRE_N). */
+static struct veil_preproc_item make_n(enum veil_preproc_kind kind, uint64_t index, uint64_t n)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_BEAVER, index);
+    struct veil_preproc_item it = make_item(kind, index);
     it.p[VEIL_PRE_N] = n;
     return it;
+}
+
+struct veil_preproc_item veil_preproc_item_beaver(uint64_t index, uint64_t n)
+{
+    return make_n(VEIL_PREPROC_BEAVER, index, n);
 }
 
 struct veil_preproc_item veil_preproc_item_matmul(uint64_t index, uint64_t m, uint64_t k,
@@ -56,52 +62,40 @@ struct veil_preproc_item veil_preproc_item_conv(uint64_t index, uint64_t batch, 
 
 struct veil_preproc_item veil_preproc_item_square(uint64_t index, uint64_t n)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_SQUARE, index);
-    it.p[VEIL_PRE_N] = n;
-    return it;
+    return make_n(VEIL_PREPROC_SQUARE, index, n);
 }
 
 struct veil_preproc_item veil_preproc_item_and(uint64_t index, uint64_t nwords)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_AND, index);
-    it.p[VEIL_PRE_N] = nwords;
-    return it;
+    return make_n(VEIL_PREPROC_AND, index, nwords);
 }
 
 struct veil_preproc_item veil_preproc_item_trunc(uint64_t index, uint64_t n, uint64_t frac_bits)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_TRUNC, index);
-    it.p[VEIL_PRE_N] = n;
+    struct veil_preproc_item it = make_n(VEIL_PREPROC_TRUNC, index, n);
     it.p[VEIL_PRE_TRUNC_BITS] = frac_bits;
     return it;
 }
 
 struct veil_preproc_item veil_preproc_item_bit(uint64_t index, uint64_t n)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_BIT, index);
-    it.p[VEIL_PRE_N] = n;
-    return it;
+    return make_n(VEIL_PREPROC_BIT, index, n);
 }
 
 struct veil_preproc_item veil_preproc_item_cmpmask(uint64_t index, uint64_t n)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_CMPMASK, index);
-    it.p[VEIL_PRE_N] = n;
-    return it;
+    return make_n(VEIL_PREPROC_CMPMASK, index, n);
 }
 
 struct veil_preproc_item veil_preproc_item_carry4(uint64_t index, uint64_t nrecords)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_CARRY4, index);
-    it.p[VEIL_PRE_N] = nrecords;
-    return it;
+    return make_n(VEIL_PREPROC_CARRY4, index, nrecords);
 }
 
 struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, uint64_t tile,
                                                    uint64_t mask_index)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_CMPPROD, index);
-    it.p[VEIL_PRE_N] = n;
+    struct veil_preproc_item it = make_n(VEIL_PREPROC_CMPPROD, index, n);
     it.p[VEIL_PRE_CMPPROD_TILE] = tile;
     it.p[VEIL_PRE_CMPPROD_MASK] = mask_index;
     return it;
@@ -110,8 +104,7 @@ struct veil_preproc_item veil_preproc_item_cmpprod(uint64_t index, uint64_t n, u
 struct veil_preproc_item veil_preproc_item_rbeta(uint64_t index, uint64_t n, uint64_t mask_index,
                                                  uint64_t bit_index)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_RBETA, index);
-    it.p[VEIL_PRE_N] = n;
+    struct veil_preproc_item it = make_n(VEIL_PREPROC_RBETA, index, n);
     it.p[VEIL_PRE_RBETA_MASK] = mask_index;
     it.p[VEIL_PRE_RBETA_BIT] = bit_index;
     return it;
@@ -128,8 +121,7 @@ struct veil_preproc_item veil_preproc_item_cmptrunc(uint64_t index, uint64_t n, 
 
 struct veil_preproc_item veil_preproc_item_prodk(uint64_t index, uint64_t nrecords, uint64_t k)
 {
-    struct veil_preproc_item it = make_item(VEIL_PREPROC_PRODK, index);
-    it.p[VEIL_PRE_N] = nrecords;
+    struct veil_preproc_item it = make_n(VEIL_PREPROC_PRODK, index, nrecords);
     it.p[VEIL_PRE_PRODK_K] = k;
     return it;
 }

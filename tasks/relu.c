@@ -151,8 +151,7 @@ static int relu_of(veil_mpc_t *m, const struct veil_sec *s, const struct veil_se
     }
 out:
     veil_mpc_release(m, &w);
-    veil_mpc_release(m, &c.c);
-    veil_mpc_release(m, &c.r63);
+    veil_cmp_opened_release(m, &c);
     veil_mpc_release(m, &f);
     veil_mpc_mat_release(m, &bit);
     if (rc == VEIL_OK && mask) {
@@ -224,8 +223,7 @@ out:
     veil_mpc_release(m, &z);
     veil_mpc_release(m, &zb);
     veil_mpc_release(m, &ge);
-    veil_mpc_release(m, &c.c);
-    veil_mpc_release(m, &c.r63);
+    veil_cmp_opened_release(m, &c);
     veil_mpc_release(m, &fp);
     veil_mpc_mat_release(m, &ct);
     veil_mpc_mat_release(m, &bit);
