@@ -92,11 +92,17 @@ void *veil_secmem_calloc_pages(size_t n)
  * 83 MB at batch 16) no longer waits for the wipe, which fills the parties' idle time instead.
  * A dirty buffer holds shares for as long as the wiper needs (the process is not dumpable and
  * the pages are MADV_DONTDUMP); drain wipes what is still dirty. If the thread cannot be
- * started, give-back wipes inline as before. Fork: the child gets a consistent pool (atfork
+ * started, give-back wipes inline as before; it does so anyway for a buffer of at most
+ * WIPE_HERE_MAX bytes. Fork: the child gets a consistent pool (atfork
  * holds the lock across fork) and starts its own wiper when it needs one. */
 #define POOL_SIZES 256
 #define POOL_MIN_BOUND ((size_t)1 << 30)
 #define POOL_MAX_BUF ((size_t)256 << 20)
+/* A buffer up to this size is wiped by the thread that gives it back: waking the wiper for it
+ * would cost more than the wipe (a futex wake, an IPI and two context switches, tens of
+ * microseconds on a virtual machine, against well under one for 16 KiB). A dealer gives back a
+ * few small buffers per round, and each woke the wiper (bench/README-latency.md). */
+#define WIPE_HERE_MAX ((size_t)16 << 10)
 
 struct stack {
     size_t n, cap;
@@ -431,12 +437,12 @@ void veil_secbuf_put(void *p, size_t bytes)
         if (full)
             pool_full_told = 1;
         if (s && pool_bytes + bytes <= pool_max_bytes) {
-            if (wiper_ready()) {
+            if (bytes > WIPE_HERE_MAX && wiper_ready()) {
                 if ((kept = stack_push(&s->dirty, p)) != 0) {
                     pool_dirty++;
                     pthread_cond_signal(&wiper_cv);
                 }
-            } else { /* no wiper: wipe here, outside the lock, and keep it clean */
+            } else { /* small, or no wiper: wipe here, outside the lock, and keep it clean */
                 pthread_mutex_unlock(&pool_mu);
                 veil_wipe(p, bytes);
                 wiped = 1;

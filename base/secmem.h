@@ -39,8 +39,9 @@ void *veil_secbuf_get(size_t bytes);
  * malloc-family buffer (the pool frees it, or unmaps what it mapped). While the pool has room (at
  * most 256 sizes, veil_secbuf_max_bytes in all, none over 256 MiB: a run's working set) it is kept
  * for the next veil_secbuf_get of that size and wiped (veil_wipe of `bytes` bytes) by the pool's
- * wiper thread in the background, or by that get if the wiper has not reached it yet; otherwise
- * it is wiped here and freed. NULL-safe; thread-safe.
+ * wiper thread in the background, or by that get if the wiper has not reached it yet; one of at
+ * most 16 KiB is wiped here at once (cheaper than waking the wiper). Otherwise it is wiped here
+ * and freed. NULL-safe; thread-safe.
  */
 void veil_secbuf_put(void *p, size_t bytes);
 

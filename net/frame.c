@@ -242,20 +242,20 @@ static int bytes_mismatch(int status, const char *who, const char *what, const u
 int veil_frame_check_peer(const struct veil_frame_header *h,
                           const uint8_t session[VEIL_SESSION_BYTES], uint32_t expected_sender)
 {
-    char who[64];
     if (!h || !session)
         return veil_error(VEIL_ERR_INVAL, "veil_frame_check_peer: NULL header or session");
+    size_t diff = first_difference(session, h->session, VEIL_SESSION_BYTES);
+    if (h->sender == expected_sender && diff == VEIL_SESSION_BYTES)
+        return VEIL_OK; /* every frame comes here: the message below only for a bad one */
+    char who[64];
     snprintf(who, sizeof who, "%s frame on the connection of peer %" PRIu32,
              veil_frame_type_name(h->type), expected_sender);
     if (h->sender != expected_sender)
         return veil_error(VEIL_ERR_PROTO,
                           "%s: sender field says %" PRIu32 " (spoofed or misrouted)", who,
                           h->sender);
-    size_t diff = first_difference(session, h->session, VEIL_SESSION_BYTES);
-    if (diff < VEIL_SESSION_BYTES)
-        return bytes_mismatch(VEIL_ERR_PROTO, who, "session id", session, h->session,
-                              VEIL_SESSION_BYTES, diff);
-    return VEIL_OK;
+    return bytes_mismatch(VEIL_ERR_PROTO, who, "session id", session, h->session,
+                          VEIL_SESSION_BYTES, diff);
 }
 
 /* ---- hello -------------------------------------------------------------------------------- */

@@ -16,16 +16,17 @@
  * worker itself, at its first empty turn (StarPU 1.3 calls idle hooks from the CPU driver when it
  * found no task, holding no lock): the workers sleep as soon as the last task ends, instead of
  * spinning until a waiter looks — or, outside waits, for good. Whatever can make a task ready
- * then resumes them: the I/O thread right after each handle it releases (veil_net_req_done: a
- * landed message or a finished send), every submission of a Veil task (veil_net_idle_kick after
- * starpu_task_insert / submit in codelets/ and tasks/), and the application thread's releases of
- * acquired data (tasks/mpc.c, graph/secure/checkpoint.c); a task's end cannot, since nothing runs
- * while nready is 0. A readiness Veil misses is caught by the next waiter's look. StarPU's pause is
- * per process, so this state is too. A process with a CUDA worker never pauses (may_pause: a paused
- * CUDA driver moves no data between the GPU and main RAM). The blocking calls left outside it wait
- * on nothing remote: starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending
- * (every task left can run, so the workers are resumed for it), and the acquires of revealed
- * outputs and checkpointed shares (graph/secure) come after that barrier.
+ * then kicks them, and a kick resumes them when it finds a task ready: the I/O thread right after
+ * each handle it releases (veil_net_req_done: a landed message or a finished send), every
+ * submission of a Veil task (veil_net_idle_kick after starpu_task_insert / submit in codelets/ and
+ * tasks/), and the application thread's releases of acquired data (tasks/mpc.c,
+ * graph/secure/checkpoint.c); a task's end cannot, since nothing runs while nready is 0. A
+ * readiness Veil misses is caught by the next waiter's look. StarPU's pause is per process, so this
+ * state is too. A process with a CUDA worker never pauses (may_pause: a paused CUDA driver moves no
+ * data between the GPU and main RAM). The blocking calls left outside it wait on nothing remote:
+ * starpu_task_wait_for_all in veil_net_wait_all runs once no message is pending (every task left
+ * can run, so the workers are resumed for it), and the acquires of revealed outputs and
+ * checkpointed shares (graph/secure) come after that barrier.
  *
  * ORDERING. mu orders a waiter's or the idle hook's "nothing ready, pause" against a kick's
  * "released (or submitted), resume": a release that makes a task ready before the waiter looks is
@@ -84,9 +85,13 @@ double veil_net_idle_paused_s(void)
 void veil_net_idle_kick(void)
 {
     /* No broadcast: a kick runs for every message, and the waiters need no wake-up for it (it
-     * resumes the workers itself; a waiter looks again within VEIL_NET_IDLE_POLL_MS). */
+     * resumes the workers itself; a waiter looks again within VEIL_NET_IDLE_POLL_MS). Only when
+     * the release made a task ready (StarPU counts it before the release returns, ORDERING
+     * above): a resumed worker that finds nothing pauses again at its first empty turn, so
+     * resuming for a release that readied nothing (the first of a round's receives, a finished
+     * send) was a wake-up of the worker for nothing. */
     pthread_mutex_lock(&mu);
-    if (paused)
+    if (paused && starpu_task_nready() > 0)
         resume_locked();
     pthread_mutex_unlock(&mu);
 }

@@ -36,10 +36,11 @@ void veil_net_idle_end(int token);
 int veil_net_idle_session_open(void);
 void veil_net_idle_session_close(int token);
 
-/** Resumes the workers if they are paused (any thread): call it after anything that may make a
- *  task ready (the I/O thread after each handle it releases, every task submission, an
- *  application thread's starpu_data_release). Wakes no waiter (they look
- *  again within VEIL_NET_IDLE_POLL_MS). Never blocks. */
+/** Resumes the workers if they are paused and a task is ready or running (any thread): call it
+ *  after anything that may make a task ready (the I/O thread after each handle it releases, every
+ *  task submission, an application thread's starpu_data_release). A kick that finds nothing ready
+ *  leaves them asleep. Wakes no waiter (they look again within VEIL_NET_IDLE_POLL_MS). Never
+ *  blocks. */
 void veil_net_idle_kick(void);
 
 /** A StarPU callback (a task's callback_func, an acquire's callback): arg is the int a waiter of

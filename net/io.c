@@ -184,14 +184,18 @@ static void take_queues(struct veil_net *net, int *stop)
     }
 }
 
-/* Tells veil_net_wait_all whether frames are still staged (io_busy), when that changed. */
+/* Tells veil_net_wait_all whether frames are still staged (io_busy), when that changed. Its
+ * waiters wait for nothing pending and nothing staged, so only the end of both wakes them: an
+ * inline send stages its frame and hands it over within one turn of the worker that sent it, and
+ * a broadcast at each such end woke the application's waiter once per message for nothing. */
 static void publish_busy(struct veil_net *net)
 {
     const int busy = net->outq_total > 0;
     if (busy != net->io_busy) {
         pthread_mutex_lock(&net->mu);
         net->io_busy = busy;
-        pthread_cond_broadcast(&net->cv);
+        if (!busy && net->pending == 0)
+            pthread_cond_broadcast(&net->cv);
         pthread_mutex_unlock(&net->mu);
     }
 }

@@ -4,8 +4,8 @@
  * (the wipe of freed share buffers): it zeroes exactly the bytes asked, at any alignment; and the
  * share-buffer pool: a buffer given back is wiped and handed out again for the same size only,
  * zeroed, and the drain empties the pool; the pool's wiper thread wipes a given-back buffer
- * before any get asks for it, a get that overtakes it still gets zeros, and a forked child's
- * pool works and drains. */
+ * before any get asks for it (one of at most 16 KiB is wiped by the give-back itself), a get
+ * that overtakes it still gets zeros, and a forked child's pool works and drains. */
 #include "config.h"
 #include "test_util.h"
 #include "veil.h"
@@ -184,6 +184,16 @@ int main(void)
     for (int i = 0; w1 && i < 4096; i++)
         clean &= w1[i] == 0;
     VT_CHECK(clean, "pool: the wiped buffer is all zeros before any get");
+    /* a small buffer (at most 16 KiB) is wiped by the give-back itself: never dirty */
+    uint64_t *w2 = veil_secbuf_get(2048 * 8);
+    for (int i = 0; w2 && i < 2048; i++)
+        w2[i] = ~(uint64_t)i;
+    veil_secbuf_put(w2, 2048 * 8);
+    VT_CHECK(veil_secbuf_dirty() == 0, "pool: a 16 KiB buffer given back is not left dirty");
+    clean = 1;
+    for (int i = 0; w2 && i < 2048; i++)
+        clean &= w2[i] == 0;
+    VT_CHECK(clean, "pool: a 16 KiB buffer is all zeros when its give-back returns");
     /* a get that overtakes the wiper wipes the buffer itself */
     enum { BURST = 64 };
     void *burst[BURST];

@@ -8,8 +8,9 @@
  * - end resumes them (the task submitted while paused runs) and unregisters the hook (no pause
  *   over the next 100 ms);
  * - while a session is open (veil_net_idle_session_open) the idle worker pauses with nobody
- *   waiting; a task submitted then stays put until veil_net_idle_kick, runs after it, and the
- *   worker pauses again; after veil_net_idle_session_close nothing pauses;
+ *   waiting; kicks with nothing ready leave it paused (no pause follows them); a task submitted
+ *   then stays put until veil_net_idle_kick, runs after it, and the worker pauses again; after
+ *   veil_net_idle_session_close nothing pauses;
  * - with VEIL_IDLE_PAUSE=0, begin returns 0 and nothing pauses;
  * - with two CPU workers (the hook then looks at most every 100 us per worker) a session still
  *   pauses them, and a kick runs a task submitted while paused. */
@@ -139,6 +140,16 @@ int main(void)
         FAIL("veil_net_idle_session_open returned %d with VEIL_IDLE_PAUSE unset", stok);
     if (!paused_after(p3, 2000))
         FAIL("no pause within 2 s of veil_net_idle_session_open with an idle worker");
+    /* a kick that finds nothing ready leaves them paused: a resumed worker would find nothing
+     * and pause again, which the counter would show */
+    const uint64_t p3k = veil_net_idle_pauses();
+    for (int k = 0; k < 20; k++) {
+        veil_net_idle_kick();
+        usleep(5 * 1000);
+    }
+    if (veil_net_idle_pauses() != p3k)
+        FAIL("kicks with nothing ready resumed the workers (%llu pauses after them)",
+             (unsigned long long)(veil_net_idle_pauses() - p3k));
     if (submit_held_back("in a session") != 1)
         FAIL("in a session: %d count tasks had run before, expected 1", ran);
     veil_net_idle_kick();
