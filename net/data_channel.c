@@ -260,9 +260,12 @@ int veil_net_data_recv(struct veil_net *net, double now)
         int rc = on_message(net, part, n, now); /* (more than 3 parts: n is 3) */
         for (int i = 0; i < n; i++)
             zmq_msg_close(&part[i]);
-        if (rc)
+        if (rc) {
+            net->undrained = 1;
             return rc;
+        }
     }
+    net->undrained = 1; /* the budget ran out: the loop reads on at its next turn */
     return VEIL_OK;
 }
 

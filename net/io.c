@@ -21,7 +21,7 @@
  * (bench/bench_noise on the 2-core VM: a loopback round trip of 80-210 us between sleeping
  * threads, 7-24 us between spinning ones). A yield that gives the core away for over a
  * millisecond (to a busy neighbour, or to this process's own long task, when the core is awake
- * anyway) stops the spinning for a second (poll_items): otherwise each look would hand a busy
+ * anyway) stops the spinning for a second (io_poll.c): otherwise each look would hand a busy
  * neighbour a whole slice. Measured both ways in bench/README-latency.md: it pays on a host whose
  * processes each have their cores, not where they share them.
  *
@@ -366,67 +366,6 @@ static double poll_wait_s(struct veil_net *net, double now)
     return t > 0 ? t : 0;
 }
 
-/* A sub-millisecond wait after a zmq_poll that found nothing ready: ppoll on the ZMQ_FD of every
- * polled socket (readable once the socket's events may have changed, which zmq_poll has just
- * read) and on the plain descriptors, for wait_s at most. The caller's next zmq_poll reads
- * whatever woke it. */
-static void fine_wait(const zmq_pollitem_t *items, int n, double wait_s)
-{
-    struct pollfd fds[5 + 2 * VEIL_NET_MAX_PROCS];
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        int fd = items[i].fd;
-        size_t len = sizeof fd;
-        if (items[i].socket && zmq_getsockopt(items[i].socket, ZMQ_FD, &fd, &len) != 0)
-            return; /* no descriptor: return at once, the loop polls again */
-        fds[m++] = (struct pollfd){.fd = fd, .events = POLLIN};
-    }
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(wait_s * 1e9)};
-    (void)ppoll(fds, (nfds_t)m, &ts, NULL);
-}
-
-#define SPIN_GAP_S 1e-3 /* a look that came back later than this found the core taken */
-#define SPIN_OFF_S 1.0  /* ... and then no spinning for this long */
-
-/* One pass of the loop's poll. With spin and a wait ahead: looks (zmq_poll without a timeout) for
- * up to spin_us or wait_s, whichever ends first, yielding the core between them; a look that comes
- * back more than SPIN_GAP_S after the previous one (the yield gave the core to a thread that kept
- * it: a neighbour's, or this process's computation) ends the spin and the next SPIN_OFF_S of them.
- * Then, nothing ready, a sleep for what is left of wait_s: zmq_poll in milliseconds, fine_wait
- * under one. Returns zmq_poll's result. */
-static int poll_items(struct veil_net *net, zmq_pollitem_t *items, int n, double wait_s, int spin)
-{
-    int rc;
-    double now = spin && wait_s > 0 ? veil_now() : 0;
-    if (spin && wait_s > 0 && now >= net->spin_off_until) {
-        const double t0 = now, spin_s = net->opt.spin_us * 1e-6;
-        const double until = t0 + (spin_s < wait_s ? spin_s : wait_s);
-        __atomic_fetch_add(&net->spins, 1, __ATOMIC_RELAXED);
-        for (double last = t0;; last = now) {
-            if ((rc = zmq_poll(items, n, 0)) != 0) {
-                __atomic_fetch_add(&net->spin_hits, 1, __ATOMIC_RELAXED);
-                return rc;
-            }
-            now = veil_now();
-            if (now - last > SPIN_GAP_S) {
-                net->spin_off_until = now + SPIN_OFF_S;
-                __atomic_fetch_add(&net->spin_backoffs, 1, __ATOMIC_RELAXED);
-                break;
-            }
-            if (now >= until)
-                break;
-            sched_yield();
-        }
-        wait_s -= now - t0;
-        if (!(wait_s > 0))
-            return 0;
-    }
-    rc = zmq_poll(items, n, wait_s >= 0.001 ? (int)(wait_s * 1000) : 0);
-    if (rc == 0 && wait_s > 0 && wait_s < 0.001)
-        fine_wait(items, n, wait_s);
-    return rc;
-}
-
 uint64_t veil_net_inline_count(veil_net_t *net)
 {
     return __atomic_load_n(&net->inline_msgs, __ATOMIC_RELAXED);
@@ -477,16 +416,22 @@ void *veil_net_io_main(void *arg)
     double wait_s = 0;
     int spin = 0; /* a request is pending: look again before sleeping (SPINNING above) */
     zmq_pollitem_t items[5 + 2 * VEIL_NET_MAX_PROCS];
+    int last_n = 0; /* the items the last turn read (io_poll.c: THE DIRECT WAIT) */
     for (;;) {
-        int n = 0;
+        int n = 0, izap = -1, idata = -1;
         items[n++] = (zmq_pollitem_t){.fd = net->efd, .events = ZMQ_POLLIN};
+        const int irouter = n;
         if (!veil_net_io_failed(net)) {
             items[n++] = (zmq_pollitem_t){.socket = net->router, .events = ZMQ_POLLIN};
-            if (net->zap)
+            if (net->zap) {
+                izap = n;
                 items[n++] = (zmq_pollitem_t){.socket = net->zap, .events = ZMQ_POLLIN};
+            }
             items[n++] = (zmq_pollitem_t){.socket = net->monitor, .events = ZMQ_POLLIN};
-            if (net->drouter)
+            if (net->drouter) {
+                idata = n;
                 items[n++] = (zmq_pollitem_t){.socket = net->drouter, .events = ZMQ_POLLIN};
+            }
             for (int p = 0; p < net->nprocs; p++) {
                 if (p != net->self && net->peers[p].out_blocked)
                     items[n++] =
@@ -496,8 +441,12 @@ void *veil_net_io_main(void *arg)
                         (zmq_pollitem_t){.socket = net->peers[p].ddealer, .events = ZMQ_POLLOUT};
             }
         }
+        /* every socket read to its end last turn, the same sockets, none polled for POLLOUT */
+        const int direct = !net->undrained && n == last_n && !veil_net_io_failed(net) &&
+                           net->state == VEIL_NET_READY && items[n - 1].events == ZMQ_POLLIN;
+        last_n = n;
         pthread_mutex_unlock(&net->iomu);
-        const int rc = poll_items(net, items, n, wait_s, spin);
+        const int rc = veil_net_io_poll(net, items, n, wait_s, spin, direct);
         pthread_mutex_lock(&net->iomu);
         if (rc < 0 && zmq_errno() != EINTR)
             veil_net_io_fail(net, VEIL_ERR_NET, "poll: %s", zmq_strerror(zmq_errno()));
@@ -511,15 +460,28 @@ void *veil_net_io_main(void *arg)
         now = veil_now();
         int stop;
         take_queues(net, &stop);
-        if (!veil_net_io_failed(net) && net->zap && veil_net_zap_serve(net))
+        /* only the sockets that may have something (their revents): a read that ends in EAGAIN
+         * costs system calls inside ZeroMQ; a receive budget that runs out sets undrained */
+        net->undrained = 0;
+        const int polled = n > 1;
+        /* a wait that ended at its bound reads every socket (a missed signal costs a turn, not
+         * the session); monitor_serve runs at every turn: it also drains the monitors that are
+         * not polled (the data ROUTER's, the DEALERs') */
+        const int all = rc == 0;
+#define MAY_READ(i) (all || (items[i].revents & ZMQ_POLLIN))
+        if (polled && !veil_net_io_failed(net) && izap >= 0 && MAY_READ(izap) &&
+            veil_net_zap_serve(net))
             veil_net_io_fail(net, VEIL_ERR_NET, "%s", veil_last_error());
-        if (!veil_net_io_failed(net)) {
+        if (polled && !veil_net_io_failed(net)) {
             /* the data channel's frames before the monitors' events: a peer's first frame names
              * the connection whose disconnection may already be queued behind it */
-            veil_net_data_recv(net, now);
+            if (idata >= 0 && MAY_READ(idata))
+                veil_net_data_recv(net, now);
             veil_net_monitor_serve(net);
-            veil_net_io_recv(net, now);
+            if (MAY_READ(irouter))
+                veil_net_io_recv(net, now);
         }
+#undef MAY_READ
         if (!veil_net_io_failed(net) && net->state == VEIL_NET_READY)
             veil_net_io_pump(net, now, 0);
         timers(net, now, connect_deadline, connect_s);

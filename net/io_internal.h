@@ -132,6 +132,13 @@ int veil_net_send_control(struct veil_net *net, int p, int type, const void *pay
 /* ---- io_recv.c ------------------------------------------------------------------------------ */
 /** Reads what the ROUTER holds (a bounded number of messages) and handles every frame. */
 int veil_net_io_recv(struct veil_net *net, double now);
+
+/* The loop's wait (io_poll.c): zmq_poll, spinning first when spin and VEIL_NET_SPIN_US ask, or
+ * with direct a ppoll on the descriptors (THE DIRECT WAIT there); at most wait_s seconds. Each
+ * item's revents has ZMQ_POLLIN when it may have something to read. Returns how many items are
+ * ready (0 at the bound), or -1 with errno / zmq_errno. */
+int veil_net_io_poll(struct veil_net *net, zmq_pollitem_t *items, int n, double wait_s, int spin,
+                     int direct);
 /** Copies what arrived of m into its bound, acquired receive; completes it when all is there. */
 void veil_net_io_deliver(struct veil_net *net, int p, struct veil_net_inmsg *m);
 /** Binds incoming message m from peer p to receive r (sizes must agree, else the session fails). */

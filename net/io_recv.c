@@ -337,8 +337,11 @@ int veil_net_io_recv(struct veil_net *net, double now)
         }
         for (int i = 0; i < n; i++)
             zmq_msg_close(&part[i]);
-        if (rc)
+        if (rc) {
+            net->undrained = 1;
             return rc;
+        }
     }
+    net->undrained = 1; /* the budget ran out: the loop reads on at its next turn */
     return VEIL_OK;
 }

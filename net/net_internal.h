@@ -251,6 +251,7 @@ struct veil_net {
      * thread sending inline (net/io.c); everything under "I/O thread only" below is under it */
     pthread_mutex_t iomu;
     int inline_turn; /* under iomu: the turn is an inline send's */
+    int undrained;   /* under iomu: a receive budget ran out this turn (net/io_poll.c) */
 
     /* shared, under mu */
     pthread_mutex_t mu;
@@ -288,6 +289,7 @@ struct veil_net {
     double spin_off_until;  /* no spinning before this (net/io.c, poll_items) */
     uint64_t spins, spin_hits, spin_backoffs; /* relaxed atomics: veil_net_spin_counts */
     uint64_t inline_msgs;      /* relaxed atomic: messages an inline turn handed over whole */
+    uint64_t direct_waits;     /* relaxed atomic: the loop's sleeps on the descriptors */
     uint64_t inline_recvs;     /* relaxed atomic: receives an inline turn completed */
     uint32_t last_proto_error; /* the ROUTER monitor's previous event, when a ZMTP error */
     void *dmon;                /* PAIR receiving the data ROUTER's disconnection events */
@@ -327,6 +329,10 @@ void veil_net_spin_counts(veil_net_t *net, uint64_t *spins, uint64_t *hits, uint
  *  snapshot. */
 uint64_t veil_net_inline_count(veil_net_t *net);
 uint64_t veil_net_inline_recv_count(veil_net_t *net);
+
+/** How many times this session's I/O thread slept on its descriptors without zmq_poll (THE
+ *  DIRECT WAIT, net/io_poll.c). Any thread; a snapshot. */
+uint64_t veil_net_direct_wait_count(veil_net_t *net);
 
 /* ---- between the files of net/ -------------------------------------------------------------- */
 /** heap.c: sets glibc's malloc thresholds so that the freed receive buffers of a round stay with

@@ -11,6 +11,8 @@
  *   never more than its small messages (a 96 KiB message never goes inline), and party 1
  *   completed some of its small receives inline, never more than 200;
  * - VEIL_NET_INLINE_SEND=0: every message intact, nothing sent or received inline;
+ * - both: the I/O thread slept on its descriptors without zmq_poll at least once (the direct
+ *   wait, net/io_poll.c), at both parties;
  * - VEIL_NET_INLINE_SEND=abc, and 2000000 (over the largest, 1048576): the options carry -1 and
  *   opening the session fails with VEIL_ERR_INVAL naming the variable, at both parties. */
 #include "config.h"
@@ -144,6 +146,12 @@ static int party(const struct veil_harness_party *me, void *arg)
     if (want_recv ? nr == 0 || nr > ROUNDS : mode_expect == 0 && nr != 0) {
         fprintf(stderr, "FAIL: inline bound %ld: %llu receives completed inline at party %d\n",
                 mode_expect, (unsigned long long)nr, me->id);
+        bad = 1;
+    }
+    /* between rounds the I/O thread sleeps on its descriptors, not in zmq_poll (net/io_poll.c) */
+    const uint64_t dw = veil_net_direct_wait_count(net);
+    if (mode_expect >= 0 && dw == 0) {
+        fprintf(stderr, "FAIL: party %d: no direct wait in %d rounds\n", me->id, ROUNDS);
         bad = 1;
     }
     veil_net_close(&net);
