@@ -463,16 +463,14 @@ void *veil_net_io_main(void *arg)
         /* only the sockets that may have something (their revents): a read that ends in EAGAIN
          * costs system calls inside ZeroMQ; a receive budget that runs out sets undrained */
         net->undrained = 0;
-        const int polled = n > 1;
         /* a wait that ended at its bound reads every socket (a missed signal costs a turn, not
          * the session); monitor_serve runs at every turn: it also drains the monitors that are
          * not polled (the data ROUTER's, the DEALERs') */
         const int all = rc == 0;
 #define MAY_READ(i) (all || (items[i].revents & ZMQ_POLLIN))
-        if (polled && !veil_net_io_failed(net) && izap >= 0 && MAY_READ(izap) &&
-            veil_net_zap_serve(net))
+        if (!veil_net_io_failed(net) && izap >= 0 && MAY_READ(izap) && veil_net_zap_serve(net))
             veil_net_io_fail(net, VEIL_ERR_NET, "%s", veil_last_error());
-        if (polled && !veil_net_io_failed(net)) {
+        if (!veil_net_io_failed(net)) { /* failing is for good: the sockets were polled */
             /* the data channel's frames before the monitors' events: a peer's first frame names
              * the connection whose disconnection may already be queued behind it */
             if (idata >= 0 && MAY_READ(idata))

@@ -83,8 +83,9 @@ int veil_net_io_poll(struct veil_net *net, zmq_pollitem_t *items, int n, double 
      * than SPIN_GAP_S after the previous one (the yield gave the core to a thread that kept it: a
      * neighbour's, or this process's computation) ends the spin and the next SPIN_OFF_S of them.
      * Then, nothing ready, a sleep for what is left of wait_s: zmq_poll in milliseconds, under
-     * one a ppoll on the descriptors (zmq_poll has just read the sockets' events), after which
-     * the items' revents are zmq_poll's of a second look. */
+     * one a ppoll on the descriptors. zmq_poll has just asked every socket for its events and
+     * found none, so a descriptor that fires marks a socket that may have something, as in the
+     * direct wait (a DEALER polled for POLLOUT is retried at every turn anyway). */
     int rc;
     double now = spin && wait_s > 0 ? veil_now() : 0;
     if (spin && wait_s > 0 && now >= net->spin_off_until) {
@@ -111,8 +112,8 @@ int veil_net_io_poll(struct veil_net *net, zmq_pollitem_t *items, int n, double 
             return 0;
     }
     rc = zmq_poll(items, n, wait_s >= 0.001 ? (int)(wait_s * 1000) : 0);
-    if (rc == 0 && wait_s > 0 && wait_s < 0.001 && fd_wait(items, n, wait_s) > 0)
-        rc = zmq_poll(items, n, 0);
+    if (rc == 0 && wait_s > 0 && wait_s < 0.001)
+        rc = fd_wait(items, n, wait_s);
     return rc;
 }
 
