@@ -32,9 +32,9 @@
 #include <sched.h>
 #include <time.h>
 
-/* ppoll on the items' descriptors (ZMQ_FD for a socket) for wait_s at most (< 0: no bound).
- * Sets each item's revents to ZMQ_POLLIN when its descriptor fired; returns how many did, 0 at
- * the bound, -1 with errno on an error (EINTR included: the caller looks again). */
+/* ppoll on the items' descriptors (ZMQ_FD for a socket) for wait_s (> 0) at most. Sets each item's
+ * revents to ZMQ_POLLIN when its descriptor fired; returns how many did, 0 at the bound, -1 with
+ * errno on an error (EINTR included: the caller looks again). */
 static int fd_wait(zmq_pollitem_t *items, int n, double wait_s)
 {
     struct pollfd fds[5 + 2 * VEIL_NET_MAX_PROCS];
@@ -50,13 +50,9 @@ static int fd_wait(zmq_pollitem_t *items, int n, double wait_s)
         fds[i] = (struct pollfd){.fd = fd, .events = POLLIN};
         items[i].revents = 0;
     }
-    struct timespec ts, *tp = NULL;
-    if (wait_s >= 0) {
-        ts.tv_sec = (time_t)wait_s;
-        ts.tv_nsec = (long)((wait_s - (double)ts.tv_sec) * 1e9);
-        tp = &ts;
-    }
-    const int rc = ppoll(fds, (nfds_t)n, tp, NULL);
+    struct timespec ts = {.tv_sec = (time_t)wait_s};
+    ts.tv_nsec = (long)((wait_s - (double)ts.tv_sec) * 1e9);
+    const int rc = ppoll(fds, (nfds_t)n, &ts, NULL);
     if (rc <= 0)
         return rc;
     int fired = 0;

@@ -286,7 +286,7 @@ struct veil_net {
     int nrefused;
     int nhandshake_failures;
     double next_drop_check; /* when peers.c next drains the DEALERs' monitors */
-    double spin_off_until;  /* no spinning before this (net/io.c, poll_items) */
+    double spin_off_until;  /* no spinning before this (net/io_poll.c) */
     uint64_t spins, spin_hits, spin_backoffs; /* relaxed atomics: veil_net_spin_counts */
     uint64_t inline_msgs;      /* relaxed atomic: messages an inline turn handed over whole */
     uint64_t direct_waits;     /* relaxed atomic: the loop's sleeps on the descriptors */
