@@ -59,6 +59,8 @@ static const char *const known[] = {
     /* base/secmem.c: the core-dump protection's opt-out, the buffer pool's bound */
     "VEIL_ALLOW_CORE_DUMPS",
     "VEIL_POOL_MAX_MB",
+    /* tasks/mpc.c: how far a party reads its preprocessing file ahead (tasks/preproc_prefetch.c) */
+    "VEIL_PREFETCH_MB",
     /* net/comm.c: idle StarPU workers paused while a process waits on the network */
     "VEIL_IDLE_PAUSE",
     /* net/heap.c: read only to see whether the environment tunes glibc's malloc itself */
@@ -202,6 +204,15 @@ long veil_env_pool_max_mb(void)
     if (!v)
         return 0;
     return parse_int(v, VEIL_ENV_POOL_MIN_MB, VEIL_ENV_POOL_MAX_MB, &mb) == 0 ? mb : -1;
+}
+
+long veil_env_prefetch_mb(void)
+{
+    const char *v = value_of("VEIL_PREFETCH_MB");
+    long mb;
+    if (!v)
+        return VEIL_ENV_PREFETCH_DEFAULT_MB;
+    return parse_int(v, 0, VEIL_ENV_PREFETCH_MAX_MB, &mb) == 0 ? mb : -1;
 }
 
 /* A byte count with an optional k or M suffix; 0, garbage or unset keep dflt. */

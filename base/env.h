@@ -39,6 +39,13 @@ int veil_env_allow_core_dumps(void);
 #define VEIL_ENV_POOL_MAX_MB (1L << 20)
 long veil_env_pool_max_mb(void);
 
+/** VEIL_PREFETCH_MB: how many MiB of its preprocessing file a party reads ahead, 0 (off) ..
+ *  VEIL_ENV_PREFETCH_MAX_MB; VEIL_ENV_PREFETCH_DEFAULT_MB when unset or empty, -1 when set to
+ *  anything else. */
+#define VEIL_ENV_PREFETCH_DEFAULT_MB 128
+#define VEIL_ENV_PREFETCH_MAX_MB 65536
+long veil_env_prefetch_mb(void);
+
 /** 0 when VEIL_IDLE_PAUSE=0 (StarPU's idle workers keep spinning while the process waits),
  *  else 1 (they are paused while no task is ready; net/idle.c). Read at each wait. */
 int veil_env_idle_pause(void);

@@ -334,7 +334,11 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
     /* no wiper here: the next give-back starts one; a buffer the parent's wiper held is lost
-     * to the child's pool (never handed out) */
+     * to the child's pool (never handed out). The condition variables are made anew: the
+     * parent's waiters (its wiper, asleep in wiper_cv) do not exist here, and a signal would wait
+     * for them forever (glibc's condition variables keep their waiters' groups). */
+    pthread_cond_init(&wiper_cv, NULL);
+    pthread_cond_init(&idle_cv, NULL);
     if (wiper_state == 1)
         wiper_state = 0;
     wiper_holds = NULL;

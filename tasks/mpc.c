@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "base/base_internal.h"
+#include "base/env.h"
 #include "base/secmem.h"
 #include "codelets/codelets_internal.h"
 #include "net/net_internal.h"
@@ -125,6 +126,26 @@ static void credit_defaults(struct veil_mpc_options *o, size_t early_cap)
     }
 }
 
+/* Reads the preprocessing file ahead (VEIL_PREFETCH_MB, at most half the buffer pool's bound):
+ * the parts the cache of released tensors cannot serve, over VEIL_MPC_CACHE_MAX_BYTES. Without
+ * it (0, or no thread) every part is read by the walk, as before. */
+static void start_prefetch(veil_mpc_t *m)
+{
+    long mb = veil_env_prefetch_mb();
+    if (mb < 0) {
+        VEIL_LOG_WARN("VEIL_PREFETCH_MB=%s: not a number of MiB in 0..%d; reading %d MiB ahead",
+                      veil_env_get("VEIL_PREFETCH_MB"), VEIL_ENV_PREFETCH_MAX_MB,
+                      VEIL_ENV_PREFETCH_DEFAULT_MB);
+        mb = VEIL_ENV_PREFETCH_DEFAULT_MB;
+    }
+    size_t budget = (size_t)mb << 20;
+    if (budget > veil_secbuf_max_bytes() / 2)
+        budget = veil_secbuf_max_bytes() / 2;
+    if (budget &&
+        veil_preproc_reader_prefetch(m->reader, budget, VEIL_MPC_CACHE_MAX_BYTES + 1) != VEIL_OK)
+        VEIL_LOG_WARN("mpc: %s; the preprocessing file is read as it is used", veil_last_error());
+}
+
 veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
 {
     veil_mpc_t *m = context_new(opts);
@@ -167,10 +188,12 @@ veil_mpc_t *veil_mpc_new(veil_net_t *net, const struct veil_mpc_options *opts)
     if (m->opt.use_material_seed && m->self == m->nparties)
         VEIL_LOG_WARN("material seed set: every mask of this session can be rebuilt from it "
                       "(tests only, never with real data)");
-    if (m->opt.material == VEIL_MPC_MAT_FILE)
+    if (m->opt.material == VEIL_MPC_MAT_FILE) {
         rc = veil_preproc_reader_open(m->opt.preproc_path, &m->layout, m->self,
                                       m->opt.plan_digest, &m->reader);
-    else
+        if (rc == VEIL_OK)
+            start_prefetch(m);
+    } else
         rc = distribute_seeds(m);
     if (rc != VEIL_OK)
         goto fail;
@@ -240,6 +263,15 @@ void veil_mpc_destroy(veil_mpc_t **mp)
     }
     veil_mpc_cache_drain(m);
     free(m->garbage);
+    if (m->reader) {
+        struct veil_preproc_prefetch_stats ps;
+        veil_mpc_prefetch_stats(m, &ps);
+        if (ps.taken + ps.missed)
+            VEIL_LOG_INFO("mpc: preprocessing read ahead: %.1f MB; %llu parts taken, %llu read by "
+                          "the walk, %llu dropped",
+                          ps.read_bytes / 1e6, (unsigned long long)ps.taken,
+                          (unsigned long long)ps.missed, (unsigned long long)ps.dropped);
+    }
     veil_preproc_reader_close(&m->reader);
     if (m->seeds) {
         veil_wipe(m->seeds, (size_t)m->nparties * VEIL_SEED_BYTES);

@@ -295,6 +295,9 @@ int veil_mpc_material_skip(veil_mpc_t *m, struct veil_preproc_item item, size_t 
 /** The words of material parts this party has had written so far (expanded, received or read:
  *  every requested part's words but those left out); 0 at the dealer and a recorder. */
 uint64_t veil_mpc_material_words(const veil_mpc_t *m);
+/** What the party's reading ahead of its preprocessing file did so far (FILE material;
+ *  VEIL_PREFETCH_MB; tasks/preproc.h, veil_preproc_reader_prefetch): all 0 without it. */
+void veil_mpc_prefetch_stats(const veil_mpc_t *m, struct veil_preproc_prefetch_stats *s);
 void veil_mpc_mat_release(veil_mpc_t *m, struct veil_mpc_mat *mat);
 
 /* ---- primitives --------------------------------------------------------------------------- */

@@ -290,6 +290,11 @@ uint64_t veil_mpc_material_words(const veil_mpc_t *m)
     return m ? m->mat_words : 0;
 }
 
+void veil_mpc_prefetch_stats(const veil_mpc_t *m, struct veil_preproc_prefetch_stats *s)
+{
+    veil_preproc_prefetch_stats(m ? m->reader : NULL, s);
+}
+
 int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,
                       struct veil_mpc_mat *out)
 {
@@ -358,10 +363,17 @@ int veil_mpc_material_skip(veil_mpc_t *m, struct veil_preproc_item item, size_t 
         return veil_net_isend(m->net, corr, designated, tag);
     }
 
-    /* A party: memory for every part it does not leave out. */
+    /* A party: memory for every part it does not leave out; from a file, a part the reader read
+     * ahead is taken as it is (tasks/preproc_prefetch.c). */
+    unsigned ahead = 0;
     for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
         if (!(skip & 1u << j)) {
-            rc = veil_sec_alloc(m, &out->part[j]);
+            const size_t bytes = out->part[j].numel * 8;
+            if (m->opt.material == VEIL_MPC_MAT_FILE && bytes > VEIL_MPC_CACHE_MAX_BYTES &&
+                (out->part[j].data = veil_preproc_take_prefetched(m->reader, j, bytes)))
+                ahead |= 1u << j;
+            else
+                rc = veil_sec_alloc(m, &out->part[j]);
             m->mat_words += out->part[j].numel;
         }
     if (rc != VEIL_OK)
@@ -369,8 +381,8 @@ int veil_mpc_material_skip(veil_mpc_t *m, struct veil_preproc_item item, size_t 
 
     if (m->opt.material == VEIL_MPC_MAT_FILE) { /* read straight into the parts' buffers */
         uint64_t *dst[VEIL_PREPROC_MAX_PARTS] = {0};
-        for (int j = 0; j < desc.nparts; j++)
-            dst[j] = skip & 1u << j ? NULL : out->part[j].data; /* NULL: skipped in the file */
+        for (int j = 0; j < desc.nparts; j++) /* NULL: skipped in the file, or read ahead */
+            dst[j] = (skip | ahead) & 1u << j ? NULL : out->part[j].data;
         rc = veil_preproc_next_into(m->reader, &item, dst);
         for (int j = 0; j < desc.nparts && rc == VEIL_OK; j++)
             if (!(skip & 1u << j))

@@ -537,6 +537,38 @@ int veil_preproc_peek_weight(const veil_preproc_reader_t *r, const struct veil_p
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r);
 
 /**
+ * Reads ahead of the cursor (tasks/preproc_prefetch.c): a thread at the SCHED_IDLE class reads
+ * each part of at least min_part_bytes that lies in the file, item after item from the cursor,
+ * into a buffer of the pool (veil_secbuf_get), holding at most budget_bytes at a time (a larger
+ * part is never read ahead). veil_preproc_take_prefetched hands such a buffer over. The walk never
+ * waits for the thread: a part it has not read is read by the caller as without it. A read that
+ * fails stops the thread (the caller's own read then reports it). Once per reader; before any
+ * take. VEIL_ERR_STATE when already started, VEIL_ERR_NOMEM when the thread cannot start.
+ */
+int veil_preproc_reader_prefetch(veil_preproc_reader_t *r, size_t budget_bytes,
+                                 size_t min_part_bytes);
+
+/**
+ * Part j of the item at the cursor, read ahead, when the prefetcher holds it with exactly bytes
+ * bytes: the buffer (the caller owns it; veil_secbuf_put gives it back) and the prefetcher will
+ * not read that part again; NULL otherwise (no prefetcher, not read yet, being read: it is then
+ * dropped; another size). Parts taken this way are then skipped by veil_preproc_next_into (a NULL
+ * dst[j]), which checks the item as always. The cursor is not moved.
+ */
+void *veil_preproc_take_prefetched(veil_preproc_reader_t *r, int part, size_t bytes);
+
+/** What a reader's prefetcher did so far (all 0 without one). */
+struct veil_preproc_prefetch_stats {
+    uint64_t read_bytes; /* read ahead */
+    uint64_t taken;      /* takes that got a buffer */
+    uint64_t missed;     /* takes that got NULL */
+    uint64_t dropped;    /* parts read ahead and given back unused */
+    size_t held_bytes;   /* read ahead and not taken yet */
+};
+void veil_preproc_prefetch_stats(const veil_preproc_reader_t *r,
+                                 struct veil_preproc_prefetch_stats *s);
+
+/**
  * Offline generation of a whole session (preproc_offline.c): draws fresh seeds, computes every
  * item's correction and every party's share, and writes party p's file at paths[p] (atomically;
  * all files or none). The seeds are wiped when done: the files are the only copy of the material.

@@ -101,6 +101,29 @@ static inline size_t veil_pf_part_offset(const struct veil_preproc_desc *d, int 
     return !stored && off > d->part[VEIL_PRE_B].offset ? off - d->part[VEIL_PRE_B].numel : off;
 }
 
+/* ---- between the reader (preproc_read.c) and its prefetcher (preproc_prefetch.c) */
+struct veil_preproc_prefetch;
+/* Where part j of table item i lies in the file (its byte offset and length): 1; 0 when the part
+ * is not in the file (a weight mask kept with the weight's first item only); -1 when item i has
+ * no part j or is past the table. Reads only what the open fixed, so any thread may ask. */
+int veil_pf_part_span(const veil_preproc_reader_t *r, size_t i, int j, uint64_t *off,
+                      size_t *bytes);
+/* The table's item count. */
+size_t veil_pf_item_count(const veil_preproc_reader_t *r);
+/* Reads exactly n bytes at byte off (VEIL_ERR_FORMAT when the file is shorter, VEIL_ERR_IO);
+ * thread-safe (pread). */
+int veil_pf_read_at(const veil_preproc_reader_t *r, void *buf, size_t n, uint64_t off);
+/* Starts the thread at first_item (preproc_prefetch.c); the other calls as in preproc.h's
+ * veil_preproc_reader_prefetch family, item being the reader's cursor. */
+int veil_pf_start(const veil_preproc_reader_t *r, size_t first_item, size_t budget,
+                  size_t min_bytes, struct veil_preproc_prefetch **out);
+void *veil_pf_take(struct veil_preproc_prefetch *pf, size_t item, int part, size_t bytes);
+/* The reader's cursor moved to next: what lies before it will not be asked for. */
+void veil_pf_note_next(struct veil_preproc_prefetch *pf, size_t next);
+void veil_pf_stats(struct veil_preproc_prefetch *pf, struct veil_preproc_prefetch_stats *s);
+/* Stops and joins the thread, gives every buffer it holds back to the pool, frees; NULL-safe. */
+void veil_pf_stop(struct veil_preproc_prefetch **pf);
+
 static inline char *veil_pf_dup_str(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);

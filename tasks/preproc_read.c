@@ -28,7 +28,8 @@ struct veil_preproc_reader {
     uint64_t *offset; /* word offset of each item in the data */
     uint8_t *stored;  /* per item: its weight mask is in the file (veil_pf_mask_stored) */
     size_t nitems, next;
-    uint64_t data_start; /* byte offset of the data */
+    uint64_t data_start;              /* byte offset of the data */
+    struct veil_preproc_prefetch *pf; /* NULL: no reading ahead */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -62,6 +63,7 @@ void veil_preproc_reader_close(veil_preproc_reader_t **rp)
     if (!rp || !*rp)
         return;
     veil_preproc_reader_t *r = *rp;
+    veil_pf_stop(&r->pf); /* before the descriptor its thread reads */
     if (r->fd >= 0)
         close(r->fd);
     free(r->items);
@@ -405,8 +407,11 @@ static int read_parts(veil_preproc_reader_t *r, const struct veil_preproc_item *
         if (dst[j])
             rc = read_part(r, r->next, &d, j, dst[j]);
     }
-    if (rc == VEIL_OK)
+    if (rc == VEIL_OK) {
         r->next++;
+        if (r->pf)
+            veil_pf_note_next(r->pf, r->next);
+    }
     return rc;
 }
 
@@ -473,4 +478,53 @@ int veil_preproc_peek_weight(const veil_preproc_reader_t *r, const struct veil_p
 size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r)
 {
     return r ? r->nitems - r->next : 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reading ahead (the thread is preproc_prefetch.c's)                                          */
+
+int veil_pf_part_span(const veil_preproc_reader_t *r, size_t i, int j, uint64_t *off, size_t *bytes)
+{
+    struct veil_preproc_desc d;
+    if (i >= r->nitems || j < 0 || veil_preproc_item_describe(&r->items[i], &d) != VEIL_OK ||
+        j >= d.nparts)
+        return -1;
+    if (!r->stored[i] && j == VEIL_PRE_B)
+        return 0;
+    *off = r->data_start + (r->offset[i] + veil_pf_part_offset(&d, r->stored[i], j)) * 8;
+    *bytes = d.part[j].numel * sizeof(uint64_t);
+    return 1;
+}
+
+size_t veil_pf_item_count(const veil_preproc_reader_t *r)
+{
+    return r->nitems;
+}
+
+int veil_pf_read_at(const veil_preproc_reader_t *r, void *buf, size_t n, uint64_t off)
+{
+    return read_at(r, buf, n, off);
+}
+
+int veil_preproc_reader_prefetch(veil_preproc_reader_t *r, size_t budget_bytes,
+                                 size_t min_part_bytes)
+{
+    if (!r)
+        return veil_error(VEIL_ERR_INVAL, "preproc prefetch: NULL reader");
+    if (r->pf)
+        return veil_error(VEIL_ERR_STATE, "preproc prefetch: %s is already read ahead", r->path);
+    return veil_pf_start(r, r->next, budget_bytes, min_part_bytes, &r->pf);
+}
+
+void *veil_preproc_take_prefetched(veil_preproc_reader_t *r, int part, size_t bytes)
+{
+    return r && r->pf && r->next < r->nitems ? veil_pf_take(r->pf, r->next, part, bytes) : NULL;
+}
+
+void veil_preproc_prefetch_stats(const veil_preproc_reader_t *r,
+                                 struct veil_preproc_prefetch_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (r && r->pf)
+        veil_pf_stats(r->pf, s);
 }

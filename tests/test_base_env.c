@@ -5,7 +5,7 @@
  * reader moved into one file; empty values count as unset where they did; the network tuning
  * keeps its defaults for 0 and garbage; the harness identity needs its variables; the testing hooks
  * VEIL_MATERIAL_SEED and VEIL_TEST_CRASH alone are refused (they take
- * VEIL_INSECURE_TEST_HOOKS=1); and README.md's
+ * VEIL_INSECURE_TEST_HOOKS=1); VEIL_PREFETCH_MB's range; and README.md's
  * "Environment variables" table has a row for every name of the reader's table.
  */
 #include "config.h"
@@ -207,6 +207,27 @@ static void check_identity_and_log(void)
     VT_CHECK(level == 3, "VEIL_LOG=loud changed the level to %d", level);
 }
 
+/* VEIL_PREFETCH_MB: its default when unset or empty, 0..65536 taken, anything else -1. */
+static void check_prefetch(void)
+{
+    unsetenv("VEIL_PREFETCH_MB");
+    VT_CHECK(veil_env_prefetch_mb() == VEIL_ENV_PREFETCH_DEFAULT_MB, "unset: the default");
+    setenv("VEIL_PREFETCH_MB", "", 1);
+    VT_CHECK(veil_env_prefetch_mb() == VEIL_ENV_PREFETCH_DEFAULT_MB, "empty: the default");
+    const char *good[] = {"0", "1", "65536"};
+    const long want[] = {0, 1, 65536};
+    for (int i = 0; i < 3; i++) {
+        setenv("VEIL_PREFETCH_MB", good[i], 1);
+        VT_CHECK(veil_env_prefetch_mb() == want[i], "VEIL_PREFETCH_MB=%s", good[i]);
+    }
+    const char *bad[] = {"-1", "65537", "12M", "lots"};
+    for (int i = 0; i < 4; i++) {
+        setenv("VEIL_PREFETCH_MB", bad[i], 1);
+        VT_CHECK(veil_env_prefetch_mb() == -1, "VEIL_PREFETCH_MB=%s refused", bad[i]);
+    }
+    unsetenv("VEIL_PREFETCH_MB");
+}
+
 /* Every name of the reader's table has a row in README.md's table. */
 static void check_readme(void)
 {
@@ -238,6 +259,7 @@ int main(void)
     check_material_seed();
     check_net();
     check_identity_and_log();
+    check_prefetch();
     check_readme();
     return veil_test_failures ? 1 : 0;
 }
