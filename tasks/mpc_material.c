@@ -292,7 +292,7 @@ uint64_t veil_mpc_material_words(const veil_mpc_t *m)
 
 void veil_mpc_prefetch_stats(const veil_mpc_t *m, struct veil_preproc_prefetch_stats *s)
 {
-    veil_preproc_prefetch_stats(m ? m->reader : NULL, s);
+    veil_preproc_reader_prefetch_stats(m ? m->reader : NULL, s);
 }
 
 int veil_mpc_material(veil_mpc_t *m, struct veil_preproc_item item, size_t tile,

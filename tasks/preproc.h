@@ -565,8 +565,8 @@ struct veil_preproc_prefetch_stats {
     uint64_t dropped;    /* parts read ahead and given back unused */
     size_t held_bytes;   /* read ahead and not taken yet */
 };
-void veil_preproc_prefetch_stats(const veil_preproc_reader_t *r,
-                                 struct veil_preproc_prefetch_stats *s);
+void veil_preproc_reader_prefetch_stats(const veil_preproc_reader_t *r,
+                                        struct veil_preproc_prefetch_stats *s);
 
 /**
  * Offline generation of a whole session (preproc_offline.c): draws fresh seeds, computes every

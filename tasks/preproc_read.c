@@ -521,8 +521,8 @@ void *veil_preproc_take_prefetched(veil_preproc_reader_t *r, int part, size_t by
     return r && r->pf && r->next < r->nitems ? veil_pf_take(r->pf, r->next, part, bytes) : NULL;
 }
 
-void veil_preproc_prefetch_stats(const veil_preproc_reader_t *r,
-                                 struct veil_preproc_prefetch_stats *s)
+void veil_preproc_reader_prefetch_stats(const veil_preproc_reader_t *r,
+                                        struct veil_preproc_prefetch_stats *s)
 {
     memset(s, 0, sizeof *s);
     if (r && r->pf)

@@ -79,7 +79,7 @@ static int wait_read(veil_preproc_reader_t *r, uint64_t want)
 {
     struct veil_preproc_prefetch_stats s;
     for (int t = 0; t < 20000; t++) {
-        veil_preproc_prefetch_stats(r, &s);
+        veil_preproc_reader_prefetch_stats(r, &s);
         if (s.read_bytes >= want)
             return 1;
         sleep_ms(1);
@@ -148,7 +148,7 @@ static void reader_cases(void)
              "a second start refused");
     VT_CHECK(wait_read(a, all), "the prefetcher read %zu bytes ahead", all);
     walk_both(a, b, 1, 0, &taken);
-    veil_preproc_prefetch_stats(a, &s);
+    veil_preproc_reader_prefetch_stats(a, &s);
     VT_CHECK(taken == nbig && s.taken == (uint64_t)nbig && s.read_bytes == all && s.dropped == 0 &&
                  s.held_bytes == 0,
              "taken %d of %d; stats: read %llu, taken %llu, dropped %llu, held %zu", taken, nbig,
@@ -163,7 +163,7 @@ static void reader_cases(void)
     VT_CHECK(veil_preproc_reader_prefetch(a, MIN_BYTES - 8, MIN_BYTES) == VEIL_OK, "start small");
     sleep_ms(50);
     walk_both(a, b, 1, 0, &taken);
-    veil_preproc_prefetch_stats(a, &s);
+    veil_preproc_reader_prefetch_stats(a, &s);
     VT_CHECK(taken == 0 && s.read_bytes == 0 && s.taken == 0, "small bound: taken %d, read %llu",
              taken, (unsigned long long)s.read_bytes);
     veil_preproc_reader_close(&a);
@@ -179,7 +179,7 @@ static void reader_cases(void)
     VT_CHECK(veil_preproc_take_prefetched(a, 0, d0.part[0].numel * 8 + 8) == NULL,
              "a take of another size gets nothing");
     walk_both(a, b, 1, 1, &taken); /* part 0 of item 0 is read by the walk now */
-    veil_preproc_prefetch_stats(a, &s);
+    veil_preproc_reader_prefetch_stats(a, &s);
     VT_CHECK(taken == nbig - 2 && s.dropped == 2 && s.held_bytes == 0,
              "taken %d (want %d), dropped %llu (want 2), held %zu", taken, nbig - 2,
              (unsigned long long)s.dropped, s.held_bytes);
@@ -190,7 +190,7 @@ static void reader_cases(void)
     a = open_reader(paths[0]);
     VT_CHECK(veil_preproc_reader_prefetch(a, 64u << 20, MIN_BYTES) == VEIL_OK, "start");
     VT_CHECK(wait_read(a, all), "read ahead");
-    veil_preproc_prefetch_stats(a, &s);
+    veil_preproc_reader_prefetch_stats(a, &s);
     VT_CHECK(s.held_bytes == all, "held %zu of %zu", s.held_bytes, all);
     veil_preproc_reader_close(&a);
 
@@ -199,7 +199,7 @@ static void reader_cases(void)
     a = open_reader(paths[0]);
     VT_CHECK(veil_preproc_take_prefetched(a, 0, d0.part[0].numel * 8) == NULL,
              "no prefetcher: nothing to take");
-    veil_preproc_prefetch_stats(a, &s);
+    veil_preproc_reader_prefetch_stats(a, &s);
     VT_CHECK(s.read_bytes == 0 && s.taken == 0 && s.missed == 0, "no prefetcher: zero stats");
     veil_preproc_reader_close(&a);
 }
@@ -252,7 +252,7 @@ static void truncated(void)
         }
     }
     struct veil_preproc_prefetch_stats s;
-    veil_preproc_prefetch_stats(a, &s);
+    veil_preproc_reader_prefetch_stats(a, &s);
     VT_CHECK(s.taken == (uint64_t)nbefore, "taken %llu of the %d parts before the cut",
              (unsigned long long)s.taken, nbefore);
     veil_preproc_reader_close(&a);
