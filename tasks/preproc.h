@@ -541,7 +541,8 @@ size_t veil_preproc_reader_remaining(const veil_preproc_reader_t *r);
  * each part of at least min_part_bytes that lies in the file, item after item from the cursor,
  * into a buffer of the pool (veil_secbuf_get), holding at most budget_bytes at a time (a larger
  * part is never read ahead). veil_preproc_take_prefetched hands such a buffer over. The walk never
- * waits for the thread: a part it has not read is read by the caller as without it. A read that
+ * waits for the thread, nor for its lock: a part it has not read (or holds behind its lock at
+ * that moment) is read by the caller as without it. A read that
  * fails stops the thread (the caller's own read then reports it). Once per reader; before any
  * take. VEIL_ERR_STATE when already started, VEIL_ERR_NOMEM when the thread cannot start.
  */
@@ -552,8 +553,9 @@ int veil_preproc_reader_prefetch(veil_preproc_reader_t *r, size_t budget_bytes,
  * Part j of the item at the cursor, read ahead, when the prefetcher holds it with exactly bytes
  * bytes: the buffer (the caller owns it; veil_secbuf_put gives it back) and the prefetcher will
  * not read that part again; NULL otherwise (no prefetcher, not read yet, being read: it is then
- * dropped; another size). Parts taken this way are then skipped by veil_preproc_next_into (a NULL
- * dst[j]), which checks the item as always. The cursor is not moved.
+ * dropped; the thread holding its lock that moment; another size). Parts taken this way are then
+ * skipped by veil_preproc_next_into (a NULL dst[j]), which checks the item as always. The cursor is
+ * not moved.
  */
 void *veil_preproc_take_prefetched(veil_preproc_reader_t *r, int part, size_t bytes);
 
@@ -564,6 +566,7 @@ struct veil_preproc_prefetch_stats {
     uint64_t missed;     /* takes that got NULL */
     uint64_t dropped;    /* parts read ahead and given back unused */
     size_t held_bytes;   /* read ahead and not taken yet */
+    int stopped;         /* the thread has ended: the file is read, a read failed, or no memory */
 };
 void veil_preproc_reader_prefetch_stats(const veil_preproc_reader_t *r,
                                         struct veil_preproc_prefetch_stats *s);

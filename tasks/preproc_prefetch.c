@@ -47,6 +47,7 @@ struct veil_preproc_prefetch {
     int fly_part;
     int stop;
     struct veil_preproc_prefetch_stats stats;
+    uint64_t busy_misses; /* takes that found the lock taken (atomic, outside the lock) */
 };
 
 /* (a_item, a_part) before (b_item, b_part) in file order. */
@@ -138,6 +139,7 @@ static void *prefetch_main(void *arg)
             .item = pf->fly_item, .part = pf->fly_part, .buf = buf, .bytes = bytes};
         pf->stats.read_bytes += bytes;
     }
+    pf->stats.stopped = 1;
     pthread_mutex_unlock(&pf->mu);
     return NULL;
 }
@@ -192,32 +194,20 @@ static size_t pass(struct veil_preproc_prefetch *pf, size_t item, int part, stru
     return n;
 }
 
-static void put_all(struct veil_preproc_prefetch *pf, struct pf_entry *e, size_t n)
-{
-    for (size_t k = 0; k < n; k++)
-        veil_secbuf_put(e[k].buf, e[k].bytes);
-    if (n) {
-        pthread_mutex_lock(&pf->mu);
-        pf->stats.dropped += n;
-        pthread_mutex_unlock(&pf->mu);
-    }
-}
-
+/* The walk's two calls below never wait for the thread's lock: the thread, at SCHED_IDLE, may
+ * lose its core while it holds the lock and get it back only when the core has nothing else to
+ * run. When the lock is taken, a take gets nothing (the walk reads the part, and the thread's
+ * copy is dropped by a later call), and a note is left to a later call. */
 void *veil_pf_take(struct veil_preproc_prefetch *pf, size_t item, int part, size_t bytes)
 {
-    struct pf_entry stale[8], got = {0};
-    size_t n;
-    int more;
-    pthread_mutex_lock(&pf->mu);
-    do { /* nearly always one pass: the walk takes parts in the order the thread reads them */
-        n = pass(pf, item, part, stale, 8);
-        more = n == 8;
-        if (more) {
-            pthread_mutex_unlock(&pf->mu);
-            put_all(pf, stale, n);
-            pthread_mutex_lock(&pf->mu);
-        }
-    } while (more);
+    struct pf_entry stale[9], got = {0};
+    if (pthread_mutex_trylock(&pf->mu) != 0) {
+        __atomic_fetch_add(&pf->busy_misses, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    /* at most 8 passed entries per call (nearly always none: the walk takes parts in the order
+     * the thread reads them); more are dropped by the next calls */
+    size_t n = pass(pf, item, part, stale, 8);
     if (pf->qn && pf->q[pf->qhead].item == item && pf->q[pf->qhead].part == part) {
         pop(pf, &got);
         if (got.bytes != bytes) { /* the caller asks for another size: it reads it itself */
@@ -230,30 +220,33 @@ void *veil_pf_take(struct veil_preproc_prefetch *pf, size_t item, int part, size
         pf->stats.taken++;
     else
         pf->stats.missed++;
+    pf->stats.dropped += n;
     pthread_cond_signal(&pf->room);
     pthread_mutex_unlock(&pf->mu);
-    put_all(pf, stale, n);
+    for (size_t k = 0; k < n; k++)
+        veil_secbuf_put(stale[k].buf, stale[k].bytes);
     return got.buf;
 }
 
 void veil_pf_note_next(struct veil_preproc_prefetch *pf, size_t next)
 {
     struct pf_entry stale[8];
-    size_t n;
-    do {
-        pthread_mutex_lock(&pf->mu);
-        n = pass(pf, next, 0, stale, 8);
-        if (n)
-            pthread_cond_signal(&pf->room);
-        pthread_mutex_unlock(&pf->mu);
-        put_all(pf, stale, n);
-    } while (n == 8);
+    if (pthread_mutex_trylock(&pf->mu) != 0)
+        return;
+    size_t n = pass(pf, next, 0, stale, 8);
+    pf->stats.dropped += n;
+    if (n)
+        pthread_cond_signal(&pf->room);
+    pthread_mutex_unlock(&pf->mu);
+    for (size_t k = 0; k < n; k++)
+        veil_secbuf_put(stale[k].buf, stale[k].bytes);
 }
 
 void veil_pf_stats(struct veil_preproc_prefetch *pf, struct veil_preproc_prefetch_stats *s)
 {
     pthread_mutex_lock(&pf->mu);
     *s = pf->stats;
+    s->missed += __atomic_load_n(&pf->busy_misses, __ATOMIC_RELAXED);
     s->held_bytes = 0;
     for (size_t k = 0; k < pf->qn; k++)
         s->held_bytes += pf->q[(pf->qhead + k) % pf->qcap].bytes;

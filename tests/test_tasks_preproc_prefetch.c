@@ -74,13 +74,14 @@ static unsigned char *slurp(const char *path, size_t *n)
     return b;
 }
 
-/* Waits (at most 20 s) until r's prefetcher has read want bytes ahead. */
+/* Waits (at most 20 s) until r's prefetcher has read want bytes ahead and ended (so that no take
+ * finds its lock taken: a take never waits for it). */
 static int wait_read(veil_preproc_reader_t *r, uint64_t want)
 {
     struct veil_preproc_prefetch_stats s;
     for (int t = 0; t < 20000; t++) {
         veil_preproc_reader_prefetch_stats(r, &s);
-        if (s.read_bytes >= want)
+        if (s.read_bytes >= want && s.stopped)
             return 1;
         sleep_ms(1);
     }
@@ -161,7 +162,7 @@ static void reader_cases(void)
     a = open_reader(paths[0]);
     b = open_reader(paths[0]);
     VT_CHECK(veil_preproc_reader_prefetch(a, MIN_BYTES - 8, MIN_BYTES) == VEIL_OK, "start small");
-    sleep_ms(50);
+    VT_CHECK(wait_read(a, 0), "the thread passes every part and ends");
     walk_both(a, b, 1, 0, &taken);
     veil_preproc_reader_prefetch_stats(a, &s);
     VT_CHECK(taken == 0 && s.read_bytes == 0 && s.taken == 0, "small bound: taken %d, read %llu",
@@ -227,8 +228,7 @@ static void truncated(void)
         words += veil_preproc_share_words(&items[i]);
     VT_CHECK(truncate(cut, (off_t)(88 + 128 * NITEMS + 8 * words + 16)) == 0, "truncate");
     VT_CHECK(veil_preproc_reader_prefetch(a, 64u << 20, MIN_BYTES) == VEIL_OK, "start");
-    VT_CHECK(wait_read(a, before), "the parts before the cut read ahead");
-    sleep_ms(50); /* the thread meets the cut and stops */
+    VT_CHECK(wait_read(a, before), "the parts before the cut read ahead, then the thread ends");
     for (int i = 0; i < 4; i++) {
         struct veil_preproc_desc d;
         veil_preproc_item_describe(&items[i], &d);
@@ -281,7 +281,7 @@ static int body(veil_mpc_t *m, void *arg)
      * taken; the inputs' masks are taken by now) */
     for (int t = 0; ahead && t < 1000; t++) {
         veil_mpc_prefetch_stats(m, &s);
-        if (s.held_bytes >= 5 * NUMEL * 8)
+        if (s.held_bytes >= 5 * NUMEL * 8 && s.stopped) /* the file's end: nothing after them */
             break;
         sleep_ms(10);
     }
