@@ -376,6 +376,13 @@ static int next_item(veil_preproc_reader_t *r, const struct veil_preproc_item *e
     return VEIL_OK;
 }
 
+/* The byte offset in the file of part j (described by d) of table item i, which lies in it. */
+static uint64_t part_at(const veil_preproc_reader_t *r, size_t i, const struct veil_preproc_desc *d,
+                        int j)
+{
+    return r->data_start + (r->offset[i] + veil_pf_part_offset(d, r->stored[i], j)) * 8;
+}
+
 /* Reads part j (described by d) of table item i into dst, in host order; a weight mask the file
  * keeps in the weight's first item only is refused. */
 static int read_part(const veil_preproc_reader_t *r, size_t i, const struct veil_preproc_desc *d,
@@ -387,8 +394,7 @@ static int read_part(const veil_preproc_reader_t *r, size_t i, const struct veil
                           "preproc load: item %zu of %s (%s): its weight mask is stored with the "
                           "weight's first item only (a party keeps it from there: tasks/wstat.h)",
                           i, r->path, veil_preproc_item_format(&r->items[i], buf, sizeof buf));
-    int rc = read_at(r, dst, d->part[j].numel * sizeof(uint64_t),
-                     r->data_start + (r->offset[i] + veil_pf_part_offset(d, r->stored[i], j)) * 8);
+    int rc = read_at(r, dst, d->part[j].numel * sizeof(uint64_t), part_at(r, i, d, j));
     if (rc == VEIL_OK)
         veil_pf_words_le(dst, d->part[j].numel);
     return rc;
@@ -491,7 +497,7 @@ int veil_pf_part_span(const veil_preproc_reader_t *r, size_t i, int j, uint64_t 
         return -1;
     if (!r->stored[i] && j == VEIL_PRE_B)
         return 0;
-    *off = r->data_start + (r->offset[i] + veil_pf_part_offset(&d, r->stored[i], j)) * 8;
+    *off = part_at(r, i, &d, j);
     *bytes = d.part[j].numel * sizeof(uint64_t);
     return 1;
 }

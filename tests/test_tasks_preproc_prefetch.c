@@ -59,21 +59,6 @@ static size_t big_bytes(int upto, int *nparts)
     return b;
 }
 
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *b = NULL;
-    if (f && fseek(f, 0, SEEK_END) == 0) {
-        long len = ftell(f);
-        rewind(f);
-        b = len > 0 ? malloc((size_t)len) : NULL;
-        *n = b && fread(b, 1, (size_t)len, f) == (size_t)len ? (size_t)len : 0;
-    }
-    if (f)
-        fclose(f);
-    return b;
-}
-
 /* Waits (at most 20 s) until r's prefetcher has read want bytes ahead and ended (so that no take
  * finds its lock taken: a take never waits for it). */
 static int wait_read(veil_preproc_reader_t *r, uint64_t want)
@@ -211,7 +196,7 @@ static void truncated(void)
     char cut[320];
     snprintf(cut, sizeof cut, "%s/cut.veilpre", dir);
     size_t n = 0;
-    unsigned char *img = slurp(paths[0], &n);
+    unsigned char *img = veil_test_slurp(paths[0], &n);
     FILE *f = fopen(cut, "wb");
     VT_CHECK(img && f && fwrite(img, 1, n, f) == n, "copy the file");
     if (f)

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "base/base_internal.h"
 #include "tasks/preproc.h"
+#include "test_util.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -105,24 +106,6 @@ static int count_dir_entries(void)
     return n;
 }
 
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
 static void spit(const char *path, const unsigned char *b, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -189,7 +172,7 @@ static void weight_once(void)
     veil_preproc_writer_abort(&wr);
     CHECK(rc == VEIL_OK, "once: write: %s", veil_last_error());
     size_t n = 0, words = 0;
-    unsigned char *img = slurp(path, &n);
+    unsigned char *img = veil_test_slurp(path, &n);
     for (int i = 0; i < 5; i++)
         words += veil_preproc_share_words(&w[i]);
     const size_t b_words = 6 * 3; /* w[2]'s B, left out */
@@ -491,7 +474,7 @@ static void damaged(const char *path)
     char bad[300];
     size_t n = 0;
     snprintf(bad, sizeof bad, "%s/bad.veilpre", dir);
-    unsigned char *img = slurp(path, &n), *copy = malloc(n);
+    unsigned char *img = veil_test_slurp(path, &n), *copy = malloc(n);
     if (!img || !copy) {
         CHECK(0, "slurp");
         free(img);
@@ -687,7 +670,7 @@ int main(void)
     char p0[300];
     path_of(0, p0, sizeof p0);
     size_t n = 0;
-    unsigned char *img = slurp(p0, &n);
+    unsigned char *img = veil_test_slurp(p0, &n);
     size_t words = 0;
     for (int i = 0; i < NITEMS; i++)
         words += veil_preproc_share_words(&items[i]);

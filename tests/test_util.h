@@ -76,6 +76,10 @@ starpu_data_handle_t veil_test_vec(uint64_t *p, size_t n);
  *  buffer: a read of an untouched page maps the zero page, which counts as resident. */
 size_t veil_test_resident_pages(const void *p, size_t n, size_t *whole);
 
+/** The whole file at path in a malloc'd buffer (one byte more, for a terminator the caller may
+ *  write), its length in *n; NULL when it cannot be opened or read. */
+unsigned char *veil_test_slurp(const char *path, size_t *n);
+
 /** Exit status for main: 1 when any check failed, else 0. */
 int veil_test_status(void);
 
